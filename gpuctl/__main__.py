@@ -1,0 +1,3 @@
+from gpuctl.cli.main import main
+
+main()

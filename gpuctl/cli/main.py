@@ -1,0 +1,95 @@
+"""The `gpuctl` entry point: one Typer app, errors caught once, stable exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Annotated
+
+import typer
+
+from gpuctl import __version__
+from gpuctl.cli import bootstrap, demo, preflight, render, sim, status, taint, verify
+from gpuctl.errors import ExitCode, GpuctlError
+
+HELP = """\
+Take Kubernetes GPU nodes from bare metal to proven GPU-ready, and keep proving it.
+
+Exit codes: 0 ok; 1 a check failed; 2 usage or configuration error (bad flag, missing or
+invalid file, unknown context, invalid scenario or inventory); 3 cannot reach or be
+authorised by the cluster or the hosts; 130 interrupted (Ctrl-C).
+"""
+
+app = typer.Typer(
+    name="gpuctl",
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Plain output (also: NO_COLOR=1).")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    if no_color:
+        os.environ["NO_COLOR"] = "1"
+    if debug:
+        os.environ["GPUCTL_DEBUG"] = "1"
+
+
+app.command("bootstrap", help=bootstrap.HELP)(bootstrap.command)
+app.command("verify", help=verify.HELP)(verify.command)
+app.command("taint-gpu-nodes", help=taint.HELP)(taint.command)
+app.command("preflight", help=preflight.HELP)(preflight.command)
+app.command("status", help=status.HELP)(status.command)
+app.command("render", help=render.HELP)(render.command)
+app.add_typer(sim.app, name="sim")
+app.command("demo", help=demo.HELP)(demo.command)
+
+
+def _print_error(error: GpuctlError) -> None:
+    sys.stderr.write(f"error: {error.message}\n")
+    if error.hint:
+        sys.stderr.write(f"hint: {error.hint}\n")
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run gpuctl with `argv` and return the exit code; user-facing failures never raise."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
+    try:
+        # Standalone mode: Typer prints usage errors (exit 2) and maps Ctrl-C to exit 130.
+        app(args=args, prog_name="gpuctl")
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    except GpuctlError as error:
+        if debug:
+            traceback.print_exc()
+        _print_error(error)
+        return int(error.exit_code)
+    except Exception as error:  # noqa: BLE001 - last line of defence: one line, no traceback
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(f"error: internal error: {type(error).__name__}: {error}\n")
+        sys.stderr.write("hint: rerun with --debug and report the traceback\n")
+        return 70
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,1 @@
+"""The Kubernetes client boundary. Importing this package is cheap; `kubernetes` loads on use."""
