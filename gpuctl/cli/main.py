@@ -11,7 +11,7 @@ import typer
 
 from gpuctl import __version__
 from gpuctl.cli import bootstrap, demo, preflight, render, sim, status, taint, verify
-from gpuctl.errors import ExitCode, GpuctlError
+from gpuctl.errors import GpuctlError
 
 HELP = """\
 Take Kubernetes GPU nodes from bare metal to proven GPU-ready, and keep proving it.
@@ -42,7 +42,7 @@ def _version(value: bool) -> None:
 def _global(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain output (also: NO_COLOR=1).")] = False,
-    version: Annotated[
+    version: Annotated[  # noqa: ARG001 - handled eagerly by its callback
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
@@ -82,7 +82,7 @@ def run(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         _print_error(error)
         return int(error.exit_code)
-    except Exception as error:  # noqa: BLE001 - last line of defence: one line, no traceback
+    except Exception as error:
         if debug:
             traceback.print_exc()
         sys.stderr.write(f"error: internal error: {type(error).__name__}: {error}\n")

@@ -31,5 +31,9 @@ Kubeconfig = Annotated[
 ]
 Context = Annotated[
     Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-    typer.Option("--context", help="Kubeconfig context to use (default: current-context).", show_default=False),
+    typer.Option(
+        "--context",
+        help="Kubeconfig context to use (default: current-context).",
+        show_default=False,
+    ),
 ]

@@ -8,4 +8,6 @@ HELP = "Not implemented yet."
 
 
 def command() -> None:
-    raise NotImplementedYet("gpuctl status: not implemented yet", hint="see the README for what works today")
+    raise NotImplementedYet(
+        "gpuctl status: not implemented yet", hint="see the README for what works today"
+    )

@@ -60,11 +60,15 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         if context is not None and "context" in detail.lower():
             hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
             raise ConfigError(f"{where}: context {context!r} not found", hint=hint) from error
-        raise ConfigError(f"{where}: invalid kubeconfig: {detail}", hint="check the file with `kubectl config view`") from error
+        raise ConfigError(
+            f"{where}: invalid kubeconfig: {detail}",
+            hint="check the file with `kubectl config view`",
+        ) from error
     except Exception as error:  # yaml errors, missing certificate files, bad base64 ...
         where = ", ".join(str(path) for path in existing)
         raise ConfigError(
-            f"{where}: invalid kubeconfig: {error}", hint="check the file with `kubectl config view`"
+            f"{where}: invalid kubeconfig: {error}",
+            hint="check the file with `kubectl config view`",
         ) from error
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
@@ -98,7 +102,9 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
                 hint="ask your cluster admin for the RBAC in docs/rbac.md, or pick another --context",
             ) from error
         if error.status == 0 or error.status is None:
-            raise UnreachableError(f"{verb} {resource}: {error.reason}", hint="check the cluster address") from error
+            raise UnreachableError(
+                f"{verb} {resource}: {error.reason}", hint="check the cluster address"
+            ) from error
         raise
     except (Urllib3Error, ConnectionError, OSError) as error:
         raise UnreachableError(
@@ -110,7 +116,12 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
 
 def _short(error: BaseException) -> str:
     text = str(error)
-    for marker in ("Connection refused", "CERTIFICATE_VERIFY_FAILED", "timed out", "Name or service not known"):
+    for marker in (
+        "Connection refused",
+        "CERTIFICATE_VERIFY_FAILED",
+        "timed out",
+        "Name or service not known",
+    ):
         if marker in text:
             return marker
     return text.splitlines()[0][:200] if text else type(error).__name__

@@ -1,0 +1,261 @@
+"""nvidia-smi: the output formats gpuctl reads, and a faithful emulation for simulated GPUs.
+
+The emulation serves the simulated cluster's containers and the test nodes' stand-in driver
+package, so what gpuctl parses in tests is byte-for-byte what it parses on real GPUs. Standard
+library only: the stand-in package embeds this file.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+# What `gpuctl verify` runs in each verification pod: one call gives count, identity, memory, driver.
+VERIFY_QUERY_FIELDS = ("index", "uuid", "name", "memory.total", "driver_version", "pci.bus_id")
+VERIFY_ARGS = (
+    "nvidia-smi",
+    "--query-gpu=" + ",".join(VERIFY_QUERY_FIELDS),
+    "--format=csv,noheader,nounits",
+)
+
+# (stdout, exit code) of nvidia-smi on hosts where it cannot reach a working driver.
+DRIVER_NOT_LOADED = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running.\n\n",
+    9,
+)
+DRIVER_MISMATCH = (
+    "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.127\n",
+    18,
+)
+
+# PCI bus numbers of the eight GPUs of an HGX H100 baseboard, in nvidia-smi index order.
+HGX_PCI_BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
+
+# Driver branch → the CUDA version nvidia-smi's banner shows.
+_CUDA_BY_BRANCH = {
+    "470": "11.4", "525": "12.0", "535": "12.2", "545": "12.3", "550": "12.4", "555": "12.5",
+    "560": "12.6", "565": "12.7", "570": "12.8", "575": "12.9", "580": "13.0",
+}  # fmt: skip
+
+_UNITS = {"memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "power.draw": "W",
+          "utilization.gpu": "%", "utilization.memory": "%"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    uuid: str
+    name: str
+    memory_total_mib: int
+    driver_version: str
+    pci_bus_id: str
+    cuda_version: str = "12.4"
+
+
+@dataclass(frozen=True)
+class ListedGpu:
+    """One line of `nvidia-smi -L`."""
+
+    index: int
+    name: str
+    uuid: str
+
+
+def product_name(product: str) -> str:
+    """'NVIDIA-H100-80GB-HBM3' (the GFD label form) → 'NVIDIA H100 80GB HBM3' (nvidia-smi's)."""
+    return product.replace("-", " ").strip()
+
+
+def pci_bus_id(index: int) -> str:
+    """nvidia-smi's 'pci.bus_id' for GPU `index`: HGX bus numbers first, then consecutive ones."""
+    bus = HGX_PCI_BUSES[index] if index < len(HGX_PCI_BUSES) else 0xE0 + index
+    return f"00000000:{bus:02X}:00.0"
+
+
+def cuda_version_for(driver_version: str) -> str:
+    return _CUDA_BY_BRANCH.get(driver_version.split(".", maxsplit=1)[0], "12.4")
+
+
+def fake_gpus(node_name: str, count: int, product: str, memory_mib: int, driver_version: str) -> list[Gpu]:
+    """The GPUs of a simulated node: stable UUIDs derived from the node name and index."""
+    return [
+        Gpu(
+            index=index,
+            uuid="GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node_name}.gpu{index}.gpuctl")),
+            name=product_name(product),
+            memory_total_mib=memory_mib,
+            driver_version=driver_version,
+            pci_bus_id=pci_bus_id(index),
+            cuda_version=cuda_version_for(driver_version),
+        )
+        for index in range(count)
+    ]
+
+
+def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
+    values = {
+        "index": str(gpu.index),
+        "uuid": gpu.uuid,
+        "gpu_uuid": gpu.uuid,
+        "name": gpu.name,
+        "gpu_name": gpu.name,
+        "memory.total": str(gpu.memory_total_mib),
+        "memory.used": "0",
+        "memory.free": str(gpu.memory_total_mib),
+        "driver_version": gpu.driver_version,
+        "pci.bus_id": gpu.pci_bus_id,
+        "gpu_bus_id": gpu.pci_bus_id,
+        "count": str(count),
+        "persistence_mode": "Enabled",
+        "temperature.gpu": "31",
+        "utilization.gpu": "0",
+        "utilization.memory": "0",
+        "power.draw": "69.85",
+        "compute_cap": "9.0",
+        "mig.mode.current": "Disabled",
+        "serial": str(1650923000000 + gpu.index),
+    }
+    return values.get(field)
+
+
+def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tuple[str, int]:
+    for field in fields:
+        if _field_value(Gpu(0, "", "", 0, "", ""), field, 0) is None:
+            return f'Field "{field}" is not a valid field to query.\n\n', 2
+    lines = []
+    if "noheader" not in format_options:
+        lines.append(", ".join(f"{f} [{_UNITS[f]}]" if f in _UNITS else f for f in fields))
+    for gpu in gpus:
+        row = []
+        for field in fields:
+            value = _field_value(gpu, field, len(gpus)) or ""
+            if field in _UNITS and "nounits" not in format_options:
+                value = f"{value} {_UNITS[field]}"
+            row.append(value)
+        lines.append(", ".join(row))
+    return "".join(line + "\n" for line in lines), 0
+
+
+def _table(gpus: list[Gpu]) -> str:
+    driver = gpus[0].driver_version if gpus else "N/A"
+    cuda = gpus[0].cuda_version if gpus else "N/A"
+    rule = "+-----------------------------------------------------------------------------------------+"
+    lines = [
+        "Thu Nov 21 10:00:00 2026       ",
+        rule,
+        f"| NVIDIA-SMI {driver:<22} Driver Version: {driver:<15} CUDA Version: {cuda:<9}|",
+        "|-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+        "|=========================================+========================+======================|",
+    ]
+    for gpu in gpus:
+        memory = f"0MiB / {gpu.memory_total_mib}MiB"
+        lines += [
+            f"| {gpu.index:>3}  {gpu.name[:20]:<20}           On  | {gpu.pci_bus_id:<16} Off |"
+            f"                    0 |",
+            f"| N/A   31C    P0             69W /  700W | {memory:>22} |      0%      Default |",
+            "|-----------------------------------------+------------------------+----------------------+",
+        ]
+    lines += [
+        "",
+        rule,
+        "| Processes:                                                                              |",
+        "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
+        "|=========================================================================================|",
+        "|  No running processes found                                                             |",
+        rule,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _select(gpus: list[Gpu], selector: str) -> list[Gpu] | None:
+    chosen = []
+    for part in selector.split(","):
+        matches = [g for g in gpus if part.strip() in (str(g.index), g.uuid, g.pci_bus_id)]
+        if not matches:
+            return None
+        chosen += matches
+    return chosen
+
+
+def run_nvidia_smi(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:  # noqa: PLR0911 - one return per nvidia-smi outcome
+    """What `nvidia-smi ARGS` prints (stdout, exit code) on a host whose visible GPUs are `gpus`."""
+    if not gpus:
+        return "No devices were found\n", 6
+    query: list[str] | None = None
+    format_options: set[str] | None = None
+    listing = False
+    remaining = list(args)
+    while remaining:
+        arg = remaining.pop(0)
+        if arg in ("-L", "--list-gpus"):
+            listing = True
+        elif arg.startswith("--query-gpu="):
+            query = [f.strip() for f in arg.split("=", 1)[1].split(",") if f.strip()]
+        elif arg.startswith("--format="):
+            format_options = {o.strip() for o in arg.split("=", 1)[1].split(",")}
+        elif (arg in ("-i", "--id") and remaining) or arg.startswith("--id="):
+            selector = remaining.pop(0) if "=" not in arg else arg.split("=", 1)[1]
+            selected = _select(gpus, selector)
+            if selected is None:
+                return "No devices were found\n", 6
+            gpus = selected
+        else:
+            return (
+                "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n",
+                2,
+            )
+    if listing:
+        return "".join(f"GPU {g.index}: {g.name} (UUID: {g.uuid})\n" for g in gpus), 0
+    if query is not None:
+        if format_options is None or "csv" not in format_options:
+            return "Format option must be specified when querying.\n\n", 2
+        return _query(gpus, query, format_options)
+    return _table(gpus), 0
+
+
+_LIST_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")
+
+
+def parse_list(text: str) -> list[ListedGpu]:
+    """Parse `nvidia-smi -L`; MIG device lines are skipped. Raises ValueError on other lines."""
+    listed = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("MIG "):
+            continue
+        match = _LIST_LINE.match(line.strip())
+        if match is None:
+            raise ValueError(f"unexpected nvidia-smi -L line: {line.strip()[:120]!r}")
+        listed.append(ListedGpu(int(match.group(1)), match.group(2), match.group(3)))
+    return listed
+
+
+def _strip_unit(value: str) -> str:
+    for unit in (" MiB", " W", " %"):
+        if value.endswith(unit):
+            return value[: -len(unit)]
+    return value
+
+
+def parse_query_csv(text: str, fields: tuple[str, ...] | list[str]) -> list[dict[str, str]]:
+    """Parse `--query-gpu=FIELDS --format=csv[,noheader][,nounits]` output into one dict per GPU.
+
+    Accepts a header line and unit suffixes. Raises ValueError when a row has the wrong shape,
+    which is how NVML error text printed instead of CSV is told apart from data.
+    """
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cells = [cell.strip() for cell in line.split(",")]
+        if cells[0] == fields[0] or cells[0].startswith(f"{fields[0]} ["):
+            continue  # header
+        if len(cells) != len(fields):
+            raise ValueError(
+                f"expected {len(fields)} comma-separated values, got {len(cells)}: {line.strip()[:120]!r}"
+            )
+        rows.append({field: _strip_unit(cell) for field, cell in zip(fields, cells, strict=True)})
+    return rows

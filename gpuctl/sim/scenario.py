@@ -1,0 +1,313 @@
+"""The scenario file: what the simulated cluster looks like and which failures it injects.
+
+The contract (field names and meanings) is documented in docs/scenario.md; every error names the
+file and the field path, e.g. ``scenario.yaml: nodes[0].gpus: must be >= 0``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuctl.errors import ConfigError
+
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
+DEFAULT_IMAGE_PULL_FAILURES = ("*does-not-exist*",)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    effect: str
+    value: str = ""
+
+    def to_api(self) -> dict[str, str]:
+        taint = {"key": self.key, "effect": self.effect}
+        if self.value:
+            taint["value"] = self.value
+        return taint
+
+
+@dataclass(frozen=True)
+class NvidiaSmiOverride:
+    stdout: str
+    exit_code: int = 0
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One simulated node, after `{i}` expansion."""
+
+    name: str
+    gpus: int = 0
+    gpu_product: str = "NVIDIA-H100-80GB-HBM3"
+    gpu_memory_mib: int = 81559
+    driver_version: str = "550.90.07"
+    driver: str = "installed"  # installed | missing | mismatch
+    toolkit: str = "configured"  # configured | missing
+    unhealthy_gpus: int = 0
+    ready: bool = True
+    unschedulable: bool = False
+    taints: tuple[Taint, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    nvidia_smi: NvidiaSmiOverride | None = None
+    cpu: str = "32"
+    memory: str = "263921228Ki"
+
+    @property
+    def host_can_advertise(self) -> bool:
+        """A device plugin on this host can load NVML and register the GPUs with the kubelet.
+
+        With `driver: mismatch` the plugin started before the driver upgrade, so it still
+        advertises; containers started now fail to initialise NVML.
+        """
+        return self.gpus > 0 and self.driver != "missing" and self.toolkit == "configured"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    nodes: tuple[NodeSpec, ...] = ()
+    kubernetes_version: str = "v1.31.2"
+    pod_start_seconds: float = 0.5
+    pod_run_seconds: float = 0.1
+    device_plugin: str = "absent"  # absent | installed
+    image_pull_failures: tuple[str, ...] = DEFAULT_IMAGE_PULL_FAILURES
+    forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
+    source: str = "scenario"
+    extra_namespaces: tuple[str, ...] = field(default=())
+
+
+_TOP_KEYS = {
+    "kubernetesVersion", "podStartSeconds", "podRunSeconds", "devicePlugin", "nodes",
+    "imagePullFailures", "forbidden", "namespaces",
+}  # fmt: skip
+_NODE_KEYS = {
+    "name", "count", "gpus", "gpuProduct", "gpuMemoryMiB", "driverVersion", "host",
+    "unhealthyGpus", "ready", "unschedulable", "taints", "labels", "nvidiaSmi", "cpu", "memory",
+}  # fmt: skip
+
+
+class _Fields:
+    """Typed access to one mapping of the scenario, every error naming `source: path`."""
+
+    def __init__(self, data: Any, path: str, source: str, allowed: set[str]) -> None:
+        self.source = source
+        self.path = path
+        if not isinstance(data, dict):
+            self.fail(path or "(top level)", f"must be a mapping, got {_type_name(data)}")
+        unknown = sorted(str(key) for key in data if key not in allowed)
+        if unknown:
+            self.fail(self.at(unknown[0]), f"unknown field (known: {', '.join(sorted(allowed))})")
+        self.data: dict[str, Any] = data
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def fail(self, where: str, problem: str) -> None:
+        raise ConfigError(f"{self.source}: {where}: {problem}", hint=HINT)
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def integer(self, key: str, default: int, minimum: int = 0) -> int:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(self.at(key), f"must be an integer, got {_type_name(value)}")
+        if value < minimum:
+            self.fail(self.at(key), f"must be >= {minimum}")
+        return int(value)
+
+    def number(self, key: str, default: float) -> float:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(self.at(key), f"must be a number, got {_type_name(value)}")
+        if value < 0:
+            self.fail(self.at(key), "must be >= 0")
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            self.fail(self.at(key), f"must be true or false, got {_type_name(value)}")
+        return bool(value)
+
+    def string(self, key: str, default: str) -> str:
+        value = self.data.get(key, default)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "name":
+            value = str(value)  # driverVersion: 550.90 unquoted is still meant as text
+        if not isinstance(value, str) or not value:
+            self.fail(self.at(key), f"must be a non-empty string, got {_type_name(value)}")
+        return str(value)
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.data.get(key, default)
+        if value not in choices:
+            self.fail(self.at(key), f"must be one of {', '.join(choices)}, got {value!r}")
+        return str(value)
+
+    def string_list(self, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        value = self.data.get(key, list(default))
+        if not isinstance(value, list):
+            self.fail(self.at(key), f"must be a list, got {_type_name(value)}")
+        for index, item in enumerate(value):
+            if not isinstance(item, str) or not item:
+                self.fail(f"{self.at(key)}[{index}]", "must be a non-empty string")
+        return tuple(value)
+
+
+def _type_name(value: Any) -> str:
+    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer"}
+    if value is None:
+        return "nothing (null)"
+    return names.get(type(value), type(value).__name__)
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Read and validate a scenario file; ConfigError names the file, field path or YAML line."""
+    import yaml
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: scenario file not found", hint=HINT) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read scenario file: {error}", hint=HINT) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"{path}:{line}: invalid YAML: {problem}", hint=HINT) from None
+    return parse_scenario(data if data is not None else {}, str(path))
+
+
+def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
+    """Validate a scenario mapping (already parsed from YAML/JSON) and expand `{i}` node names."""
+    top = _Fields(data, "", source, _TOP_KEYS)
+    version = top.string("kubernetesVersion", "v1.31.2")
+    if not VERSION.match(version):
+        top.fail("kubernetesVersion", f"must look like v1.31.2, got {version!r}")
+    raw_nodes = data.get("nodes", [])
+    if not isinstance(raw_nodes, list):
+        top.fail("nodes", f"must be a list, got {_type_name(raw_nodes)}")
+    nodes: list[NodeSpec] = []
+    seen: dict[str, str] = {}
+    for index, raw in enumerate(raw_nodes):
+        for node in _parse_node_group(raw, f"nodes[{index}]", source):
+            if node.name in seen:
+                top.fail(f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})")
+            seen[node.name] = f"nodes[{index}]"
+            nodes.append(node)
+    return Scenario(
+        nodes=tuple(nodes),
+        kubernetes_version=version,
+        pod_start_seconds=top.number("podStartSeconds", 0.5),
+        pod_run_seconds=top.number("podRunSeconds", 0.1),
+        device_plugin=top.choice("devicePlugin", "absent", ("absent", "installed")),
+        image_pull_failures=top.string_list("imagePullFailures", DEFAULT_IMAGE_PULL_FAILURES),
+        forbidden=_parse_forbidden(top),
+        source=source,
+        extra_namespaces=top.string_list("namespaces", ()),
+    )
+
+
+def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
+    entries = top.string_list("forbidden", ())
+    for index, entry in enumerate(entries):
+        if len(entry.split()) != 2:
+            top.fail(f"forbidden[{index}]", f"must be 'VERB RESOURCE' like 'list nodes', got {entry!r}")
+    return tuple(" ".join(entry.split()) for entry in entries)
+
+
+def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
+    node = _Fields(raw, path, source, _NODE_KEYS)
+    if not node.has("name"):
+        node.fail(node.at("name"), "required")
+    pattern = node.string("name", "")
+    count = node.integer("count", 1)
+    if count > 1 and "{i}" not in pattern:
+        node.fail(node.at("name"), "must contain {i} when count > 1")
+    gpus = node.integer("gpus", 0)
+    unhealthy = node.integer("unhealthyGpus", 0)
+    if unhealthy > gpus:
+        node.fail(node.at("unhealthyGpus"), f"must be <= gpus ({gpus})")
+    host = _Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit"})
+    template = NodeSpec(
+        name=pattern,
+        gpus=gpus,
+        gpu_product=node.string("gpuProduct", NodeSpec.gpu_product),
+        gpu_memory_mib=node.integer("gpuMemoryMiB", NodeSpec.gpu_memory_mib, minimum=1),
+        driver_version=node.string("driverVersion", NodeSpec.driver_version),
+        driver=host.choice("driver", "installed", ("installed", "missing", "mismatch")),
+        toolkit=host.choice("toolkit", "configured", ("configured", "missing")),
+        unhealthy_gpus=unhealthy,
+        ready=node.boolean("ready", True),
+        unschedulable=node.boolean("unschedulable", False),
+        taints=_parse_taints(node),
+        labels=_parse_labels(node),
+        nvidia_smi=_parse_nvidia_smi(node, source),
+        cpu=node.string("cpu", NodeSpec.cpu),
+        memory=node.string("memory", NodeSpec.memory),
+    )
+    names = [pattern.replace("{i}", str(i)) for i in range(count)]
+    for name in names[:1]:
+        if not DNS_SUBDOMAIN.match(name):
+            node.fail(node.at("name"), f"{name!r} is not a valid node name (lower-case DNS subdomain)")
+    return [_with_name(template, name) for name in names]
+
+
+def _with_name(template: NodeSpec, name: str) -> NodeSpec:
+    from dataclasses import replace
+
+    return replace(template, name=name)
+
+
+def _parse_taints(node: _Fields) -> tuple[Taint, ...]:
+    raw = node.data.get("taints") or []
+    if not isinstance(raw, list):
+        node.fail(node.at("taints"), f"must be a list, got {_type_name(raw)}")
+    taints = []
+    for index, item in enumerate(raw):
+        taint = _Fields(item, f"{node.at('taints')}[{index}]", node.source, {"key", "value", "effect"})
+        value = taint.data.get("value", "")
+        if not isinstance(value, str):
+            taint.fail(taint.at("value"), f"must be a string, got {_type_name(value)}")
+        taints.append(
+            Taint(
+                key=taint.string("key", ""),
+                effect=taint.choice("effect", "NoSchedule", TAINT_EFFECTS),
+                value=value,
+            )
+        )
+    return tuple(taints)
+
+
+def _parse_labels(node: _Fields) -> tuple[tuple[str, str], ...]:
+    raw = node.data.get("labels") or {}
+    if not isinstance(raw, dict):
+        node.fail(node.at("labels"), f"must be a mapping, got {_type_name(raw)}")
+    for key, value in raw.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            node.fail(f"{node.at('labels')}.{key}", "keys and values must be strings (quote \"true\")")
+    return tuple(sorted(raw.items()))
+
+
+def _parse_nvidia_smi(node: _Fields, source: str) -> NvidiaSmiOverride | None:
+    if not node.has("nvidiaSmi"):
+        return None
+    override = _Fields(node.data["nvidiaSmi"], node.at("nvidiaSmi"), source, {"stdout", "exitCode"})
+    stdout = override.data.get("stdout", "")
+    if not isinstance(stdout, str):
+        override.fail(override.at("stdout"), f"must be a string, got {_type_name(stdout)}")
+    return NvidiaSmiOverride(stdout=stdout, exit_code=override.integer("exitCode", 0))
+
+
+def default_scenario_path() -> Path:
+    return Path(__file__).parent / "scenarios" / "default.yaml"

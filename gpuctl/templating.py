@@ -1,0 +1,77 @@
+"""Jinja2 rendering of the Kubernetes manifests under templates/ (`*.yaml.j2`).
+
+Templates ship inside the wheel as the `gpuctl.templates` package data (setup.py maps the
+repository's top-level templates/ folder there). Every variable must be passed: StrictUndefined
+turns a forgotten one into an error instead of an empty string in a manifest.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.errors import ConfigError
+
+if TYPE_CHECKING:
+    import jinja2
+
+TEMPLATE_SUFFIX = ".yaml.j2"
+_REPO_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def templates_dir() -> Path:
+    """The folder holding the templates: the installed package data, else the repository's."""
+    try:
+        packaged = Path(str(importlib.resources.files("gpuctl.templates")))
+    except (ModuleNotFoundError, TypeError):
+        packaged = Path(__file__).resolve().parent / "templates"
+    if packaged.is_dir() and any(packaged.glob(f"*{TEMPLATE_SUFFIX}")):
+        return packaged
+    return _REPO_TEMPLATES
+
+
+def template_names() -> list[str]:
+    """Every template file name (`*.yaml.j2`), sorted."""
+    return sorted(path.name for path in templates_dir().glob(f"*{TEMPLATE_SUFFIX}"))
+
+
+def _to_json(value: Any) -> str:
+    # JSON is valid YAML: quoting arbitrary strings (images, keys) this way is always safe.
+    return json.dumps(value)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # noqa: S701 - renders YAML, not HTML
+    )
+    env.filters["tojson"] = _to_json
+    return env
+
+
+def render_template(name: str, **variables: Any) -> str:
+    """Render one template; a missing variable or template is a ConfigError naming it."""
+    import jinja2
+
+    try:
+        return _environment().get_template(name).render(**variables)
+    except jinja2.TemplateNotFound as error:
+        raise ConfigError(
+            f"template {name}: not found in {templates_dir()}",
+            hint="reinstall gpuctl (`pip install .`) so that its templates ship with it",
+        ) from error
+    except jinja2.UndefinedError as error:
+        raise ConfigError(
+            f"template {name}: {error.message}",
+            hint="pass every variable the template uses (see `gpuctl render --help`)",
+        ) from error
