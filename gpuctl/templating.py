@@ -34,13 +34,15 @@ def templates_dir() -> Path:
 
 
 def template_names() -> list[str]:
-    """Every template file name (`*.yaml.j2`), sorted."""
-    return sorted(path.name for path in templates_dir().glob(f"*{TEMPLATE_SUFFIX}"))
+    """Every renderable template file name (`*.yaml.j2`; `_*` partials left out), sorted."""
+    names = (path.name for path in templates_dir().glob(f"*{TEMPLATE_SUFFIX}"))
+    return sorted(name for name in names if not name.startswith("_"))
 
 
 def _to_json(value: Any) -> str:
     # JSON is valid YAML: quoting arbitrary strings (images, keys) this way is always safe.
-    return json.dumps(value)
+    # default=str makes an undefined variable raise StrictUndefined's error, naming it.
+    return json.dumps(value, default=str)
 
 
 @lru_cache(maxsize=1)
@@ -53,7 +55,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # noqa: S701 - renders YAML, not HTML
+        autoescape=False,  # YAML, not HTML: escaping would corrupt manifests
     )
     env.filters["tojson"] = _to_json
     return env
@@ -64,7 +66,7 @@ def render_template(name: str, **variables: Any) -> str:
     import jinja2
 
     try:
-        return _environment().get_template(name).render(**variables)
+        text = _environment().get_template(name).render(**variables)
     except jinja2.TemplateNotFound as error:
         raise ConfigError(
             f"template {name}: not found in {templates_dir()}",
@@ -75,3 +77,4 @@ def render_template(name: str, **variables: Any) -> str:
             f"template {name}: {error.message}",
             hint="pass every variable the template uses (see `gpuctl render --help`)",
         ) from error
+    return text.rstrip("\n") + "\n"

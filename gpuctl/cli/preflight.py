@@ -2,12 +2,64 @@
 
 from __future__ import annotations
 
-from gpuctl.errors import NotImplementedYet
+import json
+from pathlib import Path
+from typing import Annotated, Optional
 
-HELP = "Not implemented yet."
+import typer
+
+from gpuctl.cli.options import TableOrJson
+
+HELP = """\
+Read-only SSH probes of every host in group gpu_nodes, in parallel: reachable, sudo, OS,
+kernel headers, NVIDIA GPUs on the PCI bus, nouveau, Secure Boot, installed driver, NVSwitch,
+container runtime and its config, free disk. Host keys are checked (known_hosts).
+Exit 0 every host can be bootstrapped, 1 some cannot, 2 bad inventory, 3 no host reachable.
+"""
+
+Inventory = Annotated[
+    Path,
+    typer.Option(
+        "--inventory",
+        "-i",
+        help="Ansible inventory (YAML or INI) with a group gpu_nodes.",
+        show_default=False,
+    ),
+]
+Limit = Annotated[
+    Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option("--limit", "-l", help="Only these hosts or groups (Ansible pattern).", show_default=False),
+]
 
 
-def command() -> None:
-    raise NotImplementedYet(
-        "gpuctl preflight: not implemented yet", hint="see the README for what works today"
+def command(
+    inventory: Inventory,
+    limit: Limit = None,
+    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = TableOrJson.table,
+    insecure_skip_host_key_check: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-skip-host-key-check",
+            help="DANGEROUS: accept any SSH host key (man-in-the-middle possible); record the keys instead.",
+        ),
+    ] = False,
+) -> None:
+    from gpuctl.core.preflight import run_preflight
+    from gpuctl.report.console import make_console
+    from gpuctl.report.preflight_table import preflight_json, render_preflight_table
+
+    if insecure_skip_host_key_check:
+        make_console(stderr=True).print(
+            "WARNING: --insecure-skip-host-key-check: SSH host keys are NOT verified",
+            style="bold red",
+            markup=False,
+        )
+    result = run_preflight(
+        inventory_path=inventory, limit=limit, insecure_skip_host_key_check=insecure_skip_host_key_check
     )
+    if output is TableOrJson.json:
+        typer.echo(json.dumps(preflight_json(result), indent=2))
+    else:
+        render_preflight_table(result, make_console())
+    if result.exit_code:
+        raise typer.Exit(int(result.exit_code))

@@ -2,12 +2,114 @@
 
 from __future__ import annotations
 
-from gpuctl.errors import NotImplementedYet
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
 
-HELP = "Not implemented yet."
+import typer
+
+from gpuctl.errors import ConfigError
+
+HELP = """\
+Print the manifests gpuctl would apply for the cluster layer (for GitOps): the NVIDIA
+device plugin DaemonSet (optional time-slicing/MPS ConfigMap, MIG strategy) and the
+RuntimeClass `nvidia`; or, with --gpu-operator, Helm values for the NVIDIA GPU Operator;
+with --rbac, the least-privilege roles of verify, taint-gpu-nodes and status. Multi-document
+YAML on stdout, or one file per manifest with --out DIR.
+"""
 
 
-def command() -> None:
-    raise NotImplementedYet(
-        "gpuctl render: not implemented yet", hint="see the README for what works today"
+class MigStrategy(str, Enum):
+    none = "none"
+    single = "single"
+    mixed = "mixed"
+
+
+class Sharing(str, Enum):
+    none = "none"
+    time_slicing = "time-slicing"
+    mps = "mps"
+
+
+def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    selector = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(
+                f"--node-selector {pair!r}: expected KEY=VALUE",
+                hint="e.g. --node-selector nvidia.com/gpu.present=true",
+            )
+        selector.append((key, value))
+    return tuple(selector)
+
+
+def command(
+    *,
+    out: Annotated[
+        Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option("--out", help="Write one file per manifest into this folder.", show_default=False),
+    ] = None,
+    namespace: Annotated[str, typer.Option("--namespace", help="Device plugin namespace.")] = "kube-system",
+    image: Annotated[
+        Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option("--image", help="Device plugin image (default: NVIDIA's v0.17.1).", show_default=False),
+    ] = None,
+    mig_strategy: Annotated[
+        MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")
+    ] = MigStrategy.none,
+    sharing: Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")] = Sharing.none,
+    replicas: Annotated[int, typer.Option("--replicas", help="Replicas per GPU when sharing.")] = 2,
+    taint_key: Annotated[
+        str, typer.Option("--taint-key", help="GPU taint key to tolerate.")
+    ] = "nvidia.com/gpu",
+    taint_effect: Annotated[
+        str, typer.Option("--taint-effect", help="GPU taint effect to tolerate.")
+    ] = "NoSchedule",
+    runtime_class: Annotated[str, typer.Option("--runtime-class", help="RuntimeClass name.")] = "nvidia",
+    node_selector: Annotated[
+        Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--node-selector", help="KEY=VALUE to pin the device plugin (repeatable).", show_default=False
+        ),
+    ] = None,
+    gpu_operator: Annotated[
+        bool, typer.Option("--gpu-operator", help="Helm values for the NVIDIA GPU Operator instead.")
+    ] = False,
+    rbac: Annotated[bool, typer.Option("--rbac", help="Also render the gpuctl RBAC roles.")] = False,
+    rbac_subject: Annotated[
+        str, typer.Option("--rbac-subject", help="ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME.")
+    ] = "ServiceAccount:gpuctl-system:gpuctl",
+    verify_namespace: Annotated[
+        str, typer.Option("--verify-namespace", help="Namespace of the verification pods (RBAC).")
+    ] = "gpuctl-system",
+) -> None:
+    from gpuctl.core.render import (
+        DEVICE_PLUGIN_IMAGE,
+        RenderOptions,
+        parse_rbac_subject,
+        render_manifests,
+        write_rendered,
     )
+
+    options = RenderOptions(
+        namespace=namespace,
+        image=image or DEVICE_PLUGIN_IMAGE,
+        mig_strategy=mig_strategy.value,
+        sharing=sharing.value,
+        replicas=replicas,
+        taint_key=taint_key,
+        taint_effect=taint_effect,
+        runtime_class=runtime_class,
+        gpu_operator=gpu_operator,
+        rbac=rbac,
+        rbac_subject=parse_rbac_subject(rbac_subject),
+        verify_namespace=verify_namespace,
+        node_selector=_node_selector(node_selector or []),
+    )
+    result = render_manifests(options)
+    if out is None:
+        typer.echo(result.as_stream(), nl=False)
+        return
+    for path in write_rendered(result, out):
+        typer.echo(f"wrote {path}")

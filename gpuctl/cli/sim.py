@@ -2,14 +2,62 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
 
-from gpuctl.errors import NotImplementedYet
+app = typer.Typer(
+    help="The built-in simulated GPU cluster: a local Kubernetes API with simulated GPU nodes, "
+    "a scheduler, a kubelet and the NVIDIA device plugin (scenario format: docs/scenario.md).",
+    no_args_is_help=True,
+)
 
-app = typer.Typer(help="The built-in simulated GPU cluster.", no_args_is_help=True)
+ScenarioFile = Annotated[
+    Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option(
+        "--scenario",
+        help="Scenario YAML (default: the built-in mixed cluster: CPU nodes, healthy 8×H100 nodes, "
+        "one node with a driver mismatch, one without the container toolkit).",
+        show_default=False,
+    ),
+]
+KubeconfigOut = Annotated[
+    Path, typer.Option("--kubeconfig", help="Where to write the kubeconfig of the simulated cluster.")
+]
 
 
 @app.command("up")
-def up() -> None:
-    """Serve a scenario on 127.0.0.1 and write a kubeconfig."""
-    raise NotImplementedYet("gpuctl sim up: not implemented yet")
+def up(
+    kubeconfig: KubeconfigOut,
+    scenario: ScenarioFile = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Run in the background; return once it serves.")
+    ] = False,
+) -> None:
+    """Serve a scenario on 127.0.0.1 (a free port) and write a kubeconfig for it."""
+    from gpuctl.sim import process
+    from gpuctl.sim.scenario import default_scenario_path, load_scenario
+
+    loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
+    if detach:
+        record = process.start_detached(scenario, kubeconfig)
+        typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {len(loaded.nodes)} nodes)")
+        typer.echo(f"kubeconfig: {record.kubeconfig}")
+        typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
+        return
+
+    def announce(server: object) -> None:
+        typer.echo(f"simulated cluster serving at {getattr(server, 'url', '')} ({len(loaded.nodes)} nodes)")
+        typer.echo(f"kubeconfig: {kubeconfig.absolute()}  (Ctrl-C stops it)")
+
+    process.serve(loaded, kubeconfig, announce)
+
+
+@app.command("down")
+def down(kubeconfig: KubeconfigOut) -> None:
+    """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`)."""
+    from gpuctl.sim import process
+
+    record = process.stop_detached(kubeconfig)
+    typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
-from gpuctl.errors import NotImplementedYet
+import json
+from typing import Annotated
 
-HELP = "Not implemented yet."
+import typer
+
+from gpuctl.cli.options import Context, Kubeconfig, TableOrJson
+
+HELP = """\
+GPU inventory of the cluster: one row per GPU node with product, GPUs (capacity /
+allocatable / in use by non-terminated pods), driver version, taints and readiness.
+Read-only. Exit 0 (also with no GPU node), 2 bad flag or kubeconfig, 3 cluster unreachable.
+"""
 
 
-def command() -> None:
-    raise NotImplementedYet(
-        "gpuctl status: not implemented yet", hint="see the README for what works today"
-    )
+def command(
+    *,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = (
+        TableOrJson.table
+    ),
+) -> None:
+    from gpuctl.core.status import gpu_status
+    from gpuctl.kube.client import load_api_client
+    from gpuctl.report.console import make_console
+    from gpuctl.report.status_table import render_status_table, status_json
+
+    result = gpu_status(load_api_client(kubeconfig, context))
+    if output is TableOrJson.json:
+        typer.echo(json.dumps(status_json(result), indent=2))
+    else:
+        render_status_table(result, make_console())

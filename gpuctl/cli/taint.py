@@ -2,12 +2,81 @@
 
 from __future__ import annotations
 
-from gpuctl.errors import NotImplementedYet
+import json
+from enum import Enum
+from typing import Annotated, Optional
 
-HELP = "Not implemented yet."
+import typer
+
+from gpuctl.cli.options import Context, Kubeconfig, TableOrJson
+from gpuctl.errors import ConfigError
+
+HELP = """\
+Taint every GPU node (default nvidia.com/gpu=present:NoSchedule) so that only pods that
+tolerate it land there; --remove takes it off. Idempotent: nodes that already match get no
+write at all. --dry-run asks the API server to validate the patches without persisting them.
+Also warns about GPU DaemonSets (device plugin, GFD, NFD worker, operator validator,
+dcgm-exporter) whose tolerations do not match the taint. Exit 0 done (warnings included),
+1 no node matched or a node could not be patched, 2 bad flag or unknown node, 3 cluster
+unreachable or forbidden.
+"""
 
 
-def command() -> None:
-    raise NotImplementedYet(
-        "gpuctl taint-gpu-nodes: not implemented yet", hint="see the README for what works today"
+class Effect(str, Enum):
+    NoSchedule = "NoSchedule"
+    PreferNoSchedule = "PreferNoSchedule"
+    NoExecute = "NoExecute"
+
+
+def _node_names(nodes: str | None) -> list[str]:
+    if nodes is None:
+        return []
+    names = [name.strip() for name in nodes.split(",") if name.strip()]
+    if not names:
+        raise ConfigError("--nodes: no node name given", hint="e.g. --nodes gpu-0,gpu-1")
+    return names
+
+
+def command(
+    *,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    key: Annotated[str, typer.Option("--key", help="Taint key.")] = "nvidia.com/gpu",
+    value: Annotated[str, typer.Option("--value", help="Taint value (may be empty).")] = "present",
+    effect: Annotated[Effect, typer.Option("--effect", help="Taint effect.")] = Effect.NoSchedule,
+    selector: Annotated[
+        Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--selector", "-l", help="Label selector choosing the nodes (instead of GPU discovery)."
+        ),
+    ] = None,
+    nodes: Annotated[
+        Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option("--nodes", help="Comma-separated node names (each must exist)."),
+    ] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Take the taint (key+effect) off.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Server-side dry run: show what would change.")
+    ] = False,
+    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = (
+        TableOrJson.table
+    ),
+) -> None:
+    from gpuctl.core.taint import taint_gpu_nodes
+    from gpuctl.core.taint_rules import taint_spec
+    from gpuctl.kube.client import load_api_client
+    from gpuctl.report.console import make_console
+    from gpuctl.report.taint_table import render_taint_table, taint_json
+
+    spec = taint_spec(key, value, effect.value)
+    names = _node_names(nodes)
+    api_client = load_api_client(kubeconfig, context)
+    result = taint_gpu_nodes(
+        api_client, taint=spec, remove=remove, dry_run=dry_run, selector=selector, node_names=names
     )
+    if output is TableOrJson.json:
+        typer.echo(json.dumps(taint_json(result), indent=2))
+    else:
+        render_taint_table(result, make_console())
+    if not result.ok:
+        raise typer.Exit(1)

@@ -83,13 +83,32 @@ class Scenario:
 
 
 _TOP_KEYS = {
-    "kubernetesVersion", "podStartSeconds", "podRunSeconds", "devicePlugin", "nodes",
-    "imagePullFailures", "forbidden", "namespaces",
-}  # fmt: skip
+    "kubernetesVersion",
+    "podStartSeconds",
+    "podRunSeconds",
+    "devicePlugin",
+    "nodes",
+    "imagePullFailures",
+    "forbidden",
+    "namespaces",
+}
 _NODE_KEYS = {
-    "name", "count", "gpus", "gpuProduct", "gpuMemoryMiB", "driverVersion", "host",
-    "unhealthyGpus", "ready", "unschedulable", "taints", "labels", "nvidiaSmi", "cpu", "memory",
-}  # fmt: skip
+    "name",
+    "count",
+    "gpus",
+    "gpuProduct",
+    "gpuMemoryMiB",
+    "driverVersion",
+    "host",
+    "unhealthyGpus",
+    "ready",
+    "unschedulable",
+    "taints",
+    "labels",
+    "nvidiaSmi",
+    "cpu",
+    "memory",
+}
 
 
 class _Fields:
@@ -202,7 +221,9 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     for index, raw in enumerate(raw_nodes):
         for node in _parse_node_group(raw, f"nodes[{index}]", source):
             if node.name in seen:
-                top.fail(f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})")
+                top.fail(
+                    f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})"
+                )
             seen[node.name] = f"nodes[{index}]"
             nodes.append(node)
     return Scenario(
@@ -295,7 +316,7 @@ def _parse_labels(node: _Fields) -> tuple[tuple[str, str], ...]:
         node.fail(node.at("labels"), f"must be a mapping, got {_type_name(raw)}")
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            node.fail(f"{node.at('labels')}.{key}", "keys and values must be strings (quote \"true\")")
+            node.fail(f"{node.at('labels')}.{key}", 'keys and values must be strings (quote "true")')
     return tuple(sorted(raw.items()))
 
 

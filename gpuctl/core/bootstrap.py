@@ -1,0 +1,140 @@
+"""`gpuctl bootstrap --phase host`: the host playbooks through ansible-runner, summarised per host."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuctl.errors import ExitCode
+from gpuctl.hosts.events import FailedTask, ProgressState
+from gpuctl.hosts.inventory import load_inventory
+from gpuctl.hosts.runner import RunRequest, run_playbook
+from gpuctl.hosts.settings import known_settings, validate_inventory
+from gpuctl.resources import playbooks_dir, role_defaults_files
+
+SCHEMA = "gpuctl.bootstrap/v1"
+HOST_PLAYBOOK = "site.yml"
+
+
+@dataclass(frozen=True)
+class HostOutcome:
+    """Ansible's recap for one host (`ok` counts tasks; `succeeded` is the verdict)."""
+
+    name: str
+    ok_tasks: int
+    changed: int
+    failed: int
+    unreachable: int
+    skipped: int
+
+    @property
+    def succeeded(self) -> bool:
+        return self.failed == 0 and self.unreachable == 0
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    phase: str
+    check: bool
+    inventory: str
+    playbook: str
+    status: str
+    hosts: tuple[HostOutcome, ...]
+    failed_tasks: tuple[FailedTask, ...]
+    duration_s: float
+    interrupted: bool = False
+    error: str = ""  # ansible stopped before running tasks (syntax error, missing role ...)
+    artifacts_dir: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "successful" and not self.error and all(host.succeeded for host in self.hosts)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.interrupted:
+            return ExitCode.INTERRUPTED
+        if self.ok:
+            return ExitCode.OK
+        if self.hosts and all(host.unreachable for host in self.hosts):
+            return ExitCode.UNREACHABLE
+        return ExitCode.CHECK_FAILED
+
+
+def run_host_bootstrap(
+    *,
+    inventory_path: Path,
+    limit: str | None = None,
+    tags: str | None = None,
+    check: bool = False,
+    extra_args: tuple[str, ...] = (),
+    become_password: str | None = None,
+    keep_artifacts: bool = False,
+    playbook: Path | None = None,
+    on_progress: Callable[[ProgressState], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> BootstrapResult:
+    """Validate the inventory (ConfigError before any host is touched), then run the playbook."""
+    inventory = load_inventory(inventory_path, limit=limit)
+    warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
+    playbook_path = playbook or playbooks_dir() / HOST_PLAYBOOK
+    state = ProgressState()
+    for host in inventory.hosts:
+        state.add_host(host.name)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, dict):
+            state.apply(event)
+        if on_progress is not None:
+            on_progress(state)
+
+    request = RunRequest(
+        playbook=playbook_path,
+        inventory=inventory_path,
+        limit=limit,
+        tags=tags,
+        check=check,
+        extra_args=extra_args,
+        become_password=become_password,
+        keep_artifacts=keep_artifacts,
+    )
+    started = time.monotonic()
+    outcome = run_playbook(request, on_event=on_event, cancel=cancel or threading.Event())
+    _, progress = state.snapshot()
+    hosts = tuple(
+        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped)
+        for p in progress
+        if p.name in {host.name for host in inventory.hosts}
+    )
+    return BootstrapResult(
+        phase="host",
+        check=check,
+        inventory=str(inventory_path),
+        playbook=str(playbook_path),
+        status=outcome.status,
+        hosts=hosts,
+        failed_tasks=tuple(state.failed_tasks),
+        duration_s=round(time.monotonic() - started, 2),
+        interrupted=outcome.interrupted,
+        error="" if state.final_stats_seen or outcome.interrupted else _early_error(state, outcome.rc),
+        artifacts_dir=str(outcome.artifacts_dir) if outcome.artifacts_dir else None,
+        warnings=inventory.warnings + warnings,
+    )
+
+
+def _early_error(state: ProgressState, rc: int) -> str:
+    """Why ansible-playbook stopped before its recap: its last ERROR line, else its last line."""
+    lines = list(state.tail)
+    errors = [line.strip() for line in lines if "ERROR" in line]
+    text = errors[-1] if errors else (lines[-1].strip() if lines else "")
+    return " ".join(f"ansible-playbook exited with {rc}: {text or 'no output'}".split())
+
+
+def failed_task_hint(task: FailedTask, inventory: str) -> str:
+    if task.unreachable:
+        return f"check SSH to the host: `gpuctl preflight --inventory {inventory} --limit {task.host}`"
+    return f"fix the cause, then `gpuctl bootstrap --phase host --inventory {inventory} --limit {task.host}`"

@@ -1,0 +1,217 @@
+"""The manifests gpuctl would apply for the cluster layer, rendered from templates/."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from gpuctl.core.taint_rules import EFFECTS, qualified_name_problem
+from gpuctl.errors import ConfigError
+from gpuctl.templating import render_template
+
+DEVICE_PLUGIN_VERSION = "v0.17.1"
+DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
+DEFAULT_TAINT_KEY = "nvidia.com/gpu"
+DEFAULT_TAINT_EFFECT = "NoSchedule"
+CONFIG_MAP_NAME = "nvidia-device-plugin-config"
+MIG_STRATEGIES = ("none", "single", "mixed")
+SHARING_MODES = ("none", "time-slicing", "mps")
+SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
+MAX_REPLICAS = 1024
+# Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
+SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
+
+MigStrategy = Literal["none", "single", "mixed"]
+Sharing = Literal["none", "time-slicing", "mps"]
+
+
+@dataclass(frozen=True)
+class RbacSubject:
+    """Who the RBAC bindings grant the gpuctl roles to."""
+
+    kind: str = "ServiceAccount"
+    name: str = "gpuctl"
+    namespace: str = "gpuctl-system"
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What to render; every field maps to one `gpuctl render` flag."""
+
+    namespace: str = "kube-system"
+    image: str = DEVICE_PLUGIN_IMAGE
+    mig_strategy: str = "none"
+    sharing: str = "none"
+    replicas: int = 2
+    taint_key: str = DEFAULT_TAINT_KEY
+    taint_effect: str = DEFAULT_TAINT_EFFECT
+    runtime_class: str = "nvidia"
+    gpu_operator: bool = False
+    rbac: bool = False
+    rbac_subject: RbacSubject = field(default_factory=RbacSubject)
+    verify_namespace: str = "gpuctl-system"
+    node_selector: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """One output file: its name under --out DIR and its YAML text."""
+
+    filename: str
+    content: str
+    helm_values: bool = False  # Helm values, not Kubernetes objects
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    files: tuple[RenderedFile, ...]
+
+    def as_stream(self) -> str:
+        """All files as one multi-document YAML stream (each document starts with `---`).
+
+        Helm values and Kubernetes objects do not belong in one stream (`kubectl apply -f -`
+        would choke on the values): that combination needs one file each.
+        """
+        if len({rendered.helm_values for rendered in self.files}) > 1:
+            raise ConfigError(
+                "cannot print Helm values and Kubernetes manifests as one YAML stream",
+                hint="write one file each with `gpuctl render --gpu-operator --rbac --out DIR`",
+            )
+        return "".join(f"---\n{rendered.content}" for rendered in self.files)
+
+
+def _validate(options: RenderOptions) -> None:
+    problem = qualified_name_problem(options.taint_key)
+    if problem:
+        raise ConfigError(
+            f"--taint-key {options.taint_key!r}: {problem}", hint="e.g. --taint-key nvidia.com/gpu"
+        )
+    if options.taint_effect not in EFFECTS:
+        raise ConfigError(
+            f"--taint-effect {options.taint_effect!r}: must be one of {', '.join(EFFECTS)}",
+            hint="e.g. --taint-effect NoSchedule",
+        )
+    if options.mig_strategy not in MIG_STRATEGIES:
+        raise ConfigError(
+            f"--mig-strategy {options.mig_strategy}: must be one of {', '.join(MIG_STRATEGIES)}",
+            hint="run `gpuctl render --help`",
+        )
+    if options.sharing not in SHARING_MODES:
+        raise ConfigError(
+            f"--sharing {options.sharing}: must be one of {', '.join(SHARING_MODES)}",
+            hint="run `gpuctl render --help`",
+        )
+    if options.sharing != "none" and not 2 <= options.replicas <= MAX_REPLICAS:
+        raise ConfigError(
+            f"--replicas {options.replicas}: must be between 2 and {MAX_REPLICAS} to share a GPU",
+            hint="e.g. `gpuctl render --sharing time-slicing --replicas 4`",
+        )
+    if options.rbac_subject.kind not in SUBJECT_KINDS:
+        raise ConfigError(
+            f"--rbac-subject {options.rbac_subject.kind}: kind must be one of {', '.join(SUBJECT_KINDS)}",
+            hint="e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:gpuctl-system:gpuctl`",
+        )
+
+
+def _sharing_variables(options: RenderOptions) -> dict[str, object]:
+    return {
+        "namespace": options.namespace,
+        "config_map_name": CONFIG_MAP_NAME if options.sharing != "none" else "",
+        "mig_strategy": options.mig_strategy,
+        "sharing": options.sharing,
+        "replicas": options.replicas,
+        "taint_key": options.taint_key,
+        "taint_effect": options.taint_effect,
+    }
+
+
+def _device_plugin_files(options: RenderOptions) -> list[RenderedFile]:
+    variables = _sharing_variables(options)
+    files: list[RenderedFile] = []
+    checksum = ""
+    if options.sharing != "none":
+        config = render_template("nvidia-device-plugin-config.yaml.j2", **variables)
+        checksum = hashlib.sha256(config.encode()).hexdigest()[:16]
+        files.append(RenderedFile("nvidia-device-plugin-config.yaml", config))
+    daemonset = render_template(
+        "nvidia-device-plugin.yaml.j2",
+        **variables,
+        image=options.image,
+        plugin_version=DEVICE_PLUGIN_VERSION,
+        config_checksum=checksum,
+        node_selector=dict(options.node_selector),
+    )
+    files.append(RenderedFile("nvidia-device-plugin.yaml", daemonset))
+    runtime_class = render_template(
+        "runtimeclass-nvidia.yaml.j2",
+        runtime_class_name=options.runtime_class,
+        runtime_handler="nvidia",
+    )
+    files.append(RenderedFile(f"runtimeclass-{options.runtime_class}.yaml", runtime_class))
+    return files
+
+
+def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
+    values = render_template(
+        "gpu-operator-values.yaml.j2",
+        **_sharing_variables(options),
+        driver_enabled=False,
+        toolkit_enabled=False,
+    )
+    return [RenderedFile("gpu-operator-values.yaml", values, helm_values=True)]
+
+
+def rbac_files(subject: RbacSubject, verify_namespace: str) -> list[RenderedFile]:
+    """The least-privilege roles of verify, taint-gpu-nodes and status (docs/rbac.md)."""
+    variables = {
+        "subject_kind": subject.kind,
+        "subject_name": subject.name,
+        "subject_namespace": subject.namespace,
+        "verify_namespace": verify_namespace,
+    }
+    return [
+        RenderedFile(f"rbac-{command}.yaml", render_template(f"rbac-{command}.yaml.j2", **variables))
+        for command in ("verify", "taint", "status")
+    ]
+
+
+def render_manifests(options: RenderOptions) -> RenderResult:
+    """Render the cluster layer: the static device plugin (+ sharing config) and RuntimeClass,
+    or, with `gpu_operator`, the GPU Operator's Helm values (the operator then creates both)."""
+    _validate(options)
+    files = _gpu_operator_files(options) if options.gpu_operator else _device_plugin_files(options)
+    if options.rbac:
+        files.extend(rbac_files(options.rbac_subject, options.verify_namespace))
+    return RenderResult(files=tuple(files))
+
+
+def parse_rbac_subject(text: str) -> RbacSubject:
+    """`KIND:NAMESPACE:NAME` for a ServiceAccount, `KIND:NAME` for a User or Group."""
+    parts = text.split(":")
+    if len(parts) == 3 and parts[0] == "ServiceAccount" and all(parts):
+        return RbacSubject(kind=parts[0], namespace=parts[1], name=parts[2])
+    if len(parts) == 2 and parts[0] in ("User", "Group") and all(parts):
+        return RbacSubject(kind=parts[0], name=parts[1], namespace="")
+    raise ConfigError(
+        f"--rbac-subject {text}: expected ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME",
+        hint="e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:gpuctl-system:gpuctl`",
+    )
+
+
+def write_rendered(result: RenderResult, directory: Path) -> list[Path]:
+    """Write one file per rendered manifest under `directory` (created if absent)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        written = []
+        for rendered in result.files:
+            path = directory / rendered.filename
+            path.write_text(rendered.content, encoding="utf-8")
+            written.append(path)
+    except OSError as error:
+        raise ConfigError(
+            f"--out {directory}: cannot write: {error.strerror or error}",
+            hint="pick a writable folder, e.g. `gpuctl render --out ./manifests`",
+        ) from error
+    return written

@@ -1,0 +1,195 @@
+"""`gpuctl verify`: prove or diagnose every GPU node.
+
+Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
+one pod list, one watch, events, one deletecollection) plus three per GPU node (create the
+verification pod, read its log, read the device plugin's log).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpuctl.core import verify_checks as checks
+from gpuctl.core import verify_cluster as cluster
+from gpuctl.core.verify_expect import all_patterns, expected_gpus, is_expected, is_glob, matches
+from gpuctl.core.verify_model import (
+    Check,
+    GpuCounts,
+    NodeResult,
+    VerifyOptions,
+    VerifyResult,
+    failed,
+    skipped,
+)
+from gpuctl.core.verify_pod import NAMESPACE_LABELS, new_run_id, run_selector
+from gpuctl.core.verify_run import PodRun, plugin_log_checks
+from gpuctl.core.verify_smi import SMI_CHECKS, PodEvaluation
+from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
+from gpuctl.kube.nodes import NodeInfo, list_nodes
+from gpuctl.kube.pods import PodBatch, ensure_namespace
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
+
+
+@dataclass
+class _Inventory:
+    """What the read-only phase learnt about the cluster."""
+
+    nodes: list[NodeInfo]
+    gpu_nodes: list[NodeInfo]
+    missing: list[str]
+    daemonsets: list[DaemonSetInfo]
+    plugins: list[DaemonSetInfo]
+    plugin_pods: dict[str, PluginPod]
+    runtime_classes: set[str]
+    plugin_checks: dict[str, Check] = field(default_factory=dict)
+    evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
+
+
+def pooled_client(api_client: ApiClient, concurrency: int) -> ApiClient:
+    """An ApiClient whose single urllib3 pool holds `concurrency` keep-alive connections."""
+    from kubernetes.client import ApiClient as Client
+
+    configuration = api_client.configuration
+    configuration.connection_pool_maxsize = concurrency + 4
+    return Client(configuration)
+
+
+def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
+    expectations = options.expectations
+    selected = [n for n in nodes if n.is_gpu_node or is_expected(expectations, n.name)]
+    names = [n.name for n in nodes]
+    missing = [p for p in all_patterns(expectations) if not any(matches(p, name) for name in names)]
+    return sorted(selected, key=lambda n: n.name), missing
+
+
+def _inventory(api_client: ApiClient, options: VerifyOptions) -> _Inventory:
+    nodes = list_nodes(api_client)
+    gpu_nodes, missing = _select_gpu_nodes(nodes, options)
+    daemonsets = list_gpu_daemonsets(api_client)
+    plugins = [ds for ds in daemonsets if ds.is_device_plugin]
+    plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
+    runtime_classes = (
+        cluster.list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
+    )
+    return _Inventory(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
+
+
+def _can_run_pod(node: NodeInfo) -> str:
+    """Why no verification pod can run on `node`, or "" when one can."""
+    if not node.ready:
+        return "node not Ready"
+    if node.unschedulable:
+        return "node cordoned"
+    if node.gpu_allocatable <= 0:
+        return "no allocatable GPU to request"
+    return ""
+
+
+def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
+    """Run every check; create, follow and always delete the verification pods."""
+    started = time.monotonic()
+    api_client = pooled_client(api_client, options.concurrency)
+    inventory = _inventory(api_client, options)
+    run_id = new_run_id()
+    executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
+    batch: PodBatch | None = None
+    try:
+        targets = [node for node in inventory.gpu_nodes if not _can_run_pod(node)]
+        pod_run: PodRun | None = None
+        if options.run_pods and targets:
+            ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
+            batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
+            pod_run = PodRun(batch, targets, run_id, options)
+            pod_run.start()
+        log_checks = plugin_log_checks(api_client, inventory.gpu_nodes, inventory.plugin_pods, executor)
+        if pod_run is not None:
+            inventory.evaluations = pod_run.finish(started + options.timeout_s)
+        inventory.plugin_checks = {node: future.result() for node, future in log_checks.items()}
+    finally:
+        if batch is not None:
+            batch.stop.set()
+        executor.shutdown(wait=True, cancel_futures=True)
+        if batch is not None and not options.keep_pods:
+            batch.delete_all()
+    return _result(inventory, options, run_id, batch.created if batch else 0, time.monotonic() - started)
+
+
+def _node_result(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) -> NodeResult:
+    expected = expected_gpus(options.expectations, node.name)
+    plugin_pod = inventory.plugin_pods.get(node.name)
+    plugin_log = inventory.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
+    read_only = [
+        checks.node_ready(node),
+        checks.node_schedulable(node),
+        checks.gpu_capacity(node, expected, plugin_log),
+        checks.gpu_allocatable(node),
+        checks.device_plugin_pod(node, plugin_pod, bool(inventory.plugins)),
+        plugin_log,
+        checks.taint_toleration(node, inventory.plugins),
+    ]
+    evaluation = _pod_checks(node, inventory, options)
+    counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
+    return NodeResult(
+        node.name, counts, (*read_only, *evaluation.checks), evaluation.product, evaluation.driver_version
+    )
+
+
+def _pod_checks(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) -> PodEvaluation:
+    if not options.run_pods:
+        return PodEvaluation(tuple(skipped(check_id, "--no-pods") for check_id in POD_CHECKS))
+    why_not = _can_run_pod(node)
+    if why_not:
+        return PodEvaluation(tuple(skipped(check_id, why_not) for check_id in POD_CHECKS))
+    evaluation = inventory.evaluations.get(node.name)
+    if evaluation is None:
+        return PodEvaluation(tuple(skipped(check_id, "no verification pod") for check_id in POD_CHECKS))
+    return evaluation
+
+
+def _missing_node(pattern: str, options: VerifyOptions) -> NodeResult:
+    check = failed(
+        "node.exists",
+        f"expected node {pattern} is not in the cluster",
+        "`kubectl get nodes` — is the node joined, and is the name in --expect-nodes/--expect-gpus right?",
+    )
+    counts = GpuCounts(expected_gpus(options.expectations, pattern), 0, 0, None)
+    return NodeResult(pattern, counts, (check,))
+
+
+def _expected_globs(missing: list[str]) -> list[Check]:
+    globs = [pattern for pattern in missing if is_glob(pattern)]
+    if not globs:
+        return []
+    return [
+        failed(
+            "cluster.expected-nodes",
+            f"no node matches {', '.join(globs)}",
+            "`kubectl get nodes` and check the globs passed to --expect-nodes/--expect-gpus",
+        )
+    ]
+
+
+def _result(
+    inventory: _Inventory, options: VerifyOptions, run_id: str, pods_created: int, duration_s: float
+) -> VerifyResult:
+    nodes = [_node_result(node, inventory, options) for node in inventory.gpu_nodes]
+    nodes += [_missing_node(p, options) for p in inventory.missing if not is_glob(p)]
+    labels = {node.name: cluster.driver_label(node) for node in inventory.gpu_nodes}
+    cluster_checks = [
+        cluster.gpu_nodes_present(inventory.gpu_nodes, options.allow_empty),
+        *_expected_globs(inventory.missing),
+        cluster.device_plugin_present(inventory.plugins, inventory.gpu_nodes),
+        cluster.daemonset_tolerations(inventory.daemonsets, inventory.gpu_nodes),
+        cluster.runtime_class(options, inventory.plugins, inventory.runtime_classes),
+        cluster.driver_drift(nodes, labels),
+    ]
+    return VerifyResult(
+        tuple(nodes), tuple(cluster_checks), run_id, options.namespace, pods_created, duration_s
+    )

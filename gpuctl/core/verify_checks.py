@@ -1,0 +1,127 @@
+"""Read-only per-node checks: node state, GPU counts, device plugin pod and log, taints."""
+
+from __future__ import annotations
+
+from gpuctl.core.verify_model import Check, failed, passed, skipped, warned
+from gpuctl.diagnose import diagnose
+from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
+from gpuctl.kube.nodes import NodeInfo
+
+
+def node_ready(node: NodeInfo) -> Check:
+    if node.ready:
+        return passed("node.ready", "Ready")
+    text = f"NotReady ({node.ready_reason}): {node.ready_message}".strip()
+    found = diagnose(f"NotReady {node.ready_reason} {node.ready_message}", "node", node=node.name)
+    hint = found.hint if found else f"`kubectl describe node {node.name}`"
+    return failed("node.ready", text[:200], hint, found.signature_id if found else "")
+
+
+def node_schedulable(node: NodeInfo) -> Check:
+    if not node.unschedulable:
+        return passed("node.schedulable", "schedulable")
+    return failed(
+        "node.schedulable",
+        "cordoned (spec.unschedulable): no GPU workload can land here",
+        f"`kubectl uncordon {node.name}` if the maintenance is over",
+        "sched.unschedulable",
+    )
+
+
+def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None = None) -> Check:
+    """`plugin_log`: the device-plugin.log check; its diagnosis explains a missing capacity."""
+    if node.gpu_capacity == 0:
+        why = "labelled as a GPU node" if node.gpu_labelled else "expected to be a GPU node"
+        message = f"{why} but advertises no nvidia.com/gpu capacity"
+        if plugin_log is not None and plugin_log.diagnosis:
+            cause = plugin_log.message.split("; log:", 1)[0]
+            return failed("gpu.capacity", f"{message}: {cause}", plugin_log.hint, plugin_log.diagnosis)
+        found = diagnose("advertises no nvidia.com/gpu", "node", node=node.name)
+        assert found is not None  # the table has this signature
+        return failed("gpu.capacity", message, found.hint, found.signature_id)
+    if expected is not None and node.gpu_capacity != expected:
+        return failed(
+            "gpu.capacity",
+            f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}",
+            f"`kubectl describe node {node.name}`; compare `nvidia-smi -L` on the node with --expect-gpus",
+        )
+    return passed("gpu.capacity", f"capacity {node.gpu_capacity} nvidia.com/gpu")
+
+
+def gpu_allocatable(node: NodeInfo) -> Check:
+    if node.gpu_capacity == 0:
+        return skipped("gpu.allocatable", "no GPU capacity")
+    if node.gpu_allocatable < node.gpu_capacity:
+        text = f"allocatable {node.gpu_allocatable} < capacity {node.gpu_capacity}"
+        found = diagnose(text, "node", node=node.name)
+        unhealthy = node.gpu_capacity - node.gpu_allocatable
+        return failed(
+            "gpu.allocatable",
+            f"{text}: {unhealthy} GPU(s) unhealthy",
+            found.hint if found else "",
+            found.signature_id if found else "",
+        )
+    return passed("gpu.allocatable", f"allocatable {node.gpu_allocatable}")
+
+
+def device_plugin_pod(node: NodeInfo, pod: PluginPod | None, any_plugin: bool) -> Check:
+    if pod is None:
+        if not any_plugin:
+            return failed(
+                "device-plugin.pod",
+                "no NVIDIA device plugin DaemonSet in the cluster",
+                "install it: `gpuctl bootstrap --phase device-plugin` (or the GPU Operator)",
+            )
+        return failed(
+            "device-plugin.pod",
+            "no device plugin pod runs on this node",
+            f"check the DaemonSet's nodeSelector/tolerations against `kubectl describe node {node.name}`",
+        )
+    if pod.phase != "Running" or not pod.ready:
+        state = pod.waiting_reason or pod.phase
+        return failed(
+            "device-plugin.pod",
+            f"{pod.namespace}/{pod.name} is {state}, not ready (restarts {pod.restarts})",
+            f"`kubectl -n {pod.namespace} describe pod {pod.name}` and "
+            f"`kubectl -n {pod.namespace} logs {pod.name}`",
+        )
+    return passed("device-plugin.pod", f"{pod.namespace}/{pod.name} ready")
+
+
+def device_plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
+    if pod is None or log is None:
+        return skipped("device-plugin.log", "no device plugin pod to read")
+    found = diagnose(log, "plugin-log", node=node.name)
+    if found is None:
+        return passed("device-plugin.log", "no known failure signature in the recent log")
+    severe = node.gpu_capacity == 0 or node.gpu_allocatable < node.gpu_capacity
+    make = failed if severe else warned
+    return make(
+        "device-plugin.log",
+        f"{found.cause}; log: {found.evidence}",
+        found.hint,
+        found.signature_id,
+    )
+
+
+def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
+    blocking = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if not blocking:
+        return passed("taint.toleration", "no NoSchedule/NoExecute taints")
+    untolerated = sorted(
+        {
+            f"{ds.namespace}/{ds.name} ✗ {taint}"
+            for ds in plugins
+            for taint in blocking
+            if not ds.tolerates(taint)
+        }
+    )
+    if untolerated:
+        return failed(
+            "taint.toleration",
+            "device plugin does not tolerate the node's taint: " + "; ".join(untolerated),
+            "add a matching toleration to the DaemonSet (`gpuctl taint-gpu-nodes` audits this), "
+            f"or remove the taint: `kubectl taint nodes {node.name} KEY-`",
+        )
+    names = ", ".join(str(taint) for taint in blocking)
+    return passed("taint.toleration", f"taints tolerated by the device plugin: {names}")

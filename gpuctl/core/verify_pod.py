@@ -1,0 +1,116 @@
+"""The verification pod: pinned through the scheduler, Pod Security "restricted", self-expiring."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+from gpuctl.core.verify_model import Toleration, VerifyOptions
+from gpuctl.kube.nodes import GPU_RESOURCE, HOSTNAME_LABEL, NodeInfo
+from gpuctl.kube.raw import JsonDict
+from gpuctl.nvidia_smi import VERIFY_ARGS
+
+MANAGED_BY = "app.kubernetes.io/managed-by"
+COMPONENT = "app.kubernetes.io/component"
+RUN_ID_LABEL = "gpuctl.io/verify-run"
+NODE_ANNOTATION = "gpuctl.io/node"
+CONTAINER = "nvidia-smi"
+NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    MANAGED_BY: "gpuctl",
+}
+# nobody:nogroup; CUDA base images run as root unless told otherwise.
+NON_ROOT_UID = 65534
+# Grace beyond --timeout before the kubelet kills a pod gpuctl could not delete itself.
+DEADLINE_GRACE_S = 60
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(4)
+
+
+def run_selector(run_id: str) -> str:
+    return f"{MANAGED_BY}=gpuctl,{COMPONENT}=verify,{RUN_ID_LABEL}={run_id}"
+
+
+def pod_name(run_id: str, node: str) -> str:
+    """`gpuctl-verify-<run>-<node>`, kept a valid DNS label (<= 63) with a hash when shortened."""
+    slug = re.sub(r"[^a-z0-9-]", "-", node.lower()).strip("-")
+    name = f"gpuctl-verify-{run_id}-{slug}"
+    if len(name) <= 63 and slug == node:
+        return name
+    digest = hashlib.sha256(node.encode()).hexdigest()[:8]
+    return f"{name[: 63 - 9].rstrip('-')}-{digest}"
+
+
+def is_gpu_taint_key(key: str) -> bool:
+    """Taints gpuctl tolerates on its own: the ones that reserve a node for GPU work."""
+    return key.startswith("nvidia.com/") or "gpu" in key.lower()
+
+
+def tolerations_for(node: NodeInfo, extra: tuple[Toleration, ...]) -> list[dict[str, str]]:
+    own = [
+        Toleration(taint.key, "Exists", "", taint.effect)
+        for taint in node.taints
+        if is_gpu_taint_key(taint.key) and taint.effect in ("NoSchedule", "NoExecute")
+    ]
+    unique = dict.fromkeys([*own, *extra])
+    return [toleration.as_dict() for toleration in unique]
+
+
+def _security_context() -> JsonDict:
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "runAsUser": NON_ROOT_UID,
+        "runAsGroup": NON_ROOT_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def verification_pod(node: NodeInfo, gpus: int, run_id: str, options: VerifyOptions) -> JsonDict:
+    """The pod that proves `node` gives `gpus` GPUs to a workload."""
+    spec: JsonDict = {
+        "restartPolicy": "Never",
+        "nodeSelector": {HOSTNAME_LABEL: node.hostname},
+        "tolerations": tolerations_for(node, options.tolerations),
+        "activeDeadlineSeconds": int(options.timeout_s) + DEADLINE_GRACE_S,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 0,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": NON_ROOT_UID,
+            "runAsGroup": NON_ROOT_UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [
+            {
+                "name": CONTAINER,
+                "image": options.image,
+                "command": list(VERIFY_ARGS),
+                "resources": {
+                    "requests": {GPU_RESOURCE: str(gpus)},
+                    "limits": {GPU_RESOURCE: str(gpus)},
+                },
+                "securityContext": _security_context(),
+                "terminationMessagePolicy": "FallbackToLogsOnError",
+            }
+        ],
+    }
+    if options.runtime_class:
+        spec["runtimeClassName"] = options.runtime_class
+    if options.image_pull_secret:
+        spec["imagePullSecrets"] = [{"name": options.image_pull_secret}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod_name(run_id, node.name),
+            "labels": {MANAGED_BY: "gpuctl", COMPONENT: "verify", RUN_ID_LABEL: run_id},
+            "annotations": {NODE_ANNOTATION: node.name},
+        },
+        "spec": spec,
+    }

@@ -1,0 +1,202 @@
+"""Turn a verification pod's outcome into checks: scheduling, image, nvidia-smi output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuctl.core.verify_model import Check, Status, failed, passed, skipped, warned
+from gpuctl.diagnose import diagnose, diagnose_scheduling
+from gpuctl.kube.nodes import NodeInfo
+from gpuctl.kube.pods import PodOutcome
+from gpuctl.nvidia_smi import VERIFY_QUERY_FIELDS, parse_query_csv
+
+SMI_CHECKS = (
+    "nvidia-smi.run",
+    "nvidia-smi.gpus",
+    "nvidia-smi.product",
+    "nvidia-smi.memory",
+    "nvidia-smi.driver",
+)
+
+
+@dataclass(frozen=True)
+class PodEvaluation:
+    checks: tuple[Check, ...]
+    seen: int | None = None
+    product: str = ""
+    driver_version: str = ""
+
+
+def _skip_all(ids: tuple[str, ...], why: str) -> list[Check]:
+    return [skipped(check_id, why) for check_id in ids]
+
+
+def _hint_context(node: NodeInfo, namespace: str, image: str) -> dict[str, str]:
+    return {"node": node.name, "namespace": namespace, "image": image}
+
+
+def evaluate(  # noqa: PLR0911 - one return per way a pod can end
+    outcome: PodOutcome, node: NodeInfo, requested: int, namespace: str, image: str
+) -> PodEvaluation:
+    """Checks pod.scheduled, pod.image and nvidia-smi.* for one node."""
+    context = _hint_context(node, namespace, image)
+    rest = ("pod.image", *SMI_CHECKS)
+    if outcome.state == "create-failed":
+        check = failed(
+            "pod.scheduled",
+            f"could not create the verification pod: {outcome.message}",
+            f"`kubectl auth can-i create pods -n {namespace}`",
+        )
+        return PodEvaluation((check, *_skip_all(rest, "pod not created")))
+    if outcome.state == "unschedulable":
+        return PodEvaluation((_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled")))
+    scheduled = passed("pod.scheduled", "scheduled through nodeSelector kubernetes.io/hostname")
+    if outcome.state == "timeout" and outcome.phase == "Pending":
+        check = failed(
+            "pod.image",
+            f"pod still Pending after the timeout ({outcome.message})",
+            f"`kubectl -n {namespace} describe pod {outcome.name}` (rerun with --keep-pods)",
+        )
+        return PodEvaluation((scheduled, check, *_skip_all(SMI_CHECKS, "container did not start")))
+    if outcome.state == "image-pull":
+        return PodEvaluation(
+            (scheduled, _image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
+        )
+    image_ok = passed("pod.image", f"pulled {image}")
+    if outcome.state == "timeout":
+        check = failed(
+            "nvidia-smi.run",
+            f"nvidia-smi did not finish before the timeout ({outcome.message})",
+            "rerun with a larger --timeout, and --keep-pods to inspect the pod",
+        )
+        return PodEvaluation((scheduled, image_ok, check, *_skip_all(SMI_CHECKS[1:], "no output")))
+    if outcome.state != "succeeded" or outcome.exit_code not in (0, None):
+        return PodEvaluation(
+            (
+                scheduled,
+                image_ok,
+                _run_failed(outcome, context),
+                *_skip_all(SMI_CHECKS[1:], "nvidia-smi failed"),
+            )
+        )
+    return _evaluate_output(outcome, node, requested, (scheduled, image_ok))
+
+
+def _unschedulable(outcome: PodOutcome, context: dict[str, str]) -> Check:
+    found = diagnose_scheduling(outcome.message, **context)
+    message = f"Unschedulable: {outcome.message}" if outcome.message else "Unschedulable"
+    if found is None:
+        return failed("pod.scheduled", message[:300], f"`kubectl describe node {context['node']}`")
+    return failed("pod.scheduled", f"{found.cause} ({found.evidence})", found.hint, found.signature_id)
+
+
+def _image_pull(outcome: PodOutcome, context: dict[str, str]) -> Check:
+    text = f"{outcome.reason} {outcome.message}"
+    found = diagnose(text, "image-pull", **context)
+    message = f"{outcome.reason}: {outcome.message}".strip(": ")[:300]
+    if found is None:
+        return failed("pod.image", message, f"check --image {context['image']}")
+    return failed("pod.image", f"{message} — {found.cause}", found.hint, found.signature_id)
+
+
+def _run_failed(outcome: PodOutcome, context: dict[str, str]) -> Check:
+    text = "\n".join(part for part in (outcome.log, outcome.message) if part)
+    found = diagnose(text, "nvidia-smi", **context)
+    first_line = next((line.strip() for line in text.splitlines() if line.strip()), outcome.reason)
+    message = f"nvidia-smi exited {outcome.exit_code} ({outcome.reason or outcome.state}): {first_line}"
+    if found is None:
+        return failed(
+            "nvidia-smi.run",
+            message[:300],
+            f"`kubectl -n {context['namespace']} logs {outcome.name}` (rerun with --keep-pods)",
+        )
+    return failed("nvidia-smi.run", f"{message[:240]} — {found.cause}", found.hint, found.signature_id)
+
+
+def _evaluate_output(
+    outcome: PodOutcome, node: NodeInfo, requested: int, head: tuple[Check, ...]
+) -> PodEvaluation:
+    try:
+        rows = parse_query_csv(outcome.log, VERIFY_QUERY_FIELDS)
+    except ValueError as error:
+        check = failed(
+            "nvidia-smi.run",
+            f"unexpected nvidia-smi output: {error}",
+            f"`kubectl logs` the pod with --keep-pods; is {outcome.name}'s image a CUDA image?",
+        )
+        return PodEvaluation((*head, check, *_skip_all(SMI_CHECKS[1:], "no parsable output")))
+    run = passed("nvidia-smi.run", f"nvidia-smi listed {len(rows)} GPU(s)")
+    products = sorted({row["name"] for row in rows})
+    drivers = sorted({row["driver_version"] for row in rows})
+    checks = (
+        *head,
+        run,
+        _gpus_seen(rows, requested, node),
+        _product(products, node),
+        _memory(rows, node),
+        _driver(drivers),
+    )
+    return PodEvaluation(checks, len(rows), ", ".join(products), ", ".join(drivers))
+
+
+def _gpus_seen(rows: list[dict[str, str]], requested: int, node: NodeInfo) -> Check:
+    if len(rows) == requested:
+        return passed("nvidia-smi.gpus", f"{len(rows)} GPU(s) seen = {requested} requested")
+    return failed(
+        "nvidia-smi.gpus",
+        f"{len(rows)} GPU(s) seen, {requested} requested",
+        f"the runtime exposed the wrong devices: check NVIDIA_VISIBLE_DEVICES/CDI handling of the "
+        f"nvidia runtime on {node.name} and `nvidia-smi -L` on the node",
+    )
+
+
+def _normalise(product: str) -> str:
+    return product.strip().replace(" ", "-").upper()
+
+
+def _product(products: list[str], node: NodeInfo) -> Check:
+    if not products:
+        return skipped("nvidia-smi.product", "no GPU listed")
+    if len(products) > 1:
+        return warned(
+            "nvidia-smi.product",
+            f"mixed products: {', '.join(products)}",
+            "mixed GPU models on one node confuse schedulers; label or split the node",
+        )
+    label = node.product_label
+    # GFD appends -SHARED (time-slicing) or MIG profiles to the product label.
+    if label and not _normalise(label).startswith(_normalise(products[0])):
+        return failed(
+            "nvidia-smi.product",
+            f"nvidia-smi shows {products[0]!r}, node label says {label!r}",
+            f"GPU feature discovery is stale: restart it on {node.name}",
+        )
+    return passed("nvidia-smi.product", products[0])
+
+
+def _memory(rows: list[dict[str, str]], node: NodeInfo) -> Check:
+    sizes = sorted({int(row["memory.total"]) for row in rows if row["memory.total"].isdigit()})
+    if not sizes:
+        return skipped("nvidia-smi.memory", "no memory figure")
+    if len(sizes) > 1:
+        return warned(
+            "nvidia-smi.memory",
+            f"GPUs differ in memory: {sizes} MiB",
+            f"check `nvidia-smi -q -d MEMORY` on {node.name}",
+        )
+    label = node.memory_label_mib
+    if label and abs(label - sizes[0]) > max(1, label // 100):
+        return failed(
+            "nvidia-smi.memory",
+            f"{sizes[0]} MiB per GPU, node label says {label} MiB",
+            f"`nvidia-smi -q -d MEMORY` on {node.name}; a different board or a MIG mode change",
+        )
+    return passed("nvidia-smi.memory", f"{sizes[0]} MiB per GPU")
+
+
+def _driver(drivers: list[str]) -> Check:
+    if not drivers:
+        return skipped("nvidia-smi.driver", "no driver version")
+    if len(drivers) > 1:
+        return Check("nvidia-smi.driver", Status.WARN, f"several driver versions: {drivers}")
+    return passed("nvidia-smi.driver", f"driver {drivers[0]}")

@@ -1,0 +1,83 @@
+"""Write the diagnosis table as Markdown: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`."""
+
+from __future__ import annotations
+
+import sys
+
+from gpuctl.diagnose.signatures import SIGNATURES
+
+HEADER = """\
+# Diagnosis table
+
+`gpuctl verify` matches what it reads — device plugin logs, the verification pod's nvidia-smi
+output and container state, kube-scheduler `FailedScheduling` messages, image pull errors and node
+conditions — against this table (`gpuctl/diagnose/signatures.py`). The first matching row of the
+right source wins; its cause and fix become the check's message and hint, and its id is reported
+as `diagnosis` in `--output json` and as the failure `type` in `--output junit`.
+
+For scheduling failures the verification pod selects exactly one node, so every other node
+reports "didn't match Pod's node affinity/selector"; that reason is ignored unless it is the only one.
+
+Hints use `{node}`, `{namespace}` and `{image}`, filled in per node.
+
+This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
+
+## How `gpuctl verify` works
+
+- **GPU nodes** are nodes with `nvidia.com/gpu` capacity, or the labels
+  `feature.node.kubernetes.io/pci-10de.present=true` (NFD), `nvidia.com/gpu.present=true` or
+  `nvidia.com/gpu.count>0` (GFD/operator), or named by the user. A GPU node advertising no GPU fails.
+- **Expectations**: `--expect-nodes a,b,gpu-*` (names or shell globs; a name that is not in the
+  cluster fails as `node.exists`, a glob matching nothing fails `cluster.expected-nodes`);
+  `--expect-gpus 8` (every GPU node), `--expect-gpus 'gpu-0=8,dgx-*=4'` (first match wins) or
+  `--expect-gpus @gpus.yaml` (a YAML mapping of name/glob to count).
+- **Per-node checks**, in order: `node.ready`, `node.schedulable`, `gpu.capacity`,
+  `gpu.allocatable`, `device-plugin.pod`, `device-plugin.log`, `taint.toleration`,
+  `pod.scheduled`, `pod.image`, `nvidia-smi.run`, `nvidia-smi.gpus`, `nvidia-smi.product`,
+  `nvidia-smi.memory`, `nvidia-smi.driver`. **Cluster checks**: `cluster.gpu-nodes`,
+  `cluster.device-plugin`, `cluster.daemonset-tolerations`, `cluster.runtimeclass`,
+  `cluster.driver-drift`.
+- **Verification pod** (one per Ready, schedulable GPU node with allocatable GPUs): namespace
+  `--namespace` (default `gpuctl-system`, created with `pod-security.kubernetes.io/enforce=restricted`),
+  `nodeSelector kubernetes.io/hostname`, tolerations for the node's GPU taints (`nvidia.com/*` or
+  keys containing `gpu`) plus `--toleration`, requests and limits `nvidia.com/gpu` = allocatable,
+  runs `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version,pci.bus_id
+  --format=csv,noheader,nounits` as uid 65534 without privilege escalation, capabilities or
+  non-default seccomp, `restartPolicy: Never`, `activeDeadlineSeconds` = `--timeout` + 60.
+  Labels `app.kubernetes.io/managed-by=gpuctl`, `app.kubernetes.io/component=verify`,
+  `gpuctl.io/verify-run=<run id>`; all pods of a run are deleted with one deletecollection on
+  success, failure, timeout, Ctrl-C and SIGTERM (unless `--keep-pods`).
+- **Fail fast**: an image pull error (`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`) or an
+  `Unschedulable` condition ends the wait for that node at once.
+- **API budget**: a constant handful of requests plus three per GPU node (create the pod, read its
+  log, read the device plugin's log); pods are followed by one watch on the run's label.
+"""
+
+SOURCES = {
+    "plugin-log": "Device plugin log (last 200 lines of the plugin pod on the node)",
+    "nvidia-smi": "nvidia-smi in the verification pod (log and container termination message)",
+    "scheduling": "kube-scheduler FailedScheduling (pod condition or event)",
+    "image-pull": "Image pull (container waiting reason and message, Failed events)",
+    "node": "Node state",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown() -> str:
+    lines = [HEADER]
+    for source, title in SOURCES.items():
+        lines += [f"\n## {title}\n", "| id | signature (regex) | cause | fix |", "|---|---|---|---|"]
+        for signature in SIGNATURES:
+            if signature.source == source:
+                cells = (signature.pattern.pattern, signature.cause, signature.hint)
+                lines.append(
+                    f"| `{signature.id}` | `{_cell(cells[0])}` | {_cell(cells[1])} | {_cell(cells[2])} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown())

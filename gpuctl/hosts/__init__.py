@@ -1,0 +1,1 @@
+"""The host boundary: inventory model, paramiko preflight probes, the ansible-runner driver."""

@@ -1,0 +1,208 @@
+"""Run a playbook through ansible-runner's Python API in a private, throw-away data dir.
+
+Secrets: the become password reaches ansible-playbook only through ansible-runner's pexpect
+answer to the `BECOME password:` prompt. `suppress_env_files` keeps it out of `env/passwords`, and
+the caller removes GPUCTL_BECOME_PASSWORD from the environment before the run, because
+ansible-runner records the child's environment in `artifacts/<ident>/command`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BECOME_PROMPT = r"^BECOME password.*:\s*?$"
+RUN_IDENT = "bootstrap"
+SSH_TIMEOUT_S = 10
+JOIN_POLL_S = 0.2
+CANCEL_GRACE_S = 10.0
+REAP_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    playbook: Path
+    inventory: Path
+    limit: str | None = None
+    tags: str | None = None
+    check: bool = False
+    extra_args: tuple[str, ...] = ()
+    become_password: str | None = None
+    keep_artifacts: bool = False
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: str  # ansible-runner's: successful | failed | canceled | timeout
+    rc: int
+    interrupted: bool  # Ctrl-C, or the caller's cancel event
+    artifacts_dir: Path | None  # kept only with keep_artifacts
+
+
+def runner_envvars(private_dir: Path) -> dict[str, str]:
+    """Ansible settings for every run: host keys checked, no retry files, fast failure on dead hosts."""
+    python_bin = str(Path(sys.executable).parent)
+    return {
+        # ansible-playbook is looked up on PATH: prefer the one installed next to gpuctl.
+        "PATH": python_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "ANSIBLE_HOST_KEY_CHECKING": "True",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "ANSIBLE_TIMEOUT": str(SSH_TIMEOUT_S),
+        "ANSIBLE_PIPELINING": "True",
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(private_dir / "cp"),
+        "ANSIBLE_LOCAL_TEMP": str(private_dir / "tmp"),
+        "ANSIBLE_NOCOLOR": "True",
+    }
+
+
+def command_line(request: RunRequest) -> str:
+    args: list[str] = []
+    if request.check:
+        args += ["--check", "--diff"]
+    if request.become_password is not None:
+        args.append("--ask-become-pass")
+    args += request.extra_args
+    return shlex.join(args)
+
+
+def run_playbook(
+    request: RunRequest,
+    *,
+    on_event: Callable[[Mapping[str, Any]], None],
+    cancel: threading.Event,
+) -> RunOutcome:
+    """Run the playbook in a worker thread; Ctrl-C in this thread cancels it cleanly."""
+    private_dir = Path(tempfile.mkdtemp(prefix="gpuctl-bootstrap-"))  # mode 0700
+    outcome: dict[str, Any] = {"finished": threading.Event()}
+    worker = threading.Thread(
+        target=_run,
+        args=(request, private_dir, on_event, cancel, outcome),
+        name="ansible-runner",
+        daemon=True,
+    )
+    interrupted = False
+    worker.start()
+    # Wait on an Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread
+    # looking dead while ansible-playbook still runs.
+    finished: threading.Event = outcome["finished"]
+    while not finished.is_set():
+        try:
+            finished.wait(JOIN_POLL_S)
+        except KeyboardInterrupt:
+            interrupted = True
+            cancel.set()
+    if not request.keep_artifacts:
+        shutil.rmtree(private_dir, ignore_errors=True)
+    if "error" in outcome:
+        raise outcome["error"]
+    cancelled = interrupted or cancel.is_set()
+    return RunOutcome(
+        status="canceled" if cancelled else str(outcome.get("status", "failed")),
+        rc=int(outcome.get("rc") or 0),
+        interrupted=cancelled,
+        artifacts_dir=private_dir if request.keep_artifacts else None,
+    )
+
+
+def _run(
+    request: RunRequest,
+    private_dir: Path,
+    on_event: Callable[[Mapping[str, Any]], None],
+    cancel: threading.Event,
+    outcome: dict[str, Any],
+) -> None:
+    import ansible_runner
+
+    def handle(event: Mapping[str, Any]) -> bool:
+        on_event(event)
+        return True  # also write it to the artifacts (kept with --keep-artifacts)
+
+    cancel_check = _GracefulCancel(cancel)
+    passwords = {BECOME_PROMPT: request.become_password} if request.become_password is not None else {}
+    try:
+        result = ansible_runner.run(
+            private_data_dir=str(private_dir),
+            project_dir=str(request.playbook.parent),
+            playbook=str(request.playbook),
+            inventory=str(request.inventory.resolve()),
+            limit=request.limit or None,
+            tags=request.tags or None,
+            cmdline=command_line(request) or None,
+            envvars=runner_envvars(private_dir),
+            passwords=passwords,
+            suppress_env_files=True,
+            event_handler=handle,
+            cancel_callback=cancel_check,
+            ident=RUN_IDENT,
+            quiet=True,
+        )
+        outcome.update(status=result.status, rc=result.rc)
+        cancel_check.reap()
+    except Exception as error:  # handed to the calling thread, which raises it there
+        outcome["error"] = error
+    finally:
+        outcome["finished"].set()
+
+
+class _GracefulCancel:
+    """ansible-runner's cancel callback: interrupt ansible-playbook first, SIGKILL only if it lingers.
+
+    ansible-runner cancels by SIGKILL to ansible-playbook's process group, but Ansible's workers run
+    in sessions of their own and would outlive it; SIGINT lets ansible-playbook stop them itself.
+    """
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self._cancel = cancel
+        self._interrupted_at: float | None = None
+        self._workers: list[int] = []
+
+    def __call__(self) -> bool:
+        if not self._cancel.is_set():
+            return False
+        if self._interrupted_at is None:
+            self._interrupted_at = time.monotonic()
+            playbooks = _ansible_children(os.getpid())
+            self._workers = [worker for pid in playbooks for worker in _ansible_children(pid)]
+            for pid in playbooks:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGINT)
+        return time.monotonic() - self._interrupted_at > CANCEL_GRACE_S
+
+    def reap(self) -> None:
+        """After the run: give the workers of a cancelled run a moment, then kill the survivors."""
+        deadline = time.monotonic() + REAP_WAIT_S
+        while self._workers and time.monotonic() < deadline:
+            self._workers = [pid for pid in self._workers if _is_ansible(pid)]
+            time.sleep(0.1)
+        for pid in self._workers:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _is_ansible(pid: int) -> bool:
+    try:
+        return b"ansible-playbook" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _ansible_children(parent: int) -> list[int]:
+    """PIDs of ansible-playbook processes whose parent is `parent` (Linux /proc; none elsewhere)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == parent and _is_ansible(int(stat.parent.name)):
+                found.append(int(stat.parent.name))
+    return found

@@ -1,0 +1,245 @@
+"""Run a batch of short-lived pods: create with bounded concurrency, follow them with ONE watch,
+read each log once, delete them all with one deletecollection."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from gpuctl.kube.client import api_call
+from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of, stream_json_lines
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+IMAGE_PULL_REASONS = frozenset(
+    {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"}
+)
+START_ERROR_REASONS = frozenset({"CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
+
+
+@dataclass(frozen=True)
+class PodOutcome:
+    """How one pod ended. `state`: succeeded | failed | unschedulable | image-pull | start-error |
+    timeout | create-failed."""
+
+    name: str
+    state: str
+    phase: str = ""
+    exit_code: int | None = None
+    reason: str = ""
+    message: str = ""
+    log: str = ""
+
+
+def _terminated(pod: JsonDict) -> JsonDict:
+    for status in dig(pod, "status", "containerStatuses", default=[]):
+        terminated = dig(status, "state", "terminated")
+        if terminated:
+            return dict(terminated)
+    return {}
+
+
+def _waiting(pod: JsonDict) -> JsonDict:
+    for status in dig(pod, "status", "containerStatuses", default=[]):
+        waiting = dig(status, "state", "waiting")
+        if waiting:
+            return dict(waiting)
+    return {}
+
+
+def _unschedulable(pod: JsonDict) -> JsonDict | None:
+    for condition in dig(pod, "status", "conditions", default=[]):
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return dict(condition) if condition.get("reason") == "Unschedulable" else None
+    return None
+
+
+def classify(pod: JsonDict) -> PodOutcome | None:
+    """The final outcome of `pod` if it reached one we need not wait past, else None."""
+    name, phase = name_of(pod), str(dig(pod, "status", "phase", default="Pending"))
+    if phase in ("Succeeded", "Failed"):
+        term = _terminated(pod)
+        state = "succeeded" if phase == "Succeeded" else "failed"
+        reason = str(term.get("reason") or dig(pod, "status", "reason", default="") or "")
+        if reason == "DeadlineExceeded":
+            state = "timeout"
+        message = str(term.get("message") or dig(pod, "status", "message", default="") or "")
+        exit_code = term.get("exitCode")
+        return PodOutcome(name, state, phase, exit_code, reason, message)
+    waiting = _waiting(pod)
+    waiting_reason = str(waiting.get("reason") or "")
+    if waiting_reason in IMAGE_PULL_REASONS:
+        return PodOutcome(name, "image-pull", phase, None, waiting_reason, str(waiting.get("message") or ""))
+    if waiting_reason in START_ERROR_REASONS:
+        return PodOutcome(name, "start-error", phase, None, waiting_reason, str(waiting.get("message") or ""))
+    condition = _unschedulable(pod)
+    if condition is not None:
+        return PodOutcome(
+            name, "unschedulable", phase, None, "Unschedulable", str(condition.get("message") or "")
+        )
+    return None
+
+
+class PodBatch:
+    """One batch of pods sharing a label selector in one namespace."""
+
+    def __init__(self, api_client: ApiClient, namespace: str, selector: str, executor: ThreadPoolExecutor):
+        from kubernetes.client import CoreV1Api
+
+        self.core = CoreV1Api(api_client)
+        self.namespace = namespace
+        self.selector = selector
+        self.executor = executor
+        self.stop = threading.Event()
+        self.created = 0
+        self._lock = threading.Lock()
+
+    # --- creation ---------------------------------------------------------------------------
+    def _create_one(self, manifest: JsonDict) -> PodOutcome | None:
+        from kubernetes.client.exceptions import ApiException
+
+        if self.stop.is_set():
+            return PodOutcome(name_of(manifest), "create-failed", message="not created: interrupted")
+        try:
+            with api_call("create", f"pods in namespace {self.namespace}"):
+                call_json(self.core.create_namespaced_pod, self.namespace, cast(Any, manifest))
+        except ApiException as error:
+            return PodOutcome(name_of(manifest), "create-failed", message=_api_message(error))
+        with self._lock:
+            self.created += 1
+        return None
+
+    def create_all(self, manifests: list[JsonDict]) -> list[Future[PodOutcome | None]]:
+        return [self.executor.submit(self._create_one, manifest) for manifest in manifests]
+
+    # --- following --------------------------------------------------------------------------
+    def follow(
+        self, names: set[str], deadline: float, on_done: Callable[[PodOutcome], None]
+    ) -> dict[str, PodOutcome]:
+        """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes."""
+        outcomes: dict[str, PodOutcome] = {}
+        last_phase: dict[str, str] = {}
+
+        def observe(pod: JsonDict) -> None:
+            name = name_of(pod)
+            if name not in names or name in outcomes:
+                return
+            last_phase[name] = str(dig(pod, "status", "phase", default="Pending"))
+            outcome = classify(pod)
+            if outcome is not None:
+                outcomes[name] = outcome
+                on_done(outcome)
+
+        while len(outcomes) < len(names) and time.monotonic() < deadline:
+            resource_version = self._list(observe)
+            if len(outcomes) < len(names):
+                self._watch(resource_version, deadline, observe, lambda: len(outcomes) >= len(names))
+        for name in names - outcomes.keys():
+            phase = last_phase.get(name, "Pending")
+            outcomes[name] = PodOutcome(name, "timeout", phase, message=f"still {phase}")
+        return outcomes
+
+    def _list(self, observe: Callable[[JsonDict], None]) -> str:
+        with api_call("list", f"pods in namespace {self.namespace}"):
+            body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
+        for item in body.get("items", []):
+            observe(item)
+        return str(dig(body, "metadata", "resourceVersion", default=""))
+
+    def _watch(
+        self,
+        resource_version: str,
+        deadline: float,
+        observe: Callable[[JsonDict], None],
+        finished: Callable[[], bool],
+    ) -> None:
+        remaining = max(1.0, deadline - time.monotonic())
+        with api_call("watch", f"pods in namespace {self.namespace}"):
+            response: Any = self.core.list_namespaced_pod(
+                self.namespace,
+                label_selector=self.selector,
+                watch=True,
+                resource_version=resource_version,
+                timeout_seconds=int(remaining) + 1,
+                _preload_content=False,
+                _request_timeout=(10.0, remaining + 10.0),
+            )
+            try:
+                for event in stream_json_lines(response):
+                    if event.get("type") == "ERROR":
+                        return  # e.g. 410 Gone: the caller lists again
+                    observe(event.get("object") or {})
+                    if finished() or time.monotonic() >= deadline:
+                        return
+            finally:
+                response.close()
+                response.release_conn()
+
+    # --- logs, events, cleanup ------------------------------------------------------------------
+    def read_log(self, name: str, container: str) -> str:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            with api_call("get", f"pods/log in namespace {self.namespace}"):
+                return call_text(self.core.read_namespaced_pod_log, name, self.namespace, container=container)
+        except ApiException as error:
+            return f"(log unavailable: {_api_message(error)})"
+
+    def events_by_pod(self) -> dict[str, list[JsonDict]]:
+        """Events of this namespace grouped by the pod they are about (one request)."""
+        with api_call("list", f"events in namespace {self.namespace}"):
+            body = call_json(self.core.list_namespaced_event, self.namespace)
+        grouped: dict[str, list[JsonDict]] = {}
+        for event in body.get("items", []):
+            pod = dig(event, "involvedObject", "name", default="")
+            grouped.setdefault(pod, []).append(event)
+        return grouped
+
+    def delete_all(self) -> None:
+        """Delete every pod of the batch by label selector (one request), immediately."""
+        with api_call("deletecollection", f"pods in namespace {self.namespace}"):
+            call_json(
+                self.core.delete_collection_namespaced_pod,
+                self.namespace,
+                label_selector=self.selector,
+                grace_period_seconds=0,
+            )
+
+
+def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, str]) -> bool:
+    """Create `namespace` with `labels` if absent; True when it was created."""
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
+
+    core = CoreV1Api(api_client)
+    try:
+        with api_call("get", f"namespace {namespace}"):
+            call_json(core.read_namespace, namespace)
+        return False
+    except ApiException as error:
+        if error.status != 404:
+            raise
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}}
+    try:
+        with api_call("create", f"namespace {namespace}"):
+            call_json(core.create_namespace, cast(Any, body))
+    except ApiException as error:
+        if error.status != 409:
+            raise
+        return False
+    return True
+
+
+def _api_message(error: Any) -> str:
+    import json
+
+    try:
+        message = str(json.loads(error.body).get("message", ""))
+    except (TypeError, ValueError, AttributeError):
+        message = ""
+    return f"{error.status} {error.reason}" + (f": {message}" if message else "")

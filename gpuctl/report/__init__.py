@@ -1,0 +1,1 @@
+"""Renderers: rich tables for people, versioned JSON envelopes, JUnit XML."""

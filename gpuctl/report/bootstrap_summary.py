@@ -1,0 +1,89 @@
+"""Render a BootstrapResult: a summary table with the failing tasks, or a `gpuctl.bootstrap/v1` envelope."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.core.bootstrap import SCHEMA, BootstrapResult, failed_task_hint
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def bootstrap_json(result: BootstrapResult) -> dict[str, Any]:
+    """The versioned JSON envelope; add fields freely, never rename or remove them."""
+    return {
+        "schema": SCHEMA,
+        "ok": result.ok,
+        "phase": result.phase,
+        "check": result.check,
+        "status": result.status,
+        "inventory": result.inventory,
+        "playbook": result.playbook,
+        "hosts": [
+            {
+                "name": host.name,
+                "ok": host.succeeded,
+                "ok_tasks": host.ok_tasks,
+                "changed": host.changed,
+                "failed": host.failed,
+                "unreachable": host.unreachable,
+                "skipped": host.skipped,
+            }
+            for host in result.hosts
+        ],
+        "failed_tasks": [
+            {
+                "host": task.host,
+                "task": task.task,
+                "action": task.action,
+                "message": task.message,
+                "unreachable": task.unreachable,
+                "hint": failed_task_hint(task, result.inventory),
+            }
+            for task in result.failed_tasks
+        ],
+        "error": result.error,
+        "interrupted": result.interrupted,
+        "duration_s": result.duration_s,
+        "artifacts_dir": result.artifacts_dir,
+        "warnings": list(result.warnings),
+    }
+
+
+def render_bootstrap_summary(result: BootstrapResult, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    for warning in result.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    table = Table(box=None, pad_edge=False)
+    for column in ("HOST", "RESULT", "OK", "CHANGED", "FAILED", "UNREACHABLE", "SKIPPED"):
+        table.add_column(column)
+    for host in result.hosts:
+        verdict = "ok" if host.succeeded else "UNREACHABLE" if host.unreachable else "FAILED"
+        counts = (host.ok_tasks, host.changed, host.failed, host.unreachable, host.skipped)
+        style = None if host.succeeded else "red"
+        table.add_row(Text(host.name), verdict, *(str(count) for count in counts), style=style)
+    console.print(table)
+    for task in result.failed_tasks:
+        console.print(Text(f"{task.host}: task {task.task!r} failed: {task.message}", style="red"))
+        console.print(Text(f"  hint: {failed_task_hint(task, result.inventory)}"))
+    if result.error:
+        console.print(Text(f"error: {result.error}", style="red"))
+        console.print(Text("  hint: run the same with `-- -vvv` for ansible's details"))
+    console.print(Text(_footer(result)))
+
+
+def _footer(result: BootstrapResult) -> str:
+    mode = " (check mode: nothing changed on the hosts)" if result.check else ""
+    if result.interrupted:
+        return f"interrupted after {result.duration_s:.1f}s: the run was cancelled{mode}"
+    good = sum(host.succeeded for host in result.hosts)
+    changed = sum(host.changed for host in result.hosts)
+    text = (
+        f"{good} of {len(result.hosts)} host(s) prepared, {changed} change(s), {result.duration_s:.1f}s{mode}"
+    )
+    if result.artifacts_dir:
+        text += f"; artifacts kept in {result.artifacts_dir}"
+    return text

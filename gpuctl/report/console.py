@@ -1,0 +1,38 @@
+"""The one rich Console factory: no colour when NO_COLOR is set or the stream is not a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# Width used when the output is not a terminal (CI logs, pipes): wide enough that tables do not wrap.
+PIPE_WIDTH = 160
+
+
+def make_console(stream: TextIO | None = None, *, stderr: bool = False) -> Console:
+    """A Console writing to `stream` (default stdout, or stderr).
+
+    Colour and styles only on a terminal and without NO_COLOR (https://no-color.org); on pipes the
+    width is fixed so tables keep one line per row.
+    """
+    from rich.console import Console
+
+    target = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
+    is_tty = bool(getattr(target, "isatty", lambda: False)())
+    no_color = bool(os.environ.get("NO_COLOR"))
+    columns = os.environ.get("COLUMNS", "")
+    width = None if is_tty else (int(columns) if columns.isdigit() else PIPE_WIDTH)
+    return Console(
+        file=target,
+        no_color=no_color,
+        color_system="auto" if is_tty and not no_color else None,
+        force_terminal=False if not is_tty else None,
+        highlight=False,
+        emoji=False,
+        width=width,
+        soft_wrap=False,
+    )

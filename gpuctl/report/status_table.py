@@ -1,0 +1,74 @@
+"""Render a StatusResult: a rich table for people, a `gpuctl.status/v1` JSON envelope for tools."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.core.status import SCHEMA, StatusResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def status_json(result: StatusResult) -> dict[str, Any]:
+    """The versioned JSON envelope; add fields freely, never rename or remove them."""
+    return {
+        "schema": SCHEMA,
+        "cluster_nodes": result.cluster_nodes,
+        "totals": result.totals,
+        "nodes": [
+            {
+                "name": node.name,
+                "product": node.product,
+                "gpus": {
+                    "capacity": node.gpu_capacity,
+                    "allocatable": node.gpu_allocatable,
+                    "in_use": node.gpu_in_use,
+                },
+                "driver": node.driver,
+                "taints": list(node.taints),
+                "ready": node.ready,
+                "schedulable": node.schedulable,
+            }
+            for node in result.nodes
+        ],
+    }
+
+
+def _ready_text(ready: bool, schedulable: bool) -> str:
+    text = "Ready" if ready else "NotReady"
+    return text if schedulable else f"{text},SchedulingDisabled"
+
+
+def render_status_table(result: StatusResult, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    if not result.nodes:
+        console.print(f"no GPU node found among {result.cluster_nodes} node(s)")
+        console.print(
+            "hint: install the NVIDIA device plugin (`gpuctl render`) or check the node labels "
+            "with `kubectl get nodes --show-labels`"
+        )
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "DRIVER", "TAINTS", "STATUS"):
+        table.add_column(column, overflow="fold")
+    for node in result.nodes:
+        degraded = not node.ready or node.gpu_allocatable < node.gpu_capacity or not node.gpu_capacity
+        cells = (
+            node.name,
+            node.product,
+            f"{node.gpu_capacity}/{node.gpu_allocatable}/{node.gpu_in_use}",
+            node.driver,
+            ", ".join(node.taints) or "-",
+            _ready_text(node.ready, node.schedulable),
+        )
+        table.add_row(*(Text(cell) for cell in cells), style="yellow" if degraded else None)
+    console.print(table)
+    totals = result.totals
+    console.print(
+        f"{totals['gpu_nodes']} GPU node(s) of {result.cluster_nodes}: {totals['capacity']} GPUs, "
+        f"{totals['allocatable']} allocatable, {totals['in_use']} in use",
+        soft_wrap=True,
+    )

@@ -1,0 +1,447 @@
+"""The REST layer: routes a request to discovery, list/get/watch, writes, logs; HTTP-agnostic."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from gpuctl.sim import resources, tables, writes
+from gpuctl.sim.resources import ResourceType
+from gpuctl.sim.selectors import SelectorError, field_selector, label_selector
+from gpuctl.sim.status import ApiError, bad_request, forbidden, not_found
+from gpuctl.sim.store import Change, TooOld
+
+if TYPE_CHECKING:
+    from gpuctl.sim.cluster import Cluster
+
+Obj = dict[str, Any]
+JSON = "application/json"
+DEFAULT_WATCH_SECONDS = 1800
+
+
+@dataclass
+class Request:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes = b""
+    path: str = ""
+    query: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.target)
+        self.path = parts.path.rstrip("/") or "/"
+        self.query = {
+            key: values[-1] for key, values in parse_qs(parts.query, keep_blank_values=True).items()
+        }
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name.lower(), "")
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    stream: Iterator[bytes] | None = None
+
+
+@dataclass(frozen=True)
+class Route:
+    resource: ResourceType
+    namespace: str
+    name: str
+    subresource: str
+    watch: bool
+
+
+def encode(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class Api:
+    def __init__(self, cluster: Cluster, server_address: str) -> None:
+        self.cluster = cluster
+        self.server_address = server_address
+
+    # -- entry point ---------------------------------------------------------------------------
+    def handle(self, request: Request) -> tuple[Response, str]:
+        """The response and the verb it counts as (list, watch, patch ... or discovery)."""
+        try:
+            route = self._route(request.path)
+            if route is None:
+                return self._non_resource(request), "discovery"
+            verb = self._verb(request, route)
+            self._authorise(verb, route)
+            return self._dispatch(request, route, verb), verb
+        except ApiError as error:
+            return Response(error.code, encode(error.status())), "error"
+        except SelectorError as error:
+            return Response(400, encode(bad_request(str(error)).status())), "error"
+
+    def _non_resource(self, request: Request) -> Response:
+        path = request.path
+        version = self.cluster.scenario.kubernetes_version
+        documents: dict[str, Obj | None] = {
+            "/version": {
+                "major": version[1:].split(".")[0],
+                "minor": version.split(".")[1],
+                "gitVersion": version,
+                "gitCommit": "0000000000000000000000000000000000000000",
+                "gitTreeState": "clean",
+                "buildDate": "2024-10-22T20:28:14Z",
+                "goVersion": "go1.22.8",
+                "compiler": "gc",
+                "platform": "linux/amd64",
+            },
+            "/api": resources.api_versions(self.server_address),
+            "/apis": resources.api_group_list(),
+            "/api/v1": resources.api_resource_list("", "v1"),
+        }
+        if path in ("/healthz", "/readyz", "/livez"):
+            return Response(200, b"ok", "text/plain")
+        if path in documents and documents[path] is not None:
+            return Response(200, encode(documents[path]))
+        parts = path.strip("/").split("/")
+        if parts[0] == "apis" and len(parts) == 2 and (group := resources.api_group(parts[1])):
+            return Response(200, encode(group))
+        if (
+            parts[0] == "apis"
+            and len(parts) == 3
+            and (listing := resources.api_resource_list(parts[1], parts[2]))
+        ):
+            return Response(200, encode(listing))
+        error = ApiError(404, "NotFound", "the server could not find the requested resource", {})
+        return Response(404, encode(error.status()))
+
+    def _route(self, path: str) -> Route | None:
+        parts = path.strip("/").split("/")
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif parts[0] == "apis" and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return None
+        watch = bool(rest) and rest[0] == "watch"
+        rest = rest[1:] if watch else rest
+        if not rest:
+            return None
+        namespace = ""
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            candidate = resources.lookup(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        resource = resources.lookup(group, version, rest[0])
+        if resource is None or len(rest) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
+        name = rest[1] if len(rest) > 1 else ""
+        subresource = rest[2] if len(rest) > 2 else ""
+        if subresource and subresource not in resource.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
+        return Route(resource, namespace, name, subresource, watch)
+
+    def _verb(self, request: Request, route: Route) -> str:
+        method = request.method
+        if method == "GET":
+            if route.name:
+                return "get"
+            return "watch" if route.watch or request.query.get("watch") in ("true", "1") else "list"
+        collection = {"POST": "create", "DELETE": "deletecollection"}
+        item = {"PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}
+        verb = (item if route.name else collection).get(method)
+        if verb is None:
+            raise ApiError(
+                405,
+                "MethodNotAllowed",
+                f"the server does not allow this method on the requested resource ({method})",
+            )
+        return verb
+
+    def _authorise(self, verb: str, route: Route) -> None:
+        plural = route.resource.plural + (f"/{route.subresource}" if route.subresource else "")
+        if (
+            f"{verb} {plural}" in self.cluster.scenario.forbidden
+            or f"{verb} {route.resource.plural}" in self.cluster.scenario.forbidden
+        ):
+            raise forbidden(verb, plural, route.resource.group, route.namespace)
+        if verb not in route.resource.verbs:
+            raise ApiError(
+                405,
+                "MethodNotAllowed",
+                f"the server does not allow this method on the requested resource ({verb})",
+            )
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def _dispatch(self, request: Request, route: Route, verb: str) -> Response:
+        if verb == "watch":
+            return self._watch(request, route)
+        with self.cluster.store.lock:
+            if verb == "list":
+                return self._list(request, route)
+            if verb == "get":
+                return self._get(request, route)
+            return self._write(request, route, verb)
+
+    def _namespace_filter(self, route: Route) -> str | None:
+        return route.namespace if route.resource.namespaced and route.namespace else None
+
+    def _matching(self, request: Request, route: Route) -> list[Obj]:
+        by_label = label_selector(request.query.get("labelSelector"))
+        by_field = field_selector(request.query.get("fieldSelector"))
+        items = self.cluster.store.items(route.resource.key, self._namespace_filter(route))
+        matching = [obj for obj in items if by_label(obj) and by_field(obj)]
+        matching.sort(key=lambda obj: (obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+        return matching
+
+    def _wants_table(self, request: Request) -> bool:
+        return "as=Table" in request.header("accept")
+
+    def _list(self, request: Request, route: Route) -> Response:
+        items = self._matching(request, route)
+        version = str(self.cluster.store.resource_version)
+        if self._wants_table(request):
+            return Response(
+                200,
+                encode(
+                    tables.table(route.resource.kind, items, version, request.query.get("includeObject", ""))
+                ),
+            )
+        listing = {
+            "kind": f"{route.resource.kind}List",
+            "apiVersion": route.resource.api_version,
+            "metadata": {"resourceVersion": version},
+            "items": items,
+        }
+        return Response(200, encode(listing))
+
+    def _lookup(self, route: Route) -> Obj:
+        obj = self.cluster.store.get(
+            route.resource.key, route.namespace if route.resource.namespaced else "", route.name
+        )
+        if obj is None:
+            raise not_found(route.resource.plural, route.name, route.resource.group)
+        return obj
+
+    def _get(self, request: Request, route: Route) -> Response:
+        obj = self._lookup(route)
+        if route.subresource == "log":
+            return Response(200, self._log(request, obj).encode(), "text/plain")
+        if self._wants_table(request):
+            version = obj["metadata"]["resourceVersion"]
+            return Response(
+                200,
+                encode(
+                    tables.table(route.resource.kind, [obj], version, request.query.get("includeObject", ""))
+                ),
+            )
+        return Response(200, encode(obj))
+
+    def _log(self, request: Request, pod: Obj) -> str:
+        names = [c["name"] for c in pod["spec"].get("containers") or []]
+        container = request.query.get("container") or (names[0] if len(names) == 1 else "")
+        pod_name = pod["metadata"]["name"]
+        if not container:
+            raise bad_request(
+                f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
+            )
+        if container not in names:
+            raise bad_request(f"container {container} is not valid for pod {pod_name}")
+        runtime = self.cluster.runtime.get(pod["metadata"]["uid"])
+        if runtime is None or container not in runtime.logs:
+            waiting = next(
+                (
+                    s.get("state", {}).get("waiting", {})
+                    for s in pod.get("status", {}).get("containerStatuses") or []
+                    if s.get("name") == container
+                ),
+                {},
+            )
+            reason = waiting.get("reason") or "ContainerCreating"
+            raise bad_request(f'container "{container}" in pod "{pod_name}" is waiting to start: {reason}')
+        log = runtime.logs[container]
+        text = log() if callable(log) else log
+        runtime.logs[container] = text
+        tail = request.query.get("tailLines")
+        if tail:
+            try:
+                lines = text.splitlines(keepends=True)
+                text = "".join(lines[-int(tail) :]) if int(tail) > 0 else ""
+            except ValueError:
+                raise bad_request(f"invalid tailLines {tail!r}") from None
+        limit = request.query.get("limitBytes")
+        if limit and limit.isdigit():
+            text = text.encode()[: int(limit)].decode(errors="ignore")
+        return text
+
+    # -- writes --------------------------------------------------------------------------------
+    def _body(self, request: Request) -> Obj:
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError as error:
+            raise bad_request(f"error decoding request body: {error}") from None
+        if not isinstance(body, dict):
+            raise bad_request("the request body must be a JSON object")
+        return body
+
+    def _dry_run(self, request: Request, options: Obj | None = None) -> bool:
+        if request.query.get("dryRun") == "All":
+            return True
+        return bool(options and "All" in (options.get("dryRun") or []))
+
+    def _write(self, request: Request, route: Route, verb: str) -> Response:
+        cluster, resource = self.cluster, route.resource
+        if verb == "create":
+            if resource.kind == "SelfSubjectAccessReview":
+                return Response(201, encode(self._access_review(self._body(request))))
+            created = writes.create(
+                cluster, resource, route.namespace, self._body(request), self._dry_run(request)
+            )
+            return Response(201, encode(created))
+        if verb == "update":
+            body = self._body(request)
+            result = writes.update(
+                cluster,
+                resource,
+                route.namespace,
+                route.name,
+                route.subresource,
+                body,
+                self._dry_run(request),
+            )
+            return Response(200, encode(result))
+        if verb == "patch":
+            content_type = request.header("content-type").split(";")[0].strip()
+            result, created = writes.patch(
+                cluster,
+                resource,
+                route.namespace,
+                route.name,
+                route.subresource,
+                request.body,
+                content_type,
+                request.query.get("fieldManager"),
+                self._dry_run(request),
+            )
+            return Response(201 if created else 200, encode(result))
+        options = self._body(request) if request.body.strip() else {}
+        grace = self._grace(request, options)
+        dry_run = self._dry_run(request, options)
+        if verb == "delete":
+            return Response(
+                200, encode(writes.delete(cluster, resource, route.namespace, route.name, grace, dry_run))
+            )
+        deleted = [
+            writes.delete(
+                cluster,
+                resource,
+                obj["metadata"].get("namespace", ""),
+                obj["metadata"]["name"],
+                grace,
+                dry_run,
+            )
+            for obj in self._matching(request, route)
+        ]
+        listing = {
+            "kind": f"{resource.kind}List",
+            "apiVersion": resource.api_version,
+            "metadata": {"resourceVersion": str(cluster.store.resource_version)},
+            "items": deleted,
+        }
+        return Response(200, encode(listing))
+
+    def _grace(self, request: Request, options: Obj) -> int | None:
+        value = request.query.get("gracePeriodSeconds", options.get("gracePeriodSeconds"))
+        if value is None or value == "":
+            return None
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise bad_request(f"invalid gracePeriodSeconds {value!r}") from None
+
+    def _access_review(self, body: Obj) -> Obj:
+        attributes = (body.get("spec") or {}).get("resourceAttributes") or {}
+        resource = attributes.get("resource", "")
+        if attributes.get("subresource"):
+            resource += "/" + attributes["subresource"]
+        denied = f"{attributes.get('verb', '')} {resource}" in self.cluster.scenario.forbidden
+        review = dict(body, kind="SelfSubjectAccessReview", apiVersion="authorization.k8s.io/v1")
+        review["metadata"] = {"creationTimestamp": None}
+        review["status"] = {"allowed": not denied}
+        if denied:
+            review["status"]["denied"] = True
+        return review
+
+    # -- watch ---------------------------------------------------------------------------------
+    def _watch(self, request: Request, route: Route) -> Response:
+        by_label = label_selector(request.query.get("labelSelector"))
+        by_field = field_selector(request.query.get("fieldSelector"))
+        namespace = self._namespace_filter(route)
+        name = route.name or None
+
+        def visible(obj: Obj | None) -> bool:
+            if obj is None:
+                return False
+            meta = obj["metadata"]
+            if namespace is not None and meta.get("namespace") != namespace:
+                return False
+            return (name is None or meta["name"] == name) and by_label(obj) and by_field(obj)
+
+        timeout = float(request.query.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
+        deadline = time.monotonic() + timeout
+        requested = request.query.get("resourceVersion", "")
+        store = self.cluster.store
+        with store.lock:
+            initial: list[Obj] = []
+            if requested in ("", "0"):
+                start = store.resource_version
+                initial = [obj for obj in self._matching(request, route) if visible(obj)]
+            else:
+                try:
+                    start = int(requested)
+                except ValueError:
+                    raise bad_request(f"invalid resourceVersion {requested!r}") from None
+                start = min(start, store.resource_version)
+                try:
+                    store.changes_after(start)
+                except TooOld as error:
+                    gone = ApiError(410, "Expired", str(error))
+                    return Response(
+                        200, stream=iter([encode({"type": "ERROR", "object": gone.status()}) + b"\n"])
+                    )
+
+        def events() -> Iterator[bytes]:
+            for obj in initial:
+                yield encode({"type": "ADDED", "object": obj}) + b"\n"
+            try:
+                for batch in store.follow(start, deadline):
+                    lines = [
+                        _event_line(change, visible)
+                        for change in batch
+                        if change.resource == route.resource.key
+                    ]
+                    chunk = b"".join(line for line in lines if line)
+                    if chunk:
+                        yield chunk
+            except TooOld as error:
+                gone = ApiError(410, "Expired", str(error))
+                yield encode({"type": "ERROR", "object": gone.status()}) + b"\n"
+
+        return Response(200, stream=events())
+
+
+def _event_line(change: Change, visible: Any) -> bytes:
+    now, before = visible(change.obj), visible(change.previous)
+    if change.kind == "ADDED":
+        kind = "ADDED" if now else ""
+    elif change.kind == "DELETED":
+        kind = "DELETED" if before else ""
+    else:
+        kind = {(True, True): "MODIFIED", (True, False): "ADDED", (False, True): "DELETED"}.get(
+            (now, before), ""
+        )
+    return encode({"type": kind, "object": change.obj}) + b"\n" if kind else b""

@@ -1,0 +1,151 @@
+"""The simulated cluster's state and wiring: store, engine, controllers, bookkeeping."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import Any
+
+from gpuctl.sim import daemonsets, kubelet, objects, scheduler
+from gpuctl.sim.engine import Engine
+from gpuctl.sim.scenario import NodeSpec, Scenario
+from gpuctl.sim.store import Store
+
+Obj = dict[str, Any]
+INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
+
+
+@dataclass
+class PodRuntime:
+    """What the kubelet knows about a pod that the API object does not carry."""
+
+    node: str = ""
+    gpu_indices: list[int] = field(default_factory=list)
+    logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)  # callables: built on read
+    started: float = 0.0
+    restarts: int = 0
+
+
+class Cluster:
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.store = Store()
+        self.engine = Engine(self.store.lock)
+        self.node_specs: dict[str, NodeSpec] = {spec.name: spec for spec in scenario.nodes}
+        self.node_index = {spec.name: index for index, spec in enumerate(scenario.nodes)}
+        self.runtime: dict[str, PodRuntime] = {}  # by pod uid
+        self.unscheduled: dict[str, tuple[str, str]] = {}  # pod uid → (namespace, name)
+        self.last_failed_scheduling: dict[str, str] = {}  # pod uid → last message
+        self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
+        self.settling = False
+        self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
+        self._populate()
+
+    # -- start-up ------------------------------------------------------------------------------
+    def _populate(self) -> None:
+        created = time.time() - INITIAL_AGE_SECONDS
+        with self.store.lock:
+            for name in (*objects.SYSTEM_NAMESPACES, *self.scenario.extra_namespaces):
+                if self.store.get("namespaces", "", name) is None:
+                    self.store.add("namespaces", objects.namespace(name), created)
+            for index, spec in enumerate(self.scenario.nodes):
+                node = self.store.add("nodes", objects.node(spec, index, self.scenario), created)
+                self.store.add("leases.coordination.k8s.io", objects.node_lease(node), created)
+            if self.scenario.device_plugin == "installed":
+                self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
+            # Settle synchronously: a cluster that "already has" the device plugin is up before
+            # start() returns, without events, as if it had been running for a day.
+            self.settling = True
+            try:
+                daemonsets.reconcile(self)
+                scheduler.run_pass(self)
+                daemonsets.reconcile(self)
+            finally:
+                self.settling = False
+
+    def start(self) -> None:
+        self.engine.start()
+
+    def stop(self) -> None:
+        self.engine.stop()
+        self.store.close()
+
+    # -- lookups ------------------------------------------------------------------------------
+    def node_spec(self, name: str) -> NodeSpec:
+        return self.node_specs.get(name) or NodeSpec(name=name)
+
+    def pod_runtime(self, pod: Obj) -> PodRuntime:
+        return self.runtime.setdefault(pod["metadata"]["uid"], PodRuntime())
+
+    # -- hooks called by the API after a write (caller holds the store lock) -------------------
+    def pod_created(self, pod: Obj) -> None:
+        if pod.get("spec", {}).get("nodeName"):
+            kubelet.admit(self, pod)
+        else:
+            self.unscheduled[pod["metadata"]["uid"]] = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+            self.schedule_soon()
+
+    def pod_removed(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        self.unscheduled.pop(uid, None)
+        self.last_failed_scheduling.pop(uid, None)
+        runtime = self.runtime.pop(uid, None)
+        node_name = pod.get("spec", {}).get("nodeName")
+        if runtime and runtime.gpu_indices:
+            self.schedule_soon()
+        if node_name and kubelet.is_device_plugin(pod):
+            self.running_plugins.get(node_name, set()).discard(uid)
+            kubelet.refresh_node_gpus(self, node_name)
+        if pod["metadata"].get("ownerReferences"):
+            self.daemonsets_soon()
+
+    def node_changed(self) -> None:
+        self.schedule_soon()
+        self.daemonsets_soon()
+
+    def daemonset_changed(self) -> None:
+        self.daemonsets_soon()
+
+    def schedule_soon(self) -> None:
+        if not self.settling:
+            self.engine.soon("scheduler", lambda: scheduler.run_pass(self), delay=0.01)
+
+    def daemonsets_soon(self) -> None:
+        if not self.settling:
+            self.engine.soon("daemonsets", lambda: daemonsets.reconcile(self), delay=0.01)
+
+    def record_event(self, involved: Obj, reason: str, message: str, **kwargs: Any) -> None:
+        if self.settling:
+            return
+        event = objects.event(involved, reason, message, **kwargs)
+        if self.store.get("namespaces", "", event["metadata"]["namespace"]) is not None:
+            self.store.add("events", event)
+
+    # -- deletion -----------------------------------------------------------------------------
+    def delete_pod(self, pod: Obj, grace_seconds: int | None) -> Obj:
+        """Delete now, or mark terminating and remove after the (capped) grace period."""
+        return kubelet.delete_pod(self, pod, grace_seconds)
+
+    def delete_namespace(self, namespace: Obj) -> Obj:
+        name = namespace["metadata"]["name"]
+        terminating = dict(namespace)
+        terminating["metadata"] = dict(namespace["metadata"], deletionTimestamp=objects.rfc3339())
+        terminating["status"] = {"phase": "Terminating"}
+        self.store.put("namespaces", terminating)
+        from gpuctl.sim.resources import RESOURCE_TYPES
+
+        for resource in (r.key for r in RESOURCE_TYPES if r.namespaced):
+            for obj in self.store.items(resource, name):
+                if resource == "pods":
+                    kubelet.delete_pod(self, obj, 0)
+                else:
+                    self.store.remove(resource, name, obj["metadata"]["name"])
+        self.engine.at(0.2, lambda: self._finish_namespace(name))
+        return terminating
+
+    def _finish_namespace(self, name: str) -> None:
+        if not self.store.items("pods", name):
+            self.store.remove("namespaces", "", name)
+        else:
+            self.engine.at(0.2, lambda: self._finish_namespace(name))

@@ -1,0 +1,173 @@
+"""The DaemonSet controller: one pod per eligible node (node selection, taints with the
+controller's automatic tolerations), template updates, garbage collection, status counts."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.sim import defaults, kubelet
+from gpuctl.sim.objects import random_suffix, short_hash
+from gpuctl.sim.predicates import matches_node_selection, untolerated_taint
+from gpuctl.sim.store import clone
+
+if TYPE_CHECKING:
+    from gpuctl.sim.cluster import Cluster
+
+Obj = dict[str, Any]
+
+# What the real controller adds to every DaemonSet pod (util.AddOrUpdateDaemonPodTolerations).
+AUTO_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+]
+
+
+def pod_tolerations(template_spec: Obj) -> list[Obj]:
+    tolerations = list(template_spec.get("tolerations") or [])
+    for auto in AUTO_TOLERATIONS:
+        if auto not in tolerations:
+            tolerations.append(auto)
+    return tolerations
+
+
+def should_run(template_spec: Obj, node: Obj) -> bool:
+    if not matches_node_selection(template_spec, node):
+        return False
+    return untolerated_taint(node, pod_tolerations(template_spec)) is None
+
+
+def template_hash(daemonset: Obj) -> str:
+    return short_hash(json.dumps(daemonset["spec"].get("template", {}), sort_keys=True))
+
+
+def _owned_pods(cluster: Cluster) -> dict[str, list[Obj]]:
+    owned: dict[str, list[Obj]] = {}
+    for pod in cluster.store.items("pods"):
+        for owner in pod["metadata"].get("ownerReferences") or []:
+            if owner.get("kind") == "DaemonSet" and owner.get("controller"):
+                owned.setdefault(owner.get("uid", ""), []).append(pod)
+    return owned
+
+
+def reconcile(cluster: Cluster) -> None:
+    store = cluster.store
+    nodes = store.items("nodes")
+    owned = _owned_pods(cluster)
+    daemonsets = store.items("daemonsets.apps")
+    live = {ds["metadata"]["uid"] for ds in daemonsets}
+    for uid, pods in owned.items():
+        if uid not in live:  # garbage collection of an deleted DaemonSet's pods
+            for pod in pods:
+                kubelet.delete_pod(cluster, pod, 0)
+    for daemonset in daemonsets:
+        _reconcile_one(cluster, daemonset, nodes, owned.get(daemonset["metadata"]["uid"], []))
+
+
+def _reconcile_one(cluster: Cluster, daemonset: Obj, nodes: list[Obj], pods: list[Obj]) -> None:
+    template_spec = daemonset["spec"].get("template", {}).get("spec", {})
+    current_hash = template_hash(daemonset)
+    eligible = {node["metadata"]["name"] for node in nodes if should_run(template_spec, node)}
+    by_node: dict[str, Obj] = {}
+    for pod in pods:
+        node_name = _target_node(pod)
+        stale = pod["metadata"].get("labels", {}).get("controller-revision-hash") != current_hash
+        if node_name not in eligible or node_name in by_node or stale:
+            kubelet.delete_pod(cluster, pod, 0)
+        else:
+            by_node[node_name] = pod
+    for node_name in sorted(eligible - set(by_node)):
+        by_node[node_name] = _create_pod(cluster, daemonset, node_name, current_hash)
+    _update_status(cluster, daemonset, len(eligible), list(by_node.values()))
+
+
+def _target_node(pod: Obj) -> str:
+    if pod["spec"].get("nodeName"):
+        return str(pod["spec"]["nodeName"])
+    affinity = pod["spec"].get("affinity", {}).get("nodeAffinity", {})
+    terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
+    for term in terms:
+        for field in term.get("matchFields") or []:
+            if field.get("key") == "metadata.name" and field.get("values"):
+                return str(field["values"][0])
+    return ""
+
+
+def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str) -> Obj:
+    meta = daemonset["metadata"]
+    template = clone(daemonset["spec"].get("template", {}))
+    labels = dict(template.get("metadata", {}).get("labels") or {})
+    labels.update(
+        {"controller-revision-hash": revision, "pod-template-generation": str(meta.get("generation", 1))}
+    )
+    spec = template.get("spec", {})
+    spec["tolerations"] = pod_tolerations(spec)
+    spec["affinity"] = dict(spec.get("affinity") or {})
+    spec["affinity"]["nodeAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+            ]
+        }
+    }
+    pod = {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": f"{meta['name']}-{random_suffix()}",
+            "generateName": f"{meta['name']}-",
+            "namespace": meta["namespace"],
+            "labels": labels,
+            "annotations": dict(template.get("metadata", {}).get("annotations") or {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "DaemonSet",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": spec,
+    }
+    defaults.apply_pod_defaults(pod)
+    created = cluster.store.add("pods", pod, cluster.created_at if cluster.settling else None)
+    cluster.pod_created(created)
+    cluster.record_event(
+        daemonset,
+        "SuccessfulCreate",
+        f"Created pod: {pod['metadata']['name']}",
+        component="daemonset-controller",
+    )
+    return created
+
+
+def _update_status(cluster: Cluster, daemonset: Obj, desired: int, pods: list[Obj]) -> None:
+    ready = sum(1 for pod in pods if _pod_ready(pod))
+    status: Obj = {
+        "currentNumberScheduled": len(pods),
+        "desiredNumberScheduled": desired,
+        "numberMisscheduled": 0,
+        "numberReady": ready,
+        "numberAvailable": ready,
+        "updatedNumberScheduled": len(pods),
+        "observedGeneration": daemonset["metadata"].get("generation", 1),
+    }
+    if desired - ready > 0:
+        status["numberUnavailable"] = desired - ready
+    if daemonset.get("status") == status:
+        return
+    updated = dict(daemonset)
+    updated["status"] = status
+    cluster.store.put("daemonsets.apps", updated)
+
+
+def _pod_ready(pod: Obj) -> bool:
+    conditions = pod.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)

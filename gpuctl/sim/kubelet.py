@@ -1,0 +1,478 @@
+"""A small kubelet: admits bound pods (GPU allocation), starts containers after podStartSeconds,
+reports container states, events and logs, runs the device plugin, deletes pods."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.sim import containers
+from gpuctl.sim.containers import FOREVER, Outcome
+from gpuctl.sim.objects import GPU, node_address
+from gpuctl.sim.predicates import allocatable_gpus, is_terminated, pod_gpus
+from gpuctl.sim.store import rfc3339
+
+if TYPE_CHECKING:
+    from gpuctl.sim.cluster import Cluster
+
+Obj = dict[str, Any]
+GRACE_CAP_SECONDS = 1.0
+IMAGE_BACKOFF_SECONDS = 1.0
+
+
+def is_device_plugin(pod: Obj) -> bool:
+    return any(
+        containers.is_device_plugin_image(c.get("image", "")) for c in pod["spec"].get("containers") or []
+    )
+
+
+def _node_ready(node: Obj | None) -> bool:
+    if node is None:
+        return False
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def _put_status(cluster: Cluster, pod: Obj, **status: Any) -> Obj:
+    updated = dict(pod)
+    updated["status"] = dict(pod.get("status") or {}, **status)
+    if pod["metadata"].get("ownerReferences"):
+        cluster.daemonsets_soon()  # DaemonSet status counts follow pod readiness
+    return cluster.store.put("pods", updated)
+
+
+def _condition(kind: str, status: bool, reason: str = "") -> Obj:
+    condition = {
+        "type": kind,
+        "status": "True" if status else "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": rfc3339(),
+    }
+    if reason:
+        condition["reason"] = reason
+    return condition
+
+
+def _conditions(ready: bool, reason: str = "", initialized: bool = True) -> list[Obj]:
+    return [
+        _condition("PodReadyToStartContainers", initialized),
+        _condition("Initialized", True),
+        _condition("Ready", ready, reason),
+        _condition("ContainersReady", ready, reason),
+        _condition("PodScheduled", True),
+    ]
+
+
+def _container_id(pod: Obj, name: str, restarts: int = 0) -> str:
+    digest = hashlib.sha256(f"{pod['metadata']['uid']}/{name}/{restarts}".encode()).hexdigest()
+    return f"containerd://{digest}"
+
+
+def _status_entry(pod: Obj, container: Obj, state: Obj, ready: bool, restarts: int = 0) -> Obj:
+    image = container.get("image", "")
+    entry = {
+        "name": container.get("name", ""),
+        "state": state,
+        "lastState": {},
+        "ready": ready,
+        "restartCount": restarts,
+        "image": image,
+        "imageID": "",
+        "started": "running" in state,
+    }
+    if "waiting" not in state:
+        full = containers.normalized_image(image)
+        entry["imageID"] = f"{full.split(':')[0]}@sha256:{hashlib.sha256(full.encode()).hexdigest()}"
+        entry["containerID"] = _container_id(pod, container.get("name", ""), restarts)
+    return entry
+
+
+# -- admission ---------------------------------------------------------------------------------
+
+
+def admit(cluster: Cluster, pod: Obj) -> None:
+    """A pod bound to a node: allocate its GPU devices and schedule container start."""
+    node_name = pod["spec"]["nodeName"]
+    node = cluster.store.get("nodes", "", node_name)
+    runtime = cluster.pod_runtime(pod)
+    runtime.node = node_name
+    wanted = pod_gpus(pod)
+    if wanted:
+        indices = _free_gpu_indices(cluster, node_name, pod["metadata"]["uid"])
+        available = min(len(indices), allocatable_gpus(node) if node else 0)
+        if available < wanted:
+            _reject(cluster, pod, wanted, available)
+            return
+        runtime.gpu_indices = indices[:wanted]
+    if not _node_ready(node):
+        if cluster.store.get("pods", pod["metadata"]["namespace"], pod["metadata"]["name"]) != pod:
+            cluster.store.put("pods", pod)  # bound, but a NotReady kubelet starts nothing: Pending
+        return
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
+    status = {
+        "phase": "Pending",
+        "conditions": _conditions(False, "ContainersNotReady", initialized=False),
+        "hostIP": node_address(_node_index(cluster, node_name)),
+        "startTime": rfc3339(),
+        "qosClass": "BestEffort",
+        "containerStatuses": [
+            _status_entry(pod, c, {"waiting": {"reason": "ContainerCreating"}}, False)
+            for c in pod["spec"].get("containers") or []
+        ],
+    }
+    if cluster.settling:
+        cluster.store.put("pods", pod)
+        start(cluster, *key)
+        return
+    _put_status(cluster, pod, **status)
+    cluster.engine.at(cluster.scenario.pod_start_seconds, lambda: start(cluster, *key))
+    deadline = pod["spec"].get("activeDeadlineSeconds")
+    if deadline is not None:
+        cluster.engine.at(float(deadline), lambda: _deadline(cluster, *key))
+
+
+def _node_index(cluster: Cluster, node_name: str) -> int:
+    return cluster.node_index.get(node_name, len(cluster.node_index))
+
+
+def _free_gpu_indices(cluster: Cluster, node_name: str, uid: str) -> list[int]:
+    spec = cluster.node_spec(node_name)
+    used = {
+        i
+        for pod_uid, runtime in cluster.runtime.items()
+        if runtime.node == node_name and pod_uid != uid
+        for i in runtime.gpu_indices
+    }
+    return [index for index in range(spec.gpus - spec.unhealthy_gpus) if index not in used]
+
+
+def _reject(cluster: Cluster, pod: Obj, wanted: int, available: int) -> None:
+    message = (
+        f"Pod was rejected: Node didn't have enough resource: {GPU}, requested: {wanted}, "
+        f"used: 0, capacity: {available}"
+    )
+    cluster.pod_runtime(pod).gpu_indices = []
+    _put_status(cluster, pod, phase="Failed", reason=f"OutOf{GPU}", message=message, startTime=rfc3339())
+    cluster.record_event(pod, f"OutOf{GPU}", message, warning=True, host=pod["spec"]["nodeName"])
+
+
+# -- start / run / finish ----------------------------------------------------------------------
+
+
+def _current(cluster: Cluster, namespace: str, name: str, uid: str) -> Obj | None:
+    pod = cluster.store.get("pods", namespace, name)
+    if pod is None or pod["metadata"]["uid"] != uid or is_terminated(pod):
+        return None
+    return pod
+
+
+def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+    pod = _current(cluster, namespace, name, uid)
+    if pod is None or pod["metadata"].get("deletionTimestamp"):
+        return
+    for container in pod["spec"].get("containers") or []:
+        problem = containers.image_problem(container.get("image", ""), cluster.scenario.image_pull_failures)
+        if problem is not None:
+            _image_failure(cluster, pod, container, *problem)
+            return
+    node_name = pod["spec"]["nodeName"]
+    spec = cluster.node_spec(node_name)
+    runtime = cluster.pod_runtime(pod)
+    outcomes = {}
+    for container in pod["spec"].get("containers") or []:
+        if not containers.argv_of(container) and containers.is_device_plugin_image(
+            container.get("image", "")
+        ):
+            outcomes[container["name"]] = Outcome(run_seconds=FOREVER)
+        else:
+            argv = containers.argv_of(container)
+            outcomes[container["name"]] = containers.run_argv(
+                argv, spec, runtime.gpu_indices, cluster.scenario.pod_run_seconds
+            )
+    runtime.logs = {name_: outcome.log for name_, outcome in outcomes.items()}
+    for container in pod["spec"].get("containers") or []:
+        if not containers.argv_of(container) and containers.is_device_plugin_image(container.get("image", "")):
+            runtime.logs[container["name"]] = lambda: containers.device_plugin_log(spec)
+    runtime.started = time.time()
+    _announce_start(cluster, pod, outcomes)
+    failed_to_start = {n: o for n, o in outcomes.items() if o.start_error}
+    if failed_to_start:
+        _finish(cluster, pod, outcomes)
+        return
+    _set_running(cluster, pod)
+    if is_device_plugin(pod):
+        cluster.running_plugins.setdefault(node_name, set()).add(uid)
+        refresh_node_gpus(cluster, node_name)
+    run_for = max(o.run_seconds for o in outcomes.values())
+    if run_for != FOREVER:
+        key = (namespace, name, uid)
+        cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
+
+
+def _announce_start(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
+    host = pod["spec"]["nodeName"]
+    for container in pod["spec"].get("containers") or []:
+        field_path = f"spec.containers{{{container['name']}}}"
+        common = {"host": host, "field_path": field_path}
+        cluster.record_event(
+            pod, "Pulled", f'Container image "{container.get("image")}" already present on machine', **common
+        )
+        cluster.record_event(pod, "Created", f"Created container {container['name']}", **common)
+        error = outcomes[container["name"]].start_error
+        if error:
+            cluster.record_event(pod, "Failed", f"Error: {error}", warning=True, **common)
+        else:
+            cluster.record_event(pod, "Started", f"Started container {container['name']}", **common)
+
+
+def _set_running(cluster: Cluster, pod: Obj) -> None:
+    started = rfc3339()
+    restarts = cluster.pod_runtime(pod).restarts
+    _put_status(
+        cluster,
+        pod,
+        phase="Running",
+        conditions=_conditions(True),
+        podIP=f"10.244.{_node_index(cluster, pod['spec']['nodeName']) % 256}.{abs(hash(pod['metadata']['uid'])) % 250 + 2}",
+        containerStatuses=[
+            _status_entry(pod, c, {"running": {"startedAt": started}}, True, restarts)
+            for c in pod["spec"].get("containers") or []
+        ],
+    )
+
+
+def _finish_later(cluster: Cluster, key: tuple[str, str, str], outcomes: dict[str, Outcome]) -> None:
+    pod = _current(cluster, *key)
+    if pod is not None and not pod["metadata"].get("deletionTimestamp"):
+        _finish(cluster, pod, outcomes)
+
+
+def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
+    finished = rfc3339()
+    runtime = cluster.pod_runtime(pod)
+    statuses = []
+    for container in pod["spec"].get("containers") or []:
+        outcome = outcomes[container["name"]]
+        terminated: Obj = {
+            "exitCode": outcome.exit_code,
+            "reason": "StartError"
+            if outcome.start_error
+            else ("Completed" if outcome.exit_code == 0 else "Error"),
+            "startedAt": "1970-01-01T00:00:00Z" if outcome.start_error else rfc3339(runtime.started),
+            "finishedAt": finished,
+            "containerID": _container_id(pod, container["name"], runtime.restarts),
+        }
+        if outcome.start_error:
+            terminated["message"] = outcome.start_error
+        statuses.append(_status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
+    succeeded = all(o.exit_code == 0 for o in outcomes.values())
+    policy = pod["spec"].get("restartPolicy", "Always")
+    if policy == "Always" or (policy == "OnFailure" and not succeeded):
+        _crash_loop(cluster, pod, statuses, outcomes)
+        return
+    _release(cluster, pod)
+    _put_status(
+        cluster,
+        pod,
+        phase="Succeeded" if succeeded else "Failed",
+        conditions=_conditions(False, "PodCompleted" if succeeded else "PodFailed"),
+        containerStatuses=statuses,
+    )
+
+
+def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj], outcomes: dict[str, Outcome]) -> None:
+    """restartPolicy Always/OnFailure: CrashLoopBackOff with the kubelet's doubling back-off."""
+    runtime = cluster.pod_runtime(pod)
+    runtime.restarts += 1
+    backoff = min(10.0 * 2 ** (runtime.restarts - 1), 300.0)
+    for status in statuses:
+        status["lastState"] = status["state"]
+        status["restartCount"] = runtime.restarts
+        status["state"] = {
+            "waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": f"back-off {int(backoff)}s restarting failed container={status['name']} pod={pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})",
+            }
+        }
+    _put_status(
+        cluster,
+        pod,
+        phase="Running",
+        conditions=_conditions(False, "ContainersNotReady"),
+        containerStatuses=statuses,
+    )
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
+    cluster.engine.at(backoff, lambda: _restart(cluster, key))
+
+
+def _restart(cluster: Cluster, key: tuple[str, str, str]) -> None:
+    pod = _current(cluster, *key)
+    if pod is not None and not pod["metadata"].get("deletionTimestamp"):
+        start(cluster, *key)
+
+
+def _image_failure(cluster: Cluster, pod: Obj, container: Obj, reason: str, message: str) -> None:
+    image = container.get("image", "")
+    host = pod["spec"]["nodeName"]
+    field_path = f"spec.containers{{{container['name']}}}"
+    statuses = [
+        _status_entry(pod, c, {"waiting": {"reason": reason, "message": message}}, False)
+        if c is container
+        else _status_entry(pod, c, {"waiting": {"reason": "PodInitializing"}}, False)
+        for c in pod["spec"].get("containers") or []
+    ]
+    pod = _put_status(
+        cluster, pod, conditions=_conditions(False, "ContainersNotReady"), containerStatuses=statuses
+    )
+    if reason == "InvalidImageName":
+        cluster.record_event(pod, "InspectFailed", message, warning=True, host=host, field_path=field_path)
+        cluster.record_event(
+            pod, "Failed", "Error: InvalidImageName", warning=True, host=host, field_path=field_path
+        )
+        return
+    cluster.record_event(pod, "Pulling", f'Pulling image "{image}"', host=host, field_path=field_path)
+    cluster.record_event(
+        pod,
+        "Failed",
+        f'Failed to pull image "{image}": {message}',
+        warning=True,
+        host=host,
+        field_path=field_path,
+    )
+    cluster.record_event(pod, "Failed", "Error: ErrImagePull", warning=True, host=host, field_path=field_path)
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
+    cluster.engine.at(IMAGE_BACKOFF_SECONDS, lambda: _image_backoff(cluster, key, container["name"], image))
+
+
+def _image_backoff(cluster: Cluster, key: tuple[str, str, str], name: str, image: str) -> None:
+    pod = _current(cluster, *key)
+    if pod is None:
+        return
+    back_off = f'Back-off pulling image "{image}"'
+    statuses = [dict(s) for s in pod["status"].get("containerStatuses") or []]
+    for status in statuses:
+        if status["name"] == name:
+            status["state"] = {"waiting": {"reason": "ImagePullBackOff", "message": back_off}}
+    pod = _put_status(cluster, pod, containerStatuses=statuses)
+    common = {"host": pod["spec"]["nodeName"], "field_path": f"spec.containers{{{name}}}"}
+    cluster.record_event(pod, "BackOff", back_off, **common)
+    cluster.record_event(pod, "Failed", "Error: ImagePullBackOff", warning=True, **common)
+
+
+def _deadline(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+    pod = _current(cluster, namespace, name, uid)
+    if pod is None:
+        return
+    message = "Pod was active on the node longer than the specified deadline"
+    finished = rfc3339()
+    statuses = []
+    for container in pod["spec"].get("containers") or []:
+        state = {
+            "terminated": {
+                "exitCode": 137,
+                "reason": "Error",
+                "startedAt": finished,
+                "finishedAt": finished,
+                "containerID": _container_id(pod, container["name"]),
+            }
+        }
+        statuses.append(_status_entry(pod, container, state, False))
+    _release(cluster, pod)
+    pod = _put_status(
+        cluster,
+        pod,
+        phase="Failed",
+        reason="DeadlineExceeded",
+        message=message,
+        conditions=_conditions(False, "PodFailed"),
+        containerStatuses=statuses,
+    )
+    cluster.record_event(pod, "DeadlineExceeded", message, warning=True, host=pod["spec"].get("nodeName", ""))
+
+
+def _release(cluster: Cluster, pod: Obj) -> None:
+    runtime = cluster.runtime.get(pod["metadata"]["uid"])
+    if runtime is not None and runtime.gpu_indices:
+        runtime.gpu_indices = []
+        cluster.schedule_soon()
+
+
+# -- device plugin → node capacity -------------------------------------------------------------
+
+
+def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
+    """Advertise nvidia.com/gpu while a running plugin pod can talk to the node's driver."""
+    node = cluster.store.get("nodes", "", node_name)
+    if node is None:
+        return
+    spec = cluster.node_spec(node_name)
+    plugin_running = bool(cluster.running_plugins.get(node_name))
+    status = node["status"]
+    capacity, allocatable = dict(status["capacity"]), dict(status["allocatable"])
+    labels = dict(node["metadata"].get("labels") or {})
+    if plugin_running and spec.host_can_advertise:
+        capacity[GPU] = str(spec.gpus)
+        allocatable[GPU] = str(spec.gpus - spec.unhealthy_gpus)
+        labels.update(
+            {
+                "nvidia.com/gpu.present": "true",
+                "nvidia.com/gpu.product": spec.gpu_product,
+                "nvidia.com/gpu.count": str(spec.gpus),
+                "nvidia.com/gpu.memory": str(spec.gpu_memory_mib),
+            }
+        )
+    else:
+        capacity.pop(GPU, None)
+        allocatable.pop(GPU, None)
+    if (
+        capacity == status["capacity"]
+        and allocatable == status["allocatable"]
+        and labels == node["metadata"].get("labels")
+    ):
+        return
+    updated = dict(node)
+    updated["metadata"] = dict(node["metadata"], labels=labels)
+    updated["status"] = dict(status, capacity=capacity, allocatable=allocatable)
+    cluster.store.put("nodes", updated)
+    cluster.schedule_soon()
+
+
+# -- deletion ----------------------------------------------------------------------------------
+
+
+def delete_pod(cluster: Cluster, pod: Obj, grace_seconds: int | None) -> Obj:
+    if grace_seconds is None:
+        grace_seconds = int(pod["spec"].get("terminationGracePeriodSeconds", 30))
+    running = pod.get("status", {}).get("phase") == "Running"
+    if grace_seconds <= 0 or not running or not pod["spec"].get("nodeName"):
+        return _remove(cluster, pod)
+    if pod["metadata"].get("deletionTimestamp"):
+        return pod
+    updated = dict(pod)
+    updated["metadata"] = dict(
+        pod["metadata"],
+        deletionTimestamp=rfc3339(time.time() + grace_seconds),
+        deletionGracePeriodSeconds=grace_seconds,
+    )
+    cluster.store.put("pods", updated)
+    if is_device_plugin(pod):
+        cluster.running_plugins.get(pod["spec"]["nodeName"], set()).discard(pod["metadata"]["uid"])
+        refresh_node_gpus(cluster, pod["spec"]["nodeName"])
+    uid = pod["metadata"]["uid"]
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+    def finish() -> None:
+        current = cluster.store.get("pods", *key)
+        if current is not None and current["metadata"]["uid"] == uid:
+            _remove(cluster, current)
+
+    cluster.engine.at(min(float(grace_seconds), GRACE_CAP_SECONDS), finish)
+    return updated
+
+
+def _remove(cluster: Cluster, pod: Obj) -> Obj:
+    meta = pod["metadata"]
+    final = cluster.store.remove("pods", meta["namespace"], meta["name"]) or pod
+    cluster.pod_removed(pod)
+    return final

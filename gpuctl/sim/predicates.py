@@ -1,0 +1,128 @@
+"""Placement predicates shared by the scheduler and the DaemonSet controller: node selector,
+required node affinity, taints and tolerations, extended resources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuctl.sim.objects import GPU
+
+Obj = dict[str, Any]
+
+SCHEDULING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def tolerates(toleration: Obj, taint: Obj) -> bool:
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    operator = toleration.get("operator") or "Equal"
+    if not key:
+        return operator == "Exists"
+    if key != taint.get("key"):
+        return False
+    if operator == "Exists":
+        return True
+    return (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def untolerated_taint(node: Obj, tolerations: list[Obj]) -> Obj | None:
+    """The first NoSchedule/NoExecute taint of `node` no toleration matches, else None."""
+    for taint in node.get("spec", {}).get("taints") or []:
+        if taint.get("effect") not in SCHEDULING_EFFECTS:
+            continue
+        if not any(tolerates(toleration, taint) for toleration in tolerations):
+            return taint
+    return None
+
+
+def _expression_matches(expression: Obj, value: str | None) -> bool:
+    operator = expression.get("operator")
+    values = expression.get("values") or []
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt") and value is not None and values:
+        try:
+            number, bound = int(value), int(values[0])
+        except ValueError:
+            return False
+        return number > bound if operator == "Gt" else number < bound
+    return False
+
+
+def _term_matches(term: Obj, node: Obj) -> bool:
+    labels = node["metadata"].get("labels") or {}
+    fields = {"metadata.name": node["metadata"]["name"]}
+    expressions = term.get("matchExpressions") or []
+    field_expressions = term.get("matchFields") or []
+    if not expressions and not field_expressions:
+        return False  # an empty term matches no objects
+    return all(_expression_matches(e, labels.get(e.get("key", ""))) for e in expressions) and all(
+        _expression_matches(e, fields.get(e.get("key", ""))) for e in field_expressions
+    )
+
+
+def matches_node_selection(pod_spec: Obj, node: Obj) -> bool:
+    """nodeSelector and requiredDuringSchedulingIgnoredDuringExecution node affinity."""
+    labels = node["metadata"].get("labels") or {}
+    for key, value in (pod_spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+    terms = required.get("nodeSelectorTerms") or []
+    return any(_term_matches(term, node) for term in terms)
+
+
+def affinity_node_names(pod_spec: Obj) -> set[str] | None:
+    """Node names a pod is pinned to by matchFields metadata.name In [...] (DaemonSet pods)."""
+    affinity = (pod_spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    names: set[str] = set()
+    for term in required.get("nodeSelectorTerms") or []:
+        fields = term.get("matchFields") or []
+        pinned = [f for f in fields if f.get("key") == "metadata.name" and f.get("operator") == "In"]
+        if not pinned:
+            return None
+        names.update(pinned[0].get("values") or [])
+    return names or None
+
+
+def quantity_to_int(value: Any) -> int:
+    """Integer quantities of extended resources ("8", 8); anything else counts as 0."""
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def container_gpus(container: Obj) -> int:
+    """Limits imply requests for extended resources; a request without a limit is invalid."""
+    resources = container.get("resources") or {}
+    limit = (resources.get("limits") or {}).get(GPU)
+    request = (resources.get("requests") or {}).get(GPU)
+    return quantity_to_int(limit if limit is not None else request or 0)
+
+
+def pod_gpus(pod: Obj) -> int:
+    spec = pod.get("spec", {})
+    regular = sum(container_gpus(c) for c in spec.get("containers") or [])
+    init = max((container_gpus(c) for c in spec.get("initContainers") or []), default=0)
+    return max(regular, init)
+
+
+def allocatable_gpus(node: Obj) -> int:
+    return quantity_to_int((node.get("status", {}).get("allocatable") or {}).get(GPU, 0))
+
+
+def is_terminated(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") in ("Succeeded", "Failed")

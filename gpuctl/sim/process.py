@@ -1,0 +1,178 @@
+"""`gpuctl sim up/down` as processes: serve in the foreground until a signal, or detach and
+record the server's pid in a sidecar file next to the kubeconfig so `down` can stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from gpuctl.errors import ConfigError, GpuctlError
+from gpuctl.sim.scenario import Scenario
+from gpuctl.sim.server import SimServer
+
+DETACH_TIMEOUT_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class SimRecord:
+    """What the sidecar file next to the kubeconfig says about a running simulated cluster."""
+
+    pid: int
+    url: str
+    kubeconfig: Path
+    log: Path | None = None
+
+
+def sidecar_path(kubeconfig: Path) -> Path:
+    return kubeconfig.with_name(kubeconfig.name + ".sim.json")
+
+
+def log_path(kubeconfig: Path) -> Path:
+    return kubeconfig.with_name(kubeconfig.name + ".sim.log")
+
+
+def _write_record(record: SimRecord) -> None:
+    data = {"pid": record.pid, "url": record.url, "kubeconfig": str(record.kubeconfig)}
+    sidecar = sidecar_path(record.kubeconfig)
+    temporary = sidecar.with_name(sidecar.name + ".tmp")
+    temporary.write_text(json.dumps(data), encoding="utf-8")
+    temporary.replace(sidecar)
+
+
+def read_record(kubeconfig: Path) -> SimRecord | None:
+    try:
+        data = json.loads(sidecar_path(kubeconfig).read_text(encoding="utf-8"))
+        return SimRecord(pid=int(data["pid"]), url=str(data["url"]), kubeconfig=kubeconfig)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], None]) -> None:
+    """Serve until SIGINT/SIGTERM; the sidecar exists exactly while the server is up."""
+    stop = threading.Event()
+
+    def request_stop(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server = SimServer(scenario)
+    try:
+        server.start()
+        kubeconfig = kubeconfig.absolute()
+        server.write_kubeconfig(kubeconfig)
+        _write_record(SimRecord(pid=os.getpid(), url=server.url, kubeconfig=kubeconfig))
+        on_ready(server)
+        while not stop.wait(0.5):
+            pass
+    except OSError as error:
+        raise GpuctlError(
+            f"cannot serve the simulated cluster: {error}", hint="check the address is free"
+        ) from error
+    finally:
+        server.stop()
+        record = read_record(kubeconfig)
+        if record is not None and record.pid == os.getpid():
+            sidecar_path(kubeconfig).unlink(missing_ok=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):
+        # a zombie child of ours has exited already
+        if Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z"):
+            return False
+    return True
+
+
+def _is_sim_process(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return pid_alive(pid)  # no /proc (macOS): trust the pid
+    return b"sim" in cmdline and any(b"gpuctl" in part for part in cmdline)
+
+
+def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
+    """Start `gpuctl sim up` in a new session and return once it serves."""
+    kubeconfig = kubeconfig.absolute()
+    existing = read_record(kubeconfig)
+    if existing is not None and pid_alive(existing.pid) and _is_sim_process(existing.pid):
+        raise ConfigError(
+            f"{kubeconfig}: a simulated cluster is already running for this kubeconfig (pid {existing.pid})",
+            hint=f"stop it with `gpuctl sim down --kubeconfig {kubeconfig}`",
+        )
+    sidecar_path(kubeconfig).unlink(missing_ok=True)
+    command = [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)]
+    if scenario_file is not None:
+        command += ["--scenario", str(scenario_file.absolute())]
+    log = log_path(kubeconfig)
+    with log.open("wb") as log_file:
+        child = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + DETACH_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        record = read_record(kubeconfig)
+        if record is not None and record.pid == child.pid:
+            return SimRecord(pid=child.pid, url=record.url, kubeconfig=kubeconfig, log=log)
+        if child.poll() is not None:
+            detail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            message = next(
+                (line for line in detail if line.startswith("error:")), detail[-1] if detail else ""
+            )
+            raise GpuctlError(
+                f"the simulated cluster did not start: {message.removeprefix('error: ')}", hint=f"see {log}"
+            )
+        time.sleep(0.05)
+    child.terminate()
+    raise GpuctlError(
+        f"the simulated cluster did not start within {DETACH_TIMEOUT_SECONDS:.0f} s", hint=f"see {log}"
+    )
+
+
+def stop_detached(kubeconfig: Path) -> SimRecord:
+    """Stop the simulated cluster that wrote `kubeconfig` (SIGTERM, then SIGKILL)."""
+    kubeconfig = kubeconfig.absolute()
+    sidecar = sidecar_path(kubeconfig)
+    record = read_record(kubeconfig)
+    if record is None:
+        raise ConfigError(
+            f"{kubeconfig}: no simulated cluster recorded for this kubeconfig ({sidecar.name} missing or unreadable)",
+            hint=f"start one with `gpuctl sim up --detach --kubeconfig {kubeconfig}`",
+        )
+    if not pid_alive(record.pid) or not _is_sim_process(record.pid):
+        sidecar.unlink(missing_ok=True)
+        raise ConfigError(
+            f"{kubeconfig}: the simulated cluster recorded in {sidecar.name} (pid {record.pid}) is not running",
+            hint=f"the stale record was removed; start a new one with `gpuctl sim up --detach --kubeconfig {kubeconfig}`",
+        )
+    os.kill(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while pid_alive(record.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(record.pid):
+        os.kill(record.pid, signal.SIGKILL)
+    sidecar.unlink(missing_ok=True)
+    return record

@@ -1,0 +1,176 @@
+"""A small kube-scheduler: the default filter plugins that matter for GPU nodes, in their real
+order (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit), and the real
+FailedScheduling message shape."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.sim import kubelet
+from gpuctl.sim.objects import GPU, UNSCHEDULABLE_TAINT
+from gpuctl.sim.predicates import (
+    affinity_node_names,
+    allocatable_gpus,
+    matches_node_selection,
+    pod_gpus,
+    tolerates,
+    untolerated_taint,
+)
+from gpuctl.sim.store import rfc3339
+
+if TYPE_CHECKING:
+    from gpuctl.sim.cluster import Cluster
+
+Obj = dict[str, Any]
+INSUFFICIENT_GPU = f"Insufficient {GPU}"
+
+
+class _Capacity:
+    """GPUs in use and pods per node, from the kubelet's allocations (one pass)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.gpus_used: Counter[str] = Counter()
+        self.pods: Counter[str] = Counter()
+        for runtime in cluster.runtime.values():
+            if runtime.node:
+                self.gpus_used[runtime.node] += len(runtime.gpu_indices)
+                self.pods[runtime.node] += 1
+
+
+def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
+    """Why `pod` cannot go to `node` (the first failing filter), or None if it fits."""
+    spec = pod.get("spec", {})
+    tolerations = spec.get("tolerations") or []
+    if node.get("spec", {}).get("unschedulable") and not any(
+        tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations
+    ):
+        return "node(s) were unschedulable"
+    taint = untolerated_taint(node, tolerations)
+    if taint is not None:
+        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
+    if not matches_node_selection(spec, node):
+        return "node(s) didn't match Pod's node affinity/selector"
+    wanted = pod_gpus(pod)
+    if wanted and allocatable_gpus(node) - capacity.gpus_used[node["metadata"]["name"]] < wanted:
+        return INSUFFICIENT_GPU
+    return None
+
+
+def failed_scheduling_message(reasons: Counter[str], total: int) -> str:
+    if total == 0:
+        return "no nodes available to schedule pods"
+    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
+    victims = reasons.get(INSUFFICIENT_GPU, 0)
+    preemption = []
+    if victims:
+        preemption.append(f"{victims} No preemption victims found for incoming pod")
+    if total - victims:
+        preemption.append(f"{total - victims} Preemption is not helpful for scheduling")
+    return (
+        f"0/{total} nodes are available: {', '.join(parts)}. "
+        f"preemption: 0/{total} nodes are available: {', '.join(sorted(preemption))}."
+    )
+
+
+def _candidates(pod: Obj, nodes: dict[str, Obj], by_hostname: dict[str, list[Obj]]) -> list[Obj]:
+    spec = pod.get("spec", {})
+    pinned = affinity_node_names(spec)
+    if pinned is not None:
+        return [nodes[name] for name in sorted(pinned) if name in nodes]
+    hostname = (spec.get("nodeSelector") or {}).get("kubernetes.io/hostname")
+    if hostname is not None:
+        return by_hostname.get(hostname, [])
+    return list(nodes.values())
+
+
+def run_pass(cluster: Cluster) -> None:
+    """Try to place every unscheduled pod; called debounced after pods/nodes change."""
+    if not cluster.unscheduled:
+        return
+    store = cluster.store
+    nodes = {node["metadata"]["name"]: node for node in store.items("nodes")}
+    by_hostname: dict[str, list[Obj]] = {}
+    for node in nodes.values():
+        hostname = (node["metadata"].get("labels") or {}).get("kubernetes.io/hostname")
+        by_hostname.setdefault(hostname or "", []).append(node)
+    capacity = _Capacity(cluster)
+    for uid, (namespace, name) in list(cluster.unscheduled.items()):
+        pod = store.get("pods", namespace, name)
+        if pod is None or pod["metadata"]["uid"] != uid or pod["spec"].get("nodeName"):
+            cluster.unscheduled.pop(uid, None)
+            continue
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        node = _pick(pod, _candidates(pod, nodes, by_hostname), capacity)
+        if node is None:
+            _mark_unschedulable(cluster, pod, nodes, capacity)
+            continue
+        cluster.unscheduled.pop(uid, None)
+        capacity.gpus_used[node["metadata"]["name"]] += pod_gpus(pod)
+        capacity.pods[node["metadata"]["name"]] += 1
+        _bind(cluster, pod, node["metadata"]["name"])
+
+
+def _pick(pod: Obj, candidates: list[Obj], capacity: _Capacity) -> Obj | None:
+    feasible = [node for node in candidates if filter_reason(pod, node, capacity) is None]
+    if not feasible:
+        return None
+    # Spread like the default LeastAllocated score: fewest GPUs in use, then fewest pods.
+    return min(
+        feasible,
+        key=lambda n: (capacity.gpus_used[n["metadata"]["name"]], capacity.pods[n["metadata"]["name"]]),
+    )
+
+
+def _mark_unschedulable(cluster: Cluster, pod: Obj, nodes: dict[str, Obj], capacity: _Capacity) -> None:
+    reasons: Counter[str] = Counter()
+    for node in nodes.values():
+        reason = filter_reason(pod, node, capacity)
+        if reason is not None:
+            reasons[reason] += 1
+    message = failed_scheduling_message(reasons, len(nodes))
+    uid = pod["metadata"]["uid"]
+    if cluster.last_failed_scheduling.get(uid) == message:
+        return
+    cluster.last_failed_scheduling[uid] = message
+    updated = dict(pod)
+    updated["status"] = dict(
+        pod.get("status") or {},
+        phase="Pending",
+        conditions=[
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": rfc3339(),
+                "reason": "Unschedulable",
+                "message": message,
+            }
+        ],
+    )
+    updated["status"].setdefault("qosClass", "BestEffort")
+    cluster.store.put("pods", updated)
+    cluster.record_event(updated, "FailedScheduling", message, warning=True, component="default-scheduler")
+
+
+def _bind(cluster: Cluster, pod: Obj, node_name: str) -> None:
+    """Bind and hand over to the kubelet, which writes the bound pod once (one watch event)."""
+    updated = dict(pod)
+    updated["spec"] = dict(pod["spec"], nodeName=node_name)
+    updated["status"] = dict(
+        pod.get("status") or {},
+        phase="Pending",
+        conditions=[
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": rfc3339()}
+        ],
+    )
+    cluster.last_failed_scheduling.pop(pod["metadata"]["uid"], None)
+    meta = pod["metadata"]
+    cluster.record_event(
+        updated,
+        "Scheduled",
+        f"Successfully assigned {meta['namespace']}/{meta['name']} to {node_name}",
+        component="default-scheduler",
+    )
+    kubelet.admit(cluster, updated)

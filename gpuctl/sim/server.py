@@ -1,0 +1,168 @@
+"""SimServer: the simulated cluster served over HTTP/1.1 on loopback, plus its kubeconfig."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from gpuctl.sim.api import Api, Request, Response
+from gpuctl.sim.cluster import Cluster
+from gpuctl.sim.scenario import Scenario
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle on, the body waits for the client's
+    # delayed ACK (~40 ms per request on loopback).
+    disable_nagle_algorithm = True
+    server: _HttpServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's signature
+        """Quiet: a test run or `gpuctl sim up` would drown in access logs."""
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        request = Request(self.command, self.path, headers, body)
+        response, verb = self.server.api.handle(request)
+        self.server.sim.count(verb)
+        if response.stream is not None:
+            self._stream(response)
+        else:
+            self._send(response)
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        self.wfile.write(response.body)
+
+    def _stream(self, response: Response) -> None:
+        assert response.stream is not None
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        try:
+            for chunk in response.stream:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve  # noqa: N815 - http.server's names
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 1024
+    api: Api
+    sim: SimServer
+
+
+class SimServer:
+    """A simulated GPU cluster on http://127.0.0.1:<free port>; a context manager."""
+
+    def __init__(self, scenario: Scenario, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.scenario = scenario
+        self.cluster = Cluster(scenario)
+        self._host, self._port = host, port
+        self._http: _HttpServer | None = None
+        self._thread: threading.Thread | None = None
+        self._counts: Counter[str] = Counter()
+        self._count_lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        if self._http is None:
+            raise RuntimeError("the simulated cluster is not started")
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> SimServer:
+        self._http = _HttpServer((self._host, self._port), _Handler)
+        self._http.api = Api(self.cluster, f"{self._http.server_address[0]!s}:{self._http.server_address[1]}")
+        self._http.sim = self
+        self.cluster.start()
+        self._thread = threading.Thread(target=self._serve_http, name="gpuctl-sim-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def _serve_http(self) -> None:
+        assert self._http is not None
+        self._http.serve_forever(poll_interval=0.05)
+
+    def stop(self) -> None:
+        self.cluster.stop()  # ends open watches first, so serve_forever can return
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- request counters (benchmarks, idempotency tests) --------------------------------------
+    def count(self, verb: str) -> None:
+        with self._count_lock:
+            self._counts[verb] += 1
+
+    @property
+    def request_count(self) -> int:
+        with self._count_lock:
+            return sum(self._counts.values())
+
+    def requests_by_verb(self) -> dict[str, int]:
+        """Requests served so far by verb: get, list, watch, create, update, patch, delete,
+        deletecollection, discovery (non-resource paths) and error (refused before dispatch)."""
+        with self._count_lock:
+            return dict(self._counts)
+
+    def reset_counts(self) -> None:
+        with self._count_lock:
+            self._counts.clear()
+
+    def write_kubeconfig(self, path: Path | str, context_name: str = "gpuctl-sim") -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(kubeconfig_text(self.url, context_name), encoding="utf-8")
+        return path
+
+
+def kubeconfig_text(url: str, context_name: str = "gpuctl-sim") -> str:
+    return f"""apiVersion: v1
+kind: Config
+clusters:
+- name: {context_name}
+  cluster:
+    server: {url}
+contexts:
+- name: {context_name}
+  context:
+    cluster: {context_name}
+    user: {context_name}
+    namespace: default
+current-context: {context_name}
+users:
+- name: {context_name}
+  user:
+    token: gpuctl-sim
+preferences: {{}}
+"""

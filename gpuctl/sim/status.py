@@ -1,0 +1,84 @@
+"""API errors as the API server returns them: a meta/v1 Status object with reason and code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: Obj | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> Obj:
+        status: Obj = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details is not None:
+            status["details"] = self.details
+        return status
+
+
+def not_found(plural: str, name: str, group: str = "") -> ApiError:
+    qualified = f"{plural}.{group}" if group else plural
+    return ApiError(
+        404, "NotFound", f'{qualified} "{name}" not found', {"name": name, "group": group, "kind": plural}
+    )
+
+
+def already_exists(plural: str, name: str, group: str = "") -> ApiError:
+    qualified = f"{plural}.{group}" if group else plural
+    return ApiError(
+        409,
+        "AlreadyExists",
+        f'{qualified} "{name}" already exists',
+        {"name": name, "group": group, "kind": plural},
+    )
+
+
+def conflict(plural: str, name: str, group: str = "") -> ApiError:
+    qualified = f"{plural}.{group}" if group else plural
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified} "{name}": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        {"name": name, "group": group, "kind": plural},
+    )
+
+
+def invalid(kind: str, name: str, errors: list[str], group: str = "") -> ApiError:
+    causes = []
+    for error in errors:
+        field, _, message = error.partition(": ")
+        causes.append({"reason": "FieldValueInvalid", "message": message, "field": field})
+    return ApiError(
+        422,
+        "Invalid",
+        f'{kind} "{name}" is invalid: {"; ".join(errors) if len(errors) < 2 else "[" + ", ".join(errors) + "]"}',
+        {"name": name, "group": group, "kind": kind, "causes": causes},
+    )
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def forbidden(verb: str, plural: str, group: str, namespace: str) -> ApiError:
+    scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+    message = (
+        f'{plural}{"." + group if group else ""} is forbidden: User "gpuctl-sim" cannot {verb} '
+        f'resource "{plural}" in API group "{group}" {scope}'
+    )
+    return ApiError(403, "Forbidden", message, {"kind": plural, "group": group})

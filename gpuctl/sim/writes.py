@@ -1,0 +1,303 @@
+"""Create, update, patch and delete, with the API server's semantics: 409 on name clashes and
+stale resourceVersions, 422 on invalid objects, dryRun=All, no-op writes that change nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.sim import defaults, patches
+from gpuctl.sim.objects import random_suffix
+from gpuctl.sim.resources import ResourceType
+from gpuctl.sim.status import ApiError, already_exists, bad_request, conflict, invalid, not_found
+from gpuctl.sim.store import rfc3339
+
+if TYPE_CHECKING:
+    from gpuctl.sim.cluster import Cluster
+
+Obj = dict[str, Any]
+PROTECTED_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
+IMMUTABLE_METADATA = (
+    "uid",
+    "creationTimestamp",
+    "name",
+    "namespace",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def _prepare_new(cluster: Cluster, resource: ResourceType, namespace: str, body: Obj) -> Obj:
+    obj = copy.deepcopy(body)
+    metadata = obj.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        raise bad_request("metadata must be an object")
+    if resource.namespaced:
+        if metadata.get("namespace") not in (None, "", namespace):
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        metadata["namespace"] = namespace
+        if cluster.store.get("namespaces", "", namespace) is None:
+            raise not_found("namespaces", namespace)
+    else:
+        metadata.pop("namespace", None)
+    if not metadata.get("name"):
+        if not metadata.get("generateName"):
+            raise invalid(
+                resource.kind, "", ["metadata.name: Required value: name or generateName is required"]
+            )
+        metadata["name"] = metadata["generateName"] + random_suffix()
+    for field in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
+        metadata.pop(field, None)
+    obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
+    metadata["generation"] = 1
+    _apply_kind_defaults(resource, obj)
+    return obj
+
+
+def _apply_kind_defaults(resource: ResourceType, obj: Obj) -> None:
+    if resource.kind == "Pod":
+        obj.pop("status", None)
+        defaults.apply_pod_defaults(obj)
+    elif resource.kind == "Namespace":
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+    elif resource.kind == "DaemonSet":
+        obj.setdefault("spec", {}).setdefault("updateStrategy", {"type": "RollingUpdate"})
+        obj["status"] = {
+            "currentNumberScheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "numberReady": 0,
+        }
+        template = obj["spec"].setdefault("template", {})
+        defaults.apply_pod_defaults(template)
+        template.pop("status", None)
+
+
+def _validate(resource: ResourceType, obj: Obj) -> None:
+    errors = defaults.validate(resource.kind, obj)
+    if errors:
+        raise invalid(resource.kind, obj["metadata"].get("name", ""), errors, resource.group)
+
+
+def create(cluster: Cluster, resource: ResourceType, namespace: str, body: Obj, dry_run: bool) -> Obj:
+    obj = _prepare_new(cluster, resource, namespace, body)
+    name = obj["metadata"]["name"]
+    if cluster.store.get(resource.key, namespace if resource.namespaced else "", name) is not None:
+        raise already_exists(resource.plural, name, resource.group)
+    _validate(resource, obj)
+    if dry_run:
+        obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
+        obj["metadata"]["creationTimestamp"] = rfc3339()
+        return obj
+    created = cluster.store.add(resource.key, obj)
+    _after_write(cluster, resource, created)
+    return created
+
+
+def _after_write(cluster: Cluster, resource: ResourceType, obj: Obj, created: bool = True) -> None:
+    if resource.kind == "Pod" and created:
+        cluster.pod_created(obj)
+    elif resource.kind == "Node":
+        cluster.node_changed()
+    elif resource.kind == "DaemonSet":
+        cluster.daemonset_changed()
+
+
+def _merge_into_existing(resource: ResourceType, existing: Obj, candidate: Obj, subresource: str) -> Obj:
+    result = copy.deepcopy(candidate)
+    result["kind"], result["apiVersion"] = resource.kind, resource.api_version
+    metadata = result.setdefault("metadata", {})
+    if not isinstance(metadata, dict):
+        raise bad_request("metadata must be an object")
+    for field in IMMUTABLE_METADATA:
+        if field in existing["metadata"]:
+            metadata[field] = existing["metadata"][field]
+        else:
+            metadata.pop(field, None)
+    if subresource == "status":
+        result = dict(copy.deepcopy(existing), status=result.get("status", existing.get("status")))
+    elif "status" in resource.subresources:
+        if "status" in existing:
+            result["status"] = copy.deepcopy(existing["status"])
+        else:
+            result.pop("status", None)
+    if result.get("spec") != existing.get("spec"):
+        metadata["generation"] = int(existing["metadata"].get("generation", 1)) + 1
+    elif "generation" in existing["metadata"]:
+        metadata["generation"] = existing["metadata"]["generation"]
+    else:
+        metadata.pop("generation", None)
+    metadata["resourceVersion"] = existing["metadata"]["resourceVersion"]
+    return result
+
+
+def _existing(cluster: Cluster, resource: ResourceType, namespace: str, name: str) -> Obj:
+    existing = cluster.store.get(resource.key, namespace if resource.namespaced else "", name)
+    if existing is None:
+        raise not_found(resource.plural, name, resource.group)
+    return existing
+
+
+def _store_update(cluster: Cluster, resource: ResourceType, existing: Obj, result: Obj, dry_run: bool) -> Obj:
+    if result == existing:
+        return existing  # a no-op write changes nothing, not even the resourceVersion
+    _validate(resource, result)
+    if dry_run:
+        return result
+    if resource.kind == "Namespace" and existing["metadata"].get("deletionTimestamp"):
+        result["status"] = existing["status"]
+    stored = cluster.store.put(resource.key, result)
+    _after_write(cluster, resource, stored, created=False)
+    if resource.kind == "Pod" and stored["spec"].get("nodeName") and not existing["spec"].get("nodeName"):
+        cluster.pod_created(stored)
+    return stored
+
+
+def update(
+    cluster: Cluster,
+    resource: ResourceType,
+    namespace: str,
+    name: str,
+    subresource: str,
+    body: Obj,
+    dry_run: bool,
+) -> Obj:
+    existing = _existing(cluster, resource, namespace, name)
+    body_meta = body.get("metadata") or {}
+    if body_meta.get("name") not in (None, name):
+        raise bad_request(
+            f"the name of the object ({body_meta.get('name')}) does not match the name on the URL ({name})"
+        )
+    wanted = body_meta.get("resourceVersion")
+    if wanted and wanted != existing["metadata"]["resourceVersion"]:
+        raise conflict(resource.plural, name, resource.group)
+    result = _merge_into_existing(resource, existing, body, subresource)
+    return _store_update(cluster, resource, existing, result, dry_run)
+
+
+def _decode(body: bytes, content_type: str) -> Any:
+    try:
+        if content_type == "application/apply-patch+yaml":
+            import yaml
+
+            return yaml.safe_load(body.decode("utf-8"))
+        return json.loads(body or b"null")
+    except Exception as error:  # noqa: BLE001 - any decode failure is the client's 400
+        raise bad_request(f"error decoding patch: {error}") from None
+
+
+def patch(
+    cluster: Cluster,
+    resource: ResourceType,
+    namespace: str,
+    name: str,
+    subresource: str,
+    body: bytes,
+    content_type: str,
+    field_manager: str | None,
+    dry_run: bool,
+) -> tuple[Obj, bool]:
+    """Apply a patch; returns (object, created) — server-side apply may create."""
+    document = _decode(body, content_type)
+    existing = cluster.store.get(resource.key, namespace if resource.namespaced else "", name)
+    if content_type == "application/apply-patch+yaml":
+        return _apply(
+            cluster, resource, namespace, name, subresource, document, existing, field_manager, dry_run
+        )
+    if existing is None:
+        raise not_found(resource.plural, name, resource.group)
+    try:
+        if content_type == "application/json-patch+json":
+            candidate = patches.json_patch(existing, document)
+        elif content_type == "application/merge-patch+json":
+            candidate = patches.merge_patch(existing, document)
+        elif content_type == "application/strategic-merge-patch+json":
+            candidate = patches.strategic_merge(existing, document)
+        else:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type})",
+            )
+    except patches.PatchError as error:
+        raise invalid(resource.kind, name, [f"patch: {error}"], resource.group) from None
+    if not isinstance(candidate, dict):
+        raise bad_request("the patch did not produce an object")
+    wanted = (candidate.get("metadata") or {}).get("resourceVersion")
+    if wanted and wanted != existing["metadata"]["resourceVersion"]:
+        raise conflict(resource.plural, name, resource.group)
+    result = _merge_into_existing(resource, existing, candidate, subresource)
+    return _store_update(cluster, resource, existing, result, dry_run), False
+
+
+def _apply(
+    cluster: Cluster,
+    resource: ResourceType,
+    namespace: str,
+    name: str,
+    subresource: str,
+    document: Any,
+    existing: Obj | None,
+    field_manager: str | None,
+    dry_run: bool,
+) -> tuple[Obj, bool]:
+    if not field_manager:
+        raise invalid(
+            "PatchOptions", "", ["fieldManager: Required value: is required for apply patch"], "meta.k8s.io"
+        )
+    if not isinstance(document, dict):
+        raise bad_request("apply patch must be an object")
+    managed = [
+        {
+            "manager": field_manager,
+            "operation": "Apply",
+            "apiVersion": resource.api_version,
+            "time": rfc3339(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {},
+        }
+    ]
+    document = dict(document)
+    document["metadata"] = dict(document.get("metadata") or {}, name=name)
+    if existing is None:
+        document["metadata"]["managedFields"] = managed
+        return create(cluster, resource, namespace, document, dry_run), True
+    previous = existing["metadata"].get("managedFields") or []
+    mine = [m for m in previous if m.get("manager") == field_manager and m.get("operation") == "Apply"]
+    others = [m for m in previous if m not in mine]
+    candidate = patches.strategic_merge(existing, document)
+    candidate["metadata"]["managedFields"] = others + (mine or managed)
+    result = _merge_into_existing(resource, existing, candidate, subresource)
+    return _store_update(cluster, resource, existing, result, dry_run), False
+
+
+def delete(
+    cluster: Cluster, resource: ResourceType, namespace: str, name: str, grace: int | None, dry_run: bool
+) -> Obj:
+    existing = _existing(cluster, resource, namespace, name)
+    if resource.kind == "Namespace" and name in PROTECTED_NAMESPACES:
+        raise ApiError(
+            403,
+            "Forbidden",
+            f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            {"name": name, "kind": "namespaces"},
+        )
+    if dry_run:
+        return existing
+    if resource.kind == "Pod":
+        return cluster.delete_pod(existing, grace)
+    if resource.kind == "Namespace":
+        if existing["metadata"].get("deletionTimestamp"):
+            return existing
+        return cluster.delete_namespace(existing)
+    removed = cluster.store.remove(resource.key, namespace if resource.namespaced else "", name) or existing
+    if resource.kind == "DaemonSet":
+        cluster.daemonset_changed()
+    elif resource.kind == "Node":
+        cluster.node_changed()
+    return removed

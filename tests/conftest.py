@@ -1,0 +1,75 @@
+"""Shared fixtures: `sim` (a simulated GPU cluster over real HTTP) and `cli` (gpuctl in-process)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuctl.sim.scenario import parse_scenario
+from gpuctl.sim.server import SimServer
+
+
+@dataclass
+class SimCluster:
+    """A started simulated cluster: its server (request counters), kubeconfig and scenario."""
+
+    server: SimServer
+    kubeconfig: Path
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def api_client(self) -> Any:
+        """A real kubernetes.client.ApiClient for this cluster, loaded the way gpuctl loads it."""
+        from gpuctl.kube.client import load_api_client
+
+        return load_api_client(self.kubeconfig)
+
+
+@pytest.fixture
+def sim(tmp_path: Path) -> Iterator[Callable[..., SimCluster]]:
+    """Factory: `sim({"nodes": [...]})` starts a cluster from a scenario dict; stopped at teardown."""
+    started: list[SimServer] = []
+
+    def start(scenario: dict[str, Any] | None = None, name: str = "sim") -> SimCluster:
+        server = SimServer(parse_scenario(scenario or {}, "scenario")).start()
+        started.append(server)
+        kubeconfig = server.write_kubeconfig(tmp_path / f"{name}-{len(started)}.kubeconfig")
+        return SimCluster(server=server, kubeconfig=kubeconfig)
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """`cli("verify", "--kubeconfig", path)` or `cli([...])`: run gpuctl in-process, capture output."""
+    from gpuctl.cli.main import run
+
+    def invoke(*argv: str | Path | list[str | Path]) -> CliResult:
+        flat: list[str] = []
+        for item in argv:
+            flat += [str(part) for part in item] if isinstance(item, list) else [str(item)]
+        capsys.readouterr()  # drop anything printed before this call
+        code = run(flat)
+        captured = capsys.readouterr()
+        return CliResult(exit_code=code, stdout=captured.out, stderr=captured.err)
+
+    return invoke

@@ -1,0 +1,46 @@
+"""Fixtures of the host tier: real SSH test nodes (see tests/hosts/nodes.py and docs/testing.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from tests.hosts.nodes import TestNode, down, up
+
+# Tools the harness runs on the machine that brings the nodes up (.ci/install-host-deps.sh).
+HOST_TOOLS = ("debootstrap", "systemd-nspawn", "nsenter", "ip", "ssh", "ssh-keygen", "dpkg-deb", "gpg")
+TEST_NODE_COUNT = 2
+TEST_NODE_GPUS = 8
+
+
+def missing_host_requirement() -> str | None:
+    """Why the nodes cannot come up on this machine, or None when they can."""
+    if os.geteuid() != 0:
+        return "the host tier needs root (network namespaces, overlay mounts, systemd-nspawn)"
+    missing = [tool for tool in HOST_TOOLS if shutil.which(tool) is None]
+    if missing:
+        return f"missing {', '.join(missing)}: run .ci/install-host-deps.sh"
+    return None
+
+
+def skip_without_host_requirements() -> None:
+    reason = missing_host_requirement()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def test_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
+    """Two nodes with eight fake H100s each, up once per session; `node.inventory` is their inventory.
+
+    Set GPUCTL_TEST_KEEP_NODES=1 to leave them running after the session (to poke at them by hand).
+    """
+    skip_without_host_requirements()
+    inventory = tmp_path_factory.mktemp("test-nodes") / "hosts.yml"
+    nodes = up(nodes=TEST_NODE_COUNT, gpus=TEST_NODE_GPUS, inventory=inventory)
+    yield nodes
+    if os.environ.get("GPUCTL_TEST_KEEP_NODES") != "1":
+        down(inventory)

@@ -1,0 +1,226 @@
+"""`gpuctl bootstrap --phase host` against real SSH test nodes, from bare to prepared and back to no-op.
+
+The tests of one module share two fresh nodes and run in file order: check mode on the bare nodes,
+the real run, the no-op re-run, then the failure cases. The runner itself is also exercised with a
+tiny playbook (tests/hosts/playbooks/ping.yml), independent of the shipped roles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuctl.cli.main import run
+from gpuctl.core.bootstrap import run_host_bootstrap
+from tests.hosts.conftest import skip_without_host_requirements
+from tests.hosts.nodes import TestNode, down, node_exec, up
+
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+GPUS = 2
+PING = Path(__file__).resolve().parent / "playbooks" / "ping.yml"
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "not-a-real-sudo-password-5f1c"
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
+    skip_without_host_requirements()
+    inventory = tmp_path_factory.mktemp("bootstrap-nodes") / "hosts.yml"
+    started = up(nodes=2, gpus=GPUS, inventory=inventory)
+    yield started
+    down(inventory)
+
+
+def bootstrap(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    code = run(["bootstrap", "--phase", "host", "--output", "json", *args])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, json.loads(captured.out)
+
+
+def sh(node: TestNode, command: str) -> str:
+    code, out, err = node_exec(node, ["sh", "-c", command])
+    assert code == 0, f"{node.name}: {command}: {err}"
+    return out
+
+
+def disk_state(node: TestNode) -> str:
+    """What a bootstrap would change: packages, apt sources and keys, runtime and module configs."""
+    return sh(
+        node,
+        "dpkg-query -W -f '${Package} ${Version} ${Status}\\n' | sort; apt-mark showhold;"
+        "ls -la /etc/apt/sources.list.d /etc/apt/keyrings /etc/apt/preferences.d /etc/modprobe.d 2>&1;"
+        "cat /etc/containerd/config.toml; ls -R /etc/containerd /etc/cdi 2>&1",
+    )
+
+
+def private_dirs() -> set[str]:
+    return {str(path) for path in Path(os.environ.get("TMPDIR", "/tmp")).glob("gpuctl-bootstrap-*")}
+
+
+def with_extra_host(source: Path, target: Path) -> Path:
+    data = yaml.safe_load(source.read_text())
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    data["all"]["children"]["gpu_nodes"]["hosts"]["dead-node"] = {
+        "ansible_host": "127.0.0.1",
+        "ansible_port": port,
+    }
+    target.write_text(yaml.safe_dump(data))
+    return target
+
+
+# --- the runner, with a tiny playbook ------------------------------------------------------------
+
+
+def test_runner_reports_a_failing_host_and_keeps_the_others(nodes: list[TestNode]) -> None:
+    before = private_dirs()
+    result = run_host_bootstrap(
+        inventory_path=nodes[0].inventory,
+        playbook=PING,
+        extra_args=("-e", f"gpuctl_test_fail_on={nodes[1].name}"),
+    )
+    assert result.exit_code == 1
+    by_name = {host.name: host for host in result.hosts}
+    assert by_name[nodes[0].name].succeeded
+    assert by_name[nodes[1].name].failed == 1
+    (failed,) = result.failed_tasks
+    assert (failed.host, failed.task) == (nodes[1].name, "Ping | fail on request")
+    assert failed.message == f"asked to fail on {nodes[1].name}"
+    assert private_dirs() == before  # the private data dir is removed
+
+
+def test_become_password_never_reaches_the_artifacts(nodes: list[TestNode]) -> None:
+    result = run_host_bootstrap(
+        inventory_path=nodes[0].inventory, playbook=PING, become_password=SECRET, keep_artifacts=True
+    )
+    assert result.ok, result
+    assert result.artifacts_dir is not None
+    kept = Path(result.artifacts_dir)
+    try:
+        assert kept.stat().st_mode & 0o777 == 0o700
+        files = [path for path in kept.rglob("*") if path.is_file()]
+        assert any(path.name == "stdout" for path in files)
+        assert not [path for path in files if SECRET.encode() in path.read_bytes()]
+    finally:
+        subprocess.run(["rm", "-rf", str(kept)], check=True)
+
+
+def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
+    code = (
+        "import sys; from pathlib import Path; from gpuctl.core.bootstrap import run_host_bootstrap;"
+        f"r = run_host_bootstrap(inventory_path=Path({str(nodes[0].inventory)!r}),"
+        f"playbook=Path({str(PING)!r}),"
+        "extra_args=('-e', 'gpuctl_test_sleep=120'),"
+        "on_progress=lambda s: print('TASK', *[h.current_task for h in s.snapshot()[1]], flush=True));"
+        "print('RESULT', r.status, int(r.exit_code), flush=True)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    for line in process.stdout:
+        if "Ping | sleep on request" in line:
+            break
+    time.sleep(1)
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=60)
+    assert "RESULT canceled 130" in out
+    leftovers = subprocess.run(
+        ["pgrep", "-f", f"ansible-playbook.*{PING}"], capture_output=True, text=True, check=False
+    )
+    assert leftovers.stdout == ""
+
+
+# --- the shipped playbooks, from bare nodes ------------------------------------------------------
+
+
+def test_check_mode_on_bare_nodes_changes_nothing(
+    nodes: list[TestNode], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = [disk_state(node) for node in nodes]
+    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory), "--check")
+    assert report["check"] is True
+    assert code in (0, 1), report
+    assert [disk_state(node) for node in nodes] == before
+
+
+def test_bootstrap_prepares_bare_nodes(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
+    before = private_dirs()
+    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory))
+    assert code == 0, report
+    assert report["schema"] == "gpuctl.bootstrap/v1"
+    assert report["ok"] is True
+    assert [host["name"] for host in report["hosts"]] == [node.name for node in nodes]
+    for host in report["hosts"]:
+        assert {"name", "ok", "changed", "failed", "unreachable", "skipped"} <= set(host)
+        assert host["ok"] is True
+        assert host["changed"] > 0
+    assert private_dirs() == before
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_nodes_are_prepared_on_disk(nodes: list[TestNode], index: int) -> None:
+    node = nodes[index]
+    held = sh(node, "apt-mark showhold").split()
+    assert {"nvidia-container-toolkit", "nvidia-container-toolkit-base"} <= set(held)
+    assert {"nvidia-open", "cuda-drivers"} & set(held)
+    selections = sh(node, "dpkg --get-selections")
+    assert any(line.split() == ["nvidia-container-toolkit", "hold"] for line in selections.splitlines())
+    assert "1.17.8-1" in sh(node, "dpkg-query -W -f '${Version}' nvidia-container-toolkit")
+    assert "blacklist nouveau" in sh(node, "cat /etc/modprobe.d/*nouveau*.conf")
+    dump = sh(node, "containerd config dump")
+    assert "runtimes.nvidia]" in dump
+    assert "runtimes.runc]" in dump
+    assert "/usr/bin/nvidia-container-runtime" in dump
+    listed = sh(node, "nvidia-smi -L").splitlines()
+    assert len(listed) == GPUS
+    assert all(line.startswith(f"GPU {i}: NVIDIA H100") for i, line in enumerate(listed))
+
+
+def test_second_run_changes_nothing(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory))
+    assert code == 0, report
+    assert [host["changed"] for host in report["hosts"]] == [0, 0]
+
+
+def test_unreachable_host_is_reported_and_the_others_are_fine(
+    nodes: list[TestNode], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inventory = with_extra_host(nodes[0].inventory, tmp_path / "hosts.yml")
+    code, report = bootstrap(capsys, "--inventory", str(inventory))
+    assert code == 1
+    by_name = {host["name"]: host for host in report["hosts"]}
+    assert by_name["dead-node"]["unreachable"] > 0
+    assert by_name["dead-node"]["ok"] is False
+    assert all(by_name[node.name]["ok"] and by_name[node.name]["changed"] == 0 for node in nodes)
+    (dead,) = [task for task in report["failed_tasks"] if task["host"] == "dead-node"]
+    assert dead["unreachable"] is True
+    assert "gpuctl preflight" in dead["hint"]
+
+
+def test_a_failing_task_is_surfaced(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
+    inventory = str(nodes[0].inventory)
+    args = ("--inventory", inventory, "--limit", nodes[0].name, "--", "-e", "gpuctl_toolkit_version=9.9.9-1")
+    code, report = bootstrap(capsys, *args)
+    assert code == 1
+    assert report["ok"] is False
+    (failed,) = report["failed_tasks"]
+    assert failed["host"] == nodes[0].name
+    assert failed["task"]
+    assert "9.9.9-1" in failed["message"]
+    assert f"--limit {nodes[0].name}" in failed["hint"]
+    # The table names the task and the message too.
+    assert run(["bootstrap", "--phase", "host", *args]) == 1
+    out = capsys.readouterr().out
+    assert f"task {failed['task']!r} failed" in out

@@ -1,0 +1,258 @@
+"""Rendered-config tests for the container_runtime role.
+
+The role runs for real (ansible-playbook, local connection) with every file path pointed into a
+temporary directory; the files it writes are parsed (tomllib, json) and, for containerd 1.x, read
+back by the real `containerd config dump` when a containerd binary is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ROLES = REPO / "playbooks" / "roles"
+ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
+NVIDIA_RUNTIME = "/usr/bin/nvidia-container-runtime"
+CONTAINERD = shutil.which("containerd")
+
+# Debian 12's containerd package ships this /etc/containerd/config.toml.
+DEBIAN_CONFIG = """version = 2
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "/var/lib/containerd/opt"
+"""
+
+PLAY = """- name: Render the container runtime configuration
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  roles:
+    - role: container_runtime
+"""
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the role writes files owned by root: run as root"),
+]
+needs_containerd = pytest.mark.skipif(CONTAINERD is None, reason="no containerd binary installed")
+
+
+def run_role(tmp_path: Path, *, check: bool = False, **extra: object) -> tuple[int, str]:
+    """Runs the container_runtime role locally; returns (exit code, output)."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    variables = {
+        "ansible_python_interpreter": sys.executable,
+        "gpuctl_runtime_restart": False,
+        "gpuctl_containerd_config_path": str(tmp_path / "containerd" / "config.toml"),
+        "gpuctl_containerd_dropin_dir": str(tmp_path / "containerd" / "conf.d"),
+        "gpuctl_crio_dropin_dir": str(tmp_path / "crio" / "crio.conf.d"),
+        "gpuctl_docker_daemon_json": str(tmp_path / "docker" / "daemon.json"),
+        "gpuctl_kubelet_config_path": str(tmp_path / "kubelet" / "config.yaml"),
+        **extra,
+    }
+    argv = [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", str(playbook), "-e", json.dumps(variables)]
+    if check:
+        argv += ["--check", "--diff"]
+    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(ROLES), "ANSIBLE_NOCOLOR": "1"}
+    result = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    return result.returncode, result.stdout + result.stderr
+
+
+def changed_count(output: str) -> int:
+    match = re.search(r"localhost\s*:\s*ok=\d+\s+changed=(\d+)", output)
+    assert match, output
+    return int(match.group(1))
+
+
+def containerd_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "containerd"
+    directory.mkdir(exist_ok=True)
+    return directory
+
+
+def runtimes_v2(config: dict[str, object]) -> dict[str, dict[str, object]]:
+    cri = config["plugins"]["io.containerd.grpc.v1.cri"]  # type: ignore[index]
+    return cri["containerd"]["runtimes"]  # type: ignore[no-any-return]
+
+
+@needs_containerd
+def test_containerd_v2_keeps_debian_config_and_adds_nvidia(tmp_path: Path) -> None:
+    config_path = containerd_dir(tmp_path) / "config.toml"
+    config_path.write_text(DEBIAN_CONFIG)
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd")
+
+    assert rc == 0, output
+    config = tomllib.loads(config_path.read_text())
+    assert config["imports"] == [f"{tmp_path}/containerd/conf.d/*.toml"]
+    assert config["plugins"]["io.containerd.internal.v1.opt"]["path"] == "/var/lib/containerd/opt"
+    dropin = tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())
+    runtimes = runtimes_v2(dropin)
+    assert set(runtimes) == {"runc", "nvidia"}
+    assert runtimes["nvidia"]["options"]["BinaryName"] == NVIDIA_RUNTIME  # type: ignore[index]
+    cri = dropin["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    assert cri["cni"]["bin_dir"] == "/usr/lib/cni"
+
+
+@needs_containerd
+def test_containerd_v2_dump_shows_runc_nvidia_and_kept_settings(tmp_path: Path) -> None:
+    config_path = containerd_dir(tmp_path) / "config.toml"
+    config_path.write_text(DEBIAN_CONFIG)
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd")
+    assert rc == 0, output
+
+    dump = subprocess.run(
+        [str(CONTAINERD), "--config", str(config_path), "config", "dump"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    merged = tomllib.loads(dump)
+    runtimes = runtimes_v2(merged)
+    assert {"runc", "nvidia"} <= set(runtimes)
+    cri = merged["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["containerd"]["default_runtime_name"] == "nvidia"
+    assert cri["cni"]["bin_dir"] == "/usr/lib/cni"
+
+
+@needs_containerd
+def test_containerd_v2_second_run_changes_nothing(tmp_path: Path) -> None:
+    (containerd_dir(tmp_path) / "config.toml").write_text(DEBIAN_CONFIG)
+    assert run_role(tmp_path, gpuctl_container_runtime="containerd")[0] == 0
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd")
+
+    assert rc == 0, output
+    assert changed_count(output) == 0
+
+
+@needs_containerd
+def test_containerd_v2_without_config_creates_minimal_one(tmp_path: Path) -> None:
+    rc, output = run_role(
+        tmp_path, gpuctl_container_runtime="containerd", gpuctl_nvidia_runtime_default=False
+    )
+
+    assert rc == 0, output
+    config = tomllib.loads((tmp_path / "containerd/config.toml").read_text())
+    assert config == {"version": 2, "imports": [f"{tmp_path}/containerd/conf.d/*.toml"]}
+    dropin = tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())
+    cri = dropin["plugins"]["io.containerd.grpc.v1.cri"]
+    assert cri["containerd"]["default_runtime_name"] == "runc"
+    assert set(runtimes_v2(dropin)) == {"runc", "nvidia"}
+
+
+def test_containerd_v3_dropin_adds_only_nvidia(tmp_path: Path) -> None:
+    config_path = containerd_dir(tmp_path) / "config.toml"
+    config_path.write_text('version = 3\nimports = ["/etc/containerd/other.toml"]\n')
+
+    rc, output = run_role(
+        tmp_path,
+        gpuctl_container_runtime="containerd",
+        gpuctl_containerd_config_version=3,
+        gpuctl_containerd_validate_config=False,
+        gpuctl_containerd_systemd_cgroup=True,
+    )
+
+    assert rc == 0, output
+    config = tomllib.loads(config_path.read_text())
+    assert config["imports"] == ["/etc/containerd/other.toml", f"{tmp_path}/containerd/conf.d/*.toml"]
+    dropin = tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())
+    assert dropin["version"] == 3
+    cri = dropin["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]
+    assert cri["default_runtime_name"] == "nvidia"
+    assert set(cri["runtimes"]) == {"nvidia"}
+    assert cri["runtimes"]["nvidia"]["options"] == {
+        "BinaryName": NVIDIA_RUNTIME,
+        "SystemdCgroup": True,
+    }
+
+
+def test_containerd_v1_config_is_refused_with_a_hint(tmp_path: Path) -> None:
+    (containerd_dir(tmp_path) / "config.toml").write_text('[plugins.cri]\n  sandbox_image = "x"\n')
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd", gpuctl_containerd_config_version=2)
+
+    assert rc != 0
+    assert "containerd config migrate" in output
+
+
+def test_crio_dropin(tmp_path: Path) -> None:
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="crio")
+
+    assert rc == 0, output
+    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.conf").read_text())
+    assert dropin["crio"]["runtime"]["default_runtime"] == "nvidia"
+    assert dropin["crio"]["runtime"]["runtimes"]["nvidia"] == {
+        "runtime_path": NVIDIA_RUNTIME,
+        "runtime_type": "oci",
+    }
+
+
+def test_crio_dropin_without_default_runtime(tmp_path: Path) -> None:
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="crio", gpuctl_nvidia_runtime_default=False)
+
+    assert rc == 0, output
+    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.conf").read_text())
+    assert "default_runtime" not in dropin["crio"]["runtime"]
+
+
+def test_docker_daemon_json_is_merged_not_overwritten(tmp_path: Path) -> None:
+    daemon_json = tmp_path / "docker" / "daemon.json"
+    daemon_json.parent.mkdir()
+    existing = {
+        "log-driver": "json-file",
+        "log-opts": {"max-size": "10m"},
+        "runtimes": {"runsc": {"path": "/usr/bin/runsc"}},
+    }
+    daemon_json.write_text(json.dumps(existing))
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="docker")
+
+    assert rc == 0, output
+    merged = json.loads(daemon_json.read_text())
+    assert merged["log-driver"] == "json-file"
+    assert merged["log-opts"] == {"max-size": "10m"}
+    assert merged["runtimes"]["runsc"] == {"path": "/usr/bin/runsc"}
+    assert merged["runtimes"]["nvidia"] == {"path": NVIDIA_RUNTIME, "args": []}
+    assert merged["default-runtime"] == "nvidia"
+
+
+def test_docker_second_run_changes_nothing(tmp_path: Path) -> None:
+    assert run_role(tmp_path, gpuctl_container_runtime="docker")[0] == 0
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="docker")
+
+    assert rc == 0, output
+    assert changed_count(output) == 0
+
+
+def test_check_mode_writes_nothing(tmp_path: Path) -> None:
+    rc, output = run_role(tmp_path, check=True, gpuctl_container_runtime="docker")
+
+    assert rc == 0, output
+    assert changed_count(output) > 0
+    assert not (tmp_path / "docker").exists()
+
+
+def test_unknown_runtime_is_rejected_naming_the_variable(tmp_path: Path) -> None:
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="podman")
+
+    assert rc != 0
+    assert "gpuctl_container_runtime=podman" in output
+    assert "Traceback" not in output
