@@ -33,11 +33,20 @@ def scenario(nodes: int, pod_start_seconds: float) -> dict[str, Any]:
 
 
 def pod(node: str) -> dict[str, Any]:
-    container = {"name": "smi", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                 "command": list(nvidia_smi.VERIFY_ARGS), "resources": {"limits": {"nvidia.com/gpu": "8"}}}
-    return {"metadata": {"name": f"smi-{node}", "labels": {"bench": "sim-scale"}},
-            "spec": {"restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": node},
-                     "containers": [container]}}  # fmt: skip
+    container = {
+        "name": "smi",
+        "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+        "command": list(nvidia_smi.VERIFY_ARGS),
+        "resources": {"limits": {"nvidia.com/gpu": "8"}},
+    }
+    return {
+        "metadata": {"name": f"smi-{node}", "labels": {"bench": "sim-scale"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "containers": [container],
+        },
+    }
 
 
 def run_pods(server: SimServer, nodes: int, concurrency: int) -> dict[str, float]:
@@ -58,8 +67,13 @@ def run_pods(server: SimServer, nodes: int, concurrency: int) -> dict[str, float
         list(pool.map(lambda n: core.create_namespaced_pod("default", pod(n)), names))
     created = time.perf_counter()
     done: set[str] = set()
-    for event in watch.Watch().stream(core.list_namespaced_pod, "default", label_selector=LABEL,
-                                      resource_version=version, timeout_seconds=120):  # fmt: skip
+    for event in watch.Watch().stream(
+        core.list_namespaced_pod,
+        "default",
+        label_selector=LABEL,
+        resource_version=version,
+        timeout_seconds=120,
+    ):
         if event["object"].status.phase in ("Succeeded", "Failed"):
             done.add(event["object"].metadata.name)
             if len(done) == nodes:
@@ -69,12 +83,18 @@ def run_pods(server: SimServer, nodes: int, concurrency: int) -> dict[str, float
         list(pool.map(lambda n: core.read_namespaced_pod_log(f"smi-{n}", "default"), names))
     core.delete_collection_namespaced_pod("default", label_selector=LABEL, grace_period_seconds=0)
     ended = time.perf_counter()
-    return {"create": created - started, "to_completion": finished - started, "total": ended - started,
-            "completed": float(len(done))}  # fmt: skip
+    return {
+        "create": created - started,
+        "to_completion": finished - started,
+        "total": ended - started,
+        "completed": float(len(done)),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pod-start-seconds", type=float, default=2.0)
     parser.add_argument("--concurrency", type=int, default=32)
@@ -91,11 +111,12 @@ def main() -> None:
         total_requests = server.request_count
     finally:
         server.stop()
-    print(f"{int(figures['completed'])} pods, podStartSeconds {args.pod_start_seconds}, concurrency {args.concurrency}:")
+    pods, per_pod = int(figures["completed"]), total_requests / args.nodes
+    print(f"{pods} pods, podStartSeconds {args.pod_start_seconds}, concurrency {args.concurrency}:")
     print(f"  created in {figures['create']:.2f} s ({args.nodes / figures['create']:.0f} creates/s)")
     print(f"  all finished after {figures['to_completion']:.2f} s")
     print(f"  create -> Succeeded -> logs -> deleted: {figures['total']:.2f} s (target ~12 s)")
-    print(f"  requests: {total_requests} ({total_requests / args.nodes:.2f} per pod): {dict(sorted(by_verb.items()))}")
+    print(f"  requests: {total_requests} ({per_pod:.2f} per pod): {dict(sorted(by_verb.items()))}")
 
 
 if __name__ == "__main__":

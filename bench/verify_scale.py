@@ -58,6 +58,11 @@ def main() -> None:
         f"(target {TARGET_REQUESTS_PER_NODE:.0f}: {per_node / TARGET_REQUESTS_PER_NODE:.2f}x)"
     )
     print(f"requests by verb:        {server.requests_by_verb()}")
+    for node in [n for n in result.nodes if not n.ok][:3]:
+        problem = node.first_problem
+        print(
+            f"  failing: {node.name}: {problem.id if problem else '?'}: {problem.message if problem else ''}"
+        )
 
 
 def _wait_for_plugins(server: SimServer, kubeconfig: Path, count: int) -> None:

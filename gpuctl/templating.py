@@ -7,7 +7,7 @@ turns a forgotten one into an error instead of an empty string in a manifest.
 
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -22,14 +22,24 @@ TEMPLATE_SUFFIX = ".yaml.j2"
 _REPO_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
+def _candidate_dirs() -> list[Path]:
+    """Where templates may live: next to this module (wheel), wherever the import system maps
+    `gpuctl.templates` (editable installs), then the repository checkout."""
+    candidates = [Path(__file__).resolve().parent / "templates"]
+    try:
+        spec = importlib.util.find_spec("gpuctl.templates")
+    except (ModuleNotFoundError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        candidates += [Path(location) for location in spec.submodule_search_locations]
+    return [*candidates, _REPO_TEMPLATES]
+
+
 def templates_dir() -> Path:
     """The folder holding the templates: the installed package data, else the repository's."""
-    try:
-        packaged = Path(str(importlib.resources.files("gpuctl.templates")))
-    except (ModuleNotFoundError, TypeError):
-        packaged = Path(__file__).resolve().parent / "templates"
-    if packaged.is_dir() and any(packaged.glob(f"*{TEMPLATE_SUFFIX}")):
-        return packaged
+    for candidate in _candidate_dirs():
+        if candidate.is_dir() and any(candidate.glob(f"*{TEMPLATE_SUFFIX}")):
+            return candidate
     return _REPO_TEMPLATES
 
 

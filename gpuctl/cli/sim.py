@@ -17,7 +17,7 @@ ScenarioFile = Annotated[
     Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
     typer.Option(
         "--scenario",
-        help="Scenario YAML (default: the built-in mixed cluster: CPU nodes, healthy 8×H100 nodes, "
+        help="Scenario YAML (default: the built-in mixed cluster: CPU nodes, healthy 8xH100 nodes, "
         "one node with a driver mismatch, one without the container toolkit).",
         show_default=False,
     ),

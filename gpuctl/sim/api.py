@@ -3,65 +3,19 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
 
 from gpuctl.sim import resources, tables, writes
-from gpuctl.sim.resources import ResourceType
+from gpuctl.sim.messages import Request, Response, Route, encode
 from gpuctl.sim.selectors import SelectorError, field_selector, label_selector
 from gpuctl.sim.status import ApiError, bad_request, forbidden, not_found
-from gpuctl.sim.store import Change, TooOld
+from gpuctl.sim.watch import watch_response
 
 if TYPE_CHECKING:
     from gpuctl.sim.cluster import Cluster
 
 Obj = dict[str, Any]
-JSON = "application/json"
-DEFAULT_WATCH_SECONDS = 1800
-
-
-@dataclass
-class Request:
-    method: str
-    target: str
-    headers: dict[str, str]
-    body: bytes = b""
-    path: str = ""
-    query: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        parts = urlsplit(self.target)
-        self.path = parts.path.rstrip("/") or "/"
-        self.query = {
-            key: values[-1] for key, values in parse_qs(parts.query, keep_blank_values=True).items()
-        }
-
-    def header(self, name: str) -> str:
-        return self.headers.get(name.lower(), "")
-
-
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    content_type: str = JSON
-    stream: Iterator[bytes] | None = None
-
-
-@dataclass(frozen=True)
-class Route:
-    resource: ResourceType
-    namespace: str
-    name: str
-    subresource: str
-    watch: bool
-
-
-def encode(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+__all__ = ["Api", "Request", "Response"]
 
 
 class Api:
@@ -187,13 +141,13 @@ class Api:
                 return self._get(request, route)
             return self._write(request, route, verb)
 
-    def _namespace_filter(self, route: Route) -> str | None:
+    def namespace_filter(self, route: Route) -> str | None:
         return route.namespace if route.resource.namespaced and route.namespace else None
 
-    def _matching(self, request: Request, route: Route) -> list[Obj]:
+    def matching(self, request: Request, route: Route) -> list[Obj]:
         by_label = label_selector(request.query.get("labelSelector"))
         by_field = field_selector(request.query.get("fieldSelector"))
-        items = self.cluster.store.items(route.resource.key, self._namespace_filter(route))
+        items = self.cluster.store.items(route.resource.key, self.namespace_filter(route))
         matching = [obj for obj in items if by_label(obj) and by_field(obj)]
         matching.sort(key=lambda obj: (obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
         return matching
@@ -202,7 +156,7 @@ class Api:
         return "as=Table" in request.header("accept")
 
     def _list(self, request: Request, route: Route) -> Response:
-        items = self._matching(request, route)
+        items = self.matching(request, route)
         version = str(self.cluster.store.resource_version)
         if self._wants_table(request):
             return Response(
@@ -253,7 +207,7 @@ class Api:
             raise bad_request(f"container {container} is not valid for pod {pod_name}")
         runtime = self.cluster.runtime.get(pod["metadata"]["uid"])
         if runtime is None or container not in runtime.logs:
-            waiting = next(
+            waiting: Obj = next(
                 (
                     s.get("state", {}).get("waiting", {})
                     for s in pod.get("status", {}).get("containerStatuses") or []
@@ -309,31 +263,36 @@ class Api:
                 resource,
                 route.namespace,
                 route.name,
-                route.subresource,
-                body,
-                self._dry_run(request),
+                subresource=route.subresource,
+                body=body,
+                dry_run=self._dry_run(request),
             )
             return Response(200, encode(result))
         if verb == "patch":
             content_type = request.header("content-type").split(";")[0].strip()
-            result, created = writes.patch(
+            patched, was_created = writes.patch(
                 cluster,
                 resource,
                 route.namespace,
                 route.name,
-                route.subresource,
-                request.body,
-                content_type,
-                request.query.get("fieldManager"),
-                self._dry_run(request),
+                subresource=route.subresource,
+                body=request.body,
+                content_type=content_type,
+                field_manager=request.query.get("fieldManager"),
+                dry_run=self._dry_run(request),
             )
-            return Response(201 if created else 200, encode(result))
+            return Response(201 if was_created else 200, encode(patched))
         options = self._body(request) if request.body.strip() else {}
         grace = self._grace(request, options)
         dry_run = self._dry_run(request, options)
         if verb == "delete":
             return Response(
-                200, encode(writes.delete(cluster, resource, route.namespace, route.name, grace, dry_run))
+                200,
+                encode(
+                    writes.delete(
+                        cluster, resource, route.namespace, route.name, grace=grace, dry_run=dry_run
+                    )
+                ),
             )
         deleted = [
             writes.delete(
@@ -341,10 +300,10 @@ class Api:
                 resource,
                 obj["metadata"].get("namespace", ""),
                 obj["metadata"]["name"],
-                grace,
-                dry_run,
+                grace=grace,
+                dry_run=dry_run,
             )
-            for obj in self._matching(request, route)
+            for obj in self.matching(request, route)
         ]
         listing = {
             "kind": f"{resource.kind}List",
@@ -376,72 +335,8 @@ class Api:
             review["status"]["denied"] = True
         return review
 
-    # -- watch ---------------------------------------------------------------------------------
     def _watch(self, request: Request, route: Route) -> Response:
-        by_label = label_selector(request.query.get("labelSelector"))
-        by_field = field_selector(request.query.get("fieldSelector"))
-        namespace = self._namespace_filter(route)
-        name = route.name or None
-
-        def visible(obj: Obj | None) -> bool:
-            if obj is None:
-                return False
-            meta = obj["metadata"]
-            if namespace is not None and meta.get("namespace") != namespace:
-                return False
-            return (name is None or meta["name"] == name) and by_label(obj) and by_field(obj)
-
-        timeout = float(request.query.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
-        deadline = time.monotonic() + timeout
-        requested = request.query.get("resourceVersion", "")
-        store = self.cluster.store
-        with store.lock:
-            initial: list[Obj] = []
-            if requested in ("", "0"):
-                start = store.resource_version
-                initial = [obj for obj in self._matching(request, route) if visible(obj)]
-            else:
-                try:
-                    start = int(requested)
-                except ValueError:
-                    raise bad_request(f"invalid resourceVersion {requested!r}") from None
-                start = min(start, store.resource_version)
-                try:
-                    store.changes_after(start)
-                except TooOld as error:
-                    gone = ApiError(410, "Expired", str(error))
-                    return Response(
-                        200, stream=iter([encode({"type": "ERROR", "object": gone.status()}) + b"\n"])
-                    )
-
-        def events() -> Iterator[bytes]:
-            for obj in initial:
-                yield encode({"type": "ADDED", "object": obj}) + b"\n"
-            try:
-                for batch in store.follow(start, deadline):
-                    lines = [
-                        _event_line(change, visible)
-                        for change in batch
-                        if change.resource == route.resource.key
-                    ]
-                    chunk = b"".join(line for line in lines if line)
-                    if chunk:
-                        yield chunk
-            except TooOld as error:
-                gone = ApiError(410, "Expired", str(error))
-                yield encode({"type": "ERROR", "object": gone.status()}) + b"\n"
-
-        return Response(200, stream=events())
-
-
-def _event_line(change: Change, visible: Any) -> bytes:
-    now, before = visible(change.obj), visible(change.previous)
-    if change.kind == "ADDED":
-        kind = "ADDED" if now else ""
-    elif change.kind == "DELETED":
-        kind = "DELETED" if before else ""
-    else:
-        kind = {(True, True): "MODIFIED", (True, False): "ADDED", (False, True): "DELETED"}.get(
-            (now, before), ""
+        namespace = self.namespace_filter(route)
+        return watch_response(
+            self.cluster.store, request, route, namespace, lambda: self.matching(request, route)
         )
-    return encode({"type": kind, "object": change.obj}) + b"\n" if kind else b""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim import daemonsets, kubelet, objects, scheduler
+from gpuctl.sim import daemonsets, kubelet, objects, podstatus, scheduler
 from gpuctl.sim.engine import Engine
 from gpuctl.sim.scenario import NodeSpec, Scenario
-from gpuctl.sim.store import Store
+from gpuctl.sim.store import Store, rfc3339
 
 Obj = dict[str, Any]
 INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
@@ -35,6 +35,7 @@ class Cluster:
         self.node_specs: dict[str, NodeSpec] = {spec.name: spec for spec in scenario.nodes}
         self.node_index = {spec.name: index for index, spec in enumerate(scenario.nodes)}
         self.runtime: dict[str, PodRuntime] = {}  # by pod uid
+        self.gpu_holders: dict[str, dict[str, list[int]]] = {}  # node → pod uid → device indices
         self.unscheduled: dict[str, tuple[str, str]] = {}  # pod uid → (namespace, name)
         self.last_failed_scheduling: dict[str, str] = {}  # pod uid → last message
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
@@ -78,6 +79,17 @@ class Cluster:
     def pod_runtime(self, pod: Obj) -> PodRuntime:
         return self.runtime.setdefault(pod["metadata"]["uid"], PodRuntime())
 
+    def set_gpus(self, uid: str, node_name: str, indices: list[int]) -> None:
+        """Record the GPU devices a pod holds on a node; freeing GPUs retries pending pods."""
+        runtime = self.runtime.get(uid)
+        if runtime is not None:
+            runtime.gpu_indices = list(indices)
+        holders = self.gpu_holders.setdefault(node_name, {})
+        if indices:
+            holders[uid] = list(indices)
+        elif holders.pop(uid, None):
+            self.schedule_soon()
+
     # -- hooks called by the API after a write (caller holds the store lock) -------------------
     def pod_created(self, pod: Obj) -> None:
         if pod.get("spec", {}).get("nodeName"):
@@ -90,11 +102,10 @@ class Cluster:
         uid = pod["metadata"]["uid"]
         self.unscheduled.pop(uid, None)
         self.last_failed_scheduling.pop(uid, None)
-        runtime = self.runtime.pop(uid, None)
+        self.runtime.pop(uid, None)
         node_name = pod.get("spec", {}).get("nodeName")
-        if runtime and runtime.gpu_indices:
-            self.schedule_soon()
-        if node_name and kubelet.is_device_plugin(pod):
+        self.set_gpus(uid, node_name or "", [])
+        if node_name and podstatus.is_device_plugin(pod):
             self.running_plugins.get(node_name, set()).discard(uid)
             kubelet.refresh_node_gpus(self, node_name)
         if pod["metadata"].get("ownerReferences"):
@@ -130,7 +141,7 @@ class Cluster:
     def delete_namespace(self, namespace: Obj) -> Obj:
         name = namespace["metadata"]["name"]
         terminating = dict(namespace)
-        terminating["metadata"] = dict(namespace["metadata"], deletionTimestamp=objects.rfc3339())
+        terminating["metadata"] = dict(namespace["metadata"], deletionTimestamp=rfc3339())
         terminating["status"] = {"phase": "Terminating"}
         self.store.put("namespaces", terminating)
         from gpuctl.sim.resources import RESOURCE_TYPES

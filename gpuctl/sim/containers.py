@@ -121,16 +121,14 @@ def run_argv(argv: list[str], spec: NodeSpec, indices: list[int], default_run: f
         return Outcome(run_seconds=_sleep_seconds(argv[1]) if len(argv) > 1 else 0.0)
     if binary in ("sh", "bash", "ash", "dash") and len(argv) >= 3 and argv[1] in ("-c", "-ec", "-xc"):
         script = argv[2].strip()
-        if not _SHELL_SYNTAX.search(script):
-            return run_argv(shlex.split(script), spec, indices, default_run)
-        return Outcome(run_seconds=default_run)
-    if binary == "true":
-        return Outcome(run_seconds=default_run)
-    if binary == "false":
-        return Outcome(exit_code=1, run_seconds=default_run)
-    if binary == "echo":
-        return Outcome(log=" ".join(argv[1:]) + "\n", run_seconds=default_run)
-    return Outcome(run_seconds=default_run)
+        simple_script = not _SHELL_SYNTAX.search(script)
+        return run_argv(shlex.split(script) if simple_script else ["true"], spec, indices, default_run)
+    simple = {
+        "true": Outcome(),
+        "false": Outcome(exit_code=1),
+        "echo": Outcome(log=" ".join(argv[1:]) + "\n"),
+    }
+    return replace(simple.get(binary, Outcome()), run_seconds=default_run)
 
 
 # -- the NVIDIA device plugin (k8s-device-plugin v0.17) -----------------------------------------
@@ -187,7 +185,8 @@ def device_plugin_log(spec: NodeSpec) -> str:
         _klog(
             "I",
             "main.go:235",
-            '"Starting NVIDIA Device Plugin" version=<\n\t3c378193\n\tcommit: 3c378193fcebf6e955f0d65bd6f2aeed099ad8ea\n >',
+            '"Starting NVIDIA Device Plugin" version=<\n\t3c378193\n\tcommit: '
+            "3c378193fcebf6e955f0d65bd6f2aeed099ad8ea\n >",
         ),
         _klog("I", "main.go:238", "Starting FS watcher for /var/lib/kubelet/device-plugins"),
         _klog("I", "main.go:245", "Starting OS watcher."),
@@ -247,7 +246,8 @@ def _no_nvml_lines(spec: NodeSpec) -> list[str]:
         _klog(
             "E",
             "factory.go:116",
-            "If this is not a GPU node, you should set up a toleration or nodeSelector to only deploy this plugin on GPU nodes",
+            "If this is not a GPU node, you should set up a toleration or nodeSelector "
+            "to only deploy this plugin on GPU nodes",
         ),
         _klog("I", "main.go:381", "No devices found. Waiting indefinitely."),
     ]

@@ -41,6 +41,15 @@ def should_run(template_spec: Obj, node: Obj) -> bool:
     return untolerated_taint(node, pod_tolerations(template_spec)) is None
 
 
+def should_continue_running(template_spec: Obj, node: Obj) -> bool:
+    """Like the real controller: an untolerated NoSchedule taint only keeps new pods away;
+    an untolerated NoExecute taint evicts."""
+    if not matches_node_selection(template_spec, node):
+        return False
+    taints = [t for t in node.get("spec", {}).get("taints") or [] if t.get("effect") == "NoExecute"]
+    return untolerated_taint({"spec": {"taints": taints}}, pod_tolerations(template_spec)) is None
+
+
 def template_hash(daemonset: Obj) -> str:
     return short_hash(json.dumps(daemonset["spec"].get("template", {}), sort_keys=True))
 
@@ -72,11 +81,12 @@ def _reconcile_one(cluster: Cluster, daemonset: Obj, nodes: list[Obj], pods: lis
     template_spec = daemonset["spec"].get("template", {}).get("spec", {})
     current_hash = template_hash(daemonset)
     eligible = {node["metadata"]["name"] for node in nodes if should_run(template_spec, node)}
+    keep = {node["metadata"]["name"] for node in nodes if should_continue_running(template_spec, node)}
     by_node: dict[str, Obj] = {}
     for pod in pods:
         node_name = _target_node(pod)
         stale = pod["metadata"].get("labels", {}).get("controller-revision-hash") != current_hash
-        if node_name not in eligible or node_name in by_node or stale:
+        if node_name not in keep or node_name in by_node or stale:
             kubelet.delete_pod(cluster, pod, 0)
         else:
             by_node[node_name] = pod

@@ -56,7 +56,8 @@ def validate(kind: str, obj: Obj) -> list[str]:
     if not DNS_SUBDOMAIN.match(name) or (kind in ("Namespace", "Pod") and not _valid_label_name(kind, name)):
         errors.append(
             f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of '
-            "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+            "lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character"
         )
     if kind == "Pod":
         errors += _validate_pod_spec(obj.get("spec") or {}, "spec")
@@ -96,14 +97,17 @@ def _validate_pod_spec(spec: Obj, path: str) -> list[str]:
                 and str(limits.get(resource, value)) != str(value)
             ):
                 errors.append(
-                    f'{where}.resources.requests[{resource}]: Invalid value: "{value}": must be equal to {resource} limit'
+                    f'{where}.resources.requests[{resource}]: Invalid value: "{value}": '
+                    f"must be equal to {resource} limit"
                 )
             if "/" in resource and resource not in limits and not resource.startswith("kubernetes.io/"):
                 errors.append(
-                    f"{where}.resources.limits: Required value: Limit must be set for non overcommitable resources"
+                    f"{where}.resources.limits: Required value: "
+                    "Limit must be set for non overcommitable resources"
                 )
     if spec.get("restartPolicy") not in (None, "Always", "OnFailure", "Never"):
         errors.append(
-            f'{path}.restartPolicy: Unsupported value: "{spec["restartPolicy"]}": supported values: "Always", "Never", "OnFailure"'
+            f'{path}.restartPolicy: Unsupported value: "{spec["restartPolicy"]}": '
+            'supported values: "Always", "Never", "OnFailure"'
         )
     return errors

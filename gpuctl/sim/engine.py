@@ -75,5 +75,5 @@ class Engine:
             try:
                 with self._store_lock:
                     callback()
-            except Exception:  # noqa: BLE001 - a controller bug must not stop the simulated cluster
+            except Exception:
                 traceback.print_exc(file=sys.stderr)

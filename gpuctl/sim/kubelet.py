@@ -3,14 +3,24 @@ reports container states, events and logs, runs the device plugin, deletes pods.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim import containers
 from gpuctl.sim.containers import FOREVER, Outcome
+from gpuctl.sim.failures import deadline_exceeded, image_failure
 from gpuctl.sim.objects import GPU, node_address
-from gpuctl.sim.predicates import allocatable_gpus, is_terminated, pod_gpus
+from gpuctl.sim.podstatus import (
+    conditions,
+    container_id,
+    current_pod,
+    is_device_plugin,
+    node_ready,
+    put_status,
+    release_gpus,
+    status_entry,
+)
+from gpuctl.sim.predicates import allocatable_gpus, pod_gpus
 from gpuctl.sim.store import rfc3339
 
 if TYPE_CHECKING:
@@ -18,74 +28,6 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 GRACE_CAP_SECONDS = 1.0
-IMAGE_BACKOFF_SECONDS = 1.0
-
-
-def is_device_plugin(pod: Obj) -> bool:
-    return any(
-        containers.is_device_plugin_image(c.get("image", "")) for c in pod["spec"].get("containers") or []
-    )
-
-
-def _node_ready(node: Obj | None) -> bool:
-    if node is None:
-        return False
-    conditions = node.get("status", {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-def _put_status(cluster: Cluster, pod: Obj, **status: Any) -> Obj:
-    updated = dict(pod)
-    updated["status"] = dict(pod.get("status") or {}, **status)
-    if pod["metadata"].get("ownerReferences"):
-        cluster.daemonsets_soon()  # DaemonSet status counts follow pod readiness
-    return cluster.store.put("pods", updated)
-
-
-def _condition(kind: str, status: bool, reason: str = "") -> Obj:
-    condition = {
-        "type": kind,
-        "status": "True" if status else "False",
-        "lastProbeTime": None,
-        "lastTransitionTime": rfc3339(),
-    }
-    if reason:
-        condition["reason"] = reason
-    return condition
-
-
-def _conditions(ready: bool, reason: str = "", initialized: bool = True) -> list[Obj]:
-    return [
-        _condition("PodReadyToStartContainers", initialized),
-        _condition("Initialized", True),
-        _condition("Ready", ready, reason),
-        _condition("ContainersReady", ready, reason),
-        _condition("PodScheduled", True),
-    ]
-
-
-def _container_id(pod: Obj, name: str, restarts: int = 0) -> str:
-    digest = hashlib.sha256(f"{pod['metadata']['uid']}/{name}/{restarts}".encode()).hexdigest()
-    return f"containerd://{digest}"
-
-
-def _status_entry(pod: Obj, container: Obj, state: Obj, ready: bool, restarts: int = 0) -> Obj:
-    image = container.get("image", "")
-    entry = {
-        "name": container.get("name", ""),
-        "state": state,
-        "lastState": {},
-        "ready": ready,
-        "restartCount": restarts,
-        "image": image,
-        "imageID": "",
-        "started": "running" in state,
-    }
-    if "waiting" not in state:
-        full = containers.normalized_image(image)
-        entry["imageID"] = f"{full.split(':')[0]}@sha256:{hashlib.sha256(full.encode()).hexdigest()}"
-        entry["containerID"] = _container_id(pod, container.get("name", ""), restarts)
-    return entry
 
 
 # -- admission ---------------------------------------------------------------------------------
@@ -104,20 +46,20 @@ def admit(cluster: Cluster, pod: Obj) -> None:
         if available < wanted:
             _reject(cluster, pod, wanted, available)
             return
-        runtime.gpu_indices = indices[:wanted]
-    if not _node_ready(node):
+        cluster.set_gpus(pod["metadata"]["uid"], node_name, indices[:wanted])
+    if not node_ready(node):
         if cluster.store.get("pods", pod["metadata"]["namespace"], pod["metadata"]["name"]) != pod:
             cluster.store.put("pods", pod)  # bound, but a NotReady kubelet starts nothing: Pending
         return
     key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
     status = {
         "phase": "Pending",
-        "conditions": _conditions(False, "ContainersNotReady", initialized=False),
+        "conditions": conditions(False, "ContainersNotReady", initialized=False),
         "hostIP": node_address(_node_index(cluster, node_name)),
         "startTime": rfc3339(),
         "qosClass": "BestEffort",
         "containerStatuses": [
-            _status_entry(pod, c, {"waiting": {"reason": "ContainerCreating"}}, False)
+            status_entry(pod, c, {"waiting": {"reason": "ContainerCreating"}}, False)
             for c in pod["spec"].get("containers") or []
         ],
     }
@@ -125,11 +67,11 @@ def admit(cluster: Cluster, pod: Obj) -> None:
         cluster.store.put("pods", pod)
         start(cluster, *key)
         return
-    _put_status(cluster, pod, **status)
+    put_status(cluster, pod, **status)
     cluster.engine.at(cluster.scenario.pod_start_seconds, lambda: start(cluster, *key))
     deadline = pod["spec"].get("activeDeadlineSeconds")
     if deadline is not None:
-        cluster.engine.at(float(deadline), lambda: _deadline(cluster, *key))
+        cluster.engine.at(float(deadline), lambda: deadline_exceeded(cluster, *key))
 
 
 def _node_index(cluster: Cluster, node_name: str) -> int:
@@ -138,12 +80,8 @@ def _node_index(cluster: Cluster, node_name: str) -> int:
 
 def _free_gpu_indices(cluster: Cluster, node_name: str, uid: str) -> list[int]:
     spec = cluster.node_spec(node_name)
-    used = {
-        i
-        for pod_uid, runtime in cluster.runtime.items()
-        if runtime.node == node_name and pod_uid != uid
-        for i in runtime.gpu_indices
-    }
+    holders = cluster.gpu_holders.get(node_name, {})
+    used = {index for holder, indices in holders.items() if holder != uid for index in indices}
     return [index for index in range(spec.gpus - spec.unhealthy_gpus) if index not in used]
 
 
@@ -152,29 +90,22 @@ def _reject(cluster: Cluster, pod: Obj, wanted: int, available: int) -> None:
         f"Pod was rejected: Node didn't have enough resource: {GPU}, requested: {wanted}, "
         f"used: 0, capacity: {available}"
     )
-    cluster.pod_runtime(pod).gpu_indices = []
-    _put_status(cluster, pod, phase="Failed", reason=f"OutOf{GPU}", message=message, startTime=rfc3339())
+    cluster.set_gpus(pod["metadata"]["uid"], pod["spec"]["nodeName"], [])
+    put_status(cluster, pod, phase="Failed", reason=f"OutOf{GPU}", message=message, startTime=rfc3339())
     cluster.record_event(pod, f"OutOf{GPU}", message, warning=True, host=pod["spec"]["nodeName"])
 
 
 # -- start / run / finish ----------------------------------------------------------------------
 
 
-def _current(cluster: Cluster, namespace: str, name: str, uid: str) -> Obj | None:
-    pod = cluster.store.get("pods", namespace, name)
-    if pod is None or pod["metadata"]["uid"] != uid or is_terminated(pod):
-        return None
-    return pod
-
-
 def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
-    pod = _current(cluster, namespace, name, uid)
+    pod = current_pod(cluster, namespace, name, uid)
     if pod is None or pod["metadata"].get("deletionTimestamp"):
         return
     for container in pod["spec"].get("containers") or []:
         problem = containers.image_problem(container.get("image", ""), cluster.scenario.image_pull_failures)
         if problem is not None:
-            _image_failure(cluster, pod, container, *problem)
+            image_failure(cluster, pod, container, *problem)
             return
     node_name = pod["spec"]["nodeName"]
     spec = cluster.node_spec(node_name)
@@ -192,7 +123,9 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             )
     runtime.logs = {name_: outcome.log for name_, outcome in outcomes.items()}
     for container in pod["spec"].get("containers") or []:
-        if not containers.argv_of(container) and containers.is_device_plugin_image(container.get("image", "")):
+        if not containers.argv_of(container) and containers.is_device_plugin_image(
+            container.get("image", "")
+        ):
             runtime.logs[container["name"]] = lambda: containers.device_plugin_log(spec)
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
@@ -229,21 +162,26 @@ def _announce_start(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) ->
 def _set_running(cluster: Cluster, pod: Obj) -> None:
     started = rfc3339()
     restarts = cluster.pod_runtime(pod).restarts
-    _put_status(
+    put_status(
         cluster,
         pod,
         phase="Running",
-        conditions=_conditions(True),
-        podIP=f"10.244.{_node_index(cluster, pod['spec']['nodeName']) % 256}.{abs(hash(pod['metadata']['uid'])) % 250 + 2}",
+        conditions=conditions(True),
+        podIP=_pod_ip(cluster, pod),
         containerStatuses=[
-            _status_entry(pod, c, {"running": {"startedAt": started}}, True, restarts)
+            status_entry(pod, c, {"running": {"startedAt": started}}, True, restarts)
             for c in pod["spec"].get("containers") or []
         ],
     )
 
 
+def _pod_ip(cluster: Cluster, pod: Obj) -> str:
+    node_octet = _node_index(cluster, pod["spec"]["nodeName"]) % 256
+    return f"10.244.{node_octet}.{int(pod['metadata']['uid'][:4], 16) % 250 + 2}"
+
+
 def _finish_later(cluster: Cluster, key: tuple[str, str, str], outcomes: dict[str, Outcome]) -> None:
-    pod = _current(cluster, *key)
+    pod = current_pod(cluster, *key)
     if pod is not None and not pod["metadata"].get("deletionTimestamp"):
         _finish(cluster, pod, outcomes)
 
@@ -261,45 +199,48 @@ def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
             else ("Completed" if outcome.exit_code == 0 else "Error"),
             "startedAt": "1970-01-01T00:00:00Z" if outcome.start_error else rfc3339(runtime.started),
             "finishedAt": finished,
-            "containerID": _container_id(pod, container["name"], runtime.restarts),
+            "containerID": container_id(pod, container["name"], runtime.restarts),
         }
         if outcome.start_error:
             terminated["message"] = outcome.start_error
-        statuses.append(_status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
+        statuses.append(status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
     succeeded = all(o.exit_code == 0 for o in outcomes.values())
     policy = pod["spec"].get("restartPolicy", "Always")
     if policy == "Always" or (policy == "OnFailure" and not succeeded):
-        _crash_loop(cluster, pod, statuses, outcomes)
+        _crash_loop(cluster, pod, statuses)
         return
-    _release(cluster, pod)
-    _put_status(
+    release_gpus(cluster, pod)
+    put_status(
         cluster,
         pod,
         phase="Succeeded" if succeeded else "Failed",
-        conditions=_conditions(False, "PodCompleted" if succeeded else "PodFailed"),
+        conditions=conditions(False, "PodCompleted" if succeeded else "PodFailed"),
         containerStatuses=statuses,
     )
 
 
-def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj], outcomes: dict[str, Outcome]) -> None:
+def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj]) -> None:
     """restartPolicy Always/OnFailure: CrashLoopBackOff with the kubelet's doubling back-off."""
     runtime = cluster.pod_runtime(pod)
     runtime.restarts += 1
     backoff = min(10.0 * 2 ** (runtime.restarts - 1), 300.0)
+    meta = pod["metadata"]
+    pod_ref = f"{meta['name']}_{meta['namespace']}({meta['uid']})"
     for status in statuses:
         status["lastState"] = status["state"]
         status["restartCount"] = runtime.restarts
         status["state"] = {
             "waiting": {
                 "reason": "CrashLoopBackOff",
-                "message": f"back-off {int(backoff)}s restarting failed container={status['name']} pod={pod['metadata']['name']}_{pod['metadata']['namespace']}({pod['metadata']['uid']})",
+                "message": f"back-off {int(backoff)}s restarting failed "
+                f"container={status['name']} pod={pod_ref}",
             }
         }
-    _put_status(
+    put_status(
         cluster,
         pod,
         phase="Running",
-        conditions=_conditions(False, "ContainersNotReady"),
+        conditions=conditions(False, "ContainersNotReady"),
         containerStatuses=statuses,
     )
     key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
@@ -307,95 +248,9 @@ def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj], outcomes: dict[
 
 
 def _restart(cluster: Cluster, key: tuple[str, str, str]) -> None:
-    pod = _current(cluster, *key)
+    pod = current_pod(cluster, *key)
     if pod is not None and not pod["metadata"].get("deletionTimestamp"):
         start(cluster, *key)
-
-
-def _image_failure(cluster: Cluster, pod: Obj, container: Obj, reason: str, message: str) -> None:
-    image = container.get("image", "")
-    host = pod["spec"]["nodeName"]
-    field_path = f"spec.containers{{{container['name']}}}"
-    statuses = [
-        _status_entry(pod, c, {"waiting": {"reason": reason, "message": message}}, False)
-        if c is container
-        else _status_entry(pod, c, {"waiting": {"reason": "PodInitializing"}}, False)
-        for c in pod["spec"].get("containers") or []
-    ]
-    pod = _put_status(
-        cluster, pod, conditions=_conditions(False, "ContainersNotReady"), containerStatuses=statuses
-    )
-    if reason == "InvalidImageName":
-        cluster.record_event(pod, "InspectFailed", message, warning=True, host=host, field_path=field_path)
-        cluster.record_event(
-            pod, "Failed", "Error: InvalidImageName", warning=True, host=host, field_path=field_path
-        )
-        return
-    cluster.record_event(pod, "Pulling", f'Pulling image "{image}"', host=host, field_path=field_path)
-    cluster.record_event(
-        pod,
-        "Failed",
-        f'Failed to pull image "{image}": {message}',
-        warning=True,
-        host=host,
-        field_path=field_path,
-    )
-    cluster.record_event(pod, "Failed", "Error: ErrImagePull", warning=True, host=host, field_path=field_path)
-    key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
-    cluster.engine.at(IMAGE_BACKOFF_SECONDS, lambda: _image_backoff(cluster, key, container["name"], image))
-
-
-def _image_backoff(cluster: Cluster, key: tuple[str, str, str], name: str, image: str) -> None:
-    pod = _current(cluster, *key)
-    if pod is None:
-        return
-    back_off = f'Back-off pulling image "{image}"'
-    statuses = [dict(s) for s in pod["status"].get("containerStatuses") or []]
-    for status in statuses:
-        if status["name"] == name:
-            status["state"] = {"waiting": {"reason": "ImagePullBackOff", "message": back_off}}
-    pod = _put_status(cluster, pod, containerStatuses=statuses)
-    common = {"host": pod["spec"]["nodeName"], "field_path": f"spec.containers{{{name}}}"}
-    cluster.record_event(pod, "BackOff", back_off, **common)
-    cluster.record_event(pod, "Failed", "Error: ImagePullBackOff", warning=True, **common)
-
-
-def _deadline(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
-    pod = _current(cluster, namespace, name, uid)
-    if pod is None:
-        return
-    message = "Pod was active on the node longer than the specified deadline"
-    finished = rfc3339()
-    statuses = []
-    for container in pod["spec"].get("containers") or []:
-        state = {
-            "terminated": {
-                "exitCode": 137,
-                "reason": "Error",
-                "startedAt": finished,
-                "finishedAt": finished,
-                "containerID": _container_id(pod, container["name"]),
-            }
-        }
-        statuses.append(_status_entry(pod, container, state, False))
-    _release(cluster, pod)
-    pod = _put_status(
-        cluster,
-        pod,
-        phase="Failed",
-        reason="DeadlineExceeded",
-        message=message,
-        conditions=_conditions(False, "PodFailed"),
-        containerStatuses=statuses,
-    )
-    cluster.record_event(pod, "DeadlineExceeded", message, warning=True, host=pod["spec"].get("nodeName", ""))
-
-
-def _release(cluster: Cluster, pod: Obj) -> None:
-    runtime = cluster.runtime.get(pod["metadata"]["uid"])
-    if runtime is not None and runtime.gpu_indices:
-        runtime.gpu_indices = []
-        cluster.schedule_soon()
 
 
 # -- device plugin → node capacity -------------------------------------------------------------

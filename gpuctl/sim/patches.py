@@ -156,30 +156,32 @@ def strategic_merge(doc: Any, patch: Any) -> Any:
         return None
     result = copy.deepcopy(doc) if isinstance(doc, dict) else {}
     for key, value in patch.items():
-        if key.startswith("$"):
-            continue  # $setElementOrder/, $retainKeys: ordering hints we do not need
-        if key.startswith("$deleteFromPrimitiveList/"):
-            continue
-        if value is None:
-            result.pop(key, None)
-        elif isinstance(value, list) and key in MERGE_KEYS:
-            result[key] = _merge_list(result.get(key) or [], value, MERGE_KEYS[key])
-        elif isinstance(value, list) and key in PRIMITIVE_SET_LISTS:
-            current = list(result.get(key) or [])
-            result[key] = current + [item for item in value if item not in current]
-        elif isinstance(value, dict):
-            merged = strategic_merge(result.get(key), value)
-            if merged is None:
-                result.pop(key, None)
-            else:
-                result[key] = merged
-        else:
-            result[key] = copy.deepcopy(value)
+        if not key.startswith("$"):  # $setElementOrder/, $retainKeys: ordering hints we do not need
+            _merge_field(result, key, value)
     for key, value in patch.items():
         if key.startswith("$deleteFromPrimitiveList/"):
             field = key.split("/", 1)[1]
             result[field] = [item for item in result.get(field) or [] if item not in value]
     return result
+
+
+def _merge_field(result: dict[str, Any], key: str, value: Any) -> None:
+    merged: Any
+    if value is None:
+        merged = None
+    elif isinstance(value, list) and key in MERGE_KEYS:
+        merged = _merge_list(result.get(key) or [], value, MERGE_KEYS[key])
+    elif isinstance(value, list) and key in PRIMITIVE_SET_LISTS:
+        current = list(result.get(key) or [])
+        merged = current + [item for item in value if item not in current]
+    elif isinstance(value, dict):
+        merged = strategic_merge(result.get(key), value)
+    else:
+        merged = copy.deepcopy(value)
+    if merged is None:
+        result.pop(key, None)
+    else:
+        result[key] = merged
 
 
 def _merge_list(current: list[Any], patch: list[Any], merge_key: str) -> list[Any]:

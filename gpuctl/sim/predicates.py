@@ -29,7 +29,8 @@ def tolerates(toleration: Obj, taint: Obj) -> bool:
 
 def untolerated_taint(node: Obj, tolerations: list[Obj]) -> Obj | None:
     """The first NoSchedule/NoExecute taint of `node` no toleration matches, else None."""
-    for taint in node.get("spec", {}).get("taints") or []:
+    taints: list[Obj] = node.get("spec", {}).get("taints") or []
+    for taint in taints:
         if taint.get("effect") not in SCHEDULING_EFFECTS:
             continue
         if not any(tolerates(toleration, taint) for toleration in tolerations):
@@ -37,24 +38,28 @@ def untolerated_taint(node: Obj, tolerations: list[Obj]) -> Obj | None:
     return None
 
 
+def _compare(operator: str, value: str | None, values: list[str]) -> bool:
+    """Gt/Lt: integer comparison against the single value."""
+    try:
+        number, bound = int(value or ""), int(values[0])
+    except (ValueError, IndexError):
+        return False
+    return number > bound if operator == "Gt" else number < bound
+
+
 def _expression_matches(expression: Obj, value: str | None) -> bool:
     operator = expression.get("operator")
     values = expression.get("values") or []
-    if operator == "In":
-        return value is not None and value in values
-    if operator == "NotIn":
-        return value is None or value not in values
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    if operator in ("Gt", "Lt") and value is not None and values:
-        try:
-            number, bound = int(value), int(values[0])
-        except ValueError:
-            return False
-        return number > bound if operator == "Gt" else number < bound
-    return False
+    checks = {
+        "In": lambda: value is not None and value in values,
+        "NotIn": lambda: value is None or value not in values,
+        "Exists": lambda: value is not None,
+        "DoesNotExist": lambda: value is None,
+        "Gt": lambda: _compare("Gt", value, values),
+        "Lt": lambda: _compare("Lt", value, values),
+    }
+    check = checks.get(str(operator))
+    return bool(check()) if check is not None else False
 
 
 def _term_matches(term: Obj, node: Obj) -> bool:

@@ -125,7 +125,7 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
         command += ["--scenario", str(scenario_file.absolute())]
     log = log_path(kubeconfig)
     with log.open("wb") as log_file:
-        child = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+        child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=log_file,
@@ -159,14 +159,17 @@ def stop_detached(kubeconfig: Path) -> SimRecord:
     record = read_record(kubeconfig)
     if record is None:
         raise ConfigError(
-            f"{kubeconfig}: no simulated cluster recorded for this kubeconfig ({sidecar.name} missing or unreadable)",
+            f"{kubeconfig}: no simulated cluster recorded for this kubeconfig "
+            f"({sidecar.name} missing or unreadable)",
             hint=f"start one with `gpuctl sim up --detach --kubeconfig {kubeconfig}`",
         )
     if not pid_alive(record.pid) or not _is_sim_process(record.pid):
         sidecar.unlink(missing_ok=True)
         raise ConfigError(
-            f"{kubeconfig}: the simulated cluster recorded in {sidecar.name} (pid {record.pid}) is not running",
-            hint=f"the stale record was removed; start a new one with `gpuctl sim up --detach --kubeconfig {kubeconfig}`",
+            f"{kubeconfig}: the simulated cluster recorded in {sidecar.name} "
+            f"(pid {record.pid}) is not running",
+            hint="the stale record was removed; start a new one with "
+            f"`gpuctl sim up --detach --kubeconfig {kubeconfig}`",
         )
     os.kill(record.pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS

@@ -34,8 +34,9 @@ class _Capacity:
         self.pods: Counter[str] = Counter()
         for runtime in cluster.runtime.values():
             if runtime.node:
-                self.gpus_used[runtime.node] += len(runtime.gpu_indices)
                 self.pods[runtime.node] += 1
+        for node_name, holders in cluster.gpu_holders.items():
+            self.gpus_used[node_name] = sum(len(indices) for indices in holders.values())
 
 
 def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
@@ -102,14 +103,14 @@ def run_pass(cluster: Cluster) -> None:
             continue
         if pod["metadata"].get("deletionTimestamp"):
             continue
-        node = _pick(pod, _candidates(pod, nodes, by_hostname), capacity)
-        if node is None:
+        chosen = _pick(pod, _candidates(pod, nodes, by_hostname), capacity)
+        if chosen is None:
             _mark_unschedulable(cluster, pod, nodes, capacity)
             continue
         cluster.unscheduled.pop(uid, None)
-        capacity.gpus_used[node["metadata"]["name"]] += pod_gpus(pod)
-        capacity.pods[node["metadata"]["name"]] += 1
-        _bind(cluster, pod, node["metadata"]["name"])
+        capacity.gpus_used[chosen["metadata"]["name"]] += pod_gpus(pod)
+        capacity.pods[chosen["metadata"]["name"]] += 1
+        _bind(cluster, pod, chosen["metadata"]["name"])
 
 
 def _pick(pod: Obj, candidates: list[Obj], capacity: _Capacity) -> Obj | None:

@@ -21,7 +21,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: _HttpServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's signature
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a test run or `gpuctl sim up` would drown in access logs."""
 
     def _serve(self) -> None:
@@ -60,7 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve  # noqa: N815 - http.server's names
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
 
 class _HttpServer(ThreadingHTTPServer):

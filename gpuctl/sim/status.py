@@ -66,7 +66,7 @@ def invalid(kind: str, name: str, errors: list[str], group: str = "") -> ApiErro
     return ApiError(
         422,
         "Invalid",
-        f'{kind} "{name}" is invalid: {"; ".join(errors) if len(errors) < 2 else "[" + ", ".join(errors) + "]"}',
+        f'{kind} "{name}" is invalid: {errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"}',
         {"name": name, "group": group, "kind": kind, "causes": causes},
     )
 

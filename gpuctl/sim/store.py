@@ -7,6 +7,7 @@ watcher or a history entry is an immutable snapshot.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 import uuid as uuid_module
@@ -34,6 +35,11 @@ def rfc3339(moment: float | None = None) -> str:
         text = datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         _formatted[second] = text
     return text
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID without os.urandom, which is slow on some VMs."""
+    return str(uuid_module.UUID(int=random.getrandbits(128), version=4))
 
 
 def clone(obj: Any) -> Any:
@@ -95,7 +101,7 @@ class Store:
 
     def add(self, resource: str, obj: Obj, created: float | None = None) -> Obj:
         metadata = obj.setdefault("metadata", {})
-        metadata.setdefault("uid", str(uuid_module.uuid4()))
+        metadata.setdefault("uid", new_uid())
         metadata.setdefault("creationTimestamp", rfc3339(created))
         metadata["resourceVersion"] = self._bump()
         key = (metadata.get("namespace", ""), metadata["name"])

@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from gpuctl.sim.cluster import Cluster
 
 Obj = dict[str, Any]
+PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+    "application/strategic-merge-patch+json",
+)
 PROTECTED_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 IMMUTABLE_METADATA = (
     "uid",
@@ -29,7 +35,7 @@ IMMUTABLE_METADATA = (
 
 
 def _prepare_new(cluster: Cluster, resource: ResourceType, namespace: str, body: Obj) -> Obj:
-    obj = copy.deepcopy(body)
+    obj = body  # freshly decoded from the request: ours to modify
     metadata = obj.setdefault("metadata", {})
     if not isinstance(metadata, dict):
         raise bad_request("metadata must be an object")
@@ -163,6 +169,7 @@ def update(
     resource: ResourceType,
     namespace: str,
     name: str,
+    *,
     subresource: str,
     body: Obj,
     dry_run: bool,
@@ -187,7 +194,7 @@ def _decode(body: bytes, content_type: str) -> Any:
 
             return yaml.safe_load(body.decode("utf-8"))
         return json.loads(body or b"null")
-    except Exception as error:  # noqa: BLE001 - any decode failure is the client's 400
+    except Exception as error:
         raise bad_request(f"error decoding patch: {error}") from None
 
 
@@ -196,6 +203,7 @@ def patch(
     resource: ResourceType,
     namespace: str,
     name: str,
+    *,
     subresource: str,
     body: bytes,
     content_type: str,
@@ -207,7 +215,15 @@ def patch(
     existing = cluster.store.get(resource.key, namespace if resource.namespaced else "", name)
     if content_type == "application/apply-patch+yaml":
         return _apply(
-            cluster, resource, namespace, name, subresource, document, existing, field_manager, dry_run
+            cluster,
+            resource,
+            namespace,
+            name,
+            subresource=subresource,
+            document=document,
+            existing=existing,
+            field_manager=field_manager,
+            dry_run=dry_run,
         )
     if existing is None:
         raise not_found(resource.plural, name, resource.group)
@@ -222,7 +238,8 @@ def patch(
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
-                f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type})",
+                "the body of the request was in an unknown format - accepted media types include: "
+                f"{', '.join(PATCH_TYPES)} (got {content_type})",
             )
     except patches.PatchError as error:
         raise invalid(resource.kind, name, [f"patch: {error}"], resource.group) from None
@@ -240,6 +257,7 @@ def _apply(
     resource: ResourceType,
     namespace: str,
     name: str,
+    *,
     subresource: str,
     document: Any,
     existing: Obj | None,
@@ -277,7 +295,7 @@ def _apply(
 
 
 def delete(
-    cluster: Cluster, resource: ResourceType, namespace: str, name: str, grace: int | None, dry_run: bool
+    cluster: Cluster, resource: ResourceType, namespace: str, name: str, *, grace: int | None, dry_run: bool
 ) -> Obj:
     existing = _existing(cluster, resource, namespace, name)
     if resource.kind == "Namespace" and name in PROTECTED_NAMESPACES:

@@ -34,7 +34,9 @@ def kubectl(sim: Any, tmp_path: Path) -> Any:
 
     def run(*args: str) -> str:
         assert KUBECTL is not None
-        done = subprocess.run([KUBECTL, *args], capture_output=True, text=True, env=env, timeout=60, check=False)
+        done = subprocess.run(
+            [KUBECTL, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
         assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
         return done.stdout
 
@@ -74,7 +76,15 @@ def test_get_pods_all_namespaces_and_daemonsets(kubectl: Any) -> None:
     assert len(pods) == 1 + 4  # one plugin pod per Ready node
     assert all(line.split()[0] == "kube-system" and line.split()[3] == "Running" for line in pods[1:])
     daemonsets = kubectl("get", "ds", "-A").splitlines()
-    assert daemonsets[1].split()[:7] == ["kube-system", "nvidia-device-plugin-daemonset", "4", "4", "4", "4", "4"]
+    assert daemonsets[1].split()[:7] == [
+        "kube-system",
+        "nvidia-device-plugin-daemonset",
+        "4",
+        "4",
+        "4",
+        "4",
+        "4",
+    ]
 
 
 def test_taint_and_label(kubectl: Any) -> None:
@@ -91,7 +101,31 @@ def test_taint_and_label(kubectl: Any) -> None:
 
 
 def test_logs_of_the_device_plugin(kubectl: Any) -> None:
-    name = kubectl("get", "pods", "-n", "kube-system", "--field-selector", "spec.nodeName=gpu-broken-0",
-                   "-o", "jsonpath={.items[0].metadata.name}")  # fmt: skip
+    name = kubectl(
+        "get",
+        "pods",
+        "-n",
+        "kube-system",
+        "--field-selector",
+        "spec.nodeName=gpu-broken-0",
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    )
     log = kubectl("logs", "-n", "kube-system", name)
     assert "Incompatible strategy detected auto" in log
+
+
+def test_apply_a_gpu_pod_and_read_its_logs(kubectl: Any, tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: smi}\nspec:\n  restartPolicy: Never\n  containers:\n"
+        "  - name: smi\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n"
+        "    command: [nvidia-smi, -L]\n"
+        "    resources: {limits: {nvidia.com/gpu: 2}}\n",
+        encoding="utf-8",
+    )
+    # the simulated API serves no OpenAPI document, so client-side validation is off
+    assert "created" in kubectl("apply", "--validate=false", "-f", str(manifest))
+    kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/smi", "--timeout=30s")
+    assert kubectl("logs", "smi").count("NVIDIA H100 80GB HBM3 (UUID: GPU-") == 2
+    assert "Successfully assigned default/smi to gpu-" in kubectl("describe", "pod", "smi")

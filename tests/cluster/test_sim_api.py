@@ -54,7 +54,15 @@ def test_discovery_and_version(cluster: Any) -> None:
     groups = {g["name"] for g in _raw(cluster, "/apis")["groups"]}
     assert {"apps", "node.k8s.io", "authorization.k8s.io", "coordination.k8s.io"} <= groups
     core_resources = {r["name"] for r in _raw(cluster, "/api/v1")["resources"]}
-    assert {"nodes", "pods", "pods/log", "pods/status", "namespaces", "events", "configmaps"} <= core_resources
+    assert {
+        "nodes",
+        "pods",
+        "pods/log",
+        "pods/status",
+        "namespaces",
+        "events",
+        "configmaps",
+    } <= core_resources
     apps = _raw(cluster, "/apis/apps/v1")
     assert apps["kind"] == "APIResourceList"
     assert "daemonsets" in {r["name"] for r in apps["resources"]}
@@ -95,7 +103,9 @@ def test_field_selectors(core: client.CoreV1Api) -> None:
     assert [n.metadata.name for n in core.list_node(field_selector="metadata.name=gpu-1").items] == ["gpu-1"]
     plugin_pods = core.list_namespaced_pod("kube-system", field_selector="spec.nodeName=gpu-0").items
     assert len(plugin_pods) == 1
-    running = core.list_pod_for_all_namespaces(field_selector="status.phase=Running,metadata.namespace=kube-system")
+    running = core.list_pod_for_all_namespaces(
+        field_selector="status.phase=Running,metadata.namespace=kube-system"
+    )
     assert len(running.items) == 3
 
 
@@ -157,7 +167,9 @@ def test_update_with_stale_resource_version_conflicts(core: client.CoreV1Api) ->
 
 def test_strategic_merge_replaces_taints(core: client.CoreV1Api) -> None:
     core.patch_node("gpu-0", {"spec": {"taints": [{"key": "a", "value": "1", "effect": "NoSchedule"}]}})
-    patched = core.patch_node("gpu-0", {"spec": {"taints": [{"key": "b", "value": "2", "effect": "NoExecute"}]}})
+    patched = core.patch_node(
+        "gpu-0", {"spec": {"taints": [{"key": "b", "value": "2", "effect": "NoExecute"}]}}
+    )
     assert [(t.key, t.effect) for t in patched.spec.taints] == [("b", "NoExecute")]
 
 
@@ -171,9 +183,17 @@ def test_strategic_merge_labels_null_deletes(core: client.CoreV1Api) -> None:
 
 def test_strategic_merge_merges_containers_by_name(cluster: Any) -> None:
     apps = client.AppsV1Api(cluster.api_client())
-    patch = {"spec": {"template": {"spec": {"containers": [
-        {"name": "nvidia-device-plugin-ctr", "env": [{"name": "EXTRA", "value": "1"}]}
-    ]}}}}  # fmt: skip
+    patch = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "nvidia-device-plugin-ctr", "env": [{"name": "EXTRA", "value": "1"}]}
+                    ]
+                }
+            }
+        }
+    }
     patched = apps.patch_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system", patch)
     container = patched.spec.template.spec.containers[0]
     assert container.image == "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
@@ -221,7 +241,9 @@ def test_server_side_apply_creates_then_merges(core: client.CoreV1Api) -> None:
 
 def test_dry_run_persists_nothing(core: client.CoreV1Api) -> None:
     version = core.list_node().metadata.resource_version
-    result = core.patch_node("gpu-0", {"spec": {"taints": [{"key": "d", "effect": "NoSchedule"}]}}, dry_run="All")
+    result = core.patch_node(
+        "gpu-0", {"spec": {"taints": [{"key": "d", "effect": "NoSchedule"}]}}, dry_run="All"
+    )
     assert result.spec.taints[0].key == "d"
     created = core.create_namespaced_pod("default", _pod("dry"), dry_run="All")
     assert created.metadata.name == "dry"
@@ -233,7 +255,7 @@ def test_dry_run_persists_nothing(core: client.CoreV1Api) -> None:
     assert core.list_node().metadata.resource_version == version
 
 
-def test_delete_with_grace_marks_terminating(core: client.CoreV1Api, cluster: Any) -> None:
+def test_delete_with_grace_marks_terminating(core: client.CoreV1Api) -> None:
     plugin = core.list_namespaced_pod("kube-system", field_selector="spec.nodeName=gpu-0").items[0]
     deleted = core.delete_namespaced_pod(plugin.metadata.name, "kube-system", grace_period_seconds=30)
     assert deleted.metadata.deletion_timestamp is not None
@@ -282,11 +304,21 @@ def test_tables_have_kubectl_columns(cluster: Any) -> None:
     nodes = _raw(cluster, "/api/v1/nodes", accept)
     assert nodes["kind"] == "Table"
     assert [c["name"] for c in nodes["columnDefinitions"] if c["priority"] == 0] == [
-        "Name", "Status", "Roles", "Age", "Version",
-    ]  # fmt: skip
+        "Name",
+        "Status",
+        "Roles",
+        "Age",
+        "Version",
+    ]
     assert nodes["rows"][0]["cells"][:3] == ["cpu-0", "Ready", "<none>"]
     pods = _raw(cluster, "/api/v1/pods", accept)
-    assert [c["name"] for c in pods["columnDefinitions"][:5]] == ["Name", "Ready", "Status", "Restarts", "Age"]
+    assert [c["name"] for c in pods["columnDefinitions"][:5]] == [
+        "Name",
+        "Ready",
+        "Status",
+        "Restarts",
+        "Age",
+    ]
     assert pods["rows"][0]["object"]["metadata"]["namespace"] == "kube-system"
     generic = _raw(cluster, "/api/v1/configmaps", accept)
     assert [c["name"] for c in generic["columnDefinitions"]] == ["Name", "Age"]

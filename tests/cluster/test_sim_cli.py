@@ -17,7 +17,11 @@ from gpuctl.sim.process import pid_alive, sidecar_path
 
 def gpuctl(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "gpuctl", *map(str, args)], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, "-m", "gpuctl", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -65,8 +69,10 @@ def test_foreground_up_stops_on_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     process = subprocess.Popen(
         [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not sidecar_path(kubeconfig).exists() and time.monotonic() < deadline:
@@ -88,7 +94,9 @@ def test_foreground_up_stops_on_sigterm(tmp_path: Path) -> None:
         ("devicePlugin: sometimes\n", "devicePlugin: must be one of absent, installed"),
     ],
 )
-def test_invalid_scenario_exits_2_naming_the_field(tmp_path: Path, cli: Any, content: str, message: str) -> None:
+def test_invalid_scenario_exits_2_naming_the_field(
+    tmp_path: Path, cli: Any, content: str, message: str
+) -> None:
     scenario = tmp_path / "bad.yaml"
     scenario.write_text(content, encoding="utf-8")
     result = cli("sim", "up", "--scenario", scenario, "--kubeconfig", tmp_path / "kc", "--detach")
@@ -115,9 +123,12 @@ def test_down_without_a_sim(tmp_path: Path, cli: Any) -> None:
 
 def test_down_with_a_stale_record(tmp_path: Path, cli: Any) -> None:
     kubeconfig = tmp_path / "kc"
-    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                              text=True, check=True)  # fmt: skip
-    sidecar_path(kubeconfig).write_text(json.dumps({"pid": int(finished.stdout), "url": "http://127.0.0.1:1"}))
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    sidecar_path(kubeconfig).write_text(
+        json.dumps({"pid": int(finished.stdout), "url": "http://127.0.0.1:1"})
+    )
     result = cli("sim", "down", "--kubeconfig", kubeconfig)
     assert result.exit_code == 2
     assert "is not running" in result.stderr

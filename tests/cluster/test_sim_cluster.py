@@ -27,10 +27,16 @@ def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> 
     pytest.fail(f"timed out waiting for {what}")
 
 
-def gpu_pod(name: str, gpus: int, node: str | None = None, command: list[str] | None = None, **spec: Any) -> Any:
+def gpu_pod(
+    name: str, gpus: int, node: str | None = None, command: list[str] | None = None, **spec: Any
+) -> Any:
     resources = {"limits": {GPU: str(gpus)}} if gpus else {}
-    container = {"name": "smi", "image": CUDA, "command": command or list(nvidia_smi.VERIFY_ARGS),
-                 "resources": resources}  # fmt: skip
+    container = {
+        "name": "smi",
+        "image": CUDA,
+        "command": command or list(nvidia_smi.VERIFY_ARGS),
+        "resources": resources,
+    }
     pod_spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [container], **spec}
     if node:
         pod_spec["nodeSelector"] = {"kubernetes.io/hostname": node}
@@ -99,7 +105,9 @@ def test_device_plugin_daemonset_matches_nvidia_manifest(mixed: Any) -> None:
     template = daemonset.spec.template.spec
     assert template.containers[0].image == "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
     assert template.priority_class_name == "system-node-critical"
-    assert any(t.key == GPU and t.operator == "Exists" and t.effect == "NoSchedule" for t in template.tolerations)
+    assert any(
+        t.key == GPU and t.operator == "Exists" and t.effect == "NoSchedule" for t in template.tolerations
+    )
     # NotReady nodes keep the not-ready:NoSchedule taint, which DaemonSet pods do not tolerate
     assert daemonset.status.desired_number_scheduled == len(NODES) - 1
     assert daemonset.status.number_ready == len(NODES) - 1
@@ -131,7 +139,9 @@ def test_nvidia_smi_prints_the_allocated_gpus(core: client.CoreV1Api) -> None:
     pod = finished(core, "smi")
     assert pod.status.phase == "Succeeded"
     assert pod.status.container_statuses[0].state.terminated.reason == "Completed"
-    rows = nvidia_smi.parse_query_csv(core.read_namespaced_pod_log("smi", "default"), nvidia_smi.VERIFY_QUERY_FIELDS)
+    rows = nvidia_smi.parse_query_csv(
+        core.read_namespaced_pod_log("smi", "default"), nvidia_smi.VERIFY_QUERY_FIELDS
+    )
     expected = nvidia_smi.fake_gpus("healthy-0", 8, "NVIDIA-H100-80GB-HBM3", 81559, "550.90.07")
     assert [row["uuid"] for row in rows] == [gpu.uuid for gpu in expected]
     assert {row["name"] for row in rows} == {"NVIDIA H100 80GB HBM3"}
@@ -144,7 +154,11 @@ def test_nvidia_smi_prints_the_allocated_gpus(core: client.CoreV1Api) -> None:
 def test_pods_on_one_node_get_distinct_devices(core: client.CoreV1Api) -> None:
     for name in ("a", "b"):
         core.create_namespaced_pod("default", gpu_pod(name, 4, "healthy-0", ["nvidia-smi", "-L"]))
-    listed = [nvidia_smi.parse_list(core.read_namespaced_pod_log(n, "default")) for n in ("a", "b") if finished(core, n)]
+    listed = [
+        nvidia_smi.parse_list(core.read_namespaced_pod_log(n, "default"))
+        for n in ("a", "b")
+        if finished(core, n)
+    ]
     uuids = [gpu.uuid for gpus in listed for gpu in gpus]
     assert len(uuids) == 8
     assert len(set(uuids)) == 8
@@ -169,8 +183,13 @@ def test_nvidia_smi_without_gpus_is_not_in_the_image(core: client.CoreV1Api) -> 
 
 def test_nvidia_smi_override(sim: Any) -> None:
     override = {"stdout": "GPU 0: fake\n", "exitCode": 0}
-    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "installed",
-                   "nodes": [{"name": "g", "gpus": 2, "nvidiaSmi": override}]})  # fmt: skip
+    cluster = sim(
+        {
+            "podStartSeconds": 0.05,
+            "devicePlugin": "installed",
+            "nodes": [{"name": "g", "gpus": 2, "nvidiaSmi": override}],
+        }
+    )
     core = client.CoreV1Api(cluster.api_client())
     core.create_namespaced_pod("default", gpu_pod("o", 2, "g"))
     finished(core, "o")
@@ -186,7 +205,9 @@ def failed_scheduling(core: client.CoreV1Api, name: str) -> str:
 
 
 def test_failed_scheduling_message_shape(core: client.CoreV1Api) -> None:
-    core.patch_node("healthy-0", {"spec": {"taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]}})
+    core.patch_node(
+        "healthy-0", {"spec": {"taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]}}
+    )
     core.create_namespaced_pod("default", gpu_pod("big", 9))
     message = failed_scheduling(core, "big")
     assert message == (
@@ -198,13 +219,18 @@ def test_failed_scheduling_message_shape(core: client.CoreV1Api) -> None:
     pod = core.read_namespaced_pod("big", "default")
     condition = pod.status.conditions[0]
     assert (pod.status.phase, condition.type, condition.status, condition.reason) == (
-        "Pending", "PodScheduled", "False", "Unschedulable",
-    )  # fmt: skip
+        "Pending",
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+    )
 
 
 def test_pending_pod_is_scheduled_when_gpus_free_up(core: client.CoreV1Api) -> None:
     core.create_namespaced_pod("default", gpu_pod("holder", 8, "healthy-0", ["sleep", "3600"]))
-    wait_for(lambda: core.read_namespaced_pod("holder", "default").status.phase == "Running", "holder running")
+    wait_for(
+        lambda: core.read_namespaced_pod("holder", "default").status.phase == "Running", "holder running"
+    )
     core.create_namespaced_pod("default", gpu_pod("waiter", 8, "healthy-0"))
     assert "1 Insufficient nvidia.com/gpu" in failed_scheduling(core, "waiter")
     core.delete_namespaced_pod("holder", "default", grace_period_seconds=0)
@@ -212,15 +238,27 @@ def test_pending_pod_is_scheduled_when_gpus_free_up(core: client.CoreV1Api) -> N
 
 
 def test_node_affinity_and_selector_mismatch(core: client.CoreV1Api) -> None:
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["nowhere"]}]}
-    ]}}}  # fmt: skip
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["nowhere"]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
     core.create_namespaced_pod("default", gpu_pod("lost", 1, affinity=affinity))
     assert "6 node(s) didn't match Pod's node affinity/selector" in failed_scheduling(core, "lost")
 
 
 def test_tolerations_let_pods_onto_tainted_nodes(core: client.CoreV1Api) -> None:
-    core.patch_node("healthy-0", {"spec": {"taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]}})
+    core.patch_node(
+        "healthy-0", {"spec": {"taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]}}
+    )
     toleration = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
     core.create_namespaced_pod("default", gpu_pod("tol", 8, "healthy-0", tolerations=toleration))
     assert finished(core, "tol").spec.node_name == "healthy-0"
@@ -240,18 +278,25 @@ def test_image_pull_failure(core: client.CoreV1Api) -> None:
     def waiting_reason() -> str:
         statuses = core.read_namespaced_pod("pull", "default").status.container_statuses or []
         waiting = statuses[0].state.waiting if statuses else None
-        return str(waiting.reason) if waiting and waiting.reason in ("ErrImagePull", "ImagePullBackOff") else ""
+        return (
+            str(waiting.reason) if waiting and waiting.reason in ("ErrImagePull", "ImagePullBackOff") else ""
+        )
 
     assert wait_for(waiting_reason, "ErrImagePull") in ("ErrImagePull", "ImagePullBackOff")
     wait_for(lambda: waiting_reason() == "ImagePullBackOff", "ImagePullBackOff")
     messages = [e.message for e in events_for(core, "pull") if e.reason == "Failed"]
-    assert any(m.startswith('Failed to pull image "registry.example.com/does-not-exist:1.0": ') and
-               m.endswith("not found") for m in messages)  # fmt: skip
+    assert any(
+        m.startswith('Failed to pull image "registry.example.com/does-not-exist:1.0": ')
+        and m.endswith("not found")
+        for m in messages
+    )
     assert core.read_namespaced_pod("pull", "default").status.phase == "Pending"
 
 
 def test_active_deadline(core: client.CoreV1Api) -> None:
-    core.create_namespaced_pod("default", gpu_pod("slow", 0, "cpu-0", ["sleep", "60"], activeDeadlineSeconds=1))
+    core.create_namespaced_pod(
+        "default", gpu_pod("slow", 0, "cpu-0", ["sleep", "60"], activeDeadlineSeconds=1)
+    )
     pod = finished(core, "slow")
     assert (pod.status.phase, pod.status.reason) == ("Failed", "DeadlineExceeded")
 
@@ -267,8 +312,13 @@ def test_not_ready_node(core: client.CoreV1Api) -> None:
 
 
 def test_device_plugin_applied_later_makes_nodes_advertise(sim: Any) -> None:
-    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "absent",
-                   "nodes": [{"name": "g", "gpus": 4}, {"name": "t", "gpus": 4, "host": {"toolkit": "missing"}}]})  # fmt: skip
+    cluster = sim(
+        {
+            "podStartSeconds": 0.05,
+            "devicePlugin": "absent",
+            "nodes": [{"name": "g", "gpus": 4}, {"name": "t", "gpus": 4, "host": {"toolkit": "missing"}}],
+        }
+    )
     api = cluster.api_client()
     core = client.CoreV1Api(api)
     assert allocatable(core, "g") is None
@@ -284,8 +334,12 @@ def test_device_plugin_applied_later_makes_nodes_advertise(sim: Any) -> None:
 
 def test_daemonset_skips_untolerated_taints(sim: Any) -> None:
     taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
-    cluster = sim({"devicePlugin": "installed",
-                   "nodes": [{"name": "g", "gpus": 1}, {"name": "h", "gpus": 1, "taints": taint}]})  # fmt: skip
+    cluster = sim(
+        {
+            "devicePlugin": "installed",
+            "nodes": [{"name": "g", "gpus": 1}, {"name": "h", "gpus": 1, "taints": taint}],
+        }
+    )
     core = client.CoreV1Api(cluster.api_client())
     nodes = {p.spec.node_name for p in core.list_namespaced_pod("kube-system").items}
     assert nodes == {"g"}

@@ -34,15 +34,30 @@ from gpuctl.sim.scenario import default_scenario_path, load_scenario, parse_scen
         ),
         ({"nodes": [{"name": "g", "ready": "yes"}]}, "scenario.yaml: nodes[0].ready: must be true or false"),
         ({"nodes": [{"gpus": 1}]}, "scenario.yaml: nodes[0].name: required"),
-        ({"nodes": [{"name": "Bad_Name"}]}, "scenario.yaml: nodes[0].name: 'Bad_Name' is not a valid node name"),
-        ({"nodes": [{"name": "g", "count": 3}]}, "scenario.yaml: nodes[0].name: must contain {i} when count > 1"),
-        ({"nodes": [{"name": "g", "gpus": 2, "unhealthyGpus": 3}]}, "nodes[0].unhealthyGpus: must be <= gpus"),
+        (
+            {"nodes": [{"name": "Bad_Name"}]},
+            "scenario.yaml: nodes[0].name: 'Bad_Name' is not a valid node name",
+        ),
+        (
+            {"nodes": [{"name": "g", "count": 3}]},
+            "scenario.yaml: nodes[0].name: must contain {i} when count > 1",
+        ),
+        (
+            {"nodes": [{"name": "g", "gpus": 2, "unhealthyGpus": 3}]},
+            "nodes[0].unhealthyGpus: must be <= gpus",
+        ),
         (
             {"nodes": [{"name": "g", "taints": [{"key": "k", "effect": "Sometimes"}]}]},
             "scenario.yaml: nodes[0].taints[0].effect: must be one of NoSchedule",
         ),
-        ({"nodes": [{"name": "g", "labels": {"a": True}}]}, "scenario.yaml: nodes[0].labels.a: keys and values"),
-        ({"nodes": [{"name": "g", "nvidiaSmi": {"stdout": 3}}]}, "nodes[0].nvidiaSmi.stdout: must be a string"),
+        (
+            {"nodes": [{"name": "g", "labels": {"a": True}}]},
+            "scenario.yaml: nodes[0].labels.a: keys and values",
+        ),
+        (
+            {"nodes": [{"name": "g", "nvidiaSmi": {"stdout": 3}}]},
+            "nodes[0].nvidiaSmi.stdout: must be a string",
+        ),
         ({"podStartSeconds": -1}, "scenario.yaml: podStartSeconds: must be >= 0"),
         ({"kubernetesVersion": "1.31"}, "scenario.yaml: kubernetesVersion: must look like v1.31.2"),
         ({"nodes": {"name": "g"}}, "scenario.yaml: nodes: must be a list"),

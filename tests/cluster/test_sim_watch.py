@@ -13,8 +13,13 @@ from gpuctl.sim import store as store_module
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server import SimServer
 
-POD = {"metadata": {"name": "w", "labels": {"run": "x"}},
-       "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox", "command": ["true"]}]}}  # fmt: skip
+POD = {
+    "metadata": {"name": "w", "labels": {"run": "x"}},
+    "spec": {
+        "restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "busybox", "command": ["true"]}],
+    },
+}
 
 
 def test_watch_from_resource_version_sees_the_pod_lifecycle(sim: Any) -> None:
@@ -24,8 +29,13 @@ def test_watch_from_resource_version_sees_the_pod_lifecycle(sim: Any) -> None:
     core.create_namespaced_pod("default", POD)
     phases = []
     stream = watch.Watch()
-    for event in stream.stream(core.list_namespaced_pod, "default", label_selector="run=x",
-                               resource_version=version, timeout_seconds=10):  # fmt: skip
+    for event in stream.stream(
+        core.list_namespaced_pod,
+        "default",
+        label_selector="run=x",
+        resource_version=version,
+        timeout_seconds=10,
+    ):
         phases.append((event["type"], event["object"].status.phase))
         if event["type"] == "MODIFIED" and event["object"].status.phase == "Succeeded":
             core.delete_namespaced_pod("w", "default")
@@ -50,8 +60,9 @@ def test_label_change_out_of_selection_is_a_delete(sim: Any) -> None:
     seen: list[str] = []
 
     def follow() -> None:
-        for event in watch.Watch().stream(core.list_node, label_selector="pool=x",
-                                          resource_version=version, timeout_seconds=3):  # fmt: skip
+        for event in watch.Watch().stream(
+            core.list_node, label_selector="pool=x", resource_version=version, timeout_seconds=3
+        ):
             seen.append(event["type"])
             if event["type"] == "DELETED":
                 return

@@ -37,10 +37,13 @@ def test_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNo
     """Two nodes with eight fake H100s each, up once per session; `node.inventory` is their inventory.
 
     Set GPUCTL_TEST_KEEP_NODES=1 to leave them running after the session (to poke at them by hand).
+    A session killed before teardown leaves them to the next `up`, which removes them (owner gone).
     """
     skip_without_host_requirements()
     inventory = tmp_path_factory.mktemp("test-nodes") / "hosts.yml"
-    nodes = up(nodes=TEST_NODE_COUNT, gpus=TEST_NODE_GPUS, inventory=inventory)
+    keep = os.environ.get("GPUCTL_TEST_KEEP_NODES") == "1"
+    owner = None if keep else os.getpid()
+    nodes = up(nodes=TEST_NODE_COUNT, gpus=TEST_NODE_GPUS, inventory=inventory, owner_pid=owner)
     yield nodes
-    if os.environ.get("GPUCTL_TEST_KEEP_NODES") != "1":
+    if not keep:
         down(inventory)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.hosts import _mirror, _network, _node
+from tests.hosts import _mirror, _network, _node, _registry
 from tests.hosts._fakepci import H100_SXM5_80GB
 from tests.hosts._inventory import inventory_document, write_inventory, write_known_hosts
 from tests.hosts._rootfs import ADMIN_USER, ensure_rootfs
@@ -138,6 +138,7 @@ def down(inventory: Path, log: Log = _stderr) -> list[str]:
         problems = teardown(HarnessState.load(state_path(inventory)))
     problems += _unmount_below(directory)
     if not problems:
+        _registry.unregister(state_path(inventory))
         shutil.rmtree(directory, ignore_errors=True)
     log(f"down: {inventory} in {time.monotonic() - started:.1f} s")
     return problems
@@ -192,13 +193,18 @@ def up(
     inventory: Path,
     device_id: int = H100_SXM5_80GB,
     nvswitches: int = 0,
+    owner_pid: int | None = None,
     log: Log = _stderr,
 ) -> list[TestNode]:
-    """Bring up `nodes` nodes with `gpus` fake GPUs each; write `inventory`; return the nodes."""
+    """Bring up `nodes` nodes with `gpus` fake GPUs each; write `inventory`; return the nodes.
+
+    With `owner_pid` (a test session), a later `up` removes the nodes once that process is gone.
+    """
     if not 1 <= nodes <= MAX_NODES or gpus < 0 or nvswitches < 0:
         raise ValueError(f"--nodes must be 1..{MAX_NODES}, --gpus and --nvswitches at least 0")
     inventory = Path(inventory).absolute()
     timer = _Timer(log)
+    _registry.sweep_orphans(log)
     leftovers = down(inventory, log=lambda _: None)
     if leftovers:
         raise RuntimeError(f"cannot clean the previous run of {inventory}: {', '.join(leftovers)}")
@@ -208,6 +214,7 @@ def up(
     directory = harness_dir(inventory)
     directory.mkdir(parents=True)
     state = HarnessState(state_path(inventory))
+    _registry.register(state, owner_pid)
     state.record("dir", path=str(directory))
     state.record("file", path=str(inventory))
     try:
@@ -216,6 +223,7 @@ def up(
         write_inventory(inventory, _inventory_for(state))
     except BaseException:
         teardown(state)
+        _registry.unregister(state.path)
         raise
     log(f"up: {nodes} node(s) ready in {time.monotonic() - timer.started:.1f} s: {inventory}")
     return load_nodes(inventory)
@@ -259,7 +267,7 @@ def _bring_up(
     timer.lap("sshd answering on every node")
     known_hosts = directory / "known_hosts"
     write_known_hosts(known_hosts, host_keys)
-    state.facts = {
+    state.facts |= {
         "subnet": str(subnet.network),
         "mirror": _mirror.repo_vars(subnet.gateway),
         "ssh_key": str(directory / "id_ed25519"),

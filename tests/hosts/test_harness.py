@@ -64,7 +64,7 @@ def _assert_processes_gone(recorded: dict[str, list[dict[str, Any]]]) -> None:
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
     skip_without_host_requirements()
     inventory = tmp_path_factory.mktemp("harness") / "hosts.yml"
-    brought_up = up(nodes=2, gpus=4, inventory=inventory)
+    brought_up = up(nodes=2, gpus=4, inventory=inventory, owner_pid=os.getpid())
     yield brought_up
     down(inventory)
 
@@ -202,6 +202,28 @@ def test_up_recovers_from_a_crashed_run(tmp_path: Path) -> None:
         assert sorted(_netns_names()).count(again[0].netns) == 1
     finally:
         assert down(inventory) == []
+
+
+@pytest.mark.hosts
+def test_up_removes_nodes_whose_owning_session_died(tmp_path: Path) -> None:
+    skip_without_host_requirements()
+    session = subprocess.Popen(["sleep", "600"])
+    orphaned = tmp_path / "orphaned.yml"
+    up(nodes=1, gpus=1, inventory=orphaned, owner_pid=session.pid)
+    recorded = _recorded(orphaned)
+    session.kill()
+    session.wait()
+    survivor = tmp_path / "survivor.yml"
+    up(nodes=1, gpus=1, inventory=survivor)
+    try:
+        _assert_processes_gone(recorded)
+        assert all(_mount_count(record["path"]) == 0 for record in recorded["mount"])
+        assert not harness_dir(orphaned).exists()
+        reused = {record["name"] for record in _recorded(survivor)["netns"]}
+        assert all(r["name"] in reused or r["name"] not in _netns_names() for r in recorded["netns"])
+    finally:
+        assert down(survivor) == []
+        assert down(orphaned) == []
 
 
 def test_fake_bus_matches_nvidia_smi_bus_ids(tmp_path: Path) -> None:

@@ -13,10 +13,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+
+# tomllib is in the standard library from Python 3.11 on.
+tomllib = pytest.importorskip("tomllib")
 
 REPO = Path(__file__).resolve().parents[2]
 ROLES = REPO / "playbooks" / "roles"

@@ -1,0 +1,54 @@
+"""Requests and responses of the simulated API, independent of the HTTP server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from gpuctl.sim.resources import ResourceType
+
+JSON = "application/json"
+
+
+@dataclass
+class Request:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes = b""
+    path: str = ""
+    query: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.target)
+        self.path = parts.path.rstrip("/") or "/"
+        self.query = {
+            key: values[-1] for key, values in parse_qs(parts.query, keep_blank_values=True).items()
+        }
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name.lower(), "")
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = JSON
+    stream: Iterator[bytes] | None = None
+
+
+@dataclass(frozen=True)
+class Route:
+    resource: ResourceType
+    namespace: str
+    name: str
+    subresource: str
+    watch: bool
+
+
+def encode(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
