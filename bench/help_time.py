@@ -20,9 +20,8 @@ def main() -> None:
         subprocess.run([gpuctl, "--help"], check=True, capture_output=True)
         timings.append(time.perf_counter() - start)
     median = statistics.median(timings)
-    print(
-        f"gpuctl --help: median {median:.3f} s over {runs} runs (min {min(timings):.3f}, max {max(timings):.3f})"
-    )
+    spread = f"min {min(timings):.3f}, max {max(timings):.3f}"
+    print(f"gpuctl --help: median {median:.3f} s over {runs} runs ({spread})")
     print(f"target {TARGET_S:.2f} s: median/target = {median / TARGET_S:.2f}")
 
 

@@ -70,7 +70,7 @@ def device_plugin_pod(node: NodeInfo, pod: PluginPod | None, any_plugin: bool) -
             return failed(
                 "device-plugin.pod",
                 "no NVIDIA device plugin DaemonSet in the cluster",
-                "install it: `gpuctl bootstrap --phase device-plugin` (or the GPU Operator)",
+                "install it: `gpuctl render | kubectl apply -f -` (or the GPU Operator)",
             )
         return failed(
             "device-plugin.pod",

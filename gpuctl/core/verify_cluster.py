@@ -53,7 +53,7 @@ def device_plugin_present(plugins: list[DaemonSetInfo], gpu_nodes: list[NodeInfo
     return failed(
         "cluster.device-plugin",
         "no NVIDIA device plugin DaemonSet (or GPU Operator) in any namespace",
-        "install it: `gpuctl bootstrap --phase device-plugin`, or see `gpuctl render`",
+        "install it: `gpuctl render | kubectl apply -f -` (or the GPU Operator)",
     )
 
 
@@ -66,8 +66,7 @@ def runtime_class(options: VerifyOptions, plugins: list[DaemonSetInfo], existing
         return failed(
             "cluster.runtimeclass",
             f"RuntimeClass {', '.join(missing)} not found (needed by --runtime-class or the device plugin)",
-            "create it (handler nvidia): `gpuctl render` shows the manifest; "
-            "`gpuctl bootstrap --phase device-plugin` applies it",
+            "create it (handler nvidia): `gpuctl render | kubectl apply -f -`",
         )
     if wanted:
         return passed("cluster.runtimeclass", f"RuntimeClass {', '.join(sorted(wanted))} present")
@@ -120,7 +119,8 @@ def driver_drift(node_results: list[NodeResult], labels_by_node: dict[str, str])
     return warned(
         "cluster.driver-drift",
         f"driver versions differ between nodes: {spread}",
-        "pin one driver version for all GPU nodes (`gpuctl bootstrap --phase driver`)",
+        "pin one driver version for all GPU nodes (gpuctl_driver_version in the inventory), "
+        "then `gpuctl bootstrap --phase host -i INVENTORY`",
     )
 
 

@@ -28,13 +28,13 @@ def _sig(id_: str, source: str, pattern: str, cause: str, hint: str) -> Signatur
 
 _TOOLKIT_FIX = (
     "on {node}: `sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && "
-    "sudo systemctl restart containerd` (or `gpuctl bootstrap --phase toolkit --limit {node}`), "
+    "sudo systemctl restart containerd` (or `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`), "
     "then `kubectl -n kube-system delete pod -l name=nvidia-device-plugin-ds --field-selector "
     "spec.nodeName={node}`"
 )
 _DRIVER_FIX = (
     "on {node}: check `nvidia-smi` and `lsmod | grep nvidia`; install or load the driver "
-    "(`gpuctl bootstrap --phase driver --limit {node}`), then reboot the node"
+    "(`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`), then reboot the node"
 )
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -217,6 +217,6 @@ SIGNATURES: tuple[Signature, ...] = (
         "the node is a GPU node but advertises no nvidia.com/gpu: the device plugin is missing, "
         "not ready, or cannot see the GPUs",
         "`kubectl -n kube-system get pods -l name=nvidia-device-plugin-ds -o wide`; if none runs on "
-        "{node}, install it (`gpuctl bootstrap --phase device-plugin`)",
+        "{node}, install it (`gpuctl render | kubectl apply -f -`)",
     ),
 )

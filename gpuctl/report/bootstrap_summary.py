@@ -76,14 +76,15 @@ def render_bootstrap_summary(result: BootstrapResult, console: Console) -> None:
 
 
 def _footer(result: BootstrapResult) -> str:
-    mode = " (check mode: nothing changed on the hosts)" if result.check else ""
     if result.interrupted:
-        return f"interrupted after {result.duration_s:.1f}s: the run was cancelled{mode}"
-    good = sum(host.succeeded for host in result.hosts)
+        return f"interrupted after {result.duration_s:.1f}s: the run was cancelled"
+    good, total = sum(host.succeeded for host in result.hosts), len(result.hosts)
     changed = sum(host.changed for host in result.hosts)
-    text = (
-        f"{good} of {len(result.hosts)} host(s) prepared, {changed} change(s), {result.duration_s:.1f}s{mode}"
-    )
+    if result.check:
+        text = f"check mode, nothing changed: {good} of {total} host(s) checked, {changed} change(s) pending"
+    else:
+        text = f"{good} of {total} host(s) prepared, {changed} change(s)"
+    text += f", {result.duration_s:.1f}s"
     if result.artifacts_dir:
         text += f"; artifacts kept in {result.artifacts_dir}"
     return text

@@ -256,6 +256,17 @@ def _restart(cluster: Cluster, key: tuple[str, str, str]) -> None:
 # -- device plugin → node capacity -------------------------------------------------------------
 
 
+def _driver_labels(driver_version: str) -> dict[str, str]:
+    """The driver labels GPU feature discovery sets next to the product labels."""
+    major, minor, revision = ([*driver_version.split("."), "", ""])[:3]
+    return {
+        "nvidia.com/cuda.driver-version.full": driver_version,
+        "nvidia.com/cuda.driver-version.major": major,
+        "nvidia.com/cuda.driver-version.minor": minor,
+        "nvidia.com/cuda.driver-version.revision": revision,
+    }
+
+
 def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
     """Advertise nvidia.com/gpu while a running plugin pod can talk to the node's driver."""
     node = cluster.store.get("nodes", "", node_name)
@@ -275,6 +286,7 @@ def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
                 "nvidia.com/gpu.product": spec.gpu_product,
                 "nvidia.com/gpu.count": str(spec.gpus),
                 "nvidia.com/gpu.memory": str(spec.gpu_memory_mib),
+                **_driver_labels(spec.driver_version),
             }
         )
     else:

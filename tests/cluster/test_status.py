@@ -23,7 +23,13 @@ SCENARIO: dict[str, Any] = {
             "gpuProduct": "NVIDIA-H100-80GB-HBM3",
             "labels": {"nvidia.com/cuda.driver-version.full": "550.90.07"},
         },
-        {"name": "gpu-sick-0", "gpus": 8, "unhealthyGpus": 2, "gpuProduct": "NVIDIA-A100-SXM4-80GB"},
+        {
+            "name": "gpu-sick-0",
+            "gpus": 8,
+            "unhealthyGpus": 2,
+            "gpuProduct": "NVIDIA-A100-SXM4-80GB",
+            "driverVersion": "535.183.01",
+        },
         {"name": "gpu-down-0", "gpus": 4, "ready": False},
         {"name": "gpu-notoolkit-0", "gpus": 8, "host": {"driver": "installed", "toolkit": "missing"}},
     ],
@@ -74,7 +80,8 @@ def test_status_json_inventory(sim: Callable[..., Any], cli: Callable[..., Any])
     assert nodes["gpu-0"]["product"] == "NVIDIA-H100-80GB-HBM3"
     assert nodes["gpu-0"]["driver"] == "550.90.07"
     assert nodes["gpu-sick-0"]["gpus"] == {"capacity": 8, "allocatable": 6, "in_use": 0}
-    assert nodes["gpu-sick-0"]["driver"] == "-"
+    assert nodes["gpu-sick-0"]["driver"] == "535.183.01"  # from the GFD labels
+    assert nodes["gpu-notoolkit-0"]["driver"] == "-"  # no device plugin, no GFD labels
     assert nodes["gpu-notoolkit-0"]["gpus"]["capacity"] == 0  # labelled by NFD, advertises nothing
     assert nodes["gpu-down-0"]["ready"] is False
     assert "node.kubernetes.io/not-ready:NoSchedule" in nodes["gpu-down-0"]["taints"]

@@ -173,7 +173,7 @@ def test_no_device_plugin(sim: Any, cli: Any) -> None:
     assert code == 1
     cluster_checks = {c["id"]: c for c in data["cluster_checks"]}
     assert cluster_checks["cluster.device-plugin"]["status"] == "fail"
-    assert "gpuctl bootstrap" in cluster_checks["cluster.device-plugin"]["hint"]
+    assert "gpuctl render" in cluster_checks["cluster.device-plugin"]["hint"]
     item = node(data, "gpu-0")
     assert check(item, "device-plugin.pod")["status"] == "fail"
     assert check(item, "gpu.capacity")["status"] == "fail"

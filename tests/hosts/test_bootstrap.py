@@ -61,7 +61,7 @@ def disk_state(node: TestNode) -> str:
         node,
         "dpkg-query -W -f '${Package} ${Version} ${Status}\\n' | sort; apt-mark showhold;"
         "ls -la /etc/apt/sources.list.d /etc/apt/keyrings /etc/apt/preferences.d /etc/modprobe.d 2>&1;"
-        "cat /etc/containerd/config.toml; ls -R /etc/containerd /etc/cdi 2>&1",
+        "cat /etc/containerd/config.toml; ls -R /etc/containerd /etc/cdi 2>&1; true",
     )
 
 
@@ -151,7 +151,8 @@ def test_check_mode_on_bare_nodes_changes_nothing(
     before = [disk_state(node) for node in nodes]
     code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory), "--check")
     assert report["check"] is True
-    assert code in (0, 1), report
+    assert code == 0, report
+    assert all(host["changed"] > 0 for host in report["hosts"])  # what a real run would change
     assert [disk_state(node) for node in nodes] == before
 
 

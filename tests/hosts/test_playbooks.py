@@ -1,0 +1,95 @@
+"""Static checks of playbooks/: ansible-lint (production profile), --syntax-check of every top-level
+playbook, and the inventory-validation play run against the sample inventory.
+
+The validation play only asserts (gather_facts is off, assert runs on the controller), so it runs
+against the sample inventory's documentation addresses without contacting any host.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYBOOKS = REPO / "playbooks"
+BIN = Path(sys.executable).parent
+SAMPLE_INVENTORIES = [
+    REPO / "inventories" / "sample" / "hosts.yml",
+    REPO / "inventories" / "sample" / "hosts.ini",
+]
+TOP_LEVEL = sorted(PLAYBOOKS.glob("*.yml"))
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "NO_COLOR": "1"}
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+
+
+def test_top_level_playbooks_exist() -> None:
+    names = {path.name for path in TOP_LEVEL}
+    assert {
+        "site.yml",
+        "host.yml",
+        "preflight.yml",
+        "driver.yml",
+        "container-toolkit.yml",
+        "container-runtime.yml",
+    } <= names
+
+
+def test_ansible_lint_production_profile_is_clean() -> None:
+    lint = BIN / "ansible-lint"
+    if not lint.exists():
+        pytest.skip("ansible-lint is not installed (pip install -e '.[test]')")
+
+    result = run([str(lint), "--offline", "--profile", "production", "playbooks"])
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("playbook", TOP_LEVEL, ids=lambda path: path.name)
+def test_syntax_check(playbook: Path) -> None:
+    result = run(
+        [str(BIN / "ansible-playbook"), "-i", str(SAMPLE_INVENTORIES[0]), "--syntax-check", str(playbook)]
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("inventory", SAMPLE_INVENTORIES, ids=lambda path: path.name)
+def test_sample_inventory_passes_validation(inventory: Path) -> None:
+    result = run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOKS / "validate.yml")])
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gpu-worker-1" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ("gpuctl_driver_branch=55", "gpuctl_driver_branch=55"),
+        ("gpuctl_driver_version=570.86.15", "gpuctl_driver_version=570.86.15"),
+        ("gpuctl_reboot_policy=always", "gpuctl_reboot_policy=always"),
+        ("gpuctl_toolkit_version=latest", "gpuctl_toolkit_version=latest"),
+        ("gpuctl_container_runtime=podman", "gpuctl_container_runtime=podman"),
+    ],
+)
+def test_validation_rejects_bad_settings_naming_them(setting: str, named: str) -> None:
+    result = run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            str(SAMPLE_INVENTORIES[0]),
+            str(PLAYBOOKS / "validate.yml"),
+            "-e",
+            setting,
+        ]
+    )
+
+    assert result.returncode != 0
+    assert named in result.stdout + result.stderr
+    assert "unreachable=1" not in result.stdout
