@@ -2,7 +2,9 @@
 # Host packages the real SSH test nodes (tests/hosts/nodes.py) need on a Debian 12 machine:
 # debootstrap builds the cached node rootfs, systemd-nspawn boots the nodes, iproute2 makes their
 # network namespaces, dpkg-dev and gnupg build and sign the stand-in apt mirror, openssh-client
-# generates keys and reaches the nodes. Idempotent and non-interactive: installs only what is missing.
+# generates keys and reaches the nodes, containerd gives the playbook render tests the real
+# `containerd config dump` to validate generated configs with.
+# Idempotent and non-interactive: installs only what is missing.
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,7 @@ packages=(
   mount
   dpkg-dev
   gnupg
+  containerd
 )
 
 missing=()
