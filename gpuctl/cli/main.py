@@ -62,10 +62,15 @@ app.add_typer(sim.app, name="sim")
 app.command("demo", help=demo.HELP)(demo.command)
 
 
+def _one_line(text: str) -> str:
+    """Errors are one line: a message quoting a parser (YAML marks, say) is folded onto it."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def _print_error(error: GpuctlError) -> None:
-    sys.stderr.write(f"error: {error.message}\n")
+    sys.stderr.write(f"error: {_one_line(error.message)}\n")
     if error.hint:
-        sys.stderr.write(f"hint: {error.hint}\n")
+        sys.stderr.write(f"hint: {_one_line(error.hint)}\n")
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -85,7 +90,7 @@ def run(argv: list[str] | None = None) -> int:
     except Exception as error:
         if debug:
             traceback.print_exc()
-        sys.stderr.write(f"error: internal error: {type(error).__name__}: {error}\n")
+        sys.stderr.write(f"error: internal error: {type(error).__name__}: {_one_line(str(error))}\n")
         sys.stderr.write("hint: rerun with --debug and report the traceback\n")
         return 70
     return 0

@@ -37,7 +37,12 @@ OptList = Optional[list[str]]  # noqa: UP045 - Typer needs Optional[] on Python 
 
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (CI cancelling a job) cleans up like Ctrl-C does."""
+    """SIGTERM (CI cancelling a job) and SIGINT clean up like Ctrl-C does.
+
+    SIGINT is set explicitly: a process started in the background by a non-interactive shell
+    (`gpuctl verify & ... kill -INT $!`) inherits SIGINT as ignored, and Python then never raises
+    KeyboardInterrupt, so the verification pods would outlive the interrupt.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -45,11 +50,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     def interrupt(_signum: int, _frame: Any) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous_term = signal.signal(signal.SIGTERM, interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous_term)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 def _options(

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Union
 from gpuctl.core.render import DEFAULT_TAINT_EFFECT, DEFAULT_TAINT_KEY
 from gpuctl.core.status import StatusResult, gpu_status
 from gpuctl.core.taint import TaintResult, taint_gpu_nodes
-from gpuctl.core.taint_rules import TaintSpec
 from gpuctl.core.verify_model import VerifyOptions, VerifyResult
+from gpuctl.kube.nodes import Taint
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from gpuctl.sim.server import SimServer
 
-DEMO_TAINT = TaintSpec(key=DEFAULT_TAINT_KEY, value="present", effect=DEFAULT_TAINT_EFFECT)
+DEMO_TAINT = Taint(key=DEFAULT_TAINT_KEY, value="present", effect=DEFAULT_TAINT_EFFECT)
 DEMO_VERIFY_TIMEOUT_S = 60.0
 StepResult = Union[TaintResult, StatusResult, VerifyResult]  # noqa: UP007 - runtime alias on 3.10
 

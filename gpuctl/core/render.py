@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpuctl.core.taint_rules import EFFECTS, qualified_name_problem
+from gpuctl.core.taint_rules import qualified_name_problem
 from gpuctl.errors import ConfigError
+from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.templating import render_template
 
 DEVICE_PLUGIN_VERSION = "v0.17.1"
@@ -88,9 +89,9 @@ def _validate(options: RenderOptions) -> None:
         raise ConfigError(
             f"--taint-key {options.taint_key!r}: {problem}", hint="e.g. --taint-key nvidia.com/gpu"
         )
-    if options.taint_effect not in EFFECTS:
+    if options.taint_effect not in TAINT_EFFECTS:
         raise ConfigError(
-            f"--taint-effect {options.taint_effect!r}: must be one of {', '.join(EFFECTS)}",
+            f"--taint-effect {options.taint_effect!r}: must be one of {', '.join(TAINT_EFFECTS)}",
             hint="e.g. --taint-effect NoSchedule",
         )
     if options.mig_strategy not in MIG_STRATEGIES:

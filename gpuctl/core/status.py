@@ -5,29 +5,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
-from gpuctl.kube.nodes import GFD_PRODUCT_LABEL, GPU_RESOURCE, node_from_json
-from gpuctl.kube.raw import call_json
+from gpuctl.kube.nodes import GPU_RESOURCE, NodeInfo, as_int, list_nodes
+from gpuctl.kube.raw import JsonDict, call_json
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-JsonDict = dict[str, Any]
 SCHEMA = "gpuctl.status/v1"
 TERMINATED_PHASES = ("Succeeded", "Failed")
-# GPU feature discovery labels, newest naming first; an annotation is the last resort.
-_DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
-_DRIVER_PART_LABELS = (
-    (
-        "nvidia.com/cuda.driver-version.major",
-        "nvidia.com/cuda.driver-version.minor",
-        "nvidia.com/cuda.driver-version.revision",
-    ),
-    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
-)
-_DRIVER_ANNOTATION = "nvidia.com/driver-version"
 
 
 @dataclass(frozen=True)
@@ -58,30 +46,12 @@ class StatusResult:
         }
 
 
-def driver_version(labels: dict[str, str], annotations: dict[str, str]) -> str:
-    """The NVIDIA driver version a node advertises (GFD labels), or "-"."""
-    if labels.get(_DRIVER_FULL_LABEL):
-        return labels[_DRIVER_FULL_LABEL]
-    for names in _DRIVER_PART_LABELS:
-        parts = [labels.get(name, "") for name in names]
-        if parts[0]:
-            return ".".join(part for part in parts if part)
-    return annotations.get(_DRIVER_ANNOTATION, "") or "-"
-
-
-def _quantity(value: object) -> int:
-    try:
-        return int(str(value))
-    except (TypeError, ValueError):
-        return 0
-
-
 def _container_gpus(container: JsonDict) -> int:
     resources = container.get("resources") or {}
     requests = resources.get("requests") or {}
     limits = resources.get("limits") or {}
     # For extended resources a limit alone implies an equal request.
-    return _quantity(requests.get(GPU_RESOURCE, limits.get(GPU_RESOURCE, 0)))
+    return as_int(requests.get(GPU_RESOURCE, limits.get(GPU_RESOURCE, 0)))
 
 
 def pod_gpu_request(pod: JsonDict) -> int:
@@ -103,16 +73,14 @@ def gpus_in_use(pods: Iterable[JsonDict]) -> dict[str, int]:
     return dict(used)
 
 
-def _node_status(node: JsonDict, in_use: dict[str, int]) -> GpuNodeStatus:
-    info = node_from_json(node)
-    annotations = (node.get("metadata") or {}).get("annotations") or {}
+def _node_status(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeStatus:
     return GpuNodeStatus(
         name=info.name,
-        product=info.labels.get(GFD_PRODUCT_LABEL) or "-",
+        product=info.product_label or "-",
         gpu_capacity=info.gpu_capacity,
         gpu_allocatable=info.gpu_allocatable,
         gpu_in_use=in_use.get(info.name, 0),
-        driver=driver_version(info.labels, annotations),
+        driver=info.driver_version or "-",
         taints=tuple(str(taint) for taint in info.taints),
         ready=info.ready,
         schedulable=not info.unschedulable,
@@ -124,12 +92,11 @@ def gpu_status(api_client: ApiClient) -> StatusResult:
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(api_client)
-    with api_call("list", "nodes"):
-        nodes: list[JsonDict] = call_json(core.list_node).get("items") or []
+    nodes = list_nodes(api_client)
     with api_call("list", "pods"):
         pods: list[JsonDict] = call_json(core.list_pod_for_all_namespaces).get("items") or []
     in_use = gpus_in_use(pods)
-    statuses = [_node_status(node, in_use) for node in nodes if node_from_json(node).is_gpu_node]
+    statuses = [_node_status(node, in_use) for node in nodes if node.is_gpu_node]
     return StatusResult(
         nodes=tuple(sorted(statuses, key=lambda status: status.name)),
         cluster_nodes=len(nodes),

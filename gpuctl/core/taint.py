@@ -13,19 +13,19 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuctl.core.taint_audit import DaemonSetWarning, admission_notes, audit_daemonsets
-from gpuctl.core.taint_rules import TaintSpec, check_label_selector
+from gpuctl.core.taint_rules import check_label_selector
 from gpuctl.errors import ConfigError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.nodes import node_from_json
-from gpuctl.kube.raw import call_json
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.nodes import Taint, node_from_json
+from gpuctl.kube.raw import JsonDict, call_json
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-JsonDict = dict[str, Any]
 SCHEMA = "gpuctl.taint/v1"
 MAX_ATTEMPTS = 5
 CONCURRENCY = 16  # parallel patches: a real API server answers each in 10-50 ms
@@ -47,7 +47,7 @@ class NodeTaintChange:
 
 @dataclass(frozen=True)
 class TaintResult:
-    taint: TaintSpec
+    taint: Taint
     remove: bool
     dry_run: bool
     selection: str  # how the nodes were chosen, for people
@@ -69,20 +69,14 @@ class _Plan:
     after: str
 
 
-def _text(taint: JsonDict) -> str:
-    value = taint.get("value") or ""
-    key, effect = taint.get("key", ""), taint.get("effect", "")
-    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
-
-
-def plan_taints(current: Sequence[JsonDict], spec: TaintSpec, *, remove: bool) -> _Plan:
+def plan_taints(current: Sequence[JsonDict], spec: Taint, *, remove: bool) -> _Plan:
     """The node's new taint list; taints with another key or effect are kept as they are."""
 
     def same_slot(taint: JsonDict) -> bool:
         return taint.get("key") == spec.key and taint.get("effect") == spec.effect
 
     matching = [taint for taint in current if same_slot(taint)]
-    before = _text(matching[0]) if matching else ""
+    before = str(Taint.from_json(matching[0])) if matching else ""
     others = [taint for taint in current if not same_slot(taint)]
     if remove:
         return _Plan("remove" if matching else "", others, before, "")
@@ -131,15 +125,6 @@ def _choose(nodes: list[JsonDict], selector: str | None, names: Sequence[str]) -
     return gpu_nodes, "GPU nodes (nvidia.com/gpu capacity or NFD/GFD labels)"
 
 
-def _list_daemonsets(api_client: ApiClient) -> list[JsonDict]:
-    from kubernetes.client import AppsV1Api
-
-    with api_call("list", "daemonsets"):
-        body = call_json(AppsV1Api(api_client).list_daemon_set_for_all_namespaces)
-    items: list[JsonDict] = body.get("items") or []
-    return items
-
-
 def _pooled(api_client: ApiClient, size: int) -> ApiClient:
     """A client on a copy of the configuration whose connection pool fits `size` threads."""
     from kubernetes.client import ApiClient as Client
@@ -155,7 +140,7 @@ class _NodePatcher:
     def __init__(
         self,
         api_client: ApiClient,
-        spec: TaintSpec,
+        spec: Taint,
         *,
         remove: bool,
         dry_run: bool,
@@ -225,7 +210,7 @@ class _NodePatcher:
 def taint_gpu_nodes(
     api_client: ApiClient,
     *,
-    taint: TaintSpec,
+    taint: Taint,
     remove: bool = False,
     dry_run: bool = False,
     selector: str | None = None,
@@ -244,7 +229,7 @@ def taint_gpu_nodes(
     warnings: list[DaemonSetWarning] = []
     notes: list[str] = []
     if not remove:
-        warnings = audit_daemonsets(_list_daemonsets(api_client), taint)
+        warnings = audit_daemonsets(list_gpu_daemonsets(api_client), taint)
         notes = admission_notes(taint)
     patcher = _NodePatcher(
         _pooled(api_client, CONCURRENCY), taint, remove=remove, dry_run=dry_run, after_read=after_read

@@ -7,11 +7,10 @@ instead of an API server 422/400 halfway through a run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from gpuctl.errors import ConfigError
+from gpuctl.kube.nodes import TAINT_EFFECTS, Taint
 
-EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
 _NAME_RE = re.compile(rf"^{_NAME}$")
 _DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -20,24 +19,6 @@ _EQUALITY_RE = re.compile(r"^(?P<key>[^=!\s]+)\s*(?P<op>==|!=|=)\s*(?P<value>\S*
 _EXISTS_RE = re.compile(r"^(?P<bang>!?)\s*(?P<key>[^=!\s(),]+)$")
 MAX_NAME = 63
 MAX_PREFIX = 253
-
-
-@dataclass(frozen=True)
-class TaintSpec:
-    """The taint to set or remove: key=value:effect (value may be empty)."""
-
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-    def as_json(self) -> dict[str, str]:
-        body = {"key": self.key, "effect": self.effect}
-        if self.value:
-            body["value"] = self.value
-        return body
 
 
 def qualified_name_problem(key: str) -> str:
@@ -65,7 +46,7 @@ def value_problem(value: str) -> str:
     return ""
 
 
-def taint_spec(key: str, value: str, effect: str) -> TaintSpec:
+def taint_spec(key: str, value: str, effect: str) -> Taint:
     """Validate the taint flags and build the spec, or raise ConfigError naming the flag."""
     hint = "e.g. `gpuctl taint-gpu-nodes --key nvidia.com/gpu --value present --effect NoSchedule`"
     problem = qualified_name_problem(key)
@@ -74,9 +55,9 @@ def taint_spec(key: str, value: str, effect: str) -> TaintSpec:
     problem = value_problem(value)
     if problem:
         raise ConfigError(f"--value {value!r}: {problem}", hint=hint)
-    if effect not in EFFECTS:
-        raise ConfigError(f"--effect {effect!r}: must be one of {', '.join(EFFECTS)}", hint=hint)
-    return TaintSpec(key=key, value=value, effect=effect)
+    if effect not in TAINT_EFFECTS:
+        raise ConfigError(f"--effect {effect!r}: must be one of {', '.join(TAINT_EFFECTS)}", hint=hint)
+    return Taint(key=key, value=value, effect=effect)
 
 
 def _split_requirements(selector: str) -> list[str]:

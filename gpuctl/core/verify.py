@@ -181,7 +181,7 @@ def _result(
 ) -> VerifyResult:
     nodes = [_node_result(node, inventory, options) for node in inventory.gpu_nodes]
     nodes += [_missing_node(p, options) for p in inventory.missing if not is_glob(p)]
-    labels = {node.name: cluster.driver_label(node) for node in inventory.gpu_nodes}
+    labels = {node.name: node.driver_version for node in inventory.gpu_nodes}
     cluster_checks = [
         cluster.gpu_nodes_present(inventory.gpu_nodes, options.allow_empty),
         *_expected_globs(inventory.missing),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuctl.core.verify_model import Check, failed, passed, skipped, warned
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
-from gpuctl.kube.nodes import NodeInfo
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
 
 
 def node_ready(node: NodeInfo) -> Check:
@@ -105,7 +105,7 @@ def device_plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) ->
 
 
 def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
-    blocking = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+    blocking = [t for t in node.taints if t.effect in ENFORCED_EFFECTS]
     if not blocking:
         return passed("taint.toleration", "no NoSchedule/NoExecute taints")
     untolerated = sorted(

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.verify_model import Check, NodeResult, VerifyOptions, failed, passed, skipped, warned
 from gpuctl.kube.client import api_call
-from gpuctl.kube.daemonsets import DaemonSetInfo
-from gpuctl.kube.nodes import NodeInfo, Taint
+from gpuctl.kube.daemonsets import AUTO_TOLERATED_PREFIX, DaemonSetInfo
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo, Taint
 from gpuctl.kube.raw import call_json, name_of
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _gpu_taints(gpu_nodes: list[NodeInfo]) -> list[Taint]:
         taint
         for node in gpu_nodes
         for taint in node.taints
-        if taint.effect in ("NoSchedule", "NoExecute") and not taint.key.startswith("node.kubernetes.io/")
+        if taint.effect in ENFORCED_EFFECTS and not taint.key.startswith(AUTO_TOLERATED_PREFIX)
     }
     return sorted(taints, key=str)
 
@@ -122,12 +122,3 @@ def driver_drift(node_results: list[NodeResult], labels_by_node: dict[str, str])
         "pin one driver version for all GPU nodes (gpuctl_driver_version in the inventory), "
         "then `gpuctl bootstrap --phase host -i INVENTORY`",
     )
-
-
-def driver_label(node: NodeInfo) -> str:
-    """Driver version from GFD labels, when no verification pod reported one."""
-    labels = node.labels
-    if "nvidia.com/cuda.driver-version.full" in labels:
-        return labels["nvidia.com/cuda.driver-version.full"]
-    parts = [labels.get(f"nvidia.com/cuda.driver.{part}", "") for part in ("major", "minor", "rev")]
-    return ".".join(part for part in parts if part) if parts[0] else ""

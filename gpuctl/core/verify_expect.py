@@ -8,10 +8,10 @@ from pathlib import Path
 
 from gpuctl.core.verify_model import Expectations, Toleration
 from gpuctl.errors import ConfigError
+from gpuctl.kube.nodes import TAINT_EFFECTS
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _NODE_PATTERN = re.compile(r"^[a-z0-9*?\[\]]([-a-z0-9.*?\[\]]*[a-z0-9*?\[\]])?$")
-_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def is_glob(pattern: str) -> bool:
@@ -129,9 +129,10 @@ def parse_toleration(text: str) -> Toleration:
     """`KEY[=VALUE][:EFFECT]` like `kubectl taint`; no value means operator Exists."""
     body, _, effect = text.partition(":")
     key, sep, value = body.partition("=")
-    if not key or (effect and effect not in _EFFECTS):
+    if not key or (effect and effect not in TAINT_EFFECTS):
         raise ConfigError(
-            f"--toleration {text!r}: expected KEY[=VALUE][:EFFECT] with EFFECT one of {', '.join(_EFFECTS)}",
+            f"--toleration {text!r}: expected KEY[=VALUE][:EFFECT] "
+            f"with EFFECT one of {', '.join(TAINT_EFFECTS)}",
             hint="e.g. --toleration nvidia.com/gpu=present:NoSchedule",
         )
     return Toleration(key, "Equal" if sep else "Exists", value, effect)

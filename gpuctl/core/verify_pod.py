@@ -7,7 +7,7 @@ import re
 import secrets
 
 from gpuctl.core.verify_model import Toleration, VerifyOptions
-from gpuctl.kube.nodes import GPU_RESOURCE, HOSTNAME_LABEL, NodeInfo
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, GPU_RESOURCE, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
 from gpuctl.nvidia_smi import VERIFY_ARGS
 
@@ -53,7 +53,7 @@ def tolerations_for(node: NodeInfo, extra: tuple[Toleration, ...]) -> list[dict[
     own = [
         Toleration(taint.key, "Exists", "", taint.effect)
         for taint in node.taints
-        if is_gpu_taint_key(taint.key) and taint.effect in ("NoSchedule", "NoExecute")
+        if is_gpu_taint_key(taint.key) and taint.effect in ENFORCED_EFFECTS
     ]
     unique = dict.fromkeys([*own, *extra])
     return [toleration.as_dict() for toleration in unique]

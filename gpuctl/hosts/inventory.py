@@ -77,7 +77,9 @@ def load_inventory(path: Path, *, limit: str | None = None) -> Inventory:
         raise ConfigError(
             f"{path}: {where}", hint=f"list the hosts with `ansible-inventory -i {path} --graph`"
         )
-    hosts = tuple(_host(entry, variables.get_vars(host=entry, include_hostvars=False)) for entry in selected)
+    hosts = tuple(
+        _host(entry, variables.get_vars(host=entry, include_hostvars=False), source=path) for entry in selected
+    )
     return Inventory(path=path, hosts=hosts, groups=groups)
 
 
@@ -154,7 +156,7 @@ def _parse_failure(captured: str, source: Path) -> str:
     return (message.strip() or "not a YAML or INI inventory") + line
 
 
-def _host(entry: Any, merged: Mapping[str, Any]) -> Host:
+def _host(entry: Any, merged: Mapping[str, Any], *, source: Path) -> Host:
     ssh_options = parse_ssh_options(" ".join(str(merged.get(name) or "") for name in _SSH_ARG_VARS))
     key_file = merged.get("ansible_ssh_private_key_file") or merged.get("ansible_private_key_file")
     known_hosts = tuple(
@@ -164,7 +166,7 @@ def _host(entry: Any, merged: Mapping[str, Any]) -> Host:
     return Host(
         name=str(entry.name),
         address=str(merged.get("ansible_host") or merged.get("ansible_ssh_host") or entry.name),
-        port=_port(entry.name, merged.get("ansible_port") or merged.get("ansible_ssh_port")),
+        port=_port(source, entry.name, merged.get("ansible_port") or merged.get("ansible_ssh_port")),
         user=_optional_str(merged.get("ansible_user") or merged.get("ansible_ssh_user")),
         key_files=(str(Path(str(key_file)).expanduser()),) if key_file else (),
         known_hosts_files=known_hosts,
@@ -178,15 +180,19 @@ def _host(entry: Any, merged: Mapping[str, Any]) -> Host:
     )
 
 
-def _port(host: str, value: Any) -> int | None:
+def _port(source: Path, host: str, value: Any) -> int | None:
     if value in (None, ""):
         return None
     try:
-        return int(value)
+        port = int(value)
     except (TypeError, ValueError):
+        port = 0
+    if not 0 < port < 65536:
         raise ConfigError(
-            f"host {host}: ansible_port: must be a number, got {value!r}", hint="fix the inventory"
-        ) from None
+            f"{source}: host {host}: ansible_port: must be a TCP port number (1-65535), got {value!r}",
+            hint=f"fix ansible_port of {host}, then rerun `gpuctl preflight --inventory {source}`",
+        )
+    return port
 
 
 def _optional_str(value: Any) -> str | None:

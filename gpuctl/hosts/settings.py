@@ -22,6 +22,8 @@ _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?(-[0-9A-Za-z.~+]+)?$")
 _TOOLKIT_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.~+]+)?$")
 _URL_RE = re.compile(r"^(https?://[^\s/]+|file:///?)\S*$")
 _SERIAL_RE = re.compile(r"^[1-9]\d*$")
+# gpuctl_driver_branch when the inventory leaves it unset (playbooks/roles/nvidia_driver/defaults/main.yml).
+DEFAULT_DRIVER_BRANCH = "550"
 
 
 def _branch(value: Any) -> str:
@@ -116,7 +118,7 @@ def _check_value(inventory: Inventory, key: str, value: Any) -> None:
 
 
 def _check_driver_pin(inventory: Inventory, host: Host) -> None:
-    branch = str(host.vars.get("gpuctl_driver_branch", ""))
+    branch = str(host.vars.get("gpuctl_driver_branch", DEFAULT_DRIVER_BRANCH))
     version = str(host.vars.get("gpuctl_driver_version", "") or "")
     if not branch or not version or _is_template(branch) or _is_template(version):
         return

@@ -1,4 +1,8 @@
-"""GPU DaemonSets (device plugin, GFD, DCGM exporter, operator) and the pods they run per node."""
+"""GPU DaemonSets and the device plugin pods they run per node.
+
+One definition of "GPU DaemonSet" for both `verify` and `taint-gpu-nodes`: the device plugin, GFD,
+the NFD worker, dcgm-exporter and the GPU Operator's validator, driver and toolkit DaemonSets.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +10,51 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, tolerates
+from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
     from gpuctl.kube.nodes import Taint
 
-DEVICE_PLUGIN_MARKERS = ("k8s-device-plugin", "nvidia-device-plugin")
-GPU_DAEMONSET_MARKERS = (
-    *DEVICE_PLUGIN_MARKERS,
-    "gpu-feature-discovery",
-    "dcgm-exporter",
-    "gpu-operator",
-    "nvidia-container-toolkit",
-    "nvidia-driver",
+DEVICE_PLUGIN = "NVIDIA device plugin"
+# (component, fragments of the name or a label value, fragments of a container image). Names are
+# tried before images, and the first match wins: GFD ships in the k8s-device-plugin image since
+# v0.16, and GPU Operator DaemonSets run the validator image as an init container.
+_COMPONENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("GPU feature discovery", ("gpu-feature-discovery",), ("gpu-feature-discovery",)),
+    (
+        DEVICE_PLUGIN,
+        ("nvidia-device-plugin", "k8s-device-plugin"),
+        ("k8s-device-plugin", "nvidia-device-plugin"),
+    ),
+    ("GPU Operator validator", ("operator-validator",), ("gpu-operator-validator",)),
+    ("dcgm-exporter", ("dcgm-exporter",), ("dcgm-exporter",)),
+    ("NVIDIA driver", ("nvidia-driver",), ("nvidia-driver", "nvcr.io/nvidia/driver:")),
+    ("NVIDIA container toolkit", ("nvidia-container-toolkit",), ("container-toolkit",)),
 )
+_NFD = "node-feature-discovery"
+_OPERATOR = "gpu-operator"
 # The DaemonSet controller adds these tolerations to every DaemonSet pod by itself.
-_AUTO_TOLERATED_PREFIX = "node.kubernetes.io/"
+AUTO_TOLERATED_PREFIX = "node.kubernetes.io/"
+
+
+def gpu_component(names: str, images: str, init_images: str, argv: str) -> str:
+    """Which GPU component a DaemonSet runs ("" when none), from its lower-cased name and label
+    values, its container and init container images, and its containers' command lines."""
+    for component, name_parts, _ in _COMPONENTS:
+        if any(part in names for part in name_parts):
+            return component
+    for component, _, image_parts in _COMPONENTS:
+        if any(part in images for part in image_parts):
+            return component
+    if _NFD in f"{names} {images}":
+        # Only the NFD worker runs on every node; the master and gc do not.
+        return "NFD worker" if "worker" in names or "nfd-worker" in argv else ""
+    if _OPERATOR in f"{names} {images} {init_images}":
+        return "GPU Operator component"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -34,45 +65,54 @@ class DaemonSetInfo:
     tolerations: tuple[JsonDict, ...]
     selector: dict[str, str]
     runtime_class: str
+    component: str  # see gpu_component; "" for a DaemonSet that is not a GPU component
 
     @property
     def is_device_plugin(self) -> bool:
-        text = " ".join((self.name, *self.images))
-        return any(marker in text for marker in DEVICE_PLUGIN_MARKERS)
+        return self.component == DEVICE_PLUGIN
 
     @property
     def is_gpu_daemonset(self) -> bool:
-        text = " ".join((self.name, *self.images))
-        return any(marker in text for marker in GPU_DAEMONSET_MARKERS)
+        return bool(self.component)
 
     def tolerates(self, taint: Taint) -> bool:
-        if taint.key.startswith(_AUTO_TOLERATED_PREFIX) or taint.effect == "PreferNoSchedule":
+        """Whether this DaemonSet's pods run on a node with `taint`."""
+        if taint.key.startswith(AUTO_TOLERATED_PREFIX) or taint.effect not in ENFORCED_EFFECTS:
             return True
-        return any(toleration_matches(toleration, taint) for toleration in self.tolerations)
+        return any(tolerates(toleration, taint) for toleration in self.tolerations)
 
 
-def toleration_matches(toleration: JsonDict, taint: Taint) -> bool:
-    """Kubernetes' Toleration.ToleratesTaint."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.effect:
-        return False
-    key = toleration.get("key") or ""
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return not key or key == taint.key
-    return key == taint.key and (toleration.get("value") or "") == taint.value
+def _joined(containers: list[JsonDict], *fields: str) -> str:
+    parts = [str(part) for container in containers for field in fields for part in _listed(container, field)]
+    return " ".join(parts).lower()
 
 
-def _from_json(item: JsonDict) -> DaemonSetInfo:
+def _listed(container: JsonDict, field: str) -> list[object]:
+    value = container.get(field)
+    if isinstance(value, list):
+        return value
+    return [value] if value else []
+
+
+def daemonset_from_json(item: JsonDict) -> DaemonSetInfo:
     pod_spec = dig(item, "spec", "template", "spec", default={})
-    containers = [*(pod_spec.get("initContainers") or []), *(pod_spec.get("containers") or [])]
+    containers: list[JsonDict] = pod_spec.get("containers") or []
+    init_containers: list[JsonDict] = pod_spec.get("initContainers") or []
+    names = " ".join([name_of(item), *map(str, labels_of(item).values())]).lower()
+    component = gpu_component(
+        names,
+        _joined(containers, "image"),
+        _joined(init_containers, "image"),
+        _joined(containers, "command", "args"),
+    )
     return DaemonSetInfo(
         namespace=str(dig(item, "metadata", "namespace", default="")),
         name=name_of(item),
-        images=tuple(str(container.get("image", "")) for container in containers),
+        images=tuple(str(container.get("image", "")) for container in [*init_containers, *containers]),
         tolerations=tuple(pod_spec.get("tolerations") or ()),
         selector=dict(dig(item, "spec", "selector", "matchLabels", default={})),
         runtime_class=str(pod_spec.get("runtimeClassName") or ""),
+        component=component,
     )
 
 
@@ -82,7 +122,7 @@ def list_gpu_daemonsets(api_client: ApiClient) -> list[DaemonSetInfo]:
 
     with api_call("list", "daemonsets"):
         body = call_json(AppsV1Api(api_client).list_daemon_set_for_all_namespaces)
-    daemonsets = [_from_json(item) for item in body.get("items", [])]
+    daemonsets = [daemonset_from_json(item) for item in body.get("items", [])]
     return [daemonset for daemonset in daemonsets if daemonset.is_gpu_daemonset]
 
 

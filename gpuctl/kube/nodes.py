@@ -18,16 +18,71 @@ GFD_COUNT_LABEL = "nvidia.com/gpu.count"
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 GFD_MEMORY_LABEL = "nvidia.com/gpu.memory"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# GPU feature discovery labels for the driver version, newest naming first; an annotation is the
+# last resort.
+DRIVER_FULL_LABEL = "nvidia.com/cuda.driver-version.full"
+DRIVER_PART_LABELS = (
+    (
+        "nvidia.com/cuda.driver-version.major",
+        "nvidia.com/cuda.driver-version.minor",
+        "nvidia.com/cuda.driver-version.revision",
+    ),
+    ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
+)
+DRIVER_ANNOTATION = "nvidia.com/driver-version"
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+ENFORCED_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only steers the scheduler
 
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint: key=value:effect (value may be empty)."""
+
     key: str
     value: str
     effect: str
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+    @classmethod
+    def from_json(cls, taint: JsonDict) -> Taint:
+        return cls(str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint.get("effect") or ""))
+
+    def as_json(self) -> dict[str, str]:
+        body = {"key": self.key, "effect": self.effect}
+        if self.value:
+            body["value"] = self.value
+        return body
+
+
+def tolerates(toleration: JsonDict, taint: Taint) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint.
+
+    An empty effect matches every effect and an empty key every key; operator Exists matches any
+    value, operator Equal (also when empty) compares the value; any other operator matches nothing.
+    """
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.effect:
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.key:
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == taint.value
+
+
+def driver_version(labels: dict[str, str], annotations: dict[str, str]) -> str:
+    """The NVIDIA driver version a node advertises (GFD labels, then annotation), or ""."""
+    if labels.get(DRIVER_FULL_LABEL):
+        return labels[DRIVER_FULL_LABEL]
+    for names in DRIVER_PART_LABELS:
+        parts = [labels.get(name, "") for name in names]
+        if parts[0]:
+            return ".".join(part for part in parts if part)
+    return annotations.get(DRIVER_ANNOTATION, "") or ""
 
 
 @dataclass(frozen=True)
@@ -36,6 +91,7 @@ class NodeInfo:
 
     name: str
     labels: dict[str, str]
+    annotations: dict[str, str]
     taints: tuple[Taint, ...]
     ready: bool
     ready_reason: str
@@ -54,7 +110,7 @@ class NodeInfo:
         return (
             self.labels.get(NFD_PCI_LABEL) == "true"
             or self.labels.get(GFD_PRESENT_LABEL) == "true"
-            or _as_int(self.labels.get(GFD_COUNT_LABEL)) > 0
+            or as_int(self.labels.get(GFD_COUNT_LABEL)) > 0
         )
 
     @property
@@ -67,10 +123,16 @@ class NodeInfo:
 
     @property
     def memory_label_mib(self) -> int:
-        return _as_int(self.labels.get(GFD_MEMORY_LABEL))
+        return as_int(self.labels.get(GFD_MEMORY_LABEL))
+
+    @property
+    def driver_version(self) -> str:
+        """Driver version from GFD labels (or annotation), "" when the node advertises none."""
+        return driver_version(self.labels, self.annotations)
 
 
-def _as_int(value: object) -> int:
+def as_int(value: object) -> int:
+    """An integer label or quantity ("4"), 0 when absent or not a plain integer."""
     try:
         return int(str(value))
     except (TypeError, ValueError):
@@ -87,20 +149,18 @@ def _ready_condition(node: JsonDict) -> tuple[bool, str, str]:
 
 def node_from_json(node: JsonDict) -> NodeInfo:
     ready, reason, message = _ready_condition(node)
-    taints = tuple(
-        Taint(taint.get("key", ""), taint.get("value") or "", taint.get("effect", ""))
-        for taint in dig(node, "spec", "taints", default=[])
-    )
+    taints = tuple(Taint.from_json(taint) for taint in dig(node, "spec", "taints", default=[]))
     return NodeInfo(
         name=name_of(node),
         labels=dict(labels_of(node)),
+        annotations=dict(dig(node, "metadata", "annotations", default={})),
         taints=taints,
         ready=ready,
         ready_reason=reason,
         ready_message=message,
         unschedulable=bool(dig(node, "spec", "unschedulable", default=False)),
-        gpu_capacity=_as_int(dig(node, "status", "capacity", default={}).get(GPU_RESOURCE)),
-        gpu_allocatable=_as_int(dig(node, "status", "allocatable", default={}).get(GPU_RESOURCE)),
+        gpu_capacity=as_int(dig(node, "status", "capacity", default={}).get(GPU_RESOURCE)),
+        gpu_allocatable=as_int(dig(node, "status", "allocatable", default={}).get(GPU_RESOURCE)),
     )
 
 

@@ -19,7 +19,8 @@ def _style(host: HostProgress) -> str | None:
     return "green" if host.done else None
 
 
-def progress_renderable(state: ProgressState) -> RenderableType:
+def progress_renderable(state: ProgressState, width: int | None = None) -> RenderableType:
+    """The progress table; on a terminal `width` columns wide only the task name is shortened."""
     from rich.table import Table
     from rich.text import Text
 
@@ -27,15 +28,37 @@ def progress_renderable(state: ProgressState) -> RenderableType:
     table = Table(
         box=None, pad_edge=False, title=Text(play or "starting ansible-playbook …"), title_justify="left"
     )
+    widths = _fixed_widths(hosts)
+    task_width = TASK_MAX_WIDTH if width is None else width - sum(widths.values()) - 2 * (len(COLUMNS) - 1)
     for column in COLUMNS:
-        table.add_column(
-            column, overflow="ellipsis", no_wrap=True, max_width=60 if column == "TASK" else None
-        )
+        if column == "TASK":
+            table.add_column(
+                column,
+                overflow="ellipsis",
+                no_wrap=True,
+                max_width=max(TASK_MIN_WIDTH, min(task_width, TASK_MAX_WIDTH)),
+            )
+        else:
+            table.add_column(column, no_wrap=True, min_width=widths[column])
     for host in hosts:
         task = "done" if host.done else host.current_task or "waiting"
         counts = (host.ok, host.changed, host.failed, host.unreachable, host.skipped)
         table.add_row(Text(host.name), Text(task), *(str(count) for count in counts), style=_style(host))
     return table
+
+
+TASK_MAX_WIDTH = 60
+TASK_MIN_WIDTH = 8
+
+
+def _fixed_widths(hosts: tuple[HostProgress, ...]) -> dict[str, int]:
+    """Widths of the columns that are never cut: the host names and the counts."""
+    widths = {column: len(column) for column in COLUMNS if column != "TASK"}
+    widths["HOST"] = max([widths["HOST"], *(len(host.name) for host in hosts)])
+    counts = [(host.ok, host.changed, host.failed, host.unreachable, host.skipped) for host in hosts]
+    for index, column in enumerate(COLUMNS[2:]):
+        widths[column] = max([widths[column], *(len(str(row[index])) for row in counts)])
+    return widths
 
 
 class LiveProgress:
@@ -44,6 +67,7 @@ class LiveProgress:
     def __init__(self, console: Console) -> None:
         from rich.live import Live
 
+        self._console = console
         self._live: Live = Live(console=console, refresh_per_second=8, transient=True)
 
     def __enter__(self) -> LiveProgress:
@@ -54,4 +78,4 @@ class LiveProgress:
         self._live.__exit__(None, None, None)
 
     def update(self, state: ProgressState) -> None:
-        self._live.update(progress_renderable(state))
+        self._live.update(progress_renderable(state, width=self._console.width))

@@ -58,6 +58,34 @@ def read_record(kubeconfig: Path) -> SimRecord | None:
         return None
 
 
+def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
+    """The absolute kubeconfig path, its folder created; exit 2 when it cannot be written there."""
+    kubeconfig = kubeconfig.absolute()
+    if kubeconfig.is_dir():
+        raise ConfigError(
+            f"{kubeconfig}: --kubeconfig is a directory, expected a file path",
+            hint=f"name a file, e.g. `gpuctl sim up --kubeconfig {kubeconfig / 'sim.kubeconfig'}`",
+        )
+    try:
+        kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"{kubeconfig}: cannot create the kubeconfig's folder: {error.strerror or error}",
+            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+        ) from error
+    return kubeconfig
+
+
+def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> None:
+    try:
+        server.write_kubeconfig(kubeconfig)
+    except OSError as error:
+        raise ConfigError(
+            f"{kubeconfig}: cannot write the kubeconfig: {error.strerror or error}",
+            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+        ) from error
+
+
 def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], None]) -> None:
     """Serve until SIGINT/SIGTERM; the sidecar exists exactly while the server is up."""
     stop = threading.Event()
@@ -65,12 +93,12 @@ def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], 
     def request_stop(_signum: int, _frame: FrameType | None) -> None:
         stop.set()
 
+    kubeconfig = prepare_kubeconfig_path(kubeconfig)
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     server = SimServer(scenario)
     try:
         server.start()
-        kubeconfig = kubeconfig.absolute()
-        server.write_kubeconfig(kubeconfig)
+        _write_kubeconfig(server, kubeconfig)
         _write_record(SimRecord(pid=os.getpid(), url=server.url, kubeconfig=kubeconfig))
         on_ready(server)
         while not stop.wait(0.5):
@@ -112,7 +140,7 @@ def _is_sim_process(pid: int) -> bool:
 
 def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     """Start `gpuctl sim up` in a new session and return once it serves."""
-    kubeconfig = kubeconfig.absolute()
+    kubeconfig = prepare_kubeconfig_path(kubeconfig)
     existing = read_record(kubeconfig)
     if existing is not None and pid_alive(existing.pid) and _is_sim_process(existing.pid):
         raise ConfigError(
@@ -124,7 +152,14 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     if scenario_file is not None:
         command += ["--scenario", str(scenario_file.absolute())]
     log = log_path(kubeconfig)
-    with log.open("wb") as log_file:
+    try:
+        log_file = log.open("wb")
+    except OSError as error:
+        raise ConfigError(
+            f"{kubeconfig}: cannot write next to the kubeconfig ({log.name}): {error.strerror or error}",
+            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+        ) from error
+    with log_file:
         child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gpuctl.core.status import driver_version, gpu_status, pod_gpu_request
+from gpuctl.core.status import gpu_status, pod_gpu_request
+from gpuctl.kube.nodes import driver_version
 
 SCENARIO: dict[str, Any] = {
     "devicePlugin": "installed",
@@ -148,7 +149,10 @@ def test_driver_labels_and_pod_requests() -> None:
               "nvidia.com/cuda.driver.rev": "01"}  # fmt: skip
     assert driver_version(legacy, {}) == "535.183.01"
     assert driver_version({}, {"nvidia.com/driver-version": "550.54.15"}) == "550.54.15"
-    assert driver_version({}, {}) == "-"
+    newest = {"nvidia.com/cuda.driver-version.major": "570", "nvidia.com/cuda.driver-version.minor": "86",
+              "nvidia.com/cuda.driver-version.revision": "15"}  # fmt: skip
+    assert driver_version(newest, {}) == "570.86.15"
+    assert driver_version({}, {}) == ""
     pod = {
         "spec": {
             "containers": [

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from gpuctl.core.taint import taint_gpu_nodes
-from gpuctl.core.taint_rules import TaintSpec
+from gpuctl.kube.nodes import Taint
 
-GPU_TAINT = TaintSpec("nvidia.com/gpu", "present", "NoSchedule")
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 SCENARIO: dict[str, Any] = {
     "devicePlugin": "installed",
