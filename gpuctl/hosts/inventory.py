@@ -67,7 +67,9 @@ def load_inventory(path: Path, *, limit: str | None = None) -> Inventory:
         raise ConfigError(
             f"{path}: no group {GPU_GROUP!r} (groups: {', '.join(groups)})", hint=_gpu_group_hint(groups)
         )
-    selected = manager.get_hosts(GPU_GROUP)
+    # Ansible warns on stderr about a --limit pattern that matches nothing; the error below says it.
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        selected = manager.get_hosts(GPU_GROUP)
     if not selected:
         where = (
             f"--limit {limit!r} matches no host of group {GPU_GROUP!r}"
@@ -78,7 +80,8 @@ def load_inventory(path: Path, *, limit: str | None = None) -> Inventory:
             f"{path}: {where}", hint=f"list the hosts with `ansible-inventory -i {path} --graph`"
         )
     hosts = tuple(
-        _host(entry, variables.get_vars(host=entry, include_hostvars=False), source=path) for entry in selected
+        _host(entry, variables.get_vars(host=entry, include_hostvars=False), source=path)
+        for entry in selected
     )
     return Inventory(path=path, hosts=hosts, groups=groups)
 

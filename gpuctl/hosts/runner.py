@@ -50,7 +50,20 @@ class RunOutcome:
     artifacts_dir: Path | None  # kept only with keep_artifacts
 
 
-def runner_envvars(private_dir: Path) -> dict[str, str]:
+# OpenSSH multiplexing sockets are Unix sockets: their path (the directory plus a 40-character
+# hash) must fit in 108 bytes, which a long $TMPDIR breaks.
+MAX_CONTROL_DIR_LEN = 60
+
+
+def control_path_dir(private_dir: Path) -> Path:
+    """Where ssh's control sockets go: inside the private dir when its path is short enough."""
+    inside = private_dir / "cp"
+    if len(str(inside)) <= MAX_CONTROL_DIR_LEN:
+        return inside
+    return Path(tempfile.mkdtemp(prefix="gpuctl-cp-", dir="/tmp"))
+
+
+def runner_envvars(private_dir: Path, control_dir: Path | None = None) -> dict[str, str]:
     """Ansible settings for every run: host keys checked, no retry files, fast failure on dead hosts."""
     python_bin = str(Path(sys.executable).parent)
     return {
@@ -60,7 +73,7 @@ def runner_envvars(private_dir: Path) -> dict[str, str]:
         "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_TIMEOUT": str(SSH_TIMEOUT_S),
         "ANSIBLE_PIPELINING": "True",
-        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(private_dir / "cp"),
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control_dir or private_dir / "cp"),
         "ANSIBLE_LOCAL_TEMP": str(private_dir / "tmp"),
         "ANSIBLE_NOCOLOR": "True",
     }
@@ -84,10 +97,18 @@ def run_playbook(
 ) -> RunOutcome:
     """Run the playbook in a worker thread; Ctrl-C in this thread cancels it cleanly."""
     private_dir = Path(tempfile.mkdtemp(prefix="gpuctl-bootstrap-"))  # mode 0700
+    control_dir = control_path_dir(private_dir)
     outcome: dict[str, Any] = {"finished": threading.Event()}
     worker = threading.Thread(
         target=_run,
-        args=(request, private_dir, on_event, cancel, outcome),
+        args=(request,),
+        kwargs={
+            "private_dir": private_dir,
+            "control_dir": control_dir,
+            "on_event": on_event,
+            "cancel": cancel,
+            "outcome": outcome,
+        },
         name="ansible-runner",
         daemon=True,
     )
@@ -102,6 +123,8 @@ def run_playbook(
         except KeyboardInterrupt:
             interrupted = True
             cancel.set()
+    if not control_dir.is_relative_to(private_dir):
+        shutil.rmtree(control_dir, ignore_errors=True)
     if not request.keep_artifacts:
         shutil.rmtree(private_dir, ignore_errors=True)
     if "error" in outcome:
@@ -117,7 +140,9 @@ def run_playbook(
 
 def _run(
     request: RunRequest,
+    *,
     private_dir: Path,
+    control_dir: Path,
     on_event: Callable[[Mapping[str, Any]], None],
     cancel: threading.Event,
     outcome: dict[str, Any],
@@ -139,7 +164,7 @@ def _run(
             limit=request.limit or None,
             tags=request.tags or None,
             cmdline=command_line(request) or None,
-            envvars=runner_envvars(private_dir),
+            envvars=runner_envvars(private_dir, control_dir),
             passwords=passwords,
             suppress_env_files=True,
             event_handler=handle,

@@ -36,9 +36,12 @@ def _wait_until(predicate: Any, what: str, seconds: float = 20) -> None:
     pytest.fail(f"timed out waiting for {what}")
 
 
-def _ignore_sigint() -> None:
-    # What `gpuctl verify &` in a non-interactive shell (a CI script) gets: SIGINT set to SIG_IGN.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+# What `gpuctl verify &` in a non-interactive shell (a CI script) gets: SIGINT set to SIG_IGN,
+# kept across exec.
+IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
 
 
 def test_sigint_cleans_up_when_started_as_a_background_job(sim: Any) -> None:
@@ -50,10 +53,9 @@ def test_sigint_cleans_up_when_started_as_a_background_job(sim: Any) -> None:
     }
     cluster = sim(scenario)
     _wait_until(lambda: _gpus_advertised(cluster), "GPUs advertised")
-    argv = [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_ignore_sigint
-    )
+    argv = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, "-m", "gpuctl", "verify"]
+    argv += ["--kubeconfig", str(cluster.kubeconfig)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_until(lambda: len(_verification_pods(cluster)) == 2, "verification pods created")
         process.send_signal(signal.SIGINT)

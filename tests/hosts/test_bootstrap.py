@@ -8,11 +8,11 @@ tiny playbook (tests/hosts/playbooks/ping.yml), independent of the shipped roles
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,8 +65,15 @@ def disk_state(node: TestNode) -> str:
     )
 
 
-def private_dirs() -> set[str]:
-    return {str(path) for path in Path(os.environ.get("TMPDIR", "/tmp")).glob("gpuctl-bootstrap-*")}
+@pytest.fixture
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where gpuctl's private data dirs go during the test, apart from other runs sharing /tmp."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def private_dirs(folder: Path) -> list[Path]:
+    return sorted(folder.glob("gpuctl-bootstrap-*"))
 
 
 def with_extra_host(source: Path, target: Path) -> Path:
@@ -85,8 +92,7 @@ def with_extra_host(source: Path, target: Path) -> Path:
 # --- the runner, with a tiny playbook ------------------------------------------------------------
 
 
-def test_runner_reports_a_failing_host_and_keeps_the_others(nodes: list[TestNode]) -> None:
-    before = private_dirs()
+def test_runner_reports_a_failing_host_and_keeps_the_others(nodes: list[TestNode], private_tmp: Path) -> None:
     result = run_host_bootstrap(
         inventory_path=nodes[0].inventory,
         playbook=PING,
@@ -99,7 +105,7 @@ def test_runner_reports_a_failing_host_and_keeps_the_others(nodes: list[TestNode
     (failed,) = result.failed_tasks
     assert (failed.host, failed.task) == (nodes[1].name, "Ping | fail on request")
     assert failed.message == f"asked to fail on {nodes[1].name}"
-    assert private_dirs() == before  # the private data dir is removed
+    assert private_dirs(private_tmp) == []  # the private data dir is removed
 
 
 def test_become_password_never_reaches_the_artifacts(nodes: list[TestNode]) -> None:
@@ -156,8 +162,9 @@ def test_check_mode_on_bare_nodes_changes_nothing(
     assert [disk_state(node) for node in nodes] == before
 
 
-def test_bootstrap_prepares_bare_nodes(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
-    before = private_dirs()
+def test_bootstrap_prepares_bare_nodes(
+    nodes: list[TestNode], capsys: pytest.CaptureFixture[str], private_tmp: Path
+) -> None:
     code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory))
     assert code == 0, report
     assert report["schema"] == "gpuctl.bootstrap/v1"
@@ -167,7 +174,7 @@ def test_bootstrap_prepares_bare_nodes(nodes: list[TestNode], capsys: pytest.Cap
         assert {"name", "ok", "changed", "failed", "unreachable", "skipped"} <= set(host)
         assert host["ok"] is True
         assert host["changed"] > 0
-    assert private_dirs() == before
+    assert private_dirs(private_tmp) == []
 
 
 @pytest.mark.parametrize("index", [0, 1])

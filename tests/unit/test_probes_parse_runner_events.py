@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.hosts.events import ProgressState, failure_message
-from gpuctl.hosts.runner import RunRequest, command_line, runner_envvars
+from gpuctl.hosts.runner import RunRequest, command_line, control_path_dir, runner_envvars
 
 
 def event(kind: str, **data: Any) -> dict[str, Any]:
@@ -101,3 +101,17 @@ def test_command_line_and_environment() -> None:
     assert env["ANSIBLE_HOST_KEY_CHECKING"] == "True"
     assert env["ANSIBLE_RETRY_FILES_ENABLED"] == "False"
     assert "pw" not in " ".join(env.values())
+
+
+def test_ssh_control_sockets_stay_short_under_a_long_tmpdir(tmp_path: Path) -> None:
+    short = Path("/tmp/gpuctl-bootstrap-abcd1234")
+    assert control_path_dir(short) == short / "cp"
+    long_private_dir = tmp_path / ("deeply-nested-" * 6) / "gpuctl-bootstrap-abcd1234"
+    control_dir = control_path_dir(long_private_dir)
+    try:
+        assert len(str(control_dir / ("0" * 40))) < 108  # sun_path limit of a Unix socket
+        assert runner_envvars(long_private_dir, control_dir)["ANSIBLE_SSH_CONTROL_PATH_DIR"] == str(
+            control_dir
+        )
+    finally:
+        control_dir.rmdir()
