@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     CHECK_FAILED = 1
     USAGE = 2
     UNREACHABLE = 3
+    INTERNAL = 70  # a bug in gpuctl (EX_SOFTWARE)
     INTERRUPTED = 130
 
 

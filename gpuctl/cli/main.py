@@ -11,14 +11,15 @@ import typer
 
 from gpuctl import __version__
 from gpuctl.cli import bootstrap, demo, preflight, render, sim, status, taint, verify
-from gpuctl.errors import GpuctlError
+from gpuctl.errors import ExitCode, GpuctlError
 
 HELP = """\
 Take Kubernetes GPU nodes from bare metal to proven GPU-ready, and keep proving it.
 
 Exit codes: 0 ok; 1 a check failed; 2 usage or configuration error (bad flag, missing or
 invalid file, unknown context, invalid scenario or inventory); 3 cannot reach or be
-authorised by the cluster or the hosts; 130 interrupted (Ctrl-C).
+authorised by the cluster or the hosts; 70 internal error (a bug: rerun with --debug);
+130 interrupted (Ctrl-C).
 """
 
 app = typer.Typer(
@@ -92,7 +93,7 @@ def run(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         sys.stderr.write(f"error: internal error: {type(error).__name__}: {_one_line(str(error))}\n")
         sys.stderr.write("hint: rerun with --debug and report the traceback\n")
-        return 70
+        return int(ExitCode.INTERNAL)
     return 0
 
 
