@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
+NOT_READY_SKIP = "node not Ready (see node.ready)"
 
 
 @dataclass
@@ -54,11 +55,9 @@ class _Inventory:
 
 def pooled_client(api_client: ApiClient, concurrency: int) -> ApiClient:
     """An ApiClient whose single urllib3 pool holds `concurrency` keep-alive connections."""
-    from kubernetes.client import ApiClient as Client
-
     configuration = api_client.configuration
     configuration.connection_pool_maxsize = concurrency + 4
-    return Client(configuration)
+    return type(api_client)(configuration)  # keeps the default request timeout of load_api_client
 
 
 def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
@@ -125,13 +124,18 @@ def _node_result(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) 
     expected = expected_gpus(options.expectations, node.name)
     plugin_pod = inventory.plugin_pods.get(node.name)
     plugin_log = inventory.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
-    read_only = [
-        checks.node_ready(node),
-        checks.node_schedulable(node),
+    plugin_and_gpus = [
         checks.gpu_capacity(node, expected, plugin_log),
         checks.gpu_allocatable(node),
         checks.device_plugin_pod(node, plugin_pod, bool(inventory.plugins)),
         plugin_log,
+    ]
+    if not node.ready:  # no DaemonSet pod lands on a NotReady node, so none of these can pass
+        plugin_and_gpus = [skipped(c.id, NOT_READY_SKIP) if c.failed else c for c in plugin_and_gpus]
+    read_only = [
+        checks.node_ready(node),
+        checks.node_schedulable(node),
+        *plugin_and_gpus,
         checks.taint_toleration(node, inventory.plugins),
     ]
     evaluation = _pod_checks(node, inventory, options)

@@ -50,12 +50,18 @@ def evaluate(  # noqa: PLR0911 - one return per way a pod can end
         return PodEvaluation((check, *_skip_all(rest, "pod not created")))
     if outcome.state == "unschedulable":
         return PodEvaluation((_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled")))
+    if outcome.state == "timeout" and outcome.phase == "Pending" and not outcome.node_name:
+        check = failed(
+            "pod.scheduled", "not scheduled before --timeout ran out", _pending_hint(outcome, namespace)
+        )
+        return PodEvaluation((check, *_skip_all(rest, "pod not scheduled")))
     scheduled = passed("pod.scheduled", "scheduled through nodeSelector kubernetes.io/hostname")
     if outcome.state == "timeout" and outcome.phase == "Pending":
         check = failed(
             "pod.image",
-            f"pod still Pending after the timeout ({outcome.message})",
-            f"`kubectl -n {namespace} describe pod {outcome.name}` (rerun with --keep-pods)",
+            "container not started before --timeout ran out (pod still Pending: image pull or "
+            "container creation)",
+            _pending_hint(outcome, namespace),
         )
         return PodEvaluation((scheduled, check, *_skip_all(SMI_CHECKS, "container did not start")))
     if outcome.state == "image-pull":
@@ -66,7 +72,7 @@ def evaluate(  # noqa: PLR0911 - one return per way a pod can end
     if outcome.state == "timeout":
         check = failed(
             "nvidia-smi.run",
-            f"nvidia-smi did not finish before the timeout ({outcome.message})",
+            f"nvidia-smi did not finish before --timeout ran out (pod {outcome.phase or 'Running'})",
             "rerun with a larger --timeout, and --keep-pods to inspect the pod",
         )
         return PodEvaluation((scheduled, image_ok, check, *_skip_all(SMI_CHECKS[1:], "no output")))
@@ -80,6 +86,14 @@ def evaluate(  # noqa: PLR0911 - one return per way a pod can end
             )
         )
     return _evaluate_output(outcome, node, requested, (scheduled, image_ok))
+
+
+def _pending_hint(outcome: PodOutcome, namespace: str) -> str:
+    return (
+        f"rerun with a larger --timeout (and --keep-pods), then `kubectl -n {namespace} describe pod "
+        f"{outcome.name}` and `kubectl -n {namespace} get events "
+        f"--field-selector involvedObject.name={outcome.name}`"
+    )
 
 
 def _unschedulable(outcome: PodOutcome, context: dict[str, str]) -> Check:

@@ -1,5 +1,10 @@
 """Connect like kubectl does: --kubeconfig, $KUBECONFIG (colon-separated), ~/.kube/config,
---context, then in-cluster config; and turn transport/authorisation failures into exit 3."""
+--context, then in-cluster config; and turn transport/authorisation failures into exit 3.
+
+Every API call gets a request timeout unless the caller passes its own (watches do, tied to
+their timeoutSeconds): connect 10 s, read 60 s. `GPUCTL_REQUEST_TIMEOUT` (seconds) overrides
+the read timeout; the connect timeout is never longer than it.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,65 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
+TIMEOUT_ENV = "GPUCTL_REQUEST_TIMEOUT"
+RBAC_HINT = (
+    "ask your cluster admin for gpuctl's least-privilege roles (`gpuctl render --rbac` prints them), "
+    "or pick another --context"
+)
+
+
+def read_timeout_s() -> float:
+    """The read timeout of one API request: $GPUCTL_REQUEST_TIMEOUT seconds, else 60."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return READ_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ConfigError(
+            f"{TIMEOUT_ENV}={raw!r}: must be a positive number of seconds",
+            hint=f"unset {TIMEOUT_ENV} or set it to e.g. 60",
+        )
+    return value
+
+
+def default_request_timeout() -> tuple[float, float]:
+    """(connect, read) seconds for a request whose caller set no timeout."""
+    read = read_timeout_s()
+    return (min(CONNECT_TIMEOUT_S, read), read)
+
+
+def _api_client_class() -> type[ApiClient]:
+    """An ApiClient whose requests time out by default (built lazily: kubernetes is heavy)."""
+    from kubernetes import client
+
+    class TimeoutApiClient(client.ApiClient):
+        def call_api(self, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("_request_timeout") is None:
+                kwargs["_request_timeout"] = default_request_timeout()
+            return super().call_api(*args, **kwargs)
+
+    return TimeoutApiClient
+
+
+def _check_mappings(paths: list[Path]) -> None:
+    """A kubeconfig that parses as YAML but is no mapping (a string, a list): name the file."""
+    import yaml
+
+    for path in paths:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # load_kube_config reports these with its own words
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError(
+                f"{path}: invalid kubeconfig: not a YAML mapping",
+                hint="check the file with `kubectl config view`",
+            )
 
 
 def _kubeconfig_paths(kubeconfig: Path | None) -> list[Path]:
@@ -40,12 +104,14 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         )
     if not existing:
         if IN_CLUSTER_TOKEN.exists() and context is None:
-            config.load_incluster_config()
-            return client.ApiClient()
+            configuration = client.Configuration()
+            config.load_incluster_config(client_configuration=configuration)
+            return _api_client_class()(configuration)
         raise ConfigError(
             f"no kubeconfig found (looked at {os.pathsep.join(str(path) for path in paths)})",
             hint="pass --kubeconfig, set KUBECONFIG, or start a simulated cluster with `gpuctl sim up`",
         )
+    _check_mappings(existing)
     configuration = client.Configuration()
     try:
         config.load_kube_config(
@@ -72,7 +138,7 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         ) from error
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
-    return client.ApiClient(configuration)
+    return _api_client_class()(configuration)
 
 
 def _denied_message(verb: str, resource: str, error: Any) -> str:
@@ -99,7 +165,7 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
         if error.status in (401, 403):
             raise UnreachableError(
                 f"not authorised: {_denied_message(verb, resource, error)}",
-                hint="ask your cluster admin for the RBAC in docs/rbac.md, or pick another --context",
+                hint=RBAC_HINT,
             ) from error
         if error.status == 0 or error.status is None:
             raise UnreachableError(
@@ -107,11 +173,25 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
             ) from error
         raise
     except (Urllib3Error, ConnectionError, OSError) as error:
+        if _is_read_timeout(error):
+            raise UnreachableError(
+                f"the API server did not answer {verb} {resource} within {read_timeout_s():g} s",
+                hint="check the API server's health (`kubectl get --raw /readyz`); for a slow one "
+                f"raise {TIMEOUT_ENV} (seconds)",
+            ) from error
         raise UnreachableError(
             f"cannot reach the cluster ({verb} {resource}): {_short(error)}",
             hint="check that the API server is up and the kubeconfig points at it "
             "(`kubectl cluster-info`); for the simulated cluster run `gpuctl sim up`",
         ) from error
+
+
+def _is_read_timeout(error: BaseException) -> bool:
+    from urllib3.exceptions import MaxRetryError, ReadTimeoutError
+
+    if isinstance(error, MaxRetryError):
+        return isinstance(error.reason, ReadTimeoutError)
+    return isinstance(error, ReadTimeoutError)
 
 
 def _short(error: BaseException) -> str:

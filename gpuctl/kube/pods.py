@@ -1,5 +1,6 @@
 """Run a batch of short-lived pods: create with bounded concurrency, follow them with ONE watch,
-read each log once, delete them all with one deletecollection."""
+read each log once, delete them all with one deletecollection (one by one where RBAC allows
+`delete` but not `deletecollection`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import api_call
 from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of, stream_json_lines
 
@@ -25,7 +27,7 @@ START_ERROR_REASONS = frozenset({"CreateContainerError", "CreateContainerConfigE
 @dataclass(frozen=True)
 class PodOutcome:
     """How one pod ended. `state`: succeeded | failed | unschedulable | image-pull | start-error |
-    timeout | create-failed."""
+    timeout | create-failed. `node_name`: where it was bound ("" while unscheduled)."""
 
     name: str
     state: str
@@ -34,6 +36,7 @@ class PodOutcome:
     reason: str = ""
     message: str = ""
     log: str = ""
+    node_name: str = ""
 
 
 def _terminated(pod: JsonDict) -> JsonDict:
@@ -124,12 +127,14 @@ class PodBatch:
         """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes."""
         outcomes: dict[str, PodOutcome] = {}
         last_phase: dict[str, str] = {}
+        bound_to: dict[str, str] = {}
 
         def observe(pod: JsonDict) -> None:
             name = name_of(pod)
             if name not in names or name in outcomes:
                 return
             last_phase[name] = str(dig(pod, "status", "phase", default="Pending"))
+            bound_to[name] = str(dig(pod, "spec", "nodeName", default=""))
             outcome = classify(pod)
             if outcome is not None:
                 outcomes[name] = outcome
@@ -141,7 +146,7 @@ class PodBatch:
                 self._watch(resource_version, deadline, observe, lambda: len(outcomes) >= len(names))
         for name in names - outcomes.keys():
             phase = last_phase.get(name, "Pending")
-            outcomes[name] = PodOutcome(name, "timeout", phase, message=f"still {phase}")
+            outcomes[name] = PodOutcome(name, "timeout", phase, node_name=bound_to.get(name, ""))
         return outcomes
 
     def _list(self, observe: Callable[[JsonDict], None]) -> str:
@@ -201,14 +206,44 @@ class PodBatch:
         return grouped
 
     def delete_all(self) -> None:
-        """Delete every pod of the batch by label selector (one request), immediately."""
-        with api_call("deletecollection", f"pods in namespace {self.namespace}"):
-            call_json(
-                self.core.delete_collection_namespaced_pod,
-                self.namespace,
-                label_selector=self.selector,
-                grace_period_seconds=0,
-            )
+        """Delete every pod of the batch by label selector (one request), immediately.
+
+        Where RBAC forbids deletecollection, list the batch and delete its pods one by one.
+        """
+        try:
+            with api_call("deletecollection", f"pods in namespace {self.namespace}"):
+                call_json(
+                    self.core.delete_collection_namespaced_pod,
+                    self.namespace,
+                    label_selector=self.selector,
+                    grace_period_seconds=0,
+                )
+        except UnreachableError as error:
+            if _status_of(error.__cause__) != 403:
+                raise
+            self._delete_one_by_one()
+
+    def _delete_one_by_one(self) -> None:
+        from kubernetes.client.exceptions import ApiException
+
+        with api_call("list", f"pods in namespace {self.namespace}"):
+            body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
+        names = [name_of(item) for item in body.get("items", [])]
+        for index, name in enumerate(names):
+            try:
+                with api_call("delete", f"pods in namespace {self.namespace}"):
+                    call_json(self.core.delete_namespaced_pod, name, self.namespace, grace_period_seconds=0)
+            except ApiException as error:
+                if error.status != 404:
+                    raise self._left_behind(len(names) - index, _api_message(error)) from error
+            except UnreachableError as error:
+                raise self._left_behind(len(names) - index, error.message) from error
+
+    def _left_behind(self, count: int, why: str) -> UnreachableError:
+        return UnreachableError(
+            f"cleanup failed, {count} verification pod(s) left in namespace {self.namespace}: {why}",
+            hint=f"delete them with `kubectl -n {self.namespace} delete pods -l {self.selector}`",
+        )
 
 
 def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, str]) -> bool:
@@ -233,6 +268,12 @@ def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, st
             raise
         return False
     return True
+
+
+def _status_of(error: BaseException | None) -> int | None:
+    from kubernetes.client.exceptions import ApiException
+
+    return error.status if isinstance(error, ApiException) else None
 
 
 def _api_message(error: Any) -> str:
