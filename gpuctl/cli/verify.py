@@ -47,16 +47,25 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
 
+    interrupted = False
+
     def interrupt(_signum: int, _frame: Any) -> None:
+        # The first signal interrupts; more Ctrl-C must not cut the pod cleanup short, nor kill
+        # gpuctl on its way out: signals stay ignored until the process exits with 130.
+        nonlocal interrupted
+        interrupted = True
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise KeyboardInterrupt
 
     previous_term = signal.signal(signal.SIGTERM, interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous_int = signal.signal(signal.SIGINT, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous_term)
-        signal.signal(signal.SIGINT, previous_int)
+        if not interrupted:
+            signal.signal(signal.SIGTERM, previous_term)
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _options(

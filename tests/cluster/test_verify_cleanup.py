@@ -131,6 +131,30 @@ def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
     assert verification_pods(cluster) == []
 
 
+def test_repeated_ctrl_c_does_not_cut_the_cleanup_short(sim: Any) -> None:
+    cluster = sim(scenario(podRunSeconds=120))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
+        for _ in range(20):  # an impatient user: the later ones land during the cleanup
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.005)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert verification_pods(cluster) == []
+
+
 def test_sigterm_deletes_pods_too(sim: Any) -> None:
     cluster = sim(scenario(podRunSeconds=120))
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
