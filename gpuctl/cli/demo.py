@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from gpuctl.core.demo import DemoStep, StepResult
 
 HELP = """\
 Show what gpuctl does, on a simulated cluster started in-process (no cluster needed): the
@@ -18,43 +13,6 @@ built-in mix of CPU nodes, healthy 8x H100 nodes and two broken GPU nodes. Runs
 taint-gpu-nodes, status and verify, shows the diagnosis of the broken nodes, then stops the
 simulated cluster. Exit 0 when the demo ran (the broken nodes are expected).
 """
-
-
-def _announce(step: DemoStep, console: Console) -> None:
-    console.print()
-    console.print(f"$ {step.command}    # {step.purpose}", style="bold", markup=False, soft_wrap=True)
-
-
-def _render_step(result: StepResult, console: Console) -> None:
-    from gpuctl.core.status import StatusResult
-    from gpuctl.core.taint import TaintResult
-    from gpuctl.report.status_table import render_status_table
-    from gpuctl.report.taint_table import render_taint_table
-    from gpuctl.report.verify_table import render_verify_table
-
-    if isinstance(result, TaintResult):
-        render_taint_table(result, console)
-    elif isinstance(result, StatusResult):
-        render_status_table(result, console)
-    else:
-        render_verify_table(result, console)
-
-
-def _closing(result: StepResult, console: Console) -> None:
-    from gpuctl.core.verify_model import VerifyResult
-
-    if not isinstance(result, VerifyResult):
-        return
-    proven = [node.name for node in result.nodes if node.ok]
-    broken = [node.name for node in result.nodes if not node.ok]
-    console.print()
-    console.print(
-        f"demo finished: {len(proven)} GPU node(s) proven, {len(broken)} diagnosed "
-        f"({', '.join(broken) or 'none'}). The broken nodes are injected by the scenario on purpose, "
-        "so the demo exits 0; against a real cluster `gpuctl verify` exits 1 for them.",
-        markup=False,
-        soft_wrap=True,
-    )
 
 
 def command(
@@ -68,6 +26,7 @@ def command(
 ) -> None:
     from gpuctl.core.demo import demo_cluster, demo_steps
     from gpuctl.report.console import make_console
+    from gpuctl.report.demo_console import announce_step, render_step
 
     console = make_console()
     try:
@@ -78,10 +37,8 @@ def command(
                 soft_wrap=True,
             )
             for step in demo_steps(cluster.api_client):
-                _announce(step, console)
-                result = step.run()
-                _render_step(result, console)
-                _closing(result, console)
+                announce_step(step, console)
+                render_step(step.run(), console)
     except KeyboardInterrupt:
         console.print("interrupted: simulated cluster stopped")
         raise typer.Exit(130) from None

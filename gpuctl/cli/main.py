@@ -88,7 +88,7 @@ def run(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         _print_error(error)
         return int(error.exit_code)
-    except Exception as error:
+    except Exception as error:  # last resort: a bug is exit 70 and one line, not a traceback
         if debug:
             traceback.print_exc()
         sys.stderr.write(f"error: internal error: {type(error).__name__}: {_one_line(str(error))}\n")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from gpuctl.sim.server import SimServer
 
 app = typer.Typer(
     help="The built-in simulated GPU cluster: a local Kubernetes API with simulated GPU nodes, "
@@ -47,8 +50,8 @@ def up(
         typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
         return
 
-    def announce(server: object) -> None:
-        typer.echo(f"simulated cluster serving at {getattr(server, 'url', '')} ({len(loaded.nodes)} nodes)")
+    def announce(server: SimServer) -> None:
+        typer.echo(f"simulated cluster serving at {server.url} ({len(loaded.nodes)} nodes)")
         typer.echo(f"kubeconfig: {kubeconfig.absolute()}  (Ctrl-C stops it)")
 
     process.serve(loaded, kubeconfig, announce)

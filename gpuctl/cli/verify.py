@@ -86,14 +86,15 @@ def _options(
     from gpuctl.core.verify_expect import parse_expectations, parse_toleration
     from gpuctl.core.verify_model import VerifyOptions
 
-    for flag, value in (
-        ("--namespace", namespace),
-        ("--image-pull-secret", image_pull_secret),
-        ("--runtime-class", runtime_class),
+    for flag, value, example in (
+        ("--namespace", namespace, DEFAULT_NAMESPACE),
+        ("--image-pull-secret", image_pull_secret, "registry-credentials"),
+        ("--runtime-class", runtime_class, "nvidia"),
     ):
         if value is not None and not _DNS_LABEL.match(value):
             raise ConfigError(
-                f"{flag} {value!r}: not a valid Kubernetes name", hint="use lower-case a-z, 0-9, '-'"
+                f"{flag} {value!r}: not a valid Kubernetes name",
+                hint=f"use lower-case a-z, 0-9 and '-', e.g. {flag} {example}",
             )
     if not image.strip() or any(ch.isspace() for ch in image):
         raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {DEFAULT_IMAGE}")

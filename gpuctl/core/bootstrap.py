@@ -21,7 +21,11 @@ HOST_PLAYBOOK = "site.yml"
 
 @dataclass(frozen=True)
 class HostOutcome:
-    """Ansible's recap for one host (`ok` counts tasks; `succeeded` is the verdict)."""
+    """Ansible's recap for one host (`ok` counts tasks; `succeeded` is the verdict).
+
+    `completed`: the playbook ran to its recap. A cancelled run, or one ansible stopped before its
+    recap, leaves every host incomplete: the tasks that passed do not make a host prepared.
+    """
 
     name: str
     ok_tasks: int
@@ -29,10 +33,12 @@ class HostOutcome:
     failed: int
     unreachable: int
     skipped: int
+    completed: bool = True
 
     @property
     def succeeded(self) -> bool:
-        return self.failed == 0 and self.unreachable == 0
+        """The host is prepared: its play ran to the end with no failed or unreachable task."""
+        return self.completed and self.failed == 0 and self.unreachable == 0
 
 
 @dataclass(frozen=True)
@@ -104,12 +110,7 @@ def run_host_bootstrap(
     )
     started = time.monotonic()
     outcome = run_playbook(request, on_event=on_event, cancel=cancel or threading.Event())
-    _, progress = state.snapshot()
-    hosts = tuple(
-        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped)
-        for p in progress
-        if p.name in {host.name for host in inventory.hosts}
-    )
+    hosts = host_outcomes(state, {host.name for host in inventory.hosts})
     return BootstrapResult(
         phase="host",
         check=check,
@@ -123,6 +124,16 @@ def run_host_bootstrap(
         error="" if state.final_stats_seen or outcome.interrupted else _early_error(state, outcome.rc),
         artifacts_dir=str(outcome.artifacts_dir) if outcome.artifacts_dir else None,
         warnings=inventory.warnings + warnings,
+    )
+
+
+def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
+    """Per-host outcomes of the inventory's hosts; only a run that reached its recap completes them."""
+    _, progress = state.snapshot()
+    return tuple(
+        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen)
+        for p in progress
+        if p.name in names
     )
 
 

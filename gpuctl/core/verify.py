@@ -62,10 +62,12 @@ def pooled_client(api_client: ApiClient, concurrency: int) -> ApiClient:
 
 def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
     expectations = options.expectations
-    selected = [n for n in nodes if n.is_gpu_node or is_expected(expectations, n.name)]
-    names = [n.name for n in nodes]
-    missing = [p for p in all_patterns(expectations) if not any(matches(p, name) for name in names)]
-    return sorted(selected, key=lambda n: n.name), missing
+    selected = [node for node in nodes if node.is_gpu_node or is_expected(expectations, node.name)]
+    names = [node.name for node in nodes]
+    missing = [
+        pattern for pattern in all_patterns(expectations) if not any(matches(pattern, name) for name in names)
+    ]
+    return sorted(selected, key=lambda node: node.name), missing
 
 
 def _inventory(api_client: ApiClient, options: VerifyOptions) -> _Inventory:

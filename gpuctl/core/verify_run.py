@@ -90,9 +90,10 @@ class PodRun:
 
     def finish(self, deadline: float) -> dict[str, PodEvaluation]:
         """Wait for the pods until `deadline` (monotonic); node name → evaluation."""
-        outcomes = {o.name: o for o in (f.result() for f in self.creations) if o is not None}
+        created = (creation.result() for creation in self.creations)
+        outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
         outcomes |= self.batch.follow(set(self.node_by_pod) - outcomes.keys(), deadline, self._on_done)
-        pending = [o for name, o in outcomes.items() if name not in self.evaluations]
+        pending = [outcome for name, outcome in outcomes.items() if name not in self.evaluations]
         results = {name: future.result() for name, future in self.evaluations.items()}
         for outcome in _fill_from_events(self.batch, pending):
             results[outcome.name] = self._evaluate(outcome)
@@ -106,7 +107,11 @@ def _node_for(manifest: dict[str, object], targets: list[NodeInfo]) -> NodeInfo:
 
 def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:
     """Unschedulable or image-pull outcomes without a message: take it from the pod's events."""
-    needy = {o.name for o in outcomes if o.state in ("unschedulable", "image-pull") and not o.message}
+    needy = {
+        outcome.name
+        for outcome in outcomes
+        if outcome.state in ("unschedulable", "image-pull") and not outcome.message
+    }
     if not needy:
         return outcomes
     events = batch.events_by_pod()

@@ -35,11 +35,31 @@ def _hint_context(node: NodeInfo, namespace: str, image: str) -> dict[str, str]:
     return {"node": node.name, "namespace": namespace, "image": image}
 
 
-def evaluate(  # noqa: PLR0911 - one return per way a pod can end
+def evaluate(
     outcome: PodOutcome, node: NodeInfo, requested: int, namespace: str, image: str
 ) -> PodEvaluation:
-    """Checks pod.scheduled, pod.image and nvidia-smi.* for one node."""
+    """Checks pod.scheduled, pod.image and nvidia-smi.* for one node.
+
+    The pod's life has stages (scheduled, container started, nvidia-smi finished); the first
+    stage that failed gets the diagnosis and the checks of the later stages are skipped.
+    """
     context = _hint_context(node, namespace, image)
+    unscheduled = _unscheduled(outcome, namespace, context)
+    if unscheduled:
+        return PodEvaluation(unscheduled)
+    scheduled = passed("pod.scheduled", "scheduled through nodeSelector kubernetes.io/hostname")
+    unstarted = _unstarted(outcome, namespace, context)
+    if unstarted:
+        return PodEvaluation((scheduled, *unstarted))
+    image_ok = passed("pod.image", f"pulled {image}")
+    unfinished = _unfinished(outcome, context)
+    if unfinished:
+        return PodEvaluation((scheduled, image_ok, *unfinished))
+    return _evaluate_output(outcome, node, requested, (scheduled, image_ok))
+
+
+def _unscheduled(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> tuple[Check, ...]:
+    """pod.scheduled failed and every later check skipped; empty when the pod was scheduled."""
     rest = ("pod.image", *SMI_CHECKS)
     if outcome.state == "create-failed":
         check = failed(
@@ -47,15 +67,19 @@ def evaluate(  # noqa: PLR0911 - one return per way a pod can end
             f"could not create the verification pod: {outcome.message}",
             f"`kubectl auth can-i create pods -n {namespace}`",
         )
-        return PodEvaluation((check, *_skip_all(rest, "pod not created")))
+        return (check, *_skip_all(rest, "pod not created"))
     if outcome.state == "unschedulable":
-        return PodEvaluation((_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled")))
+        return (_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled"))
     if outcome.state == "timeout" and outcome.phase == "Pending" and not outcome.node_name:
         check = failed(
             "pod.scheduled", "not scheduled before --timeout ran out", _pending_hint(outcome, namespace)
         )
-        return PodEvaluation((check, *_skip_all(rest, "pod not scheduled")))
-    scheduled = passed("pod.scheduled", "scheduled through nodeSelector kubernetes.io/hostname")
+        return (check, *_skip_all(rest, "pod not scheduled"))
+    return ()
+
+
+def _unstarted(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> tuple[Check, ...]:
+    """pod.image failed and the nvidia-smi checks skipped; empty when the container started."""
     if outcome.state == "timeout" and outcome.phase == "Pending":
         check = failed(
             "pod.image",
@@ -63,29 +87,24 @@ def evaluate(  # noqa: PLR0911 - one return per way a pod can end
             "container creation)",
             _pending_hint(outcome, namespace),
         )
-        return PodEvaluation((scheduled, check, *_skip_all(SMI_CHECKS, "container did not start")))
+        return (check, *_skip_all(SMI_CHECKS, "container did not start"))
     if outcome.state == "image-pull":
-        return PodEvaluation(
-            (scheduled, _image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
-        )
-    image_ok = passed("pod.image", f"pulled {image}")
+        return (_image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
+    return ()
+
+
+def _unfinished(outcome: PodOutcome, context: dict[str, str]) -> tuple[Check, ...]:
+    """nvidia-smi.run failed and the output checks skipped; empty when nvidia-smi exited 0."""
     if outcome.state == "timeout":
         check = failed(
             "nvidia-smi.run",
             f"nvidia-smi did not finish before --timeout ran out (pod {outcome.phase or 'Running'})",
             "rerun with a larger --timeout, and --keep-pods to inspect the pod",
         )
-        return PodEvaluation((scheduled, image_ok, check, *_skip_all(SMI_CHECKS[1:], "no output")))
+        return (check, *_skip_all(SMI_CHECKS[1:], "no output"))
     if outcome.state != "succeeded" or outcome.exit_code not in (0, None):
-        return PodEvaluation(
-            (
-                scheduled,
-                image_ok,
-                _run_failed(outcome, context),
-                *_skip_all(SMI_CHECKS[1:], "nvidia-smi failed"),
-            )
-        )
-    return _evaluate_output(outcome, node, requested, (scheduled, image_ok))
+        return (_run_failed(outcome, context), *_skip_all(SMI_CHECKS[1:], "nvidia-smi failed"))
+    return ()
 
 
 def _pending_hint(outcome: PodOutcome, namespace: str) -> str:

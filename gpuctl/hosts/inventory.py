@@ -103,12 +103,30 @@ def _checked_source(path: Path) -> Path:
     if path.is_dir():
         return path.resolve()
     try:
-        path.read_bytes()
+        text = path.read_bytes()
     except OSError as error:
         raise ConfigError(
             f"{path}: cannot read inventory: {error.strerror}", hint="check the file"
         ) from error
+    _check_yaml_top_level(path, text)
     return path.resolve()
+
+
+def _check_yaml_top_level(path: Path, text: bytes) -> None:
+    """A YAML inventory is a mapping of groups; say so before ansible names its own classes."""
+    if path.suffix not in (".yml", ".yaml", ".json"):
+        return
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return  # ansible's parser reports it, with the line (vault tags land here too)
+    if data is not None and not isinstance(data, Mapping):
+        raise ConfigError(
+            f"{path.resolve()}: cannot parse inventory: {_not_a_mapping(type(data).__name__)}",
+            hint=_PARSE_HINT,
+        )
 
 
 def _parse(source: Path) -> tuple[Any, Any]:
@@ -156,7 +174,31 @@ def _parse_failure(captured: str, source: Path) -> str:
         message = next(iter(failures.values()))
     where = re.search(rf"Origin: {re.escape(str(source))}:(\d+)", captured)
     line = f" (line {where.group(1)})" if where else ""
-    return (message.strip() or "not a YAML or INI inventory") + line
+    return (_user_terms(message.strip()) or "not a YAML or INI inventory") + line
+
+
+# ansible: "YAML inventory has invalid structure, it should be a dictionary, got: <class '...List'>"
+_NOT_A_MAPPING = re.compile(r"should be a dictionary, got: <class '(?:[\w.]+\.)?(?:_AnsibleTagged)?(\w+)'>")
+_KIND_NAMES = {
+    "list": "a list",
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "bool": "a boolean",
+}
+
+
+def _user_terms(message: str) -> str:
+    """Ansible's message without its internal class names."""
+    found = _NOT_A_MAPPING.search(message)
+    if not found:
+        return message
+    return _not_a_mapping(found.group(1))
+
+
+def _not_a_mapping(kind: str) -> str:
+    got = _KIND_NAMES.get(kind.lower(), kind.lower())
+    return f"top level must be a mapping of groups (like `all:` or `gpu_nodes:`), got {got}"
 
 
 def _host(entry: Any, merged: Mapping[str, Any], *, source: Path) -> Host:

@@ -91,43 +91,57 @@ CHECKS: dict[str, Check] = {
 
 
 def validate_inventory(inventory: Inventory, known_settings: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """Raise ConfigError for the first invalid gpuctl_* value; return warnings (unknown keys)."""
+    """Raise one ConfigError listing every invalid gpuctl_* value; return warnings (unknown keys)."""
     warnings: dict[str, None] = {}
+    problems: dict[str, str] = {}  # message -> key, in inventory order, once per file and key
     for host in inventory.hosts:
         for key, value in sorted(host.vars.items()):
-            _check_value(inventory, key, value)
+            problem = _value_problem(inventory, key, value)
+            if problem:
+                problems.setdefault(problem, key)
             warning = _unknown_key_warning(inventory, key, known_settings)
             if warning:
                 warnings[warning] = None
-        _check_driver_pin(inventory, host)
+        pin = _driver_pin_problem(inventory, host)
+        if pin:
+            problems.setdefault(pin, "gpuctl_driver_version")
+    if problems:
+        raise _invalid_settings_error(inventory, problems)
     return tuple(warnings)
 
 
-def _check_value(inventory: Inventory, key: str, value: Any) -> None:
+def _invalid_settings_error(inventory: Inventory, problems: dict[str, str]) -> ConfigError:
+    """One error line: the only problem as it is, or `N invalid gpuctl settings: a; b; c`."""
+    messages, keys = list(problems), list(dict.fromkeys(problems.values()))
+    if len(messages) == 1:
+        return ConfigError(messages[0], hint=_fix_hint(inventory, keys[0]))
+    return ConfigError(
+        f"{inventory.path}: {len(messages)} invalid gpuctl settings: {'; '.join(messages)}",
+        hint=_fix_hint(inventory, ", ".join(keys)),
+    )
+
+
+def _value_problem(inventory: Inventory, key: str, value: Any) -> str:
     check = CHECKS.get(key)
     if check is None or _is_template(value):
-        return
+        return ""
     # Booleans may arrive as INI strings; the fabricmanager switch may be a YAML boolean.
     if key == "gpuctl_fabricmanager" and isinstance(value, bool):
-        return
+        return ""
     problem = check(value)
-    if problem:
-        raise ConfigError(
-            f"{origin_of(inventory.path, key, value)}: {key}: {problem}", hint=_fix_hint(inventory, key)
-        )
+    return f"{origin_of(inventory.path, key, value)}: {key}: {problem}" if problem else ""
 
 
-def _check_driver_pin(inventory: Inventory, host: Host) -> None:
+def _driver_pin_problem(inventory: Inventory, host: Host) -> str:
     branch = str(host.vars.get("gpuctl_driver_branch", DEFAULT_DRIVER_BRANCH))
     version = str(host.vars.get("gpuctl_driver_version", "") or "")
     if not branch or not version or _is_template(branch) or _is_template(version):
-        return
-    if not version.startswith(branch + "."):
-        key = "gpuctl_driver_version"
-        problem = f"{version!r} is not on driver branch {branch!r} (gpuctl_driver_branch)"
-        raise ConfigError(
-            f"{origin_of(inventory.path, key, version)}: {key}: {problem}", hint=_fix_hint(inventory, key)
-        )
+        return ""
+    if CHECKS["gpuctl_driver_branch"](branch) or version.startswith(branch + "."):
+        return ""  # an invalid branch is reported by itself
+    key = "gpuctl_driver_version"
+    problem = f"{version!r} is not on driver branch {branch!r} (gpuctl_driver_branch)"
+    return f"{origin_of(inventory.path, key, version)}: {key}: {problem}"
 
 
 def _unknown_key_warning(inventory: Inventory, key: str, known: frozenset[str]) -> str:

@@ -169,7 +169,8 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
             ) from error
         if error.status == 0 or error.status is None:
             raise UnreachableError(
-                f"{verb} {resource}: {error.reason}", hint="check the cluster address"
+                f"{verb} {resource}: {error.reason}",
+                hint="check the cluster address with `kubectl cluster-info`",
             ) from error
         raise
     except (Urllib3Error, ConnectionError, OSError) as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.bootstrap import SCHEMA, BootstrapResult, failed_task_hint
+from gpuctl.core.bootstrap import SCHEMA, BootstrapResult, HostOutcome, failed_task_hint
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,7 +61,7 @@ def render_bootstrap_summary(result: BootstrapResult, console: Console) -> None:
     for column in ("HOST", "RESULT", "OK", "CHANGED", "FAILED", "UNREACHABLE", "SKIPPED"):
         table.add_column(column)
     for host in result.hosts:
-        verdict = "ok" if host.succeeded else "UNREACHABLE" if host.unreachable else "FAILED"
+        verdict = host_verdict(host, interrupted=result.interrupted)
         counts = (host.ok_tasks, host.changed, host.failed, host.unreachable, host.skipped)
         style = None if host.succeeded else "red"
         table.add_row(Text(host.name), verdict, *(str(count) for count in counts), style=style)
@@ -75,10 +75,24 @@ def render_bootstrap_summary(result: BootstrapResult, console: Console) -> None:
     console.print(Text(_footer(result)))
 
 
+def host_verdict(host: HostOutcome, *, interrupted: bool) -> str:
+    """The RESULT column: a host is "ok" only when it is prepared (its play ran to the end)."""
+    if host.succeeded:
+        return "ok"
+    if host.unreachable:
+        return "UNREACHABLE"
+    if host.failed:
+        return "FAILED"
+    return "CANCELLED" if interrupted else "INCOMPLETE"
+
+
 def _footer(result: BootstrapResult) -> str:
-    if result.interrupted:
-        return f"interrupted after {result.duration_s:.1f}s: the run was cancelled"
     good, total = sum(host.succeeded for host in result.hosts), len(result.hosts)
+    if result.interrupted:
+        return (
+            f"interrupted after {result.duration_s:.1f}s: the run was cancelled, "
+            f"{good} of {total} host(s) prepared; rerun the same command to finish"
+        )
     changed = sum(host.changed for host in result.hosts)
     if result.check:
         text = f"check mode, nothing changed: {good} of {total} host(s) checked, {changed} change(s) pending"

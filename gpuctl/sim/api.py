@@ -196,41 +196,17 @@ class Api:
         return Response(200, encode(obj))
 
     def _log(self, request: Request, pod: Obj) -> str:
-        names = [c["name"] for c in pod["spec"].get("containers") or []]
-        container = request.query.get("container") or (names[0] if len(names) == 1 else "")
-        pod_name = pod["metadata"]["name"]
-        if not container:
-            raise bad_request(
-                f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
-            )
-        if container not in names:
-            raise bad_request(f"container {container} is not valid for pod {pod_name}")
+        container = _log_container(request, pod)
         runtime = self.cluster.runtime.get(pod["metadata"]["uid"])
         if runtime is None or container not in runtime.logs:
-            waiting: Obj = next(
-                (
-                    s.get("state", {}).get("waiting", {})
-                    for s in pod.get("status", {}).get("containerStatuses") or []
-                    if s.get("name") == container
-                ),
-                {},
+            reason = _waiting_reason(pod, container) or "ContainerCreating"
+            raise bad_request(
+                f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: {reason}'
             )
-            reason = waiting.get("reason") or "ContainerCreating"
-            raise bad_request(f'container "{container}" in pod "{pod_name}" is waiting to start: {reason}')
         log = runtime.logs[container]
         text = log() if callable(log) else log
-        runtime.logs[container] = text
-        tail = request.query.get("tailLines")
-        if tail:
-            try:
-                lines = text.splitlines(keepends=True)
-                text = "".join(lines[-int(tail) :]) if int(tail) > 0 else ""
-            except ValueError:
-                raise bad_request(f"invalid tailLines {tail!r}") from None
-        limit = request.query.get("limitBytes")
-        if limit and limit.isdigit():
-            text = text.encode()[: int(limit)].decode(errors="ignore")
-        return text
+        runtime.logs[container] = text  # generated once: later reads see the same log
+        return _trim_log(request, text)
 
     # -- writes --------------------------------------------------------------------------------
     def _body(self, request: Request) -> Obj:
@@ -248,53 +224,59 @@ class Api:
         return bool(options and "All" in (options.get("dryRun") or []))
 
     def _write(self, request: Request, route: Route, verb: str) -> Response:
-        cluster, resource = self.cluster, route.resource
         if verb == "create":
-            if resource.kind == "SelfSubjectAccessReview":
-                return Response(201, encode(self._access_review(self._body(request))))
-            created = writes.create(
-                cluster, resource, route.namespace, self._body(request), self._dry_run(request)
-            )
-            return Response(201, encode(created))
+            return self._create(request, route)
         if verb == "update":
-            body = self._body(request)
-            result = writes.update(
-                cluster,
-                resource,
-                route.namespace,
-                route.name,
-                subresource=route.subresource,
-                body=body,
-                dry_run=self._dry_run(request),
-            )
-            return Response(200, encode(result))
+            return self._update(request, route)
         if verb == "patch":
-            content_type = request.header("content-type").split(";")[0].strip()
-            patched, was_created = writes.patch(
-                cluster,
-                resource,
-                route.namespace,
-                route.name,
-                subresource=route.subresource,
-                body=request.body,
-                content_type=content_type,
-                field_manager=request.query.get("fieldManager"),
-                dry_run=self._dry_run(request),
-            )
-            return Response(201 if was_created else 200, encode(patched))
+            return self._patch(request, route)
+        return self._delete(request, route, collection=verb == "deletecollection")
+
+    def _create(self, request: Request, route: Route) -> Response:
+        if route.resource.kind == "SelfSubjectAccessReview":
+            return Response(201, encode(self._access_review(self._body(request))))
+        created = writes.create(
+            self.cluster, route.resource, route.namespace, self._body(request), self._dry_run(request)
+        )
+        return Response(201, encode(created))
+
+    def _update(self, request: Request, route: Route) -> Response:
+        result = writes.update(
+            self.cluster,
+            route.resource,
+            route.namespace,
+            route.name,
+            subresource=route.subresource,
+            body=self._body(request),
+            dry_run=self._dry_run(request),
+        )
+        return Response(200, encode(result))
+
+    def _patch(self, request: Request, route: Route) -> Response:
+        patched, was_created = writes.patch(
+            self.cluster,
+            route.resource,
+            route.namespace,
+            route.name,
+            subresource=route.subresource,
+            body=request.body,
+            content_type=request.header("content-type").split(";")[0].strip(),
+            field_manager=request.query.get("fieldManager"),
+            dry_run=self._dry_run(request),
+        )
+        return Response(201 if was_created else 200, encode(patched))
+
+    def _delete(self, request: Request, route: Route, *, collection: bool) -> Response:
+        cluster, resource = self.cluster, route.resource
         options = self._body(request) if request.body.strip() else {}
         grace = self._grace(request, options)
         dry_run = self._dry_run(request, options)
-        if verb == "delete":
-            return Response(
-                200,
-                encode(
-                    writes.delete(
-                        cluster, resource, route.namespace, route.name, grace=grace, dry_run=dry_run
-                    )
-                ),
+        if not collection:
+            deleted = writes.delete(
+                cluster, resource, route.namespace, route.name, grace=grace, dry_run=dry_run
             )
-        deleted = [
+            return Response(200, encode(deleted))
+        items = [
             writes.delete(
                 cluster,
                 resource,
@@ -309,7 +291,7 @@ class Api:
             "kind": f"{resource.kind}List",
             "apiVersion": resource.api_version,
             "metadata": {"resourceVersion": str(cluster.store.resource_version)},
-            "items": deleted,
+            "items": items,
         }
         return Response(200, encode(listing))
 
@@ -340,3 +322,39 @@ class Api:
         return watch_response(
             self.cluster.store, request, route, namespace, lambda: self.matching(request, route)
         )
+
+
+def _log_container(request: Request, pod: Obj) -> str:
+    """The container whose log is asked for; a pod with one container needs no name."""
+    names = [container["name"] for container in pod["spec"].get("containers") or []]
+    container = request.query.get("container") or (names[0] if len(names) == 1 else "")
+    pod_name = pod["metadata"]["name"]
+    if not container:
+        raise bad_request(
+            f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
+        )
+    if container not in names:
+        raise bad_request(f"container {container} is not valid for pod {pod_name}")
+    return container
+
+
+def _waiting_reason(pod: Obj, container: str) -> str:
+    for status in pod.get("status", {}).get("containerStatuses") or []:
+        if status.get("name") == container:
+            return str(status.get("state", {}).get("waiting", {}).get("reason") or "")
+    return ""
+
+
+def _trim_log(request: Request, text: str) -> str:
+    """Apply tailLines, then limitBytes, as the kubelet does."""
+    tail = request.query.get("tailLines")
+    if tail:
+        try:
+            lines = text.splitlines(keepends=True)
+            text = "".join(lines[-int(tail) :]) if int(tail) > 0 else ""
+        except ValueError:
+            raise bad_request(f"invalid tailLines {tail!r}") from None
+    limit = request.query.get("limitBytes")
+    if limit and limit.isdigit():
+        text = text.encode()[: int(limit)].decode(errors="ignore")
+    return text

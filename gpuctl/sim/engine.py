@@ -75,5 +75,5 @@ class Engine:
             try:
                 with self._store_lock:
                     callback()
-            except Exception:
+            except Exception:  # one failing controller must not stop the thread that drives all
                 traceback.print_exc(file=sys.stderr)

@@ -129,15 +129,14 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             runtime.logs[container["name"]] = lambda: containers.device_plugin_log(spec)
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
-    failed_to_start = {n: o for n, o in outcomes.items() if o.start_error}
-    if failed_to_start:
+    if any(outcome.start_error for outcome in outcomes.values()):
         _finish(cluster, pod, outcomes)
         return
     _set_running(cluster, pod)
     if is_device_plugin(pod):
         cluster.running_plugins.setdefault(node_name, set()).add(uid)
         refresh_node_gpus(cluster, node_name)
-    run_for = max(o.run_seconds for o in outcomes.values())
+    run_for = max(outcome.run_seconds for outcome in outcomes.values())
     if run_for != FOREVER:
         key = (namespace, name, uid)
         cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
@@ -204,7 +203,7 @@ def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
         if outcome.start_error:
             terminated["message"] = outcome.start_error
         statuses.append(status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
-    succeeded = all(o.exit_code == 0 for o in outcomes.values())
+    succeeded = all(outcome.exit_code == 0 for outcome in outcomes.values())
     policy = pod["spec"].get("restartPolicy", "Always")
     if policy == "Always" or (policy == "OnFailure" and not succeeded):
         _crash_loop(cluster, pod, statuses)

@@ -69,8 +69,11 @@ def _term_matches(term: Obj, node: Obj) -> bool:
     field_expressions = term.get("matchFields") or []
     if not expressions and not field_expressions:
         return False  # an empty term matches no objects
-    return all(_expression_matches(e, labels.get(e.get("key", ""))) for e in expressions) and all(
-        _expression_matches(e, fields.get(e.get("key", ""))) for e in field_expressions
+    return all(
+        _expression_matches(expression, labels.get(expression.get("key", ""))) for expression in expressions
+    ) and all(
+        _expression_matches(expression, fields.get(expression.get("key", "")))
+        for expression in field_expressions
     )
 
 

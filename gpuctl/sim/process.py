@@ -105,7 +105,8 @@ def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], 
             pass
     except OSError as error:
         raise GpuctlError(
-            f"cannot serve the simulated cluster: {error}", hint="check the address is free"
+            f"cannot serve the simulated cluster: {error}",
+            hint="stop a detached one with `gpuctl sim down`, then rerun `gpuctl sim up`",
         ) from error
     finally:
         server.stop()

@@ -19,10 +19,8 @@ SCENARIO = {
 }
 
 
-def test_e2e_tier_passes_against_a_cluster(sim: Callable[..., Any]) -> None:
-    cluster = sim(SCENARIO)
-    env = {**os.environ, "GPUCTL_E2E_KUBECONFIG": str(cluster.kubeconfig)}
-    result = subprocess.run(
+def run_e2e_tier(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "e2e")],
         cwd=ROOT,
         env=env,
@@ -30,19 +28,18 @@ def test_e2e_tier_passes_against_a_cluster(sim: Callable[..., Any]) -> None:
         text=True,
         check=False,
     )
+
+
+def test_e2e_tier_passes_against_a_cluster(sim: Callable[..., Any]) -> None:
+    cluster = sim(SCENARIO)
+    env = {**os.environ, "GPUCTL_E2E_KUBECONFIG": str(cluster.kubeconfig)}
+    result = run_e2e_tier(env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 passed" in result.stdout
 
 
 def test_e2e_tier_is_skipped_without_a_cluster() -> None:
     env = {key: value for key, value in os.environ.items() if key != "GPUCTL_E2E_KUBECONFIG"}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "e2e")],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_e2e_tier(env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 skipped" in result.stdout

@@ -356,3 +356,21 @@ def test_crash_loop_for_restart_always(core: client.CoreV1Api) -> None:
         return bool(waiting and waiting.reason == "CrashLoopBackOff" and statuses[0].restart_count == 1)
 
     wait_for(backing_off, "CrashLoopBackOff")
+
+
+def test_gfd_labels_stay_after_the_device_plugin_goes(sim: Any) -> None:
+    # Real GFD is a DaemonSet of its own: removing the device plugin leaves its labels (docs/scenario.md).
+    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": [{"name": "g", "gpus": 2}]})
+    api = cluster.api_client()
+    core = client.CoreV1Api(api)
+    wait_for(lambda: allocatable(core, "g") == "2", "g to advertise 2 GPUs")
+    before = {k: v for k, v in core.read_node("g").metadata.labels.items() if k.startswith("nvidia.com/")}
+    assert before["nvidia.com/gpu.present"] == "true"
+    assert any(key.startswith("nvidia.com/cuda.driver-version.") for key in before)
+    (plugin,) = client.AppsV1Api(api).list_namespaced_daemon_set("kube-system").items
+    client.AppsV1Api(api).delete_namespaced_daemon_set(plugin.metadata.name, "kube-system")
+    wait_for(lambda: allocatable(core, "g") is None, "g to stop advertising")
+    node = core.read_node("g")
+    assert GPU not in (node.status.capacity or {})
+    after = {k: v for k, v in node.metadata.labels.items() if k.startswith("nvidia.com/")}
+    assert after == before

@@ -44,7 +44,7 @@ def gpus_advertised(cluster: Any) -> bool:
     from kubernetes.client import CoreV1Api
 
     nodes = CoreV1Api(cluster.api_client()).list_node().items
-    return all(int((n.status.allocatable or {}).get("nvidia.com/gpu", "0")) == 8 for n in nodes)
+    return all(int((node.status.allocatable or {}).get("nvidia.com/gpu", "0")) == 8 for node in nodes)
 
 
 def test_pods_are_deleted_after_success_and_failure(sim: Any, cli: Any) -> None:
@@ -92,41 +92,43 @@ def test_pods_are_deleted_after_timeout(sim: Any, cli: Any) -> None:
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "1"])
     assert result.exit_code == 1
     assert "Traceback" not in result.stderr
-    data = json.loads(result.stdout)
-    run = next(c for c in data["nodes"][0]["checks"] if c["id"] == "nvidia-smi.run")
+    report = json.loads(result.stdout)
+    run = next(check for check in report["nodes"][0]["checks"] if check["id"] == "nvidia-smi.run")
     assert run["status"] == "fail"
     assert "timeout" in run["message"]
     assert verification_pods(cluster) == []
 
 
-def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
-    cluster = sim(scenario(podRunSeconds=120))
-    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+def interrupted_verify(
+    cluster: Any, signals: list[signal.Signals], *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """Run `gpuctl verify`, send `signals` once its pods exist; its exit code and stderr."""
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gpuctl",
-            "verify",
-            "--kubeconfig",
-            str(cluster.kubeconfig),
-            "--timeout",
-            "300",
-        ],
+        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "NO_COLOR": "1"},
+        env=env,
     )
     try:
         wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
-        process.send_signal(signal.SIGINT)
+        for sent in signals:
+            process.send_signal(sent)
+            time.sleep(0.005)
         _, stderr = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
-    assert process.returncode == 130, stderr
+    return process.returncode, stderr
+
+
+def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
+    cluster = sim(scenario(podRunSeconds=120))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    env = {**os.environ, "NO_COLOR": "1"}
+    exit_code, stderr = interrupted_verify(cluster, [signal.SIGINT], "--timeout", "300", env=env)
+    assert exit_code == 130, stderr
     assert "Traceback" not in stderr
     assert verification_pods(cluster) == []
 
@@ -134,23 +136,9 @@ def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
 def test_repeated_ctrl_c_does_not_cut_the_cleanup_short(sim: Any) -> None:
     cluster = sim(scenario(podRunSeconds=120))
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
-        for _ in range(20):  # an impatient user: the later ones land during the cleanup
-            process.send_signal(signal.SIGINT)
-            time.sleep(0.005)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 130, stderr
+    # An impatient user: the later signals land during the cleanup.
+    exit_code, stderr = interrupted_verify(cluster, [signal.SIGINT] * 20)
+    assert exit_code == 130, stderr
     assert "Traceback" not in stderr
     assert verification_pods(cluster) == []
 
@@ -158,21 +146,8 @@ def test_repeated_ctrl_c_does_not_cut_the_cleanup_short(sim: Any) -> None:
 def test_sigterm_deletes_pods_too(sim: Any) -> None:
     cluster = sim(scenario(podRunSeconds=120))
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 130, stderr
+    exit_code, stderr = interrupted_verify(cluster, [signal.SIGTERM])
+    assert exit_code == 130, stderr
     assert verification_pods(cluster) == []
 
 

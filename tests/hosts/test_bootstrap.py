@@ -131,7 +131,7 @@ def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
         f"playbook=Path({str(PING)!r}),"
         "extra_args=('-e', 'gpuctl_test_sleep=120'),"
         "on_progress=lambda s: print('TASK', *[h.current_task for h in s.snapshot()[1]], flush=True));"
-        "print('RESULT', r.status, int(r.exit_code), flush=True)"
+        "print('RESULT', r.status, int(r.exit_code), *[h.succeeded for h in r.hosts], flush=True)"
     )
     process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
@@ -141,7 +141,7 @@ def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
     time.sleep(1)
     process.send_signal(signal.SIGINT)
     out, _ = process.communicate(timeout=60)
-    assert "RESULT canceled 130" in out
+    assert "RESULT canceled 130 False False" in out  # a host whose play did not complete is not ok
     leftovers = subprocess.run(
         ["pgrep", "-f", f"ansible-playbook.*{PING}"], capture_output=True, text=True, check=False
     )

@@ -133,6 +133,43 @@ def test_invalid_setting_names_file_and_key(tmp_path: Path, key: str, value: str
     assert "gpuctl preflight" in caught.value.hint
 
 
+def test_every_invalid_setting_is_reported_at_once(tmp_path: Path) -> None:
+    write(tmp_path, "group_vars/all/driver.yml", "gpuctl_driver_branch: latest\ngpuctl_cdi_enabled: maybe\n")
+    write(tmp_path, "group_vars/gpu_nodes.yml", "gpuctl_reboot_serial: 0\n")
+    inventory = load_inventory(write(tmp_path, "hosts.yml", YAML_INVENTORY))  # two hosts, same values
+    with pytest.raises(ConfigError) as caught:
+        validate_inventory(inventory)
+    message = caught.value.message
+    assert message.startswith(f"{inventory.path}: 3 invalid gpuctl settings: ")
+    found = message.split(": 3 invalid gpuctl settings: ", 1)[1].split("; ")
+    driver, gpu_nodes = tmp_path / "group_vars/all/driver.yml", tmp_path / "group_vars/gpu_nodes.yml"
+    assert found == [
+        f"{driver}: gpuctl_cdi_enabled: must be true or false, got 'maybe'",
+        f"{driver}: gpuctl_driver_branch: must be digits like \"550\", got 'latest'",
+        f"{gpu_nodes}: gpuctl_reboot_serial: must be a positive number of hosts rebooted at a time, got 0",
+    ]
+    for key in ("gpuctl_cdi_enabled", "gpuctl_driver_branch", "gpuctl_reboot_serial"):
+        assert key in caught.value.hint
+
+
+def test_every_invalid_setting_through_the_cli_exits_2_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        tmp_path, "group_vars/all/driver.yml", "gpuctl_driver_source: ppa\ngpuctl_toolkit_version: latest\n"
+    )
+    path = write(tmp_path, "hosts.yml", YAML_INVENTORY)  # its hosts do not exist: none may be contacted
+    for command in (["preflight"], ["bootstrap", "--phase", "host"]):
+        assert run([*command, "--inventory", str(path)]) == 2
+        captured = capsys.readouterr()
+        error, hint = captured.err.splitlines()
+        assert error.startswith(f"error: {path}: 2 invalid gpuctl settings: ")
+        assert "gpuctl_driver_source: must be one of" in error
+        assert "gpuctl_toolkit_version: must look like" in error
+        assert hint.startswith("hint: fix gpuctl_driver_source, gpuctl_toolkit_version ")
+        assert captured.out == ""
+
+
 def test_a_boolean_set_in_the_inventory_file_is_traced_to_it(tmp_path: Path) -> None:
     text = YAML_INVENTORY + "        gpuctl_nvidia_runtime_default: 3\n"
     path = write(tmp_path, "hosts.yml", text)
@@ -177,6 +214,13 @@ def test_parse_ssh_options(args: str, expected: dict[str, str]) -> None:
         ("hosts.yml", "all:\n  hosts:\n    a: [\n", "cannot parse inventory"),
         ("hosts.ini", "[gpu_nodes\nnode1\n", "cannot parse inventory"),
         ("hosts.yml", "all:\n  hosts:\n    a:\n", "no group 'gpu_nodes'"),
+        ("hosts.yml", "- gpu_nodes\n- node1\n", "top level must be a mapping of groups (like `all:`"),
+        (
+            "hosts.yaml",
+            "gpu_nodes\n",
+            "must be a mapping of groups (like `all:` or `gpu_nodes:`), got a string",
+        ),
+        ("hosts.yml", "[gpu_nodes, node1]\n", "top level must be a mapping of groups"),
     ],
 )
 def test_bad_inventories_exit_2_without_traceback(
@@ -190,6 +234,7 @@ def test_bad_inventories_exit_2_without_traceback(
         first = err.splitlines()[0]
         assert first.startswith(f"error: {path}") or first.startswith(f"error: {path.resolve()}")
         assert expected in first
+        assert "Tagged" not in err  # never an Ansible class name
 
 
 def test_missing_inventory_and_invalid_setting_exit_2(
