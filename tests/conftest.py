@@ -12,6 +12,9 @@ import pytest
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server import SimServer
 
+# The labels every verification pod carries (the contract of `gpuctl verify`).
+VERIFICATION_PODS = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
+
 
 @dataclass
 class SimCluster:
@@ -29,6 +32,23 @@ class SimCluster:
         from gpuctl.kube.client import load_api_client
 
         return load_api_client(self.kubeconfig)
+
+    def verification_pods(self) -> list[Any]:
+        """Every verification pod gpuctl left in the cluster, in any namespace."""
+        from kubernetes.client import CoreV1Api
+
+        pods = CoreV1Api(self.api_client()).list_pod_for_all_namespaces(label_selector=VERIFICATION_PODS)
+        return list(pods.items)
+
+    def allocatable_gpus(self) -> dict[str, int]:
+        """nvidia.com/gpu allocatable per node, as the scheduler sees it now."""
+        from kubernetes.client import CoreV1Api
+
+        nodes = CoreV1Api(self.api_client()).list_node().items
+        return {
+            node.metadata.name: int((node.status.allocatable or {}).get("nvidia.com/gpu", "0"))
+            for node in nodes
+        }
 
 
 @pytest.fixture

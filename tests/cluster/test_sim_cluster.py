@@ -4,7 +4,7 @@ kubelet (nvidia-smi output per failure mode, image pulls, deadlines), DaemonSets
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -12,19 +12,12 @@ from kubernetes import client
 
 from gpuctl import nvidia_smi
 from gpuctl.sim.objects import device_plugin_daemonset
+from tests.polling import wait_until
 
 GPU = "nvidia.com/gpu"
+# The simulation settles within milliseconds; waits here give up after 15 s.
+wait_for = partial(wait_until, timeout=15.0)
 CUDA = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 def gpu_pod(

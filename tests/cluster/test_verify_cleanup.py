@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-SELECTOR = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
+from tests.polling import wait_until
 
 
 def scenario(pod_start: float = 0.05, **top: Any) -> dict[str, Any]:
@@ -25,26 +25,8 @@ def scenario(pod_start: float = 0.05, **top: Any) -> dict[str, Any]:
     }
 
 
-def verification_pods(cluster: Any) -> list[Any]:
-    from kubernetes.client import CoreV1Api
-
-    return list(CoreV1Api(cluster.api_client()).list_pod_for_all_namespaces(label_selector=SELECTOR).items)
-
-
-def wait_until(predicate: Any, what: str, seconds: float = 20) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def gpus_advertised(cluster: Any) -> bool:
-    from kubernetes.client import CoreV1Api
-
-    nodes = CoreV1Api(cluster.api_client()).list_node().items
-    return all(int((node.status.allocatable or {}).get("nvidia.com/gpu", "0")) == 8 for node in nodes)
+    return set(cluster.allocatable_gpus().values()) == {8}
 
 
 def test_pods_are_deleted_after_success_and_failure(sim: Any, cli: Any) -> None:
@@ -52,10 +34,10 @@ def test_pods_are_deleted_after_success_and_failure(sim: Any, cli: Any) -> None:
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
     ok = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
     assert ok.exit_code == 0, ok.stdout + ok.stderr
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
     failing = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--image", "x/does-not-exist:1"])
     assert failing.exit_code == 1
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 def test_keep_pods_keeps_them_with_the_restricted_shape(sim: Any, cli: Any) -> None:
@@ -65,7 +47,7 @@ def test_keep_pods_keeps_them_with_the_restricted_shape(sim: Any, cli: Any) -> N
         ["verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "--namespace", "gpu-check"]
     )
     assert result.exit_code == 0, result.stdout + result.stderr
-    pods = verification_pods(cluster)
+    pods = cluster.verification_pods()
     assert len(pods) == 2
     pod = pods[0]
     assert pod.metadata.namespace == "gpu-check"
@@ -96,7 +78,7 @@ def test_pods_are_deleted_after_timeout(sim: Any, cli: Any) -> None:
     run = next(check for check in report["nodes"][0]["checks"] if check["id"] == "nvidia-smi.run")
     assert run["status"] == "fail"
     assert "timeout" in run["message"]
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 def interrupted_verify(
@@ -111,7 +93,7 @@ def interrupted_verify(
         env=env,
     )
     try:
-        wait_until(lambda: len(verification_pods(cluster)) == 2, "verification pods created")
+        wait_until(lambda: len(cluster.verification_pods()) == 2, "verification pods created")
         for sent in signals:
             process.send_signal(sent)
             time.sleep(0.005)
@@ -130,7 +112,7 @@ def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:
     exit_code, stderr = interrupted_verify(cluster, [signal.SIGINT], "--timeout", "300", env=env)
     assert exit_code == 130, stderr
     assert "Traceback" not in stderr
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 def test_repeated_ctrl_c_does_not_cut_the_cleanup_short(sim: Any) -> None:
@@ -140,7 +122,7 @@ def test_repeated_ctrl_c_does_not_cut_the_cleanup_short(sim: Any) -> None:
     exit_code, stderr = interrupted_verify(cluster, [signal.SIGINT] * 20)
     assert exit_code == 130, stderr
     assert "Traceback" not in stderr
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 def test_sigterm_deletes_pods_too(sim: Any) -> None:
@@ -148,7 +130,7 @@ def test_sigterm_deletes_pods_too(sim: Any) -> None:
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
     exit_code, stderr = interrupted_verify(cluster, [signal.SIGTERM])
     assert exit_code == 130, stderr
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 # --- bad input and unreachable clusters --------------------------------------------------------
@@ -225,4 +207,4 @@ def test_forbidden_pod_creation_exits_3_naming_verb_and_resource(sim: Any, cli: 
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
     _assert_one_line_error(result, 3, "create", "pods")
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []

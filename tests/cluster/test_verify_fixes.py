@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,7 @@ from typing import Any
 import pytest
 
 from gpuctl.sim.server import kubeconfig_text
-
-SELECTOR = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
+from tests.polling import wait_until
 
 
 def scenario(*nodes: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -27,24 +25,12 @@ def scenario(*nodes: dict[str, Any], **top: Any) -> dict[str, Any]:
     }
 
 
-def verification_pods(cluster: Any) -> list[str]:
-    from kubernetes.client import CoreV1Api
-
-    pods = CoreV1Api(cluster.api_client()).list_pod_for_all_namespaces(label_selector=SELECTOR)
-    return [pod.metadata.name for pod in pods.items]
-
-
 def wait_for_gpus(cluster: Any, names: list[str]) -> None:
-    from kubernetes.client import CoreV1Api
+    def advertised() -> bool:
+        allocatable = cluster.allocatable_gpus()
+        return all(allocatable.get(name, 0) > 0 for name in names)
 
-    core = CoreV1Api(cluster.api_client())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        nodes = [core.read_node(name) for name in names]
-        if all(int((n.status.allocatable or {}).get("nvidia.com/gpu", "0")) > 0 for n in nodes):
-            return
-        time.sleep(0.05)
-    pytest.fail(f"{names} never advertised GPUs")
+    wait_until(advertised, f"{names} to advertise GPUs")
 
 
 def checks_of(stdout: str, node: str) -> dict[str, dict[str, Any]]:
@@ -66,7 +52,7 @@ def test_cleanup_falls_back_to_deleting_pods_one_by_one(sim: Any, cli: Any) -> N
     wait_for_gpus(cluster, ["gpu-0", "gpu-1"])
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
     assert result.exit_code == 0, result.output
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []
 
 
 def test_cleanup_forbidden_altogether_names_the_leftovers_and_the_command(sim: Any, cli: Any) -> None:
@@ -77,7 +63,7 @@ def test_cleanup_forbidden_altogether_names_the_leftovers_and_the_command(sim: A
     assert "2 verification pod(s) left in namespace gpu-check" in stderr
     assert "kubectl -n gpu-check delete pods -l " in stderr
     assert "gpuctl.io/verify-run=" in stderr
-    assert len(verification_pods(cluster)) == 2
+    assert len(cluster.verification_pods()) == 2
 
 
 # --- 2. an API server that accepts connections but never answers -------------------------------
@@ -202,4 +188,4 @@ def test_pending_pod_at_timeout_is_reported_once_with_a_useful_hint(sim: Any, cl
     assert "--timeout" in image["hint"]
     assert "describe pod" in image["hint"]
     assert "events" in image["hint"]
-    assert verification_pods(cluster) == []
+    assert cluster.verification_pods() == []

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
+
+from tests.polling import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -38,26 +39,24 @@ def wait_for_gpus(cluster: Any, name: str, want: int) -> None:
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(cluster.api_client())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def advertised() -> bool:
         allocatable = core.read_node(name).status.allocatable or {}
-        if int(allocatable.get("nvidia.com/gpu", "0")) == want:
-            return
-        time.sleep(0.05)
-    pytest.fail(f"{name} never advertised {want} GPUs")
+        return int(allocatable.get("nvidia.com/gpu", "0")) == want
+
+    wait_until(advertised, f"{name} to advertise {want} GPUs")
 
 
 def wait_for_plugin_pod(cluster: Any, name: str) -> None:
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(cluster.api_client())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def plugin_running() -> bool:
         pods = core.list_namespaced_pod("kube-system", field_selector=f"spec.nodeName={name}").items
-        if any(pod.status.phase == "Running" for pod in pods):
-            return
-        time.sleep(0.05)
-    pytest.fail(f"no device plugin pod runs on {name}")
+        return any(pod.status.phase == "Running" for pod in pods)
+
+    wait_until(plugin_running, f"a device plugin pod running on {name}")
 
 
 def leftover_pods(cluster: Any) -> list[str]:
