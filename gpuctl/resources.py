@@ -6,42 +6,43 @@ setup.py from the repository's top-level folders); in a source checkout the fold
 
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
 from pathlib import Path
 
 from gpuctl.errors import ConfigError
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE_SUFFIX = ".yaml.j2"
 
 
-def _package_dir(package: str, marker: str) -> Path | None:
+def _shipped_dir(package: str, repo_folder: str, marker: str) -> Path | None:
+    """The first folder holding `marker` (a glob): where the import system puts `package` (a wheel
+    or an editable install), else the repository checkout's `repo_folder`."""
     try:
-        traversable = importlib.resources.files(package)
-    except (ModuleNotFoundError, TypeError):
-        return None
-    # Editable installs and namespace packages give a MultiplexedPath: take its first real folder.
-    paths = getattr(traversable, "_paths", None)
-    candidate = Path(str(paths[0] if paths else traversable))
-    return candidate if (candidate / marker).exists() else None
+        spec = importlib.util.find_spec(package)
+    except (ModuleNotFoundError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for candidate in [*(Path(location) for location in locations), _REPO_ROOT / repo_folder]:
+        if candidate.is_dir() and any(candidate.glob(marker)):
+            return candidate
+    return None
 
 
 def playbooks_dir() -> Path:
     """The folder holding site.yml and roles/."""
-    found = _package_dir("gpuctl.playbooks", "site.yml")
-    if found is not None:
-        return found
-    repo = _REPO_ROOT / "playbooks"
-    if (repo / "site.yml").exists():
-        return repo
-    raise ConfigError(
-        "the gpuctl playbooks (site.yml) are missing from this installation",
-        hint="reinstall gpuctl (`pip install --force-reinstall gpuctl`)",
-    )
+    found = _shipped_dir("gpuctl.playbooks", "playbooks", "site.yml")
+    if found is None:
+        raise ConfigError(
+            "the gpuctl playbooks (site.yml) are missing from this installation",
+            hint="reinstall gpuctl (`pip install --force-reinstall gpuctl`)",
+        )
+    return found
 
 
 def templates_dir() -> Path:
     """The folder holding the `*.yaml.j2` Kubernetes templates."""
-    found = _package_dir("gpuctl.templates", ".")
+    found = _shipped_dir("gpuctl.templates", "templates", f"*{TEMPLATE_SUFFIX}")
     return found if found is not None else _REPO_ROOT / "templates"
 
 

@@ -7,40 +7,15 @@ turns a forgotten one into an error instead of an empty string in a manifest.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.resources import TEMPLATE_SUFFIX, templates_dir
 
 if TYPE_CHECKING:
     import jinja2
-
-TEMPLATE_SUFFIX = ".yaml.j2"
-_REPO_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-
-
-def _candidate_dirs() -> list[Path]:
-    """Where templates may live: next to this module (wheel), wherever the import system maps
-    `gpuctl.templates` (editable installs), then the repository checkout."""
-    candidates = [Path(__file__).resolve().parent / "templates"]
-    try:
-        spec = importlib.util.find_spec("gpuctl.templates")
-    except (ModuleNotFoundError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        candidates += [Path(location) for location in spec.submodule_search_locations]
-    return [*candidates, _REPO_TEMPLATES]
-
-
-def templates_dir() -> Path:
-    """The folder holding the templates: the installed package data, else the repository's."""
-    for candidate in _candidate_dirs():
-        if candidate.is_dir() and any(candidate.glob(f"*{TEMPLATE_SUFFIX}")):
-            return candidate
-    return _REPO_TEMPLATES
 
 
 def template_names() -> list[str]:
