@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gpuctl.cli.options import TableOrJson
+from gpuctl.cli.options import Limit, OptionalInventory, TableOrJson, TableOrJsonOutput
 from gpuctl.errors import ConfigError, NotImplementedYet
 
 if TYPE_CHECKING:
@@ -46,29 +46,16 @@ def command(
             "--phase", help="Which layer to prepare (required; host is implemented).", show_default=False
         ),
     ],
-    inventory: Annotated[
-        Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-        typer.Option(
-            "--inventory",
-            "-i",
-            help="Ansible inventory (YAML or INI) with a group gpu_nodes.",
-            show_default=False,
-        ),
-    ] = None,
+    inventory: OptionalInventory = None,
     check: Annotated[bool, typer.Option("--check", help="Dry run: Ansible check mode with diff.")] = False,
-    limit: Annotated[
-        Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-        typer.Option(
-            "--limit", "-l", help="Only these hosts or groups (Ansible pattern).", show_default=False
-        ),
-    ] = None,
+    limit: Limit = None,
     tags: Annotated[
         Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
         typer.Option(
             "--tags", "-t", help="Only tasks with these tags (comma-separated).", show_default=False
         ),
     ] = None,
-    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = TableOrJson.table,
+    output: TableOrJsonOutput = TableOrJson.table,
     keep_artifacts: Annotated[
         bool,
         typer.Option("--keep-artifacts", help="Keep ansible-runner's private data dir and print its path."),

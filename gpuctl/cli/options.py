@@ -37,3 +37,18 @@ Context = Annotated[
         show_default=False,
     ),
 ]
+
+# Every command's --output: table for people, JSON (a versioned envelope) for machines.
+TableOrJsonOutput = Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")]
+VerifyOutput = Annotated[Output, typer.Option("--output", "-o", help="Output format.")]
+
+_INVENTORY_HELP = "Ansible inventory (YAML or INI) with a group gpu_nodes."
+Inventory = Annotated[Path, typer.Option("--inventory", "-i", help=_INVENTORY_HELP, show_default=False)]
+OptionalInventory = Annotated[
+    Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option("--inventory", "-i", help=_INVENTORY_HELP, show_default=False),
+]
+Limit = Annotated[
+    Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option("--limit", "-l", help="Only these hosts or groups (Ansible pattern).", show_default=False),
+]

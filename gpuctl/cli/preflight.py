@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from gpuctl.cli.options import TableOrJson
+from gpuctl.cli.options import Inventory, Limit, TableOrJson, TableOrJsonOutput
 
 HELP = """\
 Read-only SSH probes of every host in group gpu_nodes, in parallel: reachable, sudo, OS,
@@ -17,25 +16,11 @@ container runtime and its config, free disk. Host keys are checked (known_hosts)
 Exit 0 every host can be bootstrapped, 1 some cannot, 2 bad inventory, 3 no host reachable.
 """
 
-Inventory = Annotated[
-    Path,
-    typer.Option(
-        "--inventory",
-        "-i",
-        help="Ansible inventory (YAML or INI) with a group gpu_nodes.",
-        show_default=False,
-    ),
-]
-Limit = Annotated[
-    Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-    typer.Option("--limit", "-l", help="Only these hosts or groups (Ansible pattern).", show_default=False),
-]
-
 
 def command(
     inventory: Inventory,
     limit: Limit = None,
-    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = TableOrJson.table,
+    output: TableOrJsonOutput = TableOrJson.table,
     insecure_skip_host_key_check: Annotated[
         bool,
         typer.Option(

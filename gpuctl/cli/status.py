@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
 import typer
 
-from gpuctl.cli.options import Context, Kubeconfig, TableOrJson
+from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
 
 HELP = """\
 GPU inventory of the cluster: one row per GPU node with product, GPUs (capacity /
@@ -20,9 +19,7 @@ def command(
     *,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = (
-        TableOrJson.table
-    ),
+    output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
     from gpuctl.core.status import gpu_status
     from gpuctl.kube.client import load_api_client

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from gpuctl.cli.options import Context, Kubeconfig, TableOrJson
+from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
 from gpuctl.errors import ConfigError
 
 HELP = """\
@@ -58,9 +58,7 @@ def command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Server-side dry run: show what would change.")
     ] = False,
-    output: Annotated[TableOrJson, typer.Option("--output", "-o", help="Output format.")] = (
-        TableOrJson.table
-    ),
+    output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
     from gpuctl.core.taint import taint_gpu_nodes
     from gpuctl.core.taint_rules import taint_spec

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from gpuctl.cli.options import Context, Kubeconfig, Output
+from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
 from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def command(
     *,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    output: Annotated[Output, typer.Option("--output", "-o", help="Output format.")] = Output.table,
+    output: VerifyOutput = Output.table,
     expect_nodes: Annotated[
         OptStr, typer.Option(help="Comma-separated node names or globs (gpu-*) that must be GPU nodes.")
     ] = None,
