@@ -8,7 +8,6 @@ node meanwhile) is retried from a fresh read instead of overwriting their change
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 from gpuctl.core.taint_audit import DaemonSetWarning, admission_notes, audit_daemonsets
 from gpuctl.core.taint_rules import check_label_selector
 from gpuctl.errors import ConfigError
-from gpuctl.kube.client import api_call
+from gpuctl.kube.client import api_call, pooled_client
 from gpuctl.kube.daemonsets import list_gpu_daemonsets
 from gpuctl.kube.nodes import Taint, node_from_json
 from gpuctl.kube.raw import JsonDict, call_json
@@ -125,15 +124,6 @@ def _choose(nodes: list[JsonDict], selector: str | None, names: Sequence[str]) -
     return gpu_nodes, "GPU nodes (nvidia.com/gpu capacity or NFD/GFD labels)"
 
 
-def _pooled(api_client: ApiClient, size: int) -> ApiClient:
-    """A client on a copy of the configuration whose connection pool fits `size` threads."""
-    from kubernetes.client import ApiClient as Client
-
-    configuration = copy.deepcopy(api_client.configuration)
-    configuration.connection_pool_maxsize = size + 4
-    return Client(configuration)
-
-
 class _NodePatcher:
     """Applies one plan per node with optimistic concurrency, counting writes."""
 
@@ -232,7 +222,7 @@ def taint_gpu_nodes(
         warnings = audit_daemonsets(list_gpu_daemonsets(api_client), taint)
         notes = admission_notes(taint)
     patcher = _NodePatcher(
-        _pooled(api_client, CONCURRENCY), taint, remove=remove, dry_run=dry_run, after_read=after_read
+        pooled_client(api_client, CONCURRENCY), taint, remove=remove, dry_run=dry_run, after_read=after_read
     )
     ordered = sorted(nodes, key=lambda node: node["metadata"]["name"])
     with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-taint") as pool:

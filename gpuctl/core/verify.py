@@ -27,6 +27,7 @@ from gpuctl.core.verify_model import (
 from gpuctl.core.verify_pod import NAMESPACE_LABELS, new_run_id, run_selector
 from gpuctl.core.verify_run import PodRun, plugin_log_checks
 from gpuctl.core.verify_smi import SMI_CHECKS, PodEvaluation
+from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
 from gpuctl.kube.pods import PodBatch, ensure_namespace
@@ -51,13 +52,6 @@ class _Inventory:
     runtime_classes: set[str]
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
-
-
-def pooled_client(api_client: ApiClient, concurrency: int) -> ApiClient:
-    """An ApiClient whose single urllib3 pool holds `concurrency` keep-alive connections."""
-    configuration = api_client.configuration
-    configuration.connection_pool_maxsize = concurrency + 4
-    return type(api_client)(configuration)  # keeps the default request timeout of load_api_client
 
 
 def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
