@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import resources, tables, writes
+from gpuctl.sim import openapi, resources, tables, writes
 from gpuctl.sim.messages import Request, Response, Route, encode
 from gpuctl.sim.selectors import SelectorError, field_selector, label_selector
 from gpuctl.sim.status import ApiError, bad_request, forbidden, not_found
+from gpuctl.sim.validation import FieldValidation, warning_header
 from gpuctl.sim.watch import watch_response
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class Api:
         try:
             route = self._route(request.path)
             if route is None:
-                return self._non_resource(request), "discovery"
+                return _openapi(request.path) or self._non_resource(request), "discovery"
             verb = self._verb(request, route)
             self._authorise(verb, route)
             return self._dispatch(request, route, verb), verb
@@ -235,12 +236,19 @@ class Api:
     def _create(self, request: Request, route: Route) -> Response:
         if route.resource.kind == "SelfSubjectAccessReview":
             return Response(201, encode(self._access_review(self._body(request))))
+        fields = FieldValidation.from_query(request.query.get("fieldValidation"), "CreateOptions")
         created = writes.create(
-            self.cluster, route.resource, route.namespace, self._body(request), self._dry_run(request)
+            self.cluster,
+            route.resource,
+            route.namespace,
+            self._body(request),
+            self._dry_run(request),
+            fields=fields,
         )
-        return Response(201, encode(created))
+        return _warned(Response(201, encode(created)), fields)
 
     def _update(self, request: Request, route: Route) -> Response:
+        fields = FieldValidation.from_query(request.query.get("fieldValidation"), "UpdateOptions")
         result = writes.update(
             self.cluster,
             route.resource,
@@ -249,10 +257,12 @@ class Api:
             subresource=route.subresource,
             body=self._body(request),
             dry_run=self._dry_run(request),
+            fields=fields,
         )
-        return Response(200, encode(result))
+        return _warned(Response(200, encode(result)), fields)
 
     def _patch(self, request: Request, route: Route) -> Response:
+        fields = FieldValidation.from_query(request.query.get("fieldValidation"), "PatchOptions")
         patched, was_created = writes.patch(
             self.cluster,
             route.resource,
@@ -263,8 +273,9 @@ class Api:
             content_type=request.header("content-type").split(";")[0].strip(),
             field_manager=request.query.get("fieldManager"),
             dry_run=self._dry_run(request),
+            fields=fields,
         )
-        return Response(201 if was_created else 200, encode(patched))
+        return _warned(Response(201 if was_created else 200, encode(patched)), fields)
 
     def _delete(self, request: Request, route: Route, *, collection: bool) -> Response:
         cluster, resource = self.cluster, route.resource
@@ -322,6 +333,22 @@ class Api:
         return watch_response(
             self.cluster.store, request, route, namespace, lambda: self.matching(request, route)
         )
+
+
+def _openapi(path: str) -> Response | None:
+    """GET /openapi/v3 and /openapi/v3/<api/v1 | apis/GROUP/VERSION> (any ?hash= is ignored)."""
+    if path == "/openapi/v3":
+        return Response(200, encode(openapi.root_document()))
+    if path.startswith("/openapi/v3/"):
+        document = openapi.group_version_document(path.removeprefix("/openapi/v3/"))
+        return None if document is None else Response(200, document)
+    return None
+
+
+def _warned(response: Response, fields: FieldValidation) -> Response:
+    """Add a `Warning: 299` header per unknown field that fieldValidation=Warn dropped."""
+    response.headers += [("Warning", warning_header(message)) for message in fields.warnings]
+    return response
 
 
 def _log_container(request: Request, pod: Obj) -> str:

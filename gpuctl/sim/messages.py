@@ -39,6 +39,7 @@ class Response:
     body: bytes = b""
     content_type: str = JSON
     stream: Iterator[bytes] | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)  # extra ones, e.g. Warning
 
 
 @dataclass(frozen=True)

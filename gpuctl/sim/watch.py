@@ -8,12 +8,13 @@ from typing import Any
 
 from gpuctl.sim.messages import Request, Response, Route, encode
 from gpuctl.sim.selectors import field_selector, label_selector
-from gpuctl.sim.status import ApiError, bad_request
+from gpuctl.sim.status import ApiError, bad_request, invalid
 from gpuctl.sim.store import Change, Store, TooOld
 
 Obj = dict[str, Any]
 Visible = Callable[[Obj | None], bool]
 DEFAULT_WATCH_SECONDS = 1800
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 def _line(kind: str, obj: Obj) -> bytes:
@@ -54,6 +55,36 @@ def _event_line(change: Change, visible: Visible) -> bytes:
     return _line(kind, change.obj) if kind else b""
 
 
+def _wants_initial_events(request: Request) -> bool:
+    """`sendInitialEvents=true`: the watch-list (streaming list) that client-go's informers use.
+
+    The server sends the current state as ADDED events, then a BOOKMARK annotated
+    `k8s.io/initial-events-end`, then changes; the request must also say
+    `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks=true`, as on a real API server.
+    """
+    if request.query.get("sendInitialEvents") != "true":
+        return False
+    if request.query.get("resourceVersionMatch") != "NotOlderThan":
+        raise _invalid_list_options("resourceVersionMatch", "resourceVersionMatch to NotOlderThan")
+    if request.query.get("allowWatchBookmarks") != "true":
+        raise _invalid_list_options("allowWatchBookmarks", "allowWatchBookmarks to true")
+    return True
+
+
+def _invalid_list_options(field: str, setting: str) -> ApiError:
+    return invalid(
+        "ListOptions.meta.k8s.io", "", [f"{field}: Forbidden: sendInitialEvents requires setting {setting}"]
+    )
+
+
+def _initial_events_end(route: Route, resource_version: int) -> bytes:
+    metadata = {"resourceVersion": str(resource_version), "annotations": {INITIAL_EVENTS_END: "true"}}
+    return _line(
+        "BOOKMARK",
+        {"kind": route.resource.kind, "apiVersion": route.resource.api_version, "metadata": metadata},
+    )
+
+
 def watch_response(
     store: Store,
     request: Request,
@@ -65,9 +96,10 @@ def watch_response(
     visible = _visibility(request, route, namespace)
     deadline = time.monotonic() + float(request.query.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
     requested = request.query.get("resourceVersion", "")
+    streaming_list = _wants_initial_events(request)
     initial: list[Obj] = []
     with store.lock:
-        if requested in ("", "0"):
+        if requested in ("", "0") or streaming_list:
             start = store.resource_version
             initial = [obj for obj in snapshot() if visible(obj)]
         else:
@@ -83,6 +115,8 @@ def watch_response(
     def events() -> Iterator[bytes]:
         for obj in initial:
             yield _line("ADDED", obj)
+        if streaming_list:
+            yield _initial_events_end(route, start)
         try:
             for batch in store.follow(start, deadline):
                 chunk = b"".join(

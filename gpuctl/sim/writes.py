@@ -12,6 +12,7 @@ from gpuctl.sim.objects import random_suffix
 from gpuctl.sim.resources import ResourceType
 from gpuctl.sim.status import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from gpuctl.sim.store import rfc3339
+from gpuctl.sim.validation import FieldValidation
 
 if TYPE_CHECKING:
     from gpuctl.sim.cluster import Cluster
@@ -80,8 +81,15 @@ def _apply_kind_defaults(resource: ResourceType, obj: Obj) -> None:
             "numberReady": 0,
         }
         template = obj["spec"].setdefault("template", {})
+        tolerations = copy.deepcopy((template.get("spec") or {}).get("tolerations"))
         defaults.apply_pod_defaults(template)
         template.pop("status", None)
+        # DefaultTolerationSeconds admits pods, not templates: a template keeps the tolerations it
+        # was given (else every `kubectl apply` would see them differ and report "configured").
+        if tolerations is None:
+            template["spec"].pop("tolerations", None)
+        else:
+            template["spec"]["tolerations"] = tolerations
 
 
 def _validate(resource: ResourceType, obj: Obj) -> None:
@@ -90,7 +98,18 @@ def _validate(resource: ResourceType, obj: Obj) -> None:
         raise invalid(resource.kind, obj["metadata"].get("name", ""), errors, resource.group)
 
 
-def create(cluster: Cluster, resource: ResourceType, namespace: str, body: Obj, dry_run: bool) -> Obj:
+def create(
+    cluster: Cluster,
+    resource: ResourceType,
+    namespace: str,
+    body: Obj,
+    dry_run: bool,
+    *,
+    fields: FieldValidation | None = None,
+) -> Obj:
+    """`fields`: the request's fieldValidation (None: the caller already checked the body)."""
+    if fields is not None:
+        fields.check_decoded(resource, body)
     obj = _prepare_new(cluster, resource, namespace, body)
     name = obj["metadata"]["name"]
     if cluster.store.get(resource.key, namespace if resource.namespaced else "", name) is not None:
@@ -173,7 +192,10 @@ def update(
     subresource: str,
     body: Obj,
     dry_run: bool,
+    fields: FieldValidation | None = None,
 ) -> Obj:
+    if fields is not None:
+        fields.check_decoded(resource, body)
     existing = _existing(cluster, resource, namespace, name)
     body_meta = body.get("metadata") or {}
     if body_meta.get("name") not in (None, name):
@@ -209,6 +231,7 @@ def patch(
     content_type: str,
     field_manager: str | None,
     dry_run: bool,
+    fields: FieldValidation | None = None,
 ) -> tuple[Obj, bool]:
     """Apply a patch; returns (object, created) — server-side apply may create."""
     document = _decode(body, content_type)
@@ -230,6 +253,8 @@ def patch(
     candidate = _patched(resource, name, existing, document, content_type)
     if not isinstance(candidate, dict):
         raise bad_request("the patch did not produce an object")
+    if fields is not None:
+        fields.check_patched(resource, candidate, document)
     wanted = (candidate.get("metadata") or {}).get("resourceVersion")
     if wanted and wanted != existing["metadata"]["resourceVersion"]:
         raise conflict(resource.plural, name, resource.group)
@@ -274,6 +299,7 @@ def _apply(
         )
     if not isinstance(document, dict):
         raise bad_request("apply patch must be an object")
+    FieldValidation.check_applied(resource, document, namespace if resource.namespaced else "", name)
     managed = [
         {
             "manager": field_manager,

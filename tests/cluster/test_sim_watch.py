@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -51,6 +52,48 @@ def test_watch_without_version_starts_with_current_state(sim: Any) -> None:
     core = client.CoreV1Api(cluster.api_client())
     events = list(watch.Watch().stream(core.list_node, timeout_seconds=1))
     assert [(e["type"], e["object"].metadata.name) for e in events] == [("ADDED", "a"), ("ADDED", "b")]
+
+
+def test_streaming_list_ends_its_initial_events_with_a_bookmark(sim: Any) -> None:
+    """client-go's informers (kubectl wait, get -w) ask for sendInitialEvents and wait for the bookmark."""
+    cluster = sim({"nodes": [{"name": "a"}, {"name": "b"}]})
+    core = client.CoreV1Api(cluster.api_client())
+    version = core.list_node().metadata.resource_version
+    response = core.list_node(
+        watch=True,
+        send_initial_events=True,
+        resource_version_match="NotOlderThan",
+        allow_watch_bookmarks=True,
+        timeout_seconds=1,
+        _preload_content=False,
+    )
+    events = [json.loads(line) for line in response.read().splitlines()]
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [
+        ("ADDED", "a"),
+        ("ADDED", "b"),
+        ("BOOKMARK", None),
+    ]
+    bookmark = events[-1]["object"]
+    assert bookmark["kind"] == "Node"
+    assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert bookmark["metadata"]["resourceVersion"] == version
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"allow_watch_bookmarks": True}, "resourceVersionMatch"),
+        ({"resource_version_match": "NotOlderThan"}, "allowWatchBookmarks"),
+    ],
+)
+def test_streaming_list_without_its_required_options_is_invalid(
+    sim: Any, options: dict[str, Any], field: str
+) -> None:
+    core = client.CoreV1Api(sim({"nodes": [{"name": "a"}]}).api_client())
+    with pytest.raises(ApiException) as raised:
+        core.list_node(watch=True, send_initial_events=True, timeout_seconds=1, **options)
+    assert raised.value.status == 422
+    assert f"{field}: Forbidden: sendInitialEvents requires" in json.loads(raised.value.body)["message"]
 
 
 def test_label_change_out_of_selection_is_a_delete(sim: Any) -> None:

@@ -8,6 +8,7 @@ is `test_node_root`, readable and chroot-able from the shell that ran `up`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -146,14 +147,20 @@ def boot(state: HarnessState, layout: NodeLayout, netns: str, hardware: FakeHard
 
 
 def container_init_pid(nspawn_pid: int, timeout: float = BOOT_TIMEOUT_SECONDS) -> int:
-    """The node's PID 1 (systemd), seen from the root namespace: nspawn's child."""
+    """The node's PID 1 (systemd), seen from the root namespace: nspawn's child in a new PID namespace.
+
+    nspawn first forks an "outer child" in nspawn's own PID namespace, which clones the node's init
+    as nspawn's child and exits: a child still in nspawn's namespace is that short-lived helper.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process_start_time(nspawn_pid) is None:
             break
-        children = Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children").read_text().split()
-        if children:
-            return int(children[0])
+        with contextlib.suppress(OSError):  # a child may exit between the listing and the readlink
+            own_namespace = os.readlink(f"/proc/{nspawn_pid}/ns/pid")
+            for child in Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children").read_text().split():
+                if os.readlink(f"/proc/{child}/ns/pid") != own_namespace:
+                    return int(child)
         time.sleep(0.05)
     raise RuntimeError(f"systemd-nspawn (pid {nspawn_pid}) did not start the node's init")
 

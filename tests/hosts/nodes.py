@@ -175,6 +175,37 @@ def _wait_for_port(address: str, port: int, timeout: float = 30) -> None:
     raise RuntimeError(f"the mirror did not listen on {address}:{port}")
 
 
+def _wait_for_login(nodes: list[TestNode], timeout: float = 60) -> None:
+    """Until `ssh true` works on every node: sshd's banner comes before the node lets users in.
+
+    While systemd boots, /run/nologin makes PAM refuse every login but root's, so a node whose
+    sshd answers may still turn the admin away for a moment.
+    """
+    deadline = time.monotonic() + timeout
+    pending = {node.name: node for node in nodes}
+    refusals: dict[str, str] = {}
+    while pending and time.monotonic() < deadline:
+        logins = {
+            name: subprocess.Popen(
+                node.ssh_argv("true"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            for name, node in pending.items()
+        }
+        for name, login in logins.items():
+            _, stderr = login.communicate()
+            if login.returncode == 0:
+                del pending[name]
+            else:
+                refusals[name] = (
+                    stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {login.returncode}"
+                )
+        if pending:
+            time.sleep(0.2)
+    if pending:
+        failures = "; ".join(f"{name}: {refusals[name]}" for name in pending)
+        raise RuntimeError(f"SSH login did not succeed within {timeout:.0f} s: {failures}")
+
+
 class _Timer:
     def __init__(self, log: Log) -> None:
         self.log = log
@@ -221,12 +252,15 @@ def up(
         hardware = _node.FakeHardware(gpus, device_id, nvswitches)
         _bring_up(state, rootfs, mirror, nodes=nodes, hardware=hardware, timer=timer)
         write_inventory(inventory, _inventory_for(state))
+        ready = load_nodes(inventory)
+        _wait_for_login(ready)
+        timer.lap("the admin logs in over SSH on every node")
     except BaseException:
         teardown(state)
         _registry.unregister(state.path)
         raise
     log(f"up: {nodes} node(s) ready in {time.monotonic() - timer.started:.1f} s: {inventory}")
-    return load_nodes(inventory)
+    return ready
 
 
 def _bring_up(

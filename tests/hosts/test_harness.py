@@ -194,7 +194,10 @@ def test_up_recovers_from_a_crashed_run(tmp_path: Path) -> None:
             os.kill(int(record["pid"]), signal.SIGKILL)
     again = up(nodes=2, gpus=1, inventory=inventory)
     try:
-        assert all(_ssh(node, "true").returncode == 0 for node in again)
+        answers = {node.name: _ssh(node, "true") for node in again}
+        assert {name: (a.returncode, a.stderr) for name, a in answers.items()} == {
+            node.name: (0, "") for node in again
+        }
         _assert_processes_gone(crashed)
         # The new run may reuse the crashed run's names: each must exist once, not stacked.
         for record in _recorded(inventory)["mount"]:
