@@ -92,7 +92,7 @@ def _reconcile_one(cluster: Cluster, daemonset: Obj, nodes: list[Obj], pods: lis
             by_node[node_name] = pod
     for node_name in sorted(eligible - set(by_node)):
         by_node[node_name] = _create_pod(cluster, daemonset, node_name, current_hash)
-    _update_status(cluster, daemonset, len(eligible), list(by_node.values()))
+    _update_status(cluster, daemonset, eligible, by_node)
 
 
 def _target_node(pod: Obj) -> str:
@@ -158,19 +158,22 @@ def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str)
     return created
 
 
-def _update_status(cluster: Cluster, daemonset: Obj, desired: int, pods: list[Obj]) -> None:
-    ready = sum(1 for pod in pods if _pod_ready(pod))
+def _update_status(cluster: Cluster, daemonset: Obj, eligible: set[str], by_node: dict[str, Obj]) -> None:
+    """Counted like the real controller: a pod kept on a node the DaemonSet no longer wants (a
+    NoSchedule taint added later) is misscheduled, not current."""
+    scheduled = [pod for node_name, pod in by_node.items() if node_name in eligible]
+    ready = sum(1 for pod in scheduled if _pod_ready(pod))
     status: Obj = {
-        "currentNumberScheduled": len(pods),
-        "desiredNumberScheduled": desired,
-        "numberMisscheduled": 0,
+        "currentNumberScheduled": len(scheduled),
+        "desiredNumberScheduled": len(eligible),
+        "numberMisscheduled": len(by_node) - len(scheduled),
         "numberReady": ready,
         "numberAvailable": ready,
-        "updatedNumberScheduled": len(pods),
+        "updatedNumberScheduled": len(scheduled),
         "observedGeneration": daemonset["metadata"].get("generation", 1),
     }
-    if desired - ready > 0:
-        status["numberUnavailable"] = desired - ready
+    if len(eligible) - ready > 0:
+        status["numberUnavailable"] = len(eligible) - ready
     if daemonset.get("status") == status:
         return
     updated = dict(daemonset)

@@ -339,6 +339,23 @@ def test_daemonset_skips_untolerated_taints(sim: Any) -> None:
     assert allocatable(core, "h") is None
 
 
+def test_daemonset_pod_under_a_later_noschedule_taint_stays_and_counts_as_misscheduled(sim: Any) -> None:
+    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": [{"name": "g", "gpus": 1}]})
+    api = cluster.api_client()
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    wait_for(lambda: allocatable(core, "g") == "1", "g to advertise 1 GPU")
+    taint = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+    core.patch_node("g", {"spec": {"taints": [taint]}})
+
+    def status() -> tuple[int, int, int]:
+        (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
+        s = plugin.status
+        return s.desired_number_scheduled, s.current_number_scheduled, s.number_misscheduled
+
+    wait_for(lambda: status() == (0, 0, 1), "the plugin pod to count as misscheduled")
+    assert [p.spec.node_name for p in core.list_namespaced_pod("kube-system").items] == ["g"]
+
+
 def test_crash_loop_for_restart_always(core: client.CoreV1Api) -> None:
     body = gpu_pod("crash", 0, "cpu-0", ["false"], restartPolicy="Always")
     core.create_namespaced_pod("default", body)
