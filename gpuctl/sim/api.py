@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import openapi, resources, tables, writes
+from gpuctl.sim import openapi, protobuf, resources, tables, writes
 from gpuctl.sim.messages import Request, Response, Route, encode
 from gpuctl.sim.selectors import SelectorError, field_selector, label_selector
 from gpuctl.sim.status import ApiError, bad_request, forbidden, not_found
@@ -210,7 +210,9 @@ class Api:
         return _trim_log(request, text)
 
     # -- writes --------------------------------------------------------------------------------
-    def _body(self, request: Request) -> Obj:
+    def _body(self, request: Request, route: Route) -> Obj:
+        if protobuf.is_protobuf(request.header("content-type")):
+            return protobuf.request_object(request.body, route.resource)
         try:
             body = json.loads(request.body or b"{}")
         except ValueError as error:
@@ -235,13 +237,13 @@ class Api:
 
     def _create(self, request: Request, route: Route) -> Response:
         if route.resource.kind == "SelfSubjectAccessReview":
-            return Response(201, encode(self._access_review(self._body(request))))
+            return Response(201, encode(self._access_review(self._body(request, route))))
         fields = FieldValidation.from_query(request.query.get("fieldValidation"), "CreateOptions")
         created = writes.create(
             self.cluster,
             route.resource,
             route.namespace,
-            self._body(request),
+            self._body(request, route),
             self._dry_run(request),
             fields=fields,
         )
@@ -255,7 +257,7 @@ class Api:
             route.namespace,
             route.name,
             subresource=route.subresource,
-            body=self._body(request),
+            body=self._body(request, route),
             dry_run=self._dry_run(request),
             fields=fields,
         )
@@ -279,7 +281,7 @@ class Api:
 
     def _delete(self, request: Request, route: Route, *, collection: bool) -> Response:
         cluster, resource = self.cluster, route.resource
-        options = self._body(request) if request.body.strip() else {}
+        options = self._body(request, route) if request.body.strip() else {}
         grace = self._grace(request, options)
         dry_run = self._dry_run(request, options)
         if not collection:

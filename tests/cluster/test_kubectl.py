@@ -124,8 +124,7 @@ def test_apply_a_gpu_pod_and_read_its_logs(kubectl: Any, tmp_path: Path) -> None
         "    resources: {limits: {nvidia.com/gpu: 2}}\n",
         encoding="utf-8",
     )
-    # --validate=false still works now that the sim serves OpenAPI v3 (see test_kubectl_apply.py)
-    assert "created" in kubectl("apply", "--validate=false", "-f", str(manifest))
+    assert "created" in kubectl("apply", "-f", str(manifest))
     kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/smi", "--timeout=30s")
     assert kubectl("logs", "smi").count("NVIDIA H100 80GB HBM3 (UUID: GPU-") == 2
     assert "Successfully assigned default/smi to gpu-" in kubectl("describe", "pod", "smi")

@@ -134,9 +134,10 @@ def boot(state: HarnessState, layout: NodeLayout, netns: str, hardware: FakeHard
         f"--bind-ro={layout.pci}:/sys/bus/pci/devices",
     ]
     state.record("dir", path=f"/run/systemd/nspawn/propagate/{netns}")
+    cgroups = own_cgroups(state, netns)
     with layout.console_log.open("ab") as console:
         process = subprocess.Popen(
-            argv,
+            [*in_cgroups(cgroups), *argv],
             stdin=subprocess.DEVNULL,
             stdout=console,
             stderr=subprocess.STDOUT,
@@ -144,6 +145,44 @@ def boot(state: HarnessState, layout: NodeLayout, netns: str, hardware: FakeHard
         )
     state.record_process(process.pid, f"systemd-nspawn {layout.name}", graceful=True)
     return process.pid
+
+
+def _cgroup_hierarchies() -> list[tuple[Path, str]]:
+    """(mount point, this process's cgroup in it) for the hierarchies nspawn nests the node in:
+    the unified one (cgroup2) and, on a hybrid host, the named `systemd` one."""
+    mounts: dict[str, Path] = {}
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        _, mount_point, fstype, options, *_ = line.split()
+        if fstype == "cgroup2":
+            mounts["unified"] = Path(mount_point)
+        elif fstype == "cgroup" and "name=systemd" in options.split(","):
+            mounts["systemd"] = Path(mount_point)
+    found = []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        hierarchy, controllers, path = line.split(":", 2)
+        name = "unified" if hierarchy == "0" else "systemd" if controllers == "name=systemd" else ""
+        if name in mounts:
+            found.append((mounts[name], path))
+    return found
+
+
+def own_cgroups(state: HarnessState, name: str) -> list[Path]:
+    """A cgroup of the node's own in each hierarchy (recorded): nspawn puts the node's systemd in a
+    `payload` child of the cgroup it starts in, so nodes started side by side would otherwise share
+    one cgroup tree, and each node's systemd would stop and kill the others' services."""
+    cgroups = []
+    for mount_point, parent in _cgroup_hierarchies():
+        cgroup = mount_point / parent.lstrip("/") / name
+        state.record("cgroup", path=str(cgroup))
+        cgroup.mkdir(exist_ok=True)
+        cgroups.append(cgroup)
+    return cgroups
+
+
+def in_cgroups(cgroups: list[Path]) -> list[str]:
+    """A prefix that runs the command after it inside `cgroups` (the shell joins them, then execs)."""
+    join = 'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; exec "$@"'
+    return ["sh", "-c", join, "sh", *map(str, cgroups), "--"]
 
 
 def container_init_pid(nspawn_pid: int, timeout: float = BOOT_TIMEOUT_SECONDS) -> int:

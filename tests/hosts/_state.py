@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,28 +106,77 @@ def mounted(path: str) -> bool:
         return any(line.split()[1] == real for line in mounts)
 
 
+def _unmount(path: str) -> bool:
+    if mounted(path) and _run_quietly(["umount", path]).returncode != 0:
+        _run_quietly(["umount", "--lazy", path])
+    return mounted(path)
+
+
+def _delete_netns(name: str) -> bool:
+    if Path("/run/netns", name).exists():
+        _run_quietly(["ip", "netns", "delete", name])
+    return Path("/run/netns", name).exists()
+
+
+def _delete_link(name: str) -> bool:
+    if Path("/sys/class/net", name).exists():
+        _run_quietly(["ip", "link", "delete", name])
+    return Path("/sys/class/net", name).exists()
+
+
+def _remove_cgroup(path: str) -> bool:
+    remove_cgroup(Path(path))
+    return Path(path).exists()
+
+
+def _remove_dir(path: str) -> bool:
+    shutil.rmtree(path, ignore_errors=True)
+    return Path(path).exists()
+
+
+def _remove_file(path: str) -> bool:
+    Path(path).unlink(missing_ok=True)
+    return False
+
+
+# kind -> (the record's key, a remover that answers whether the resource is still there)
+_REMOVERS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "mount": ("path", _unmount),
+    "netns": ("name", _delete_netns),
+    "link": ("name", _delete_link),
+    "cgroup": ("path", _remove_cgroup),
+    "dir": ("path", _remove_dir),
+    "file": ("path", _remove_file),
+}
+
+
 def _remove(record: dict[str, Any]) -> str | None:
     """Undo one non-process resource; a problem that remains is returned as text."""
-    kind = record["kind"]
-    if kind == "mount":
-        if mounted(record["path"]) and _run_quietly(["umount", record["path"]]).returncode != 0:
-            _run_quietly(["umount", "--lazy", record["path"]])
-        return f"mount {record['path']}" if mounted(record["path"]) else None
-    if kind == "netns":
-        if Path("/run/netns", record["name"]).exists():
-            _run_quietly(["ip", "netns", "delete", record["name"]])
-        return f"netns {record['name']}" if Path("/run/netns", record["name"]).exists() else None
-    if kind == "link":
-        if Path("/sys/class/net", record["name"]).exists():
-            _run_quietly(["ip", "link", "delete", record["name"]])
-        return f"link {record['name']}" if Path("/sys/class/net", record["name"]).exists() else None
-    if kind == "dir":
-        shutil.rmtree(record["path"], ignore_errors=True)
-        return f"dir {record['path']}" if Path(record["path"]).exists() else None
-    if kind == "file":
-        Path(record["path"]).unlink(missing_ok=True)
-        return None
-    return f"unknown resource kind {kind!r}"
+    if record["kind"] not in _REMOVERS:
+        return f"unknown resource kind {record['kind']!r}"
+    key, remover = _REMOVERS[record["kind"]]
+    return f"{record['kind']} {record[key]}" if remover(record[key]) else None
+
+
+def remove_cgroup(cgroup: Path) -> None:
+    """SIGKILL whatever still runs in the node's cgroup tree (a node's last processes, whoever
+    started them), then remove the tree, innermost first."""
+    if not cgroup.is_dir():
+        return
+    deadline = time.monotonic() + KILL_GRACE_SECONDS
+    while time.monotonic() < deadline:
+        pids = {int(pid) for procs in cgroup.rglob("cgroup.procs") for pid in procs.read_text().split()}
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+    for directory in sorted((d for d in cgroup.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+    with contextlib.suppress(OSError):
+        cgroup.rmdir()
 
 
 def teardown(state: HarnessState) -> list[str]:

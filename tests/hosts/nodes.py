@@ -196,14 +196,25 @@ def _wait_for_login(nodes: list[TestNode], timeout: float = 60) -> None:
             if login.returncode == 0:
                 del pending[name]
             else:
-                refusals[name] = (
-                    stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {login.returncode}"
-                )
+                refusals[name] = " ".join(stderr.split()) or f"exit {login.returncode}"
         if pending:
             time.sleep(0.2)
     if pending:
-        failures = "; ".join(f"{name}: {refusals[name]}" for name in pending)
+        failures = "; ".join(
+            f"{name}: {refusals[name]} [{_boot_state(node)}]" for name, node in pending.items()
+        )
         raise RuntimeError(f"SSH login did not succeed within {timeout:.0f} s: {failures}")
+
+
+def _boot_state(node: TestNode) -> str:
+    """What the node's systemd is doing, for the error of a node that will not let the admin in."""
+    _, state, _ = node_exec(node, ["systemctl", "is-system-running"], timeout=10)
+    _, jobs, _ = node_exec(node, ["systemctl", "list-jobs", "--no-legend", "--no-pager"], timeout=10)
+    _, failed, _ = node_exec(node, ["systemctl", "--failed", "--no-legend", "--no-pager"], timeout=10)
+    pending_jobs = " | ".join(" ".join(line.split()) for line in jobs.splitlines()[:8])
+    return (
+        f"system {state.strip() or '?'}; jobs: {pending_jobs or 'none'}; failed: {failed.strip() or 'none'}"
+    )
 
 
 class _Timer:

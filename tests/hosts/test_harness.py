@@ -34,9 +34,10 @@ def _ssh(node: TestNode, command: str) -> subprocess.CompletedProcess[str]:
 
 
 def _recorded(inventory: Path) -> dict[str, list[dict[str, Any]]]:
-    """The recorded processes (pid, start time), netns names and mounts of an `up`."""
+    """The recorded processes (pid, start time), netns names, mounts and cgroups of an `up`."""
     resources = json.loads(state_path(inventory).read_text())["resources"]
-    return {kind: [r for r in resources if r["kind"] == kind] for kind in ("process", "netns", "mount")}
+    kinds = ("process", "netns", "mount", "cgroup")
+    return {kind: [r for r in resources if r["kind"] == kind] for kind in kinds}
 
 
 def _assert_nothing_left(recorded: dict[str, list[dict[str, Any]]]) -> None:
@@ -44,6 +45,8 @@ def _assert_nothing_left(recorded: dict[str, list[dict[str, Any]]]) -> None:
         assert record["name"] not in _netns_names()
     for record in recorded["mount"]:
         assert _mount_count(record["path"]) == 0
+    for record in recorded["cgroup"]:
+        assert not Path(record["path"]).exists()
     _assert_processes_gone(recorded)
 
 
