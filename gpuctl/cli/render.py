@@ -12,10 +12,11 @@ from gpuctl.errors import ConfigError
 
 HELP = """\
 Print the manifests gpuctl would apply for the cluster layer (for GitOps): the NVIDIA
-device plugin DaemonSet (optional time-slicing/MPS ConfigMap, MIG strategy) and the
-RuntimeClass `nvidia`; or, with --gpu-operator, Helm values for the NVIDIA GPU Operator;
-with --rbac, the least-privilege roles of verify, taint-gpu-nodes and status. Multi-document
-YAML on stdout, or one file per manifest with --out DIR.
+device plugin DaemonSet (optional time-slicing/MPS ConfigMap, MIG strategy; with MPS, also
+NVIDIA's MPS control daemon) and the RuntimeClass `nvidia`; or, with --gpu-operator, Helm
+values for the NVIDIA GPU Operator; with --rbac, the least-privilege roles of verify,
+taint-gpu-nodes and status. Multi-document YAML on stdout, or one file per manifest with
+--out DIR.
 """
 
 

@@ -21,6 +21,14 @@ MIG_STRATEGIES = ("none", "single", "mixed")
 SHARING_MODES = ("none", "time-slicing", "mps")
 SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
 MAX_REPLICAS = 1024
+# NVIDIA's MPS control daemon refuses more clients per GPU than an MPS server takes: 48 on Volta
+# and newer, 16 before (cmd/mps-control-daemon/mps/device.go of k8s-device-plugin).
+MAX_MPS_REPLICAS = 48
+# Host folder of the MPS control daemon's pipes, logs and shm (the chart's `mps.root`).
+MPS_ROOT = "/run/nvidia/mps"
+# Set by GPU feature discovery on nodes whose GPUs are configured for MPS; NVIDIA's chart runs the
+# control daemon only there.
+MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
 
@@ -109,10 +117,30 @@ def _validate(options: RenderOptions) -> None:
             f"--replicas {options.replicas}: must be between 2 and {MAX_REPLICAS} to share a GPU",
             hint="e.g. `gpuctl render --sharing time-slicing --replicas 4`",
         )
+    _validate_mps(options)
     if options.rbac_subject.kind not in SUBJECT_KINDS:
         raise ConfigError(
             f"--rbac-subject {options.rbac_subject.kind}: kind must be one of {', '.join(SUBJECT_KINDS)}",
             hint="e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:gpuctl-system:gpuctl`",
+        )
+
+
+def _validate_mps(options: RenderOptions) -> None:
+    """The combinations NVIDIA's device plugin v0.17 refuses at start-up (or ignores) with MPS."""
+    if options.sharing != "mps":
+        return
+    if options.mig_strategy == "mixed":
+        raise ConfigError(
+            "--sharing mps --mig-strategy mixed: NVIDIA's device plugin does not support MPS "
+            "with the mixed MIG strategy",
+            hint="use `gpuctl render --sharing mps --mig-strategy none`, "
+            "or `--sharing time-slicing` to keep --mig-strategy mixed",
+        )
+    if options.replicas > MAX_MPS_REPLICAS:
+        raise ConfigError(
+            f"--sharing mps --replicas {options.replicas}: an MPS server takes at most "
+            f"{MAX_MPS_REPLICAS} clients per GPU (16 before Volta)",
+            hint=f"e.g. `gpuctl render --sharing mps --replicas {MAX_MPS_REPLICAS}`",
         )
 
 
@@ -125,6 +153,7 @@ def _sharing_variables(options: RenderOptions) -> dict[str, object]:
         "replicas": options.replicas,
         "taint_key": options.taint_key,
         "taint_effect": options.taint_effect,
+        "mps_root": MPS_ROOT,
     }
 
 
@@ -145,6 +174,8 @@ def _device_plugin_files(options: RenderOptions) -> list[RenderedFile]:
         node_selector=dict(options.node_selector),
     )
     files.append(RenderedFile("nvidia-device-plugin.yaml", daemonset))
+    if options.sharing == "mps":
+        files.append(_mps_control_daemon_file(options, variables, checksum))
     runtime_class = render_template(
         "runtimeclass-nvidia.yaml.j2",
         runtime_class_name=options.runtime_class,
@@ -152,6 +183,21 @@ def _device_plugin_files(options: RenderOptions) -> list[RenderedFile]:
     )
     files.append(RenderedFile(f"runtimeclass-{options.runtime_class}.yaml", runtime_class))
     return files
+
+
+def _mps_control_daemon_file(
+    options: RenderOptions, variables: dict[str, object], checksum: str
+) -> RenderedFile:
+    """NVIDIA's MPS control daemon, which `sharing.mps` needs on every node that shares GPUs."""
+    daemonset = render_template(
+        "nvidia-device-plugin-mps-control-daemon.yaml.j2",
+        **variables,
+        image=options.image,
+        plugin_version=DEVICE_PLUGIN_VERSION,
+        config_checksum=checksum,
+        node_selector={**dict(options.node_selector), MPS_CAPABLE_LABEL: "true"},
+    )
+    return RenderedFile("nvidia-device-plugin-mps-control-daemon.yaml", daemonset)
 
 
 def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
@@ -179,8 +225,9 @@ def rbac_files(subject: RbacSubject, verify_namespace: str) -> list[RenderedFile
 
 
 def render_manifests(options: RenderOptions) -> RenderResult:
-    """Render the cluster layer: the static device plugin (+ sharing config) and RuntimeClass,
-    or, with `gpu_operator`, the GPU Operator's Helm values (the operator then creates both)."""
+    """Render the cluster layer: the static device plugin (+ sharing config, + the MPS control
+    daemon for MPS) and RuntimeClass, or, with `gpu_operator`, the GPU Operator's Helm values
+    (the operator then creates them)."""
     _validate(options)
     files = _gpu_operator_files(options) if options.gpu_operator else _device_plugin_files(options)
     if options.rbac:

@@ -24,6 +24,9 @@ DEVICE_PLUGIN = "NVIDIA device plugin"
 # v0.16, and GPU Operator DaemonSets run the validator image as an init container.
 _COMPONENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("GPU feature discovery", ("gpu-feature-discovery",), ("gpu-feature-discovery",)),
+    # Before the device plugin: NVIDIA names it nvidia-device-plugin-mps-control-daemon and runs
+    # it from the k8s-device-plugin image, but it serves no GPUs to the kubelet.
+    ("NVIDIA MPS control daemon", ("mps-control-daemon",), ()),
     (
         DEVICE_PLUGIN,
         ("nvidia-device-plugin", "k8s-device-plugin"),

@@ -45,6 +45,19 @@ def is_device_plugin_image(image: str) -> bool:
     return "k8s-device-plugin" in image or "nvidia/gpu-operator" in image
 
 
+# The daemons NVIDIA's plugin image ships besides the plugin; they run until stopped.
+PLUGIN_IMAGE_DAEMONS = frozenset({"mps-control-daemon", "gpu-feature-discovery", "config-manager"})
+
+
+def is_device_plugin_container(container: Obj) -> bool:
+    """The plugin process itself: the plugin image's entrypoint (NVIDIA's static manifest) or
+    `nvidia-device-plugin` named as the command (the Helm chart); not the image's other daemons."""
+    if not is_device_plugin_image(container.get("image", "")):
+        return False
+    argv = argv_of(container)
+    return not argv or os.path.basename(argv[0]) == "nvidia-device-plugin"
+
+
 def normalized_image(image: str) -> str:
     """containerd's fully qualified reference: docker.io/library/name:latest."""
     name = image
@@ -114,6 +127,8 @@ def run_argv(argv: list[str], spec: NodeSpec, indices: list[int], default_run: f
     if not argv:
         return Outcome(run_seconds=FOREVER)  # the image's entrypoint: a long-running service
     binary = os.path.basename(argv[0])
+    if binary in PLUGIN_IMAGE_DAEMONS and argv[1:2] != ["mount-shm"]:  # mount-shm: an init step
+        return Outcome(run_seconds=FOREVER)
     if binary == "nvidia-smi":
         outcome = _nvidia_smi(argv[1:], spec, indices)
         return replace(outcome, run_seconds=default_run)

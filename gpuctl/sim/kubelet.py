@@ -112,9 +112,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     runtime = cluster.pod_runtime(pod)
     outcomes = {}
     for container in pod["spec"].get("containers") or []:
-        if not containers.argv_of(container) and containers.is_device_plugin_image(
-            container.get("image", "")
-        ):
+        if containers.is_device_plugin_container(container):
             outcomes[container["name"]] = Outcome(run_seconds=FOREVER)
         else:
             argv = containers.argv_of(container)
@@ -123,9 +121,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             )
     runtime.logs = {name_: outcome.log for name_, outcome in outcomes.items()}
     for container in pod["spec"].get("containers") or []:
-        if not containers.argv_of(container) and containers.is_device_plugin_image(
-            container.get("image", "")
-        ):
+        if containers.is_device_plugin_container(container):
             runtime.logs[container["name"]] = lambda: containers.device_plugin_log(spec)
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)

@@ -16,9 +16,7 @@ Obj = dict[str, Any]
 
 
 def is_device_plugin(pod: Obj) -> bool:
-    return any(
-        containers.is_device_plugin_image(c.get("image", "")) for c in pod["spec"].get("containers") or []
-    )
+    return any(containers.is_device_plugin_container(c) for c in pod["spec"].get("containers") or [])
 
 
 def node_ready(node: Obj | None) -> bool:

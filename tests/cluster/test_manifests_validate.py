@@ -3,7 +3,6 @@ supported Kubernetes version, then applied to the simulated cluster to show it d
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,19 +11,23 @@ import pytest
 import yaml
 
 from gpuctl.core.render import (
+    MPS_CAPABLE_LABEL,
     SUPPORTED_KUBERNETES_VERSIONS,
     RenderOptions,
     parse_rbac_subject,
     render_manifests,
 )
+from tests.polling import wait_until
 
 # Together these produce every template (tests/unit/test_render.py checks that none is left out).
+MPS_DAEMON = "nvidia-device-plugin-mps-control-daemon"
 OPTION_SETS = {
     "default": RenderOptions(),
     "time-slicing+mig-mixed": RenderOptions(sharing="time-slicing", replicas=4, mig_strategy="mixed"),
     "mps+single+selector": RenderOptions(
         sharing="mps", mig_strategy="single", node_selector=(("nvidia.com/gpu.present", "true"),)
     ),
+    "mps+max-replicas+namespace": RenderOptions(sharing="mps", replicas=48, namespace="nvidia"),
     "rbac-serviceaccount": RenderOptions(rbac=True),
     "rbac-group": RenderOptions(rbac=True, rbac_subject=parse_rbac_subject("Group:gpu-admins")),
     "rbac-user": RenderOptions(rbac=True, rbac_subject=parse_rbac_subject("User:alice")),
@@ -51,6 +54,16 @@ def test_rendered_manifests_validate_strictly(name: str, version: str) -> None:
         kubernetes_validate.validate(document, version, strict=True)
 
 
+def test_mps_control_daemon_is_among_the_validated_manifests() -> None:
+    """The MPS output (its privileged init container, Bidirectional mount, hostPaths) is in the
+    strict validation above, for every MPS option set."""
+    for name, options in OPTION_SETS.items():
+        names = {
+            doc["metadata"]["name"] for doc in _kubernetes_documents(options) if doc["kind"] == "DaemonSet"
+        }
+        assert (MPS_DAEMON in names) == (options.sharing == "mps"), name
+
+
 def test_validation_catches_a_broken_manifest() -> None:
     """The check above can fail: a typo'd field is rejected in strict mode."""
     daemonset = next(doc for doc in _kubernetes_documents(RenderOptions()) if doc["kind"] == "DaemonSet")
@@ -62,25 +75,70 @@ def test_validation_catches_a_broken_manifest() -> None:
 def test_rendered_plugin_brings_gpus_to_a_tainted_cluster(sim: Callable[..., Any]) -> None:
     """Applied to a cluster without a device plugin whose GPU nodes are already tainted, the
     rendered DaemonSet tolerates the taint, runs on every GPU node, and the GPUs appear."""
-    from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api
+    from kubernetes.client import CoreV1Api, NodeV1Api
 
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
     cluster = sim({"devicePlugin": "absent", "podStartSeconds": 0.05,
                    "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 8, "taints": [taint]}]})  # fmt: skip
     api_client = cluster.api_client()
-    for document in _kubernetes_documents(RenderOptions(sharing="time-slicing")):
-        if document["kind"] == "DaemonSet":
-            AppsV1Api(api_client).create_namespaced_daemon_set("kube-system", document)
-        elif document["kind"] == "ConfigMap":
-            CoreV1Api(api_client).create_namespaced_config_map("kube-system", document)
-        else:
-            NodeV1Api(api_client).create_runtime_class(document)
+    _apply(api_client, _kubernetes_documents(RenderOptions(sharing="time-slicing")))
     assert NodeV1Api(api_client).read_runtime_class("nvidia").handler == "nvidia"
     core = CoreV1Api(api_client)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        capacity = [(node.status.capacity or {}).get("nvidia.com/gpu") for node in core.list_node().items]
-        if capacity == ["8", "8"]:
-            break
-        time.sleep(0.05)
-    assert capacity == ["8", "8"]
+    wait_until(lambda: _gpus(core) == {"gpu-0": "8", "gpu-1": "8"}, "both nodes to advertise 8 GPUs")
+
+
+def _apply(api_client: Any, documents: list[dict[str, Any]]) -> None:
+    from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api
+
+    for document in documents:
+        namespace = document["metadata"].get("namespace", "")
+        if document["kind"] == "DaemonSet":
+            AppsV1Api(api_client).create_namespaced_daemon_set(namespace, document)
+        elif document["kind"] == "ConfigMap":
+            CoreV1Api(api_client).create_namespaced_config_map(namespace, document)
+        else:
+            NodeV1Api(api_client).create_runtime_class(document)
+
+
+def _nodes_running(core: Any, selector: str) -> list[str]:
+    pods = core.list_namespaced_pod("kube-system", label_selector=selector).items
+    return sorted(pod.spec.node_name for pod in pods if pod.spec.node_name)
+
+
+def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., Any]) -> None:
+    """Applied to a tainted cluster, the MPS control daemon tolerates the taint and follows the
+    nvidia.com/mps.capable label (GPU feature discovery's), while the plugin runs on every GPU node."""
+    from kubernetes.client import AppsV1Api, CoreV1Api
+
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    cluster = sim({"devicePlugin": "absent", "podStartSeconds": 0.05, "nodes": [
+        {"name": "mps-{i}", "count": 2, "gpus": 4, "taints": [taint], "labels": {MPS_CAPABLE_LABEL: "true"}},
+        {"name": "gpu-{i}", "count": 1, "gpus": 4, "taints": [taint]},
+    ]})  # fmt: skip
+    api_client = cluster.api_client()
+    _apply(api_client, _kubernetes_documents(RenderOptions(sharing="mps", replicas=4)))
+    core = CoreV1Api(api_client)
+
+    def placed() -> tuple[list[str], list[str]]:
+        return (
+            _nodes_running(core, f"name={MPS_DAEMON}"),
+            _nodes_running(core, "name=nvidia-device-plugin-ds"),
+        )
+
+    wait_until(lambda: placed() == (["mps-0", "mps-1"], ["gpu-0", "mps-0", "mps-1"]), "the pods to be placed")
+    wait_until(lambda: _gpus(core) == {"gpu-0": "4", "mps-0": "4", "mps-1": "4"}, "GPUs advertised")
+    # The control daemon is a long-running daemon of the plugin's image, not a second plugin:
+    # without the plugin DaemonSet no node advertises GPUs, while the daemons keep running.
+    AppsV1Api(api_client).delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system")
+    wait_until(lambda: _gpus(core) == {"gpu-0": None, "mps-0": None, "mps-1": None}, "GPUs withdrawn")
+    daemons = core.list_namespaced_pod(
+        "kube-system", label_selector="name=nvidia-device-plugin-mps-control-daemon"
+    )
+    assert [pod.status.phase for pod in daemons.items] == ["Running", "Running"]
+
+
+def _gpus(core: Any) -> dict[str, str | None]:
+    return {
+        node.metadata.name: (node.status.allocatable or {}).get("nvidia.com/gpu")
+        for node in core.list_node().items
+    }

@@ -69,15 +69,119 @@ def test_time_slicing_adds_config_map_mounted_by_the_plugin() -> None:
     assert {"name": "config", "configMap": {"name": "nvidia-device-plugin-config"}} in pod["volumes"]
 
 
-def test_mps_and_mig_mixed() -> None:
-    docs = _by_kind(render_manifests(RenderOptions(sharing="mps", mig_strategy="mixed")).as_stream())
-    config = yaml.safe_load(docs["ConfigMap"]["data"]["config.yaml"])
-    assert "mps" in config["sharing"]
-    assert config["flags"]["migStrategy"] == "mixed"
-    container = docs["DaemonSet"]["spec"]["template"]["spec"]["containers"][0]
-    assert {"name": "MIG_STRATEGY", "value": "mixed"} in container["env"]
-    assert {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"} in container["env"]
-    assert container["securityContext"]["capabilities"]["add"] == ["SYS_ADMIN"]
+def _daemonsets(text: str) -> dict[str, dict]:
+    return {doc["metadata"]["name"]: doc for doc in _documents(text) if doc["kind"] == "DaemonSet"}
+
+
+def _env(container: dict) -> dict[str, object]:
+    return {item["name"]: item.get("value", item.get("valueFrom")) for item in container["env"]}
+
+
+def _mounts(container: dict) -> dict[str, str]:
+    return {mount["name"]: mount["mountPath"] for mount in container["volumeMounts"]}
+
+
+def test_mps_and_mig_single() -> None:
+    text = render_manifests(RenderOptions(sharing="mps", mig_strategy="single")).as_stream()
+    config = yaml.safe_load(_by_kind(text)["ConfigMap"]["data"]["config.yaml"])
+    assert config["sharing"] == {"mps": {"resources": [{"name": "nvidia.com/gpu", "replicas": 2}]}}
+    assert config["flags"]["migStrategy"] == "single"
+    daemonsets = _daemonsets(text)
+    plugin = daemonsets["nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"} in plugin["env"]
+    assert plugin["securityContext"]["capabilities"]["add"] == ["SYS_ADMIN"]
+    daemon = daemonsets["nvidia-device-plugin-mps-control-daemon"]["spec"]["template"]["spec"]
+    assert _env(daemon["containers"][0])["MIG_STRATEGY"] == "single"
+    assert _env(daemon["containers"][0])["NVIDIA_MIG_MONITOR_DEVICES"] == "all"
+
+
+def test_mps_renders_nvidias_control_daemon() -> None:
+    """What NVIDIA's chart v0.17.1 renders for MPS (templates/daemonset-mps-control-daemon.yml)."""
+    options = RenderOptions(
+        sharing="mps", replicas=4, namespace="nvidia", node_selector=(("pool", "gpu"),), taint_key="gpu"
+    )
+    text = render_manifests(options).as_stream()
+    daemonset = _daemonsets(text)["nvidia-device-plugin-mps-control-daemon"]
+    assert daemonset["metadata"]["namespace"] == "nvidia"
+    pod = daemonset["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "gpu", "nvidia.com/mps.capable": "true"}
+    assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["priorityClassName"] == "system-node-critical"
+    assert "hostPID" not in pod  # chart v0.17.1 has no mps.enableHostPID
+    assert "serviceAccountName" not in pod  # no config-manager sidecar: nothing reads the API
+    [init] = pod["initContainers"]
+    assert init["image"] == DEVICE_PLUGIN_IMAGE
+    assert init["command"] == ["mps-control-daemon", "mount-shm"]
+    assert init["securityContext"] == {"privileged": True}
+    assert init["volumeMounts"] == [
+        {"name": "mps-root", "mountPath": "/mps", "mountPropagation": "Bidirectional"}
+    ]
+    [daemon] = pod["containers"]
+    assert daemon["image"] == DEVICE_PLUGIN_IMAGE
+    assert daemon["command"] == ["mps-control-daemon"]
+    assert daemon["securityContext"] == {"privileged": True}
+    env = _env(daemon)
+    assert env["CONFIG_FILE"] == "/config/config.yaml"
+    assert env["NODE_NAME"] == {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}}
+    assert (env["MIG_STRATEGY"], env["NVIDIA_VISIBLE_DEVICES"]) == ("none", "all")
+    assert env["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+    assert "NVIDIA_MIG_MONITOR_DEVICES" not in env
+    assert _mounts(daemon) == {"mps-shm": "/dev/shm", "mps-root": "/mps", "config": "/config"}
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    assert volumes["mps-root"]["hostPath"] == {"path": "/run/nvidia/mps", "type": "DirectoryOrCreate"}
+    assert volumes["mps-shm"]["hostPath"] == {"path": "/run/nvidia/mps/shm"}
+    assert volumes["config"]["configMap"] == {"name": "nvidia-device-plugin-config"}
+
+
+def test_mps_plugin_and_daemon_share_the_config() -> None:
+    text = render_manifests(RenderOptions(sharing="mps", replicas=8)).as_stream()
+    config_map = _by_kind(text)["ConfigMap"]
+    config = yaml.safe_load(config_map["data"]["config.yaml"])
+    assert config["sharing"]["mps"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 8}]
+    assert "also needs" not in text
+    daemonsets = _daemonsets(text)
+    plugin_pod = daemonsets["nvidia-device-plugin-daemonset"]["spec"]["template"]
+    daemon_pod = daemonsets["nvidia-device-plugin-mps-control-daemon"]["spec"]["template"]
+    checksum = "gpuctl.io/config-checksum"
+    assert plugin_pod["metadata"]["annotations"][checksum] == daemon_pod["metadata"]["annotations"][checksum]
+    for pod in (plugin_pod["spec"], daemon_pod["spec"]):
+        assert {"name": "config", "configMap": {"name": config_map["metadata"]["name"]}} in pod["volumes"]
+    plugin = plugin_pod["spec"]["containers"][0]
+    assert _env(plugin)["MPS_ROOT"] == "/run/nvidia/mps"
+    assert _env(plugin)["CONFIG_FILE"] == "/config/config.yaml"
+    assert _mounts(plugin) == {
+        "kubelet-device-plugins-dir": "/var/lib/kubelet/device-plugins",
+        "config": "/config",
+        "mps-shm": "/dev/shm",
+        "mps-root": "/mps",
+    }
+    # The plugin itself stays unprivileged with MPS, as in the chart.
+    assert plugin["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    plugin_volumes = {volume["name"]: volume for volume in plugin_pod["spec"]["volumes"]}
+    assert plugin_volumes["mps-root"]["hostPath"] == {"path": "/run/nvidia/mps", "type": "DirectoryOrCreate"}
+
+
+@pytest.mark.parametrize("sharing", ["none", "time-slicing"])
+def test_only_mps_renders_the_control_daemon(sharing: str) -> None:
+    result = render_manifests(RenderOptions(sharing=sharing))
+    assert "nvidia-device-plugin-mps-control-daemon.yaml" not in [r.filename for r in result.files]
+    text = result.as_stream()
+    assert list(_daemonsets(text)) == ["nvidia-device-plugin-daemonset"]
+    plugin = _daemonsets(text)["nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]
+    assert "MPS_ROOT" not in _env(plugin["containers"][0])
+    assert not {"mps-root", "mps-shm"} & {volume["name"] for volume in plugin["volumes"]}
+
+
+def test_verify_tells_the_mps_daemon_from_the_device_plugin() -> None:
+    """verify and taint-gpu-nodes audit it as a GPU DaemonSet, but read plugin logs elsewhere."""
+    from gpuctl.kube.daemonsets import daemonset_from_json
+
+    daemonsets = _daemonsets(render_manifests(RenderOptions(sharing="mps")).as_stream())
+    recognised = {name: daemonset_from_json(doc) for name, doc in daemonsets.items()}
+    assert recognised["nvidia-device-plugin-daemonset"].is_device_plugin
+    daemon = recognised["nvidia-device-plugin-mps-control-daemon"]
+    assert daemon.is_gpu_daemonset
+    assert not daemon.is_device_plugin
 
 
 def test_custom_taint_image_namespace_and_node_selector() -> None:
@@ -159,6 +263,9 @@ def test_rbac_subject_user_and_group() -> None:
         (RenderOptions(mig_strategy="auto"), "--mig-strategy"),
         (RenderOptions(sharing="vgpu"), "--sharing"),
         (RenderOptions(sharing="time-slicing", replicas=1), "--replicas"),
+        (RenderOptions(sharing="mps", mig_strategy="mixed"), "--sharing mps --mig-strategy mixed"),
+        (RenderOptions(sharing="mps", replicas=49), "--sharing mps --replicas 49"),
+        (RenderOptions(gpu_operator=True, sharing="mps", mig_strategy="mixed"), "--mig-strategy mixed"),
     ],
 )
 def test_bad_options_name_the_flag(options: RenderOptions, flag: str) -> None:
@@ -176,6 +283,7 @@ def test_every_template_is_reachable_from_render() -> None:
     produced = set()
     for options in (
         RenderOptions(sharing="time-slicing", rbac=True),
+        RenderOptions(sharing="mps"),
         RenderOptions(gpu_operator=True),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}
@@ -207,6 +315,23 @@ def test_cli_stdout_and_out_dir(tmp_path: Path) -> None:
     ]
 
 
+def test_cli_mps_out_dir_writes_the_daemon_to_its_own_file(tmp_path: Path) -> None:
+    written = _gpuctl("render", "--sharing", "mps", "--replicas", "4", "--out", str(tmp_path / "mps"))
+    assert written.returncode == 0, written.stderr
+    names = sorted(path.name for path in (tmp_path / "mps").iterdir())
+    assert names == [
+        "nvidia-device-plugin-config.yaml",
+        "nvidia-device-plugin-mps-control-daemon.yaml",
+        "nvidia-device-plugin.yaml",
+        "runtimeclass-nvidia.yaml",
+    ]
+    daemon_file = (tmp_path / "mps" / "nvidia-device-plugin-mps-control-daemon.yaml").read_text()
+    assert [doc["metadata"]["name"] for doc in _documents(daemon_file)] == [
+        "nvidia-device-plugin-mps-control-daemon"
+    ]
+    assert "# SECURITY: privileged" in daemon_file  # the posture is documented where it is set
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -217,6 +342,9 @@ def test_cli_stdout_and_out_dir(tmp_path: Path) -> None:
         (["--taint-effect", "Sometimes"], "--taint-effect"),
         (["--taint-key", "bad key"], "--taint-key"),
         (["--node-selector", "novalue"], "--node-selector"),
+        (["--sharing", "mps", "--mig-strategy", "mixed"], "--sharing mps --mig-strategy mixed"),
+        (["--sharing", "mps", "--replicas", "64"], "--sharing mps --replicas 64"),
+        (["--sharing", "mps", "--replicas", "1"], "--replicas 1"),
     ],
 )
 def test_cli_bad_input_exit_2_without_traceback(args: list[str], message: str) -> None:
