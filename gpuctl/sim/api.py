@@ -105,7 +105,7 @@ class Api:
         if method == "GET":
             if route.name:
                 return "get"
-            return "watch" if route.watch or request.query.get("watch") in ("true", "1") else "list"
+            return "watch" if route.watch or request.flag("watch") else "list"
         collection = {"POST": "create", "DELETE": "deletecollection"}
         item = {"PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}
         verb = (item if route.name else collection).get(method)

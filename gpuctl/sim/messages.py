@@ -32,6 +32,11 @@ class Request:
     def header(self, name: str) -> str:
         return self.headers.get(name.lower(), "")
 
+    def flag(self, name: str) -> bool:
+        """A boolean query parameter, read like the API server's strconv.ParseBool: `watch=true`,
+        `watch=1` and `watch=True` (what older Python clients send) all mean true."""
+        return self.query.get(name, "") in ("1", "t", "T", "true", "TRUE", "True")
+
 
 @dataclass
 class Response:

@@ -59,10 +59,14 @@ class Field:
 
 
 def parse_type(text: str) -> FieldType:
-    if text.startswith("List[") and text.endswith("]"):
-        return FieldType("list", text[5:-1])
-    if text.startswith("Dict[str, ") and text.endswith("]"):
-        return FieldType("map", text[10:-1])
+    """Both spellings of the client's types: 'List[X]'/'Dict[str, X]' (pydantic models, client 37+)
+    and 'list[X]'/'dict(str, X)' (the older generated models)."""
+    for opening, closing, container in (("List[", "]", "list"), ("list[", "]", "list")):
+        if text.startswith(opening) and text.endswith(closing):
+            return FieldType(container, text[len(opening) : -len(closing)])
+    for opening, closing in (("Dict[str, ", "]"), ("dict(str, ", ")")):
+        if text.startswith(opening) and text.endswith(closing):
+            return FieldType("map", text[len(opening) : -len(closing)])
     return FieldType("", text)
 
 
@@ -95,11 +99,14 @@ def description(model: str) -> str:
 def fields(model: str) -> list[Field]:
     """The model's fields in JSON names, sorted like the real schemas."""
     cls = getattr(_models(), model)
-    by_json = {info.serialization_alias or name: info for name, info in cls.model_fields.items()}
+    # Descriptions and required fields come from the pydantic models (client 37+); older clients'
+    # models carry neither in a readable form, so their schemas have types only.
+    model_fields = getattr(cls, "model_fields", {})
+    by_json = {info.serialization_alias or name: info for name, info in model_fields.items()}
     found = []
     for attribute, type_text in cls.openapi_types.items():
         json_name = cls.attribute_map[attribute]
-        info = by_json.get(json_name) or cls.model_fields.get(attribute)
+        info = by_json.get(json_name) or model_fields.get(attribute)
         required = info.is_required() if info is not None else False
         text = (info.description if info is not None else None) or ""
         found.append(Field(json_name, parse_type(type_text), text, required))

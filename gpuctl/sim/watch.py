@@ -62,11 +62,11 @@ def _wants_initial_events(request: Request) -> bool:
     `k8s.io/initial-events-end`, then changes; the request must also say
     `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks=true`, as on a real API server.
     """
-    if request.query.get("sendInitialEvents") != "true":
+    if not request.flag("sendInitialEvents"):
         return False
     if request.query.get("resourceVersionMatch") != "NotOlderThan":
         raise _invalid_list_options("resourceVersionMatch", "resourceVersionMatch to NotOlderThan")
-    if request.query.get("allowWatchBookmarks") != "true":
+    if not request.flag("allowWatchBookmarks"):
         raise _invalid_list_options("allowWatchBookmarks", "allowWatchBookmarks to true")
     return True
 

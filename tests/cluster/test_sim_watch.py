@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.request
 from typing import Any
 
 import pytest
@@ -94,6 +95,20 @@ def test_streaming_list_without_its_required_options_is_invalid(
         core.list_node(watch=True, send_initial_events=True, timeout_seconds=1, **options)
     assert raised.value.status == 422
     assert f"{field}: Forbidden: sendInitialEvents requires" in json.loads(raised.value.body)["message"]
+
+
+@pytest.mark.parametrize(
+    ("value", "watching"), [("true", True), ("1", True), ("True", True), ("false", False)]
+)
+def test_watch_flag_reads_like_parse_bool(sim: Any, value: str, watching: bool) -> None:
+    """Older Python clients send `watch=True`; the API server parses booleans with strconv.ParseBool."""
+    cluster = sim({"nodes": [{"name": "a"}]})
+    with urllib.request.urlopen(f"{cluster.url}/api/v1/nodes?watch={value}&timeoutSeconds=1") as response:
+        body = response.read().decode()
+    if watching:
+        assert [json.loads(line)["type"] for line in body.splitlines()] == ["ADDED"]
+    else:
+        assert json.loads(body)["kind"] == "NodeList"
 
 
 def test_label_change_out_of_selection_is_a_delete(sim: Any) -> None:
