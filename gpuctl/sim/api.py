@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim import openapi, protobuf, resources, tables, writes
@@ -39,29 +40,32 @@ class Api:
         except SelectorError as error:
             return Response(400, encode(bad_request(str(error)).status())), "error"
 
+    def _version(self) -> Obj:
+        version = self.cluster.scenario.kubernetes_version
+        return {
+            "major": version[1:].split(".")[0],
+            "minor": version.split(".")[1],
+            "gitVersion": version,
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2024-10-22T20:28:14Z",
+            "goVersion": "go1.22.8",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }
+
     def _non_resource(self, request: Request) -> Response:
         path = request.path
-        version = self.cluster.scenario.kubernetes_version
-        documents: dict[str, Obj | None] = {
-            "/version": {
-                "major": version[1:].split(".")[0],
-                "minor": version.split(".")[1],
-                "gitVersion": version,
-                "gitCommit": "0000000000000000000000000000000000000000",
-                "gitTreeState": "clean",
-                "buildDate": "2024-10-22T20:28:14Z",
-                "goVersion": "go1.22.8",
-                "compiler": "gc",
-                "platform": "linux/amd64",
-            },
-            "/api": resources.api_versions(self.server_address),
-            "/apis": resources.api_group_list(),
-            "/api/v1": resources.api_resource_list("", "v1"),
-        }
         if path in ("/healthz", "/readyz", "/livez"):
             return Response(200, b"ok", "text/plain")
-        if path in documents and documents[path] is not None:
-            return Response(200, encode(documents[path]))
+        documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
+            "/version": self._version,
+            "/api": lambda: resources.api_versions(self.server_address),
+            "/apis": resources.api_group_list,
+            "/api/v1": lambda: resources.api_resource_list("", "v1"),
+        }
+        if path in documents and (document := documents[path]()) is not None:
+            return Response(200, encode(document))
         parts = path.strip("/").split("/")
         if parts[0] == "apis" and len(parts) == 2 and (group := resources.api_group(parts[1])):
             return Response(200, encode(group))
