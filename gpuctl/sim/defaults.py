@@ -11,6 +11,20 @@ DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 def apply_pod_defaults(pod: Obj) -> None:
+    """A created pod: its spec's defaults, then what admission adds to pods (not to templates)."""
+    apply_pod_spec_defaults(pod)
+    tolerations = pod["spec"].setdefault("tolerations", [])
+    # DefaultTolerationSeconds admission: every pod tolerates NotReady/Unreachable for 300 s.
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if not any(t.get("key") == key and t.get("effect") == "NoExecute" for t in tolerations):
+            tolerations.append(
+                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            )
+    pod.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
+
+
+def apply_pod_spec_defaults(pod: Obj) -> None:
+    """Defaults of a pod's spec, for pods and for the pod templates of workloads alike."""
     spec = pod.setdefault("spec", {})
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -22,13 +36,6 @@ def apply_pod_defaults(pod: Obj) -> None:
     spec.setdefault("enableServiceLinks", True)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     spec.setdefault("priority", 2000001000 if spec.get("priorityClassName") == "system-node-critical" else 0)
-    tolerations = spec.setdefault("tolerations", [])
-    # DefaultTolerationSeconds admission: every pod tolerates NotReady/Unreachable for 300 s.
-    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-        if not any(t.get("key") == key and t.get("effect") == "NoExecute" for t in tolerations):
-            tolerations.append(
-                {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-            )
     for container in spec.get("containers") or []:
         container.setdefault(
             "imagePullPolicy",
@@ -38,7 +45,6 @@ def apply_pod_defaults(pod: Obj) -> None:
         container.setdefault("terminationMessagePolicy", "File")
         container.setdefault("resources", {})
         _copy_limits_to_requests(container["resources"])
-    pod.setdefault("status", {"phase": "Pending", "qosClass": "BestEffort"})
 
 
 def _copy_limits_to_requests(resources: Obj) -> None:

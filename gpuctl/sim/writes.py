@@ -81,15 +81,10 @@ def _apply_kind_defaults(resource: ResourceType, obj: Obj) -> None:
             "numberReady": 0,
         }
         template = obj["spec"].setdefault("template", {})
-        tolerations = copy.deepcopy((template.get("spec") or {}).get("tolerations"))
-        defaults.apply_pod_defaults(template)
+        # Spec defaults only: admission (DefaultTolerationSeconds) adds to pods, not templates, else
+        # every `kubectl apply` would see the tolerations differ and report "configured".
+        defaults.apply_pod_spec_defaults(template)
         template.pop("status", None)
-        # DefaultTolerationSeconds admits pods, not templates: a template keeps the tolerations it
-        # was given (else every `kubectl apply` would see them differ and report "configured").
-        if tolerations is None:
-            template["spec"].pop("tolerations", None)
-        else:
-            template["spec"]["tolerations"] = tolerations
 
 
 def _validate(resource: ResourceType, obj: Obj) -> None:
