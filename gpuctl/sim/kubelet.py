@@ -110,19 +110,19 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     node_name = pod["spec"]["nodeName"]
     spec = cluster.node_spec(node_name)
     runtime = cluster.pod_runtime(pod)
-    outcomes = {}
+    outcomes: dict[str, Outcome] = {}
+    runtime.logs = {}
     for container in pod["spec"].get("containers") or []:
+        container_name = container["name"]
         if containers.is_device_plugin_container(container):
-            outcomes[container["name"]] = Outcome(run_seconds=FOREVER)
+            outcomes[container_name] = Outcome(run_seconds=FOREVER)
+            runtime.logs[container_name] = lambda: containers.device_plugin_log(spec)
         else:
             argv = containers.argv_of(container)
-            outcomes[container["name"]] = containers.run_argv(
+            outcomes[container_name] = containers.run_argv(
                 argv, spec, runtime.gpu_indices, cluster.scenario.pod_run_seconds
             )
-    runtime.logs = {name_: outcome.log for name_, outcome in outcomes.items()}
-    for container in pod["spec"].get("containers") or []:
-        if containers.is_device_plugin_container(container):
-            runtime.logs[container["name"]] = lambda: containers.device_plugin_log(spec)
+            runtime.logs[container_name] = outcomes[container_name].log
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
     if any(outcome.start_error for outcome in outcomes.values()):
