@@ -17,7 +17,7 @@ import pytest
 
 from tests.kubectl import KUBECTLS, needs_kubectl
 from tests.kubectl import Kubectl as BoundKubectl
-from tests.unit.test_sim_protobuf import entry, envelope, ld
+from tests.protobuf_encoder import entry, envelope, ld
 
 pytestmark = needs_kubectl
 PROTOBUF = "application/vnd.kubernetes.protobuf"
