@@ -13,8 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuctl.core.verify import verify
-from gpuctl.core.verify_model import VerifyOptions
+from gpuctl.core.verify import VerifyOptions, verify
 from gpuctl.kube.client import load_api_client
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server import SimServer

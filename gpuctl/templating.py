@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
-from gpuctl.resources import TEMPLATE_SUFFIX, templates_dir
+from gpuctl.package_data import TEMPLATE_SUFFIX, templates_dir
 
 if TYPE_CHECKING:
     import jinja2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 from enum import Enum
@@ -82,20 +81,21 @@ def command(
         raise ConfigError(
             "--phase host needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
         )
+    from gpuctl.cli.signals import interruptible
+
     password = _become_password(ask_become_pass)
-    result = _run(
-        inventory=inventory,
-        check=check,
-        limit=limit,
-        tags=tags,
-        output=output,
-        keep_artifacts=keep_artifacts,
-        password=password,
-        extra_args=tuple(ansible_args or ()),
-    )
-    _render(result, output)
-    if result.exit_code:
-        raise typer.Exit(int(result.exit_code))
+    with interruptible("ansible-playbook stopped; a rerun continues where it stopped"):
+        result = _run(
+            inventory=inventory,
+            check=check,
+            limit=limit,
+            tags=tags,
+            output=output,
+            keep_artifacts=keep_artifacts,
+            password=password,
+            extra_args=tuple(ansible_args or ()),
+        )
+    _emit(result, output)
 
 
 def _become_password(ask: bool) -> str | None:
@@ -137,13 +137,11 @@ def _run(
     return bootstrap()
 
 
-def _render(result: BootstrapResult, output: TableOrJson) -> None:
-    from gpuctl.report.bootstrap_summary import bootstrap_json, render_bootstrap_summary
+def _emit(result: BootstrapResult, output: TableOrJson) -> None:
+    from gpuctl.cli.output import emit
+    from gpuctl.report import bootstrap as report
     from gpuctl.report.console import make_console
 
-    if output is TableOrJson.json:
-        typer.echo(json.dumps(bootstrap_json(result), indent=2))
-        if result.artifacts_dir:
-            make_console(stderr=True).print(f"artifacts kept in {result.artifacts_dir}", markup=False)
-    else:
-        render_bootstrap_summary(result, make_console())
+    if result.artifacts_dir and output is TableOrJson.json:
+        make_console(stderr=True).print(f"artifacts kept in {result.artifacts_dir}", markup=False)
+    emit(result, output, report)

@@ -24,22 +24,21 @@ def command(
         ),
     ] = None,
 ) -> None:
-    from gpuctl.core.demo import demo_cluster, demo_steps
+    from gpuctl.cli.signals import interruptible
+    from gpuctl.core.demo import demo_steps
+    from gpuctl.kube.client import load_api_client
     from gpuctl.report.console import make_console
-    from gpuctl.report.demo_console import announce_step, render_step
+    from gpuctl.report.demo import announce_step, print_step
+    from gpuctl.sim.inprocess import serve
 
     console = make_console()
-    try:
-        with demo_cluster(scenario) as cluster:
-            console.print(
-                f"simulated cluster from {cluster.scenario_source} serving at {cluster.server.url}",
-                markup=False,
-                soft_wrap=True,
-            )
-            for step in demo_steps(cluster.api_client):
-                announce_step(step, console)
-                render_step(step.run(), console)
-    except KeyboardInterrupt:
-        console.print("interrupted: simulated cluster stopped")
-        raise typer.Exit(130) from None
+    with interruptible("simulated cluster stopped"), serve(scenario) as cluster:
+        console.print(
+            f"simulated cluster from {cluster.scenario_source} serving at {cluster.server.url}",
+            markup=False,
+            soft_wrap=True,
+        )
+        for step in demo_steps(load_api_client(cluster.kubeconfig)):
+            announce_step(step, console)
+            print_step(step.run(), console)
     console.print("simulated cluster stopped")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -29,9 +28,11 @@ def command(
         ),
     ] = False,
 ) -> None:
+    from gpuctl.cli.output import emit
+    from gpuctl.cli.signals import interruptible
     from gpuctl.core.preflight import run_preflight
+    from gpuctl.report import preflight as report
     from gpuctl.report.console import make_console
-    from gpuctl.report.preflight_table import preflight_json, render_preflight_table
 
     if insecure_skip_host_key_check:
         make_console(stderr=True).print(
@@ -39,12 +40,8 @@ def command(
             style="bold red",
             markup=False,
         )
-    result = run_preflight(
-        inventory_path=inventory, limit=limit, insecure_skip_host_key_check=insecure_skip_host_key_check
-    )
-    if output is TableOrJson.json:
-        typer.echo(json.dumps(preflight_json(result), indent=2))
-    else:
-        render_preflight_table(result, make_console())
-    if result.exit_code:
-        raise typer.Exit(int(result.exit_code))
+    with interruptible("no host was changed (preflight only reads)"):
+        result = run_preflight(
+            inventory_path=inventory, limit=limit, insecure_skip_host_key_check=insecure_skip_host_key_check
+        )
+    emit(result, output, report)

@@ -8,6 +8,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from gpuctl.defaults import (
+    DEVICE_PLUGIN_IMAGE,
+    DEVICE_PLUGIN_NAMESPACE,
+    DEVICE_PLUGIN_VERSION,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPUCTL_NAMESPACE,
+    RUNTIME_CLASS,
+)
 from gpuctl.errors import ConfigError
 
 HELP = """\
@@ -51,23 +60,27 @@ def command(
         Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
         typer.Option("--out", help="Write one file per manifest into this folder.", show_default=False),
     ] = None,
-    namespace: Annotated[str, typer.Option("--namespace", help="Device plugin namespace.")] = "kube-system",
+    namespace: Annotated[
+        str, typer.Option("--namespace", help="Device plugin namespace.")
+    ] = DEVICE_PLUGIN_NAMESPACE,
     image: Annotated[
         Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-        typer.Option("--image", help="Device plugin image (default: NVIDIA's v0.17.1).", show_default=False),
+        typer.Option(
+            "--image",
+            help=f"Device plugin image (default: NVIDIA's {DEVICE_PLUGIN_VERSION}).",
+            show_default=False,
+        ),
     ] = None,
     mig_strategy: Annotated[
         MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")
     ] = MigStrategy.none,
     sharing: Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")] = Sharing.none,
     replicas: Annotated[int, typer.Option("--replicas", help="Replicas per GPU when sharing.")] = 2,
-    taint_key: Annotated[
-        str, typer.Option("--taint-key", help="GPU taint key to tolerate.")
-    ] = "nvidia.com/gpu",
+    taint_key: Annotated[str, typer.Option("--taint-key", help="GPU taint key to tolerate.")] = GPU_TAINT_KEY,
     taint_effect: Annotated[
         str, typer.Option("--taint-effect", help="GPU taint effect to tolerate.")
-    ] = "NoSchedule",
-    runtime_class: Annotated[str, typer.Option("--runtime-class", help="RuntimeClass name.")] = "nvidia",
+    ] = GPU_TAINT_EFFECT,
+    runtime_class: Annotated[str, typer.Option("--runtime-class", help="RuntimeClass name.")] = RUNTIME_CLASS,
     node_selector: Annotated[
         Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
         typer.Option(
@@ -80,13 +93,12 @@ def command(
     rbac: Annotated[bool, typer.Option("--rbac", help="Also render the gpuctl RBAC roles.")] = False,
     rbac_subject: Annotated[
         str, typer.Option("--rbac-subject", help="ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME.")
-    ] = "ServiceAccount:gpuctl-system:gpuctl",
+    ] = f"ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl",
     verify_namespace: Annotated[
         str, typer.Option("--verify-namespace", help="Namespace of the verification pods (RBAC).")
-    ] = "gpuctl-system",
+    ] = GPUCTL_NAMESPACE,
 ) -> None:
     from gpuctl.core.render import (
-        DEVICE_PLUGIN_IMAGE,
         RenderOptions,
         parse_rbac_subject,
         render_manifests,

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
-import typer
-
 from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
 
 HELP = """\
@@ -21,13 +17,9 @@ def command(
     context: Context = None,
     output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
+    from gpuctl.cli.output import emit
     from gpuctl.core.status import gpu_status
     from gpuctl.kube.client import load_api_client
-    from gpuctl.report.console import make_console
-    from gpuctl.report.status_table import render_status_table, status_json
+    from gpuctl.report import status as report
 
-    result = gpu_status(load_api_client(kubeconfig, context))
-    if output is TableOrJson.json:
-        typer.echo(json.dumps(status_json(result), indent=2))
-    else:
-        render_status_table(result, make_console())
+    emit(gpu_status(load_api_client(kubeconfig, context)), output, report)

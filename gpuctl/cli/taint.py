@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from typing import Annotated, Optional
 
 import typer
 
 from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
+from gpuctl.defaults import GPU_TAINT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ConfigError
 
-HELP = """\
-Taint every GPU node (default nvidia.com/gpu=present:NoSchedule) so that only pods that
+HELP = f"""\
+Taint every GPU node (default {GPU_TAINT}) so that only pods that
 tolerate it land there; --remove takes it off. Idempotent: nodes that already match get no
 write at all. --dry-run asks the API server to validate the patches without persisting them.
 Also warns about GPU DaemonSets (device plugin, GFD, NFD worker, operator validator,
@@ -41,8 +41,8 @@ def command(
     *,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    key: Annotated[str, typer.Option("--key", help="Taint key.")] = "nvidia.com/gpu",
-    value: Annotated[str, typer.Option("--value", help="Taint value (may be empty).")] = "present",
+    key: Annotated[str, typer.Option("--key", help="Taint key.")] = GPU_TAINT_KEY,
+    value: Annotated[str, typer.Option("--value", help="Taint value (may be empty).")] = GPU_TAINT_VALUE,
     effect: Annotated[Effect, typer.Option("--effect", help="Taint effect.")] = Effect.NoSchedule,
     selector: Annotated[
         Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
@@ -60,21 +60,17 @@ def command(
     ] = False,
     output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
-    from gpuctl.core.taint import taint_gpu_nodes
-    from gpuctl.core.taint_rules import taint_spec
+    from gpuctl.cli.output import emit
+    from gpuctl.cli.signals import interruptible
+    from gpuctl.core.taint import taint_gpu_nodes, taint_spec
     from gpuctl.kube.client import load_api_client
-    from gpuctl.report.console import make_console
-    from gpuctl.report.taint_table import render_taint_table, taint_json
+    from gpuctl.report import taint as report
 
     spec = taint_spec(key, value, effect.value)
     names = _node_names(nodes)
     api_client = load_api_client(kubeconfig, context)
-    result = taint_gpu_nodes(
-        api_client, taint=spec, remove=remove, dry_run=dry_run, selector=selector, node_names=names
-    )
-    if output is TableOrJson.json:
-        typer.echo(json.dumps(taint_json(result), indent=2))
-    else:
-        render_taint_table(result, make_console())
-    if not result.ok:
-        raise typer.Exit(1)
+    with interruptible("nodes patched so far keep their change; rerun to finish"):
+        result = taint_gpu_nodes(
+            api_client, taint=spec, remove=remove, dry_run=dry_run, selector=selector, node_names=names
+        )
+    emit(result, output, report)

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import re
-import signal
-import sys
-import threading
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
+from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
 from gpuctl.errors import ConfigError
+from gpuctl.names import check_dns_label
 
 if TYPE_CHECKING:
-    from gpuctl.core.verify_model import VerifyOptions, VerifyResult
+    from gpuctl.core.verify import VerifyOptions
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
@@ -27,45 +23,8 @@ Exit 0 all good, 1 a check failed, 2 usage/config error, 3 cluster unreachable o
 130 interrupted.
 """
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
-DEFAULT_NAMESPACE = "gpuctl-system"
-
 OptStr = Optional[str]  # noqa: UP045 - Typer needs Optional[] on Python 3.10
 OptList = Optional[list[str]]  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (CI cancelling a job) and SIGINT clean up like Ctrl-C does.
-
-    SIGINT is set explicitly: a process started in the background by a non-interactive shell
-    (`gpuctl verify & ... kill -INT $!`) inherits SIGINT as ignored, and Python then never raises
-    KeyboardInterrupt, so the verification pods would outlive the interrupt.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    interrupted = False
-
-    def interrupt(_signum: int, _frame: Any) -> None:
-        # The first signal interrupts; more Ctrl-C must not cut the pod cleanup short, nor kill
-        # gpuctl on its way out: signals stay ignored until the process exits with 130.
-        nonlocal interrupted
-        interrupted = True
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise KeyboardInterrupt
-
-    previous_term = signal.signal(signal.SIGTERM, interrupt)
-    previous_int = signal.signal(signal.SIGINT, interrupt)
-    try:
-        yield
-    finally:
-        if not interrupted:
-            signal.signal(signal.SIGTERM, previous_term)
-            signal.signal(signal.SIGINT, previous_int)
 
 
 def _options(
@@ -83,21 +42,13 @@ def _options(
     allow_empty: bool,
     toleration: list[str],
 ) -> VerifyOptions:
-    from gpuctl.core.verify_expect import parse_expectations, parse_toleration
-    from gpuctl.core.verify_model import VerifyOptions
+    from gpuctl.core.verify import VerifyOptions, parse_expectations, parse_toleration
 
-    for flag, value, example in (
-        ("--namespace", namespace, DEFAULT_NAMESPACE),
-        ("--image-pull-secret", image_pull_secret, "registry-credentials"),
-        ("--runtime-class", runtime_class, "nvidia"),
-    ):
-        if value is not None and not _DNS_LABEL.match(value):
-            raise ConfigError(
-                f"{flag} {value!r}: not a valid Kubernetes name",
-                hint=f"use lower-case a-z, 0-9 and '-', e.g. {flag} {example}",
-            )
+    check_dns_label("--namespace", namespace, GPUCTL_NAMESPACE)
+    check_dns_label("--image-pull-secret", image_pull_secret, "registry-credentials")
+    check_dns_label("--runtime-class", runtime_class, "nvidia")
     if not image.strip() or any(ch.isspace() for ch in image):
-        raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {DEFAULT_IMAGE}")
+        raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {VERIFY_IMAGE}")
     return VerifyOptions(
         expectations=parse_expectations(expect_nodes, expect_gpus),
         namespace=namespace,
@@ -111,22 +62,6 @@ def _options(
         allow_empty=allow_empty,
         tolerations=tuple(parse_toleration(text) for text in toleration),
     )
-
-
-def _render(result: VerifyResult, output: Output) -> None:
-    if output is Output.json:
-        from gpuctl.report.verify_json import to_json
-
-        sys.stdout.write(to_json(result))
-    elif output is Output.junit:
-        from gpuctl.report.verify_junit import to_junit
-
-        sys.stdout.write(to_junit(result))
-    else:
-        from gpuctl.report.console import make_console
-        from gpuctl.report.verify_table import render_verify_table
-
-        render_verify_table(result, make_console())
 
 
 def command(
@@ -145,11 +80,11 @@ def command(
     ] = False,
     namespace: Annotated[
         str, typer.Option(help="Namespace of the verification pods (created if absent, PSS restricted).")
-    ] = DEFAULT_NAMESPACE,
+    ] = GPUCTL_NAMESPACE,
     image: Annotated[
         str,
         typer.Option(help="Image of the verification pods (nvidia-smi is injected by the NVIDIA runtime)."),
-    ] = DEFAULT_IMAGE,
+    ] = VERIFY_IMAGE,
     image_pull_secret: Annotated[OptStr, typer.Option(help="imagePullSecret for --image.")] = None,
     runtime_class: Annotated[
         OptStr, typer.Option(help="runtimeClassName of the verification pods (e.g. nvidia).")
@@ -167,8 +102,11 @@ def command(
     ] = False,
     no_pods: Annotated[bool, typer.Option("--no-pods", help="Read-only checks only; create no pod.")] = False,
 ) -> None:
+    from gpuctl.cli.output import emit
+    from gpuctl.cli.signals import interruptible
     from gpuctl.core.verify import verify
     from gpuctl.kube.client import load_api_client
+    from gpuctl.report import verify as report
 
     options = _options(
         expect_nodes=expect_nodes,
@@ -185,13 +123,6 @@ def command(
         toleration=toleration or [],
     )
     api_client = load_api_client(kubeconfig, context)
-    with _sigterm_as_interrupt():
-        try:
-            result = verify(api_client, options)
-        except KeyboardInterrupt:
-            kept = "kept (--keep-pods)" if keep_pods else "deleted"
-            sys.stderr.write(f"interrupted: verification pods {kept}\n")
-            raise typer.Exit(130) from None
-    _render(result, output)
-    if not result.ok:
-        raise typer.Exit(1)
+    with interruptible("verification pods " + ("kept (--keep-pods)" if keep_pods else "deleted")):
+        result = verify(api_client, options)
+    emit(result, output, report)

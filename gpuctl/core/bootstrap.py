@@ -13,9 +13,8 @@ from gpuctl.hosts.events import FailedTask, ProgressState
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
-from gpuctl.resources import playbooks_dir, role_defaults_files
+from gpuctl.package_data import playbooks_dir, role_defaults_files
 
-SCHEMA = "gpuctl.bootstrap/v1"
 HOST_PLAYBOOK = "site.yml"
 
 

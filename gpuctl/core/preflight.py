@@ -12,7 +12,7 @@ from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
 from gpuctl.hosts.probes import Finding, host_findings
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.hosts.ssh import SshFailure, SshSettings, connect, resolve, run_script
-from gpuctl.resources import role_defaults_files
+from gpuctl.package_data import role_defaults_files
 
 CONNECT_TIMEOUT_S = 10.0
 SCRIPT_TIMEOUT_S = 90.0

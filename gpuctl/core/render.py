@@ -7,15 +7,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpuctl.core.taint_rules import qualified_name_problem
-from gpuctl.errors import ConfigError
+from gpuctl.defaults import (
+    DEVICE_PLUGIN_IMAGE,
+    DEVICE_PLUGIN_NAMESPACE,
+    DEVICE_PLUGIN_VERSION,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPUCTL_NAMESPACE,
+    RUNTIME_CLASS,
+)
+from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import TAINT_EFFECTS
+from gpuctl.names import qualified_name_problem
 from gpuctl.templating import render_template
 
-DEVICE_PLUGIN_VERSION = "v0.17.1"
-DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
-DEFAULT_TAINT_KEY = "nvidia.com/gpu"
-DEFAULT_TAINT_EFFECT = "NoSchedule"
 CONFIG_MAP_NAME = "nvidia-device-plugin-config"
 MIG_STRATEGIES = ("none", "single", "mixed")
 SHARING_MODES = ("none", "time-slicing", "mps")
@@ -42,25 +47,25 @@ class RbacSubject:
 
     kind: str = "ServiceAccount"
     name: str = "gpuctl"
-    namespace: str = "gpuctl-system"
+    namespace: str = GPUCTL_NAMESPACE
 
 
 @dataclass(frozen=True)
 class RenderOptions:
     """What to render; every field maps to one `gpuctl render` flag."""
 
-    namespace: str = "kube-system"
+    namespace: str = DEVICE_PLUGIN_NAMESPACE
     image: str = DEVICE_PLUGIN_IMAGE
     mig_strategy: str = "none"
     sharing: str = "none"
     replicas: int = 2
-    taint_key: str = DEFAULT_TAINT_KEY
-    taint_effect: str = DEFAULT_TAINT_EFFECT
-    runtime_class: str = "nvidia"
+    taint_key: str = GPU_TAINT_KEY
+    taint_effect: str = GPU_TAINT_EFFECT
+    runtime_class: str = RUNTIME_CLASS
     gpu_operator: bool = False
     rbac: bool = False
     rbac_subject: RbacSubject = field(default_factory=RbacSubject)
-    verify_namespace: str = "gpuctl-system"
+    verify_namespace: str = GPUCTL_NAMESPACE
     node_selector: tuple[tuple[str, str], ...] = ()
 
 
@@ -76,6 +81,7 @@ class RenderedFile:
 @dataclass(frozen=True)
 class RenderResult:
     files: tuple[RenderedFile, ...]
+    exit_code: ExitCode = ExitCode.OK  # bad options raise ConfigError before anything is rendered
 
     def as_stream(self) -> str:
         """All files as one multi-document YAML stream (each document starts with `---`).
@@ -95,7 +101,7 @@ def _validate(options: RenderOptions) -> None:
     problem = qualified_name_problem(options.taint_key)
     if problem:
         raise ConfigError(
-            f"--taint-key {options.taint_key!r}: {problem}", hint="e.g. --taint-key nvidia.com/gpu"
+            f"--taint-key {options.taint_key!r}: {problem}", hint=f"e.g. --taint-key {GPU_TAINT_KEY}"
         )
     if options.taint_effect not in TAINT_EFFECTS:
         raise ConfigError(
@@ -121,7 +127,7 @@ def _validate(options: RenderOptions) -> None:
     if options.rbac_subject.kind not in SUBJECT_KINDS:
         raise ConfigError(
             f"--rbac-subject {options.rbac_subject.kind}: kind must be one of {', '.join(SUBJECT_KINDS)}",
-            hint="e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:gpuctl-system:gpuctl`",
+            hint=f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`",
         )
 
 
@@ -244,7 +250,7 @@ def parse_rbac_subject(text: str) -> RbacSubject:
         return RbacSubject(kind=parts[0], name=parts[1], namespace="")
     raise ConfigError(
         f"--rbac-subject {text}: expected ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME",
-        hint="e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:gpuctl-system:gpuctl`",
+        hint=f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`",
     )
 
 

@@ -7,19 +7,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuctl.kube.client import api_call
-from gpuctl.kube.nodes import GPU_RESOURCE, NodeInfo, as_int, list_nodes
-from gpuctl.kube.raw import JsonDict, call_json
+from gpuctl.defaults import GPU_RESOURCE
+from gpuctl.errors import ExitCode
+from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
+from gpuctl.kube.pods import list_all_pods
+from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    from gpuctl.kube.client import ApiClient
 
-SCHEMA = "gpuctl.status/v1"
 TERMINATED_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
-class GpuNodeStatus:
+class GpuNodeSummary:
+    """One row of the GPU inventory."""
+
     name: str
     product: str  # GFD product label, "-" when unknown
     gpu_capacity: int
@@ -33,8 +36,9 @@ class GpuNodeStatus:
 
 @dataclass(frozen=True)
 class StatusResult:
-    nodes: tuple[GpuNodeStatus, ...]
+    nodes: tuple[GpuNodeSummary, ...]
     cluster_nodes: int
+    exit_code: ExitCode = ExitCode.OK  # read-only: it ran
 
     @property
     def totals(self) -> dict[str, int]:
@@ -73,8 +77,8 @@ def gpus_in_use(pods: Iterable[JsonDict]) -> dict[str, int]:
     return dict(used)
 
 
-def _node_status(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeStatus:
-    return GpuNodeStatus(
+def _node_summary(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeSummary:
+    return GpuNodeSummary(
         name=info.name,
         product=info.product_label or "-",
         gpu_capacity=info.gpu_capacity,
@@ -89,15 +93,10 @@ def _node_status(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeStatus:
 
 def gpu_status(api_client: ApiClient) -> StatusResult:
     """Every GPU node (capacity, NFD/GFD labels) with its GPUs, driver, taints and readiness."""
-    from kubernetes.client import CoreV1Api
-
-    core = CoreV1Api(api_client)
     nodes = list_nodes(api_client)
-    with api_call("list", "pods"):
-        pods: list[JsonDict] = call_json(core.list_pod_for_all_namespaces).get("items") or []
-    in_use = gpus_in_use(pods)
-    statuses = [_node_status(node, in_use) for node in nodes if node.is_gpu_node]
+    in_use = gpus_in_use(list_all_pods(api_client))
+    summaries = [_node_summary(node, in_use) for node in nodes if node.is_gpu_node]
     return StatusResult(
-        nodes=tuple(sorted(statuses, key=lambda status: status.name)),
+        nodes=tuple(sorted(summaries, key=lambda summary: summary.name)),
         cluster_nodes=len(nodes),
     )

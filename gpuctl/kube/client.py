@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.errors import ConfigError, UnreachableError
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    # Re-exported: gpuctl.core names the client type through this module, never kubernetes itself.
+    from kubernetes.client import ApiClient as ApiClient  # noqa: PLC0414 - an explicit re-export
 
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 CONNECT_TIMEOUT_S = 10.0

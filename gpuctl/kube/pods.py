@@ -187,13 +187,8 @@ class PodBatch:
 
     # --- logs, events, cleanup ------------------------------------------------------------------
     def read_log(self, name: str, container: str) -> str:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            with api_call("get", f"pods/log in namespace {self.namespace}"):
-                return call_text(self.core.read_namespaced_pod_log, name, self.namespace, container=container)
-        except ApiException as error:
-            return f"(log unavailable: {_api_message(error)})"
+        log = read_pod_log(self.core.api_client, self.namespace, name, container)
+        return log if isinstance(log, str) else f"(log unavailable: {log.message})"
 
     def events_by_pod(self) -> dict[str, list[JsonDict]]:
         """Events of this namespace grouped by the pod they are about (one request)."""
@@ -244,6 +239,40 @@ class PodBatch:
             f"cleanup failed, {count} verification pod(s) left in namespace {self.namespace}: {why}",
             hint=f"delete them with `kubectl -n {self.namespace} delete pods -l {self.selector}`",
         )
+
+
+@dataclass(frozen=True)
+class LogUnavailable:
+    """Why a pod's log could not be read (a pod that never started has none)."""
+
+    message: str
+
+
+def read_pod_log(
+    api_client: ApiClient, namespace: str, name: str, container: str = "", tail_lines: int | None = None
+) -> str | LogUnavailable:
+    """The log of one container of a pod; authorisation and transport failures raise (exit 3)."""
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
+
+    kwargs: dict[str, Any] = {"container": container or None}
+    if tail_lines is not None:
+        kwargs["tail_lines"] = tail_lines
+    try:
+        with api_call("get", f"pods/log in namespace {namespace}"):
+            return call_text(CoreV1Api(api_client).read_namespaced_pod_log, name, namespace, **kwargs)
+    except ApiException as error:
+        return LogUnavailable(_api_message(error))
+
+
+def list_all_pods(api_client: ApiClient) -> list[JsonDict]:
+    """Every pod of every namespace, as raw JSON (one request)."""
+    from kubernetes.client import CoreV1Api
+
+    with api_call("list", "pods"):
+        body = call_json(CoreV1Api(api_client).list_pod_for_all_namespaces)
+    items: list[JsonDict] = body.get("items") or []
+    return items
 
 
 def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, str]) -> bool:

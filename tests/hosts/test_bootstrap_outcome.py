@@ -12,7 +12,7 @@ from rich.console import Console
 
 from gpuctl.core.bootstrap import BootstrapResult, host_outcomes
 from gpuctl.hosts.events import ProgressState
-from gpuctl.report.bootstrap_summary import bootstrap_json, render_bootstrap_summary
+from gpuctl.report.bootstrap import print_table, to_json
 
 HOSTS = ("n0", "n1")
 
@@ -48,13 +48,13 @@ def result(state: ProgressState, *, interrupted: bool) -> BootstrapResult:
 
 def table(outcome: BootstrapResult) -> str:
     console = Console(width=120, record=True, force_terminal=False)
-    render_bootstrap_summary(outcome, console)
+    print_table(outcome, console)
     return console.export_text()
 
 
 def test_cancelled_run_leaves_no_host_ok() -> None:
     cancelled = result(passed_two_tasks(recap=False), interrupted=True)
-    report = bootstrap_json(cancelled)
+    report = to_json(cancelled)
     assert report["ok"] is False
     assert [host["ok"] for host in report["hosts"]] == [False, False]
     assert [host["ok_tasks"] for host in report["hosts"]] == [1, 1]  # the counts still show progress
@@ -66,13 +66,13 @@ def test_cancelled_run_leaves_no_host_ok() -> None:
 
 def test_run_stopped_before_its_recap_leaves_no_host_ok() -> None:
     stopped = result(passed_two_tasks(recap=False), interrupted=False)
-    assert [host["ok"] for host in bootstrap_json(stopped)["hosts"]] == [False, False]
+    assert [host["ok"] for host in to_json(stopped)["hosts"]] == [False, False]
     assert "INCOMPLETE" in table(stopped)
 
 
 def test_completed_run_marks_hosts_ok() -> None:
     done = result(passed_two_tasks(recap=True), interrupted=False)
-    report = bootstrap_json(done)
+    report = to_json(done)
     assert report["ok"] is True
     assert [host["ok"] for host in report["hosts"]] == [True, True]
     assert "2 of 2 host(s) prepared" in table(done)

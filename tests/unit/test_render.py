@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from gpuctl.core.render import (
-    DEVICE_PLUGIN_IMAGE,
     RbacSubject,
     RenderOptions,
     parse_rbac_subject,
     render_manifests,
 )
+from gpuctl.defaults import DEVICE_PLUGIN_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.templating import render_template, template_names
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from gpuctl.core.taint import plan_taints
-from gpuctl.core.taint_audit import admission_notes, audit_daemonsets
-from gpuctl.core.taint_rules import check_label_selector, taint_spec
+from gpuctl.core.taint import plan_taints, taint_spec
+from gpuctl.core.taint.audit import admission_notes, audit_daemonsets
+from gpuctl.core.taint.rules import check_label_selector
 from gpuctl.errors import ConfigError
 from gpuctl.kube.daemonsets import DaemonSetInfo, daemonset_from_json
 from gpuctl.kube.nodes import Taint, tolerates

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuctl.core.verify_smi import evaluate
+from gpuctl.core.verify.pod_judgement import evaluate
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodOutcome
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.status import SCHEMA, StatusResult
+from gpuctl.core.status import StatusResult
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def status_json(result: StatusResult) -> dict[str, Any]:
+SCHEMA = "gpuctl.status/v1"
+
+
+def to_json(result: StatusResult) -> dict[str, Any]:
     """The versioned JSON envelope; add fields freely, never rename or remove them."""
     return {
         "schema": SCHEMA,
@@ -40,7 +43,7 @@ def _ready_text(ready: bool, schedulable: bool) -> str:
     return text if schedulable else f"{text},SchedulingDisabled"
 
 
-def render_status_table(result: StatusResult, console: Console) -> None:
+def print_table(result: StatusResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.taint import SCHEMA, TaintResult
+from gpuctl.core.taint import TaintResult
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,7 +18,10 @@ _STYLES = {
 }
 
 
-def taint_json(result: TaintResult) -> dict[str, Any]:
+SCHEMA = "gpuctl.taint/v1"
+
+
+def to_json(result: TaintResult) -> dict[str, Any]:
     """The versioned JSON envelope; add fields freely, never rename or remove them."""
     return {
         "schema": SCHEMA,
@@ -63,7 +66,7 @@ def _summary(result: TaintResult) -> str:
     )
 
 
-def render_taint_table(result: TaintResult, console: Console) -> None:
+def print_table(result: TaintResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 

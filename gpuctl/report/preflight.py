@@ -13,7 +13,7 @@ SCHEMA = "gpuctl.preflight/v1"
 _STYLES = {"pass": "green", "warn": "yellow", "fail": "red"}
 
 
-def preflight_json(result: PreflightResult) -> dict[str, Any]:
+def to_json(result: PreflightResult) -> dict[str, Any]:
     """The versioned JSON envelope; add fields freely, never rename or remove them."""
     return {
         "schema": SCHEMA,
@@ -36,7 +36,7 @@ def preflight_json(result: PreflightResult) -> dict[str, Any]:
     }
 
 
-def render_preflight_table(result: PreflightResult, console: Console) -> None:
+def print_table(result: PreflightResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 

@@ -6,8 +6,9 @@ import hashlib
 import re
 import secrets
 
-from gpuctl.core.verify_model import Toleration, VerifyOptions
-from gpuctl.kube.nodes import ENFORCED_EFFECTS, GPU_RESOURCE, HOSTNAME_LABEL, NodeInfo
+from gpuctl.core.verify.model import Toleration, VerifyOptions
+from gpuctl.defaults import GPU_RESOURCE
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
 from gpuctl.nvidia_smi import VERIFY_ARGS
 

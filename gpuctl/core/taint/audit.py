@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.daemonsets import DaemonSetInfo
-from gpuctl.kube.nodes import ENFORCED_EFFECTS, GPU_RESOURCE, Taint
+from gpuctl.kube.nodes import ENFORCED_EFFECTS, Taint
 from gpuctl.kube.raw import JsonDict
 
 

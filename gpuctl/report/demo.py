@@ -6,10 +6,8 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.status import StatusResult
 from gpuctl.core.taint import TaintResult
-from gpuctl.core.verify_model import VerifyResult
-from gpuctl.report.status_table import render_status_table
-from gpuctl.report.taint_table import render_taint_table
-from gpuctl.report.verify_table import render_verify_table
+from gpuctl.core.verify.model import VerifyResult
+from gpuctl.report import status, taint, verify
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -22,13 +20,13 @@ def announce_step(step: DemoStep, console: Console) -> None:
     console.print(f"$ {step.command}    # {step.purpose}", style="bold", markup=False, soft_wrap=True)
 
 
-def render_step(result: StepResult, console: Console) -> None:
+def print_step(result: StepResult, console: Console) -> None:
     if isinstance(result, TaintResult):
-        render_taint_table(result, console)
+        taint.print_table(result, console)
     elif isinstance(result, StatusResult):
-        render_status_table(result, console)
+        status.print_table(result, console)
     else:
-        render_verify_table(result, console)
+        verify.print_table(result, console)
     if isinstance(result, VerifyResult):
         _closing(result, console)
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.bootstrap import SCHEMA, BootstrapResult, HostOutcome, failed_task_hint
+from gpuctl.core.bootstrap import BootstrapResult, HostOutcome, failed_task_hint
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def bootstrap_json(result: BootstrapResult) -> dict[str, Any]:
+SCHEMA = "gpuctl.bootstrap/v1"
+
+
+def to_json(result: BootstrapResult) -> dict[str, Any]:
     """The versioned JSON envelope; add fields freely, never rename or remove them."""
     return {
         "schema": SCHEMA,
@@ -51,7 +54,7 @@ def bootstrap_json(result: BootstrapResult) -> dict[str, Any]:
     }
 
 
-def render_bootstrap_summary(result: BootstrapResult, console: Console) -> None:
+def print_table(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 

@@ -6,7 +6,7 @@ import fnmatch
 import re
 from pathlib import Path
 
-from gpuctl.core.verify_model import Expectations, Toleration
+from gpuctl.core.verify.model import Expectations, Toleration
 from gpuctl.errors import ConfigError
 from gpuctl.kube.nodes import TAINT_EFFECTS
 

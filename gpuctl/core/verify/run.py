@@ -7,41 +7,51 @@ verification pod, read its log, read the device plugin's log).
 
 from __future__ import annotations
 
+import functools
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuctl.core import verify_checks as checks
-from gpuctl.core import verify_cluster as cluster
-from gpuctl.core.verify_expect import all_patterns, expected_gpus, is_expected, is_glob, matches
-from gpuctl.core.verify_model import (
+from gpuctl.core.verify import cluster_checks as cluster
+from gpuctl.core.verify import node_checks as checks
+from gpuctl.core.verify.expectations import all_patterns, expected_gpus, is_expected, is_glob, matches
+from gpuctl.core.verify.model import (
     Check,
     GpuCounts,
     NodeResult,
+    PodEvaluation,
     VerifyOptions,
     VerifyResult,
     failed,
     skipped,
 )
-from gpuctl.core.verify_pod import NAMESPACE_LABELS, new_run_id, run_selector
-from gpuctl.core.verify_run import PodRun, plugin_log_checks
-from gpuctl.core.verify_smi import SMI_CHECKS, PodEvaluation
+from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
+from gpuctl.core.verify.pod_manifest import (
+    CONTAINER,
+    NAMESPACE_LABELS,
+    new_run_id,
+    run_selector,
+    verification_pod,
+)
+from gpuctl.core.verify.pod_run import PodRun
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
-from gpuctl.kube.pods import PodBatch, ensure_namespace
+from gpuctl.kube.pods import PodBatch, PodOutcome, ensure_namespace, read_pod_log
+from gpuctl.kube.runtime_classes import list_runtime_classes
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+    from gpuctl.kube.client import ApiClient
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
+PLUGIN_LOG_TAIL_LINES = 200
 
 
 @dataclass
-class _Inventory:
-    """What the read-only phase learnt about the cluster."""
+class ClusterSnapshot:
+    """What the read-only phase learnt about the cluster, and later what the pods proved."""
 
     nodes: list[NodeInfo]
     gpu_nodes: list[NodeInfo]
@@ -64,16 +74,14 @@ def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[li
     return sorted(selected, key=lambda node: node.name), missing
 
 
-def _inventory(api_client: ApiClient, options: VerifyOptions) -> _Inventory:
+def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     nodes = list_nodes(api_client)
     gpu_nodes, missing = _select_gpu_nodes(nodes, options)
     daemonsets = list_gpu_daemonsets(api_client)
     plugins = [ds for ds in daemonsets if ds.is_device_plugin]
     plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
-    runtime_classes = (
-        cluster.list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
-    )
-    return _Inventory(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
+    runtime_classes = list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
+    return ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
 
 
 def _can_run_pod(node: NodeInfo) -> str:
@@ -91,39 +99,64 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
     """Run every check; create, follow and always delete the verification pods."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
-    inventory = _inventory(api_client, options)
+    snapshot = _snapshot(api_client, options)
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
     try:
-        targets = [node for node in inventory.gpu_nodes if not _can_run_pod(node)]
+        targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node)]
         pod_run: PodRun | None = None
         if options.run_pods and targets:
             ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
-            pod_run = PodRun(batch, targets, run_id, options)
+            pods = [(verification_pod(node, node.gpu_allocatable, run_id, options), node) for node in targets]
+            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
             pod_run.start()
-        log_checks = plugin_log_checks(api_client, inventory.gpu_nodes, inventory.plugin_pods, executor)
+        log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
         if pod_run is not None:
-            inventory.evaluations = pod_run.finish(started + options.timeout_s)
-        inventory.plugin_checks = {node: future.result() for node, future in log_checks.items()}
+            snapshot.evaluations = pod_run.finish(started + options.timeout_s)
+        snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     finally:
         if batch is not None:
             batch.stop.set()
         executor.shutdown(wait=True, cancel_futures=True)
         if batch is not None and not options.keep_pods:
             batch.delete_all()
-    return _result(inventory, options, run_id, batch.created if batch else 0, time.monotonic() - started)
+    return _result(snapshot, options, run_id, batch.created if batch else 0, time.monotonic() - started)
 
 
-def _node_result(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) -> NodeResult:
+def _judge(outcome: PodOutcome, node: NodeInfo, *, options: VerifyOptions) -> PodEvaluation:
+    return evaluate(outcome, node, node.gpu_allocatable, options.namespace, options.image)
+
+
+def _plugin_log_checks(
+    api_client: ApiClient,
+    nodes: list[NodeInfo],
+    plugin_pods: dict[str, PluginPod],
+    executor: ThreadPoolExecutor,
+) -> dict[str, Future[Check]]:
+    """node name → future device-plugin.log check (one log read per node with a plugin pod)."""
+
+    def read(node: NodeInfo, pod: PluginPod) -> Check:
+        log = read_pod_log(api_client, pod.namespace, pod.name, pod.container, PLUGIN_LOG_TAIL_LINES)
+        # A pod that never started has no log; device-plugin.pod says why.
+        return checks.device_plugin_log(node, pod, log if isinstance(log, str) else "")
+
+    return {
+        node.name: executor.submit(read, node, plugin_pods[node.name])
+        for node in nodes
+        if node.name in plugin_pods
+    }
+
+
+def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> NodeResult:
     expected = expected_gpus(options.expectations, node.name)
-    plugin_pod = inventory.plugin_pods.get(node.name)
-    plugin_log = inventory.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
+    plugin_pod = snapshot.plugin_pods.get(node.name)
+    plugin_log = snapshot.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
     plugin_and_gpus = [
         checks.gpu_capacity(node, expected, plugin_log),
         checks.gpu_allocatable(node),
-        checks.device_plugin_pod(node, plugin_pod, bool(inventory.plugins)),
+        checks.device_plugin_pod(node, plugin_pod, bool(snapshot.plugins)),
         plugin_log,
     ]
     if not node.ready:  # no DaemonSet pod lands on a NotReady node, so none of these can pass
@@ -132,22 +165,22 @@ def _node_result(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) 
         checks.node_ready(node),
         checks.node_schedulable(node),
         *plugin_and_gpus,
-        checks.taint_toleration(node, inventory.plugins),
+        checks.taint_toleration(node, snapshot.plugins),
     ]
-    evaluation = _pod_checks(node, inventory, options)
+    evaluation = _pod_checks(node, snapshot, options)
     counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
     return NodeResult(
         node.name, counts, (*read_only, *evaluation.checks), evaluation.product, evaluation.driver_version
     )
 
 
-def _pod_checks(node: NodeInfo, inventory: _Inventory, options: VerifyOptions) -> PodEvaluation:
+def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> PodEvaluation:
     if not options.run_pods:
         return PodEvaluation(tuple(skipped(check_id, "--no-pods") for check_id in POD_CHECKS))
     why_not = _can_run_pod(node)
     if why_not:
         return PodEvaluation(tuple(skipped(check_id, why_not) for check_id in POD_CHECKS))
-    evaluation = inventory.evaluations.get(node.name)
+    evaluation = snapshot.evaluations.get(node.name)
     if evaluation is None:
         return PodEvaluation(tuple(skipped(check_id, "no verification pod") for check_id in POD_CHECKS))
     return evaluation
@@ -177,17 +210,17 @@ def _expected_globs(missing: list[str]) -> list[Check]:
 
 
 def _result(
-    inventory: _Inventory, options: VerifyOptions, run_id: str, pods_created: int, duration_s: float
+    snapshot: ClusterSnapshot, options: VerifyOptions, run_id: str, pods_created: int, duration_s: float
 ) -> VerifyResult:
-    nodes = [_node_result(node, inventory, options) for node in inventory.gpu_nodes]
-    nodes += [_missing_node(p, options) for p in inventory.missing if not is_glob(p)]
-    labels = {node.name: node.driver_version for node in inventory.gpu_nodes}
+    nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
+    nodes += [_missing_node(p, options) for p in snapshot.missing if not is_glob(p)]
+    labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
     cluster_checks = [
-        cluster.gpu_nodes_present(inventory.gpu_nodes, options.allow_empty),
-        *_expected_globs(inventory.missing),
-        cluster.device_plugin_present(inventory.plugins, inventory.gpu_nodes),
-        cluster.daemonset_tolerations(inventory.daemonsets, inventory.gpu_nodes),
-        cluster.runtime_class(options, inventory.plugins, inventory.runtime_classes),
+        cluster.gpu_nodes_present(snapshot.gpu_nodes, options.allow_empty),
+        *_expected_globs(snapshot.missing),
+        cluster.device_plugin_present(snapshot.plugins, snapshot.gpu_nodes),
+        cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
+        cluster.runtime_class(options, snapshot.plugins, snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
     ]
     return VerifyResult(

@@ -1,4 +1,4 @@
-"""Kubernetes syntax rules for taints and label selectors, checked before any request.
+"""The taint flags and label selectors of `taint-gpu-nodes`, checked before any request.
 
 Catching a bad `--key` or `--selector` here gives a one-line error naming the flag (exit 2)
 instead of an API server 422/400 halfway through a run.
@@ -8,47 +8,22 @@ from __future__ import annotations
 
 import re
 
+from gpuctl.defaults import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ConfigError
 from gpuctl.kube.nodes import TAINT_EFFECTS, Taint
+from gpuctl.names import qualified_name_problem, value_problem
 
-_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
-_NAME_RE = re.compile(rf"^{_NAME}$")
-_DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SET_RE = re.compile(r"^(?P<key>\S+)\s+(?P<op>in|notin)\s+\((?P<values>[^()]*)\)$")
 _EQUALITY_RE = re.compile(r"^(?P<key>[^=!\s]+)\s*(?P<op>==|!=|=)\s*(?P<value>\S*)$")
 _EXISTS_RE = re.compile(r"^(?P<bang>!?)\s*(?P<key>[^=!\s(),]+)$")
-MAX_NAME = 63
-MAX_PREFIX = 253
-
-
-def qualified_name_problem(key: str) -> str:
-    """Why `key` is not a valid label/taint key (empty string when it is)."""
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and not prefix:
-        return "the prefix before '/' is empty"
-    if prefix and (len(prefix) > MAX_PREFIX or not _DNS_SUBDOMAIN_RE.match(prefix)):
-        return f"prefix {prefix!r} must be a lower-case DNS subdomain"
-    if not name or len(name) > MAX_NAME or not _NAME_RE.match(name):
-        return (
-            "name part must be 1-63 characters: letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        )
-    return ""
-
-
-def value_problem(value: str) -> str:
-    """Why `value` is not a valid label/taint value (empty string when it is)."""
-    if value and (len(value) > MAX_NAME or not _NAME_RE.match(value)):
-        return (
-            "must be at most 63 characters: letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        )
-    return ""
 
 
 def taint_spec(key: str, value: str, effect: str) -> Taint:
     """Validate the taint flags and build the spec, or raise ConfigError naming the flag."""
-    hint = "e.g. `gpuctl taint-gpu-nodes --key nvidia.com/gpu --value present --effect NoSchedule`"
+    hint = (
+        f"e.g. `gpuctl taint-gpu-nodes --key {GPU_TAINT_KEY} --value {GPU_TAINT_VALUE} "
+        f"--effect {GPU_TAINT_EFFECT}`"
+    )
     problem = qualified_name_problem(key)
     if problem:
         raise ConfigError(f"--key {key!r}: {problem}", hint=hint)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuctl.core.verify_model import Check, failed, passed, skipped, warned
+from gpuctl.core.verify.model import Check, failed, passed, skipped, warned
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo

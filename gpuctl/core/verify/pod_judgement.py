@@ -1,10 +1,9 @@
-"""Turn a verification pod's outcome into checks: scheduling, image, nvidia-smi output."""
+"""Judge how a verification pod ended: was it scheduled, did its image start, what did nvidia-smi
+print (GPUs seen, product, memory, driver). The first stage that failed gets the diagnosis."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gpuctl.core.verify_model import Check, Status, failed, passed, skipped, warned
+from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, failed, passed, skipped, warned
 from gpuctl.diagnose import diagnose, diagnose_scheduling
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodOutcome
@@ -17,14 +16,6 @@ SMI_CHECKS = (
     "nvidia-smi.memory",
     "nvidia-smi.driver",
 )
-
-
-@dataclass(frozen=True)
-class PodEvaluation:
-    checks: tuple[Check, ...]
-    seen: int | None = None
-    product: str = ""
-    driver_version: str = ""
 
 
 def _skip_all(ids: tuple[str, ...], why: str) -> list[Check]:
@@ -231,5 +222,5 @@ def _driver(drivers: list[str]) -> Check:
     if not drivers:
         return skipped("nvidia-smi.driver", "no driver version")
     if len(drivers) > 1:
-        return Check("nvidia-smi.driver", Status.WARN, f"several driver versions: {drivers}")
+        return Check("nvidia-smi.driver", CheckStatus.WARN, f"several driver versions: {drivers}")
     return passed("nvidia-smi.driver", f"driver {drivers[0]}")

@@ -1,12 +1,17 @@
-"""Result objects of `gpuctl verify`: frozen, renderer-agnostic."""
+"""What `gpuctl verify` takes and returns: options, checks, per-node results; frozen, renderer-agnostic."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
 
+from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
+from gpuctl.errors import ExitCode
 
-class Status(str, Enum):
+
+class CheckStatus(str, Enum):
+    """The verdict of one check."""
+
     PASS = "pass"
     FAIL = "fail"
     WARN = "warn"
@@ -18,30 +23,30 @@ class Check:
     """One check with a stable id (e.g. `nvidia-smi.gpus`), a one-line message and a hint."""
 
     id: str
-    status: Status
+    status: CheckStatus
     message: str
     hint: str = ""
     diagnosis: str = ""  # signature id from gpuctl.diagnose, when one matched
 
     @property
     def failed(self) -> bool:
-        return self.status is Status.FAIL
+        return self.status is CheckStatus.FAIL
 
 
 def passed(id_: str, message: str) -> Check:
-    return Check(id_, Status.PASS, message)
+    return Check(id_, CheckStatus.PASS, message)
 
 
 def failed(id_: str, message: str, hint: str = "", diagnosis: str = "") -> Check:
-    return Check(id_, Status.FAIL, message, hint, diagnosis)
+    return Check(id_, CheckStatus.FAIL, message, hint, diagnosis)
 
 
 def warned(id_: str, message: str, hint: str = "", diagnosis: str = "") -> Check:
-    return Check(id_, Status.WARN, message, hint, diagnosis)
+    return Check(id_, CheckStatus.WARN, message, hint, diagnosis)
 
 
 def skipped(id_: str, message: str) -> Check:
-    return Check(id_, Status.SKIP, message)
+    return Check(id_, CheckStatus.SKIP, message)
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class NodeResult:
     @property
     def first_problem(self) -> Check | None:
         """The first failing check, else the first warning: what a person should read first."""
-        for wanted in (Status.FAIL, Status.WARN):
+        for wanted in (CheckStatus.FAIL, CheckStatus.WARN):
             for check in self.checks:
                 if check.status is wanted:
                     return check
@@ -86,6 +91,10 @@ class VerifyResult:
     @property
     def ok(self) -> bool:
         return all(node.ok for node in self.nodes) and not any(check.failed for check in self.cluster_checks)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK if self.ok else ExitCode.CHECK_FAILED
 
 
 @dataclass(frozen=True)
@@ -116,8 +125,8 @@ class Expectations:
 @dataclass(frozen=True)
 class VerifyOptions:
     expectations: Expectations = field(default_factory=Expectations)
-    namespace: str = "gpuctl-system"
-    image: str = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+    namespace: str = GPUCTL_NAMESPACE
+    image: str = VERIFY_IMAGE
     image_pull_secret: str | None = None
     runtime_class: str | None = None
     timeout_s: float = 300.0
@@ -126,3 +135,13 @@ class VerifyOptions:
     run_pods: bool = True
     allow_empty: bool = False
     tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True)
+class PodEvaluation:
+    """What one verification pod proved: its checks, and the GPUs, product and driver it saw."""
+
+    checks: tuple[Check, ...]
+    seen: int | None = None
+    product: str = ""
+    driver_version: str = ""

@@ -1,0 +1,38 @@
+"""The last step of every command: hand the result to its report module, exit with its code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import Any, Protocol
+
+import typer
+
+from gpuctl.errors import ExitCode
+
+
+class CommandResult(Protocol):
+    @property
+    def exit_code(self) -> ExitCode: ...
+
+
+def emit(result: CommandResult, output: Enum, report: Any) -> None:
+    """Print `result` as `output` (table, json or junit) with `report`, the command's
+    gpuctl.report module (SCHEMA, to_json, print_table, to_junit where offered), then exit with
+    the result's exit code: returns only when it is 0."""
+    if output.value == "json":
+        sys.stdout.write(json.dumps(report.to_json(result), indent=2) + "\n")
+    elif output.value == "junit":
+        sys.stdout.write(report.to_junit(result))
+    else:
+        from gpuctl.report.console import make_console
+
+        report.print_table(result, make_console())
+    exit_with(result.exit_code)
+
+
+def exit_with(code: ExitCode) -> None:
+    """Exit with `code` unless it is 0."""
+    if code is not ExitCode.OK:
+        raise typer.Exit(int(code))

@@ -1,0 +1,80 @@
+"""The active phase of `gpuctl verify`: create the verification pods, follow them, judge each.
+
+Work is queued on one thread pool in the order that keeps the wall time short: pod creations
+first (their podStart latency is the long pole), then whatever the caller queues next (device
+plugin log reads), which fills the time while the pods start. Each finished pod's log is read
+and judged on the pool too, so the main thread only follows the watch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import replace
+
+from gpuctl.core.verify.model import PodEvaluation
+from gpuctl.kube.nodes import NodeInfo
+from gpuctl.kube.pods import PodBatch, PodOutcome
+from gpuctl.kube.raw import JsonDict, name_of
+
+# How a finished (or stuck) pod is judged: its outcome, with the log read, and its node.
+Judge = Callable[[PodOutcome, NodeInfo], PodEvaluation]
+
+
+class PodRun:
+    """Create one verification pod per node, follow them, judge each as it ends."""
+
+    def __init__(self, batch: PodBatch, pods: list[tuple[JsonDict, NodeInfo]], container: str, judge: Judge):
+        self.batch = batch
+        self.container = container
+        self.judge = judge
+        self.manifests = [manifest for manifest, _ in pods]
+        self.node_by_pod = {name_of(manifest): node for manifest, node in pods}
+        self.creations: list[Future[PodOutcome | None]] = []
+        self.evaluations: dict[str, Future[PodEvaluation]] = {}
+
+    def start(self) -> None:
+        """Queue every creation (returns at once)."""
+        self.creations = self.batch.create_all(self.manifests)
+
+    def _evaluate(self, outcome: PodOutcome) -> PodEvaluation:
+        if outcome.state in ("succeeded", "failed"):
+            outcome = replace(outcome, log=self.batch.read_log(outcome.name, self.container))
+        return self.judge(outcome, self.node_by_pod[outcome.name])
+
+    def _on_done(self, outcome: PodOutcome) -> None:
+        if outcome.state in ("succeeded", "failed"):
+            self.evaluations[outcome.name] = self.batch.executor.submit(self._evaluate, outcome)
+
+    def finish(self, deadline: float) -> dict[str, PodEvaluation]:
+        """Wait for the pods until `deadline` (monotonic); node name → evaluation."""
+        created = (creation.result() for creation in self.creations)
+        outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
+        outcomes |= self.batch.follow(set(self.node_by_pod) - outcomes.keys(), deadline, self._on_done)
+        pending = [outcome for name, outcome in outcomes.items() if name not in self.evaluations]
+        results = {name: future.result() for name, future in self.evaluations.items()}
+        for outcome in _fill_from_events(self.batch, pending):
+            results[outcome.name] = self._evaluate(outcome)
+        return {self.node_by_pod[name].name: evaluation for name, evaluation in results.items()}
+
+
+def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:
+    """Unschedulable or image-pull outcomes without a message: take it from the pod's events."""
+    needy = {
+        outcome.name
+        for outcome in outcomes
+        if outcome.state in ("unschedulable", "image-pull") and not outcome.message
+    }
+    if not needy:
+        return outcomes
+    events = batch.events_by_pod()
+    wanted = {"unschedulable": ("FailedScheduling",), "image-pull": ("Failed", "BackOff")}
+    filled = []
+    for outcome in outcomes:
+        messages = [
+            str(event.get("message") or "")
+            for event in events.get(outcome.name, [])
+            if outcome.name in needy and event.get("reason") in wanted[outcome.state]
+        ]
+        filled.append(replace(outcome, message=messages[-1]) if messages else outcome)
+    return filled

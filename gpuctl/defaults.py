@@ -1,0 +1,35 @@
+"""gpuctl's defaults and version pins, one home each: everything else imports them from here.
+
+Standard library only and no imports of gpuctl modules, so the CLI can read the defaults for its
+`--help` without loading anything heavy. The driver branch and the host preflight thresholds are
+Ansible role defaults (playbooks/roles/*/defaults/main.yml), read through
+`gpuctl.package_data.role_default`, because the playbooks use them without gpuctl.
+"""
+
+from __future__ import annotations
+
+# The taint that reserves GPU nodes for GPU work (`gpuctl taint-gpu-nodes`, bootstrap, the demo).
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_TAINT_KEY = GPU_RESOURCE
+GPU_TAINT_VALUE = "present"
+GPU_TAINT_EFFECT = "NoSchedule"
+GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
+
+# gpuctl's own namespace: verification pods, the RBAC ServiceAccount.
+GPUCTL_NAMESPACE = "gpuctl-system"
+# Where the static device plugin goes (NVIDIA's static manifest uses kube-system too).
+DEVICE_PLUGIN_NAMESPACE = "kube-system"
+RUNTIME_CLASS = "nvidia"
+
+# The verification pods' image: nvidia-smi itself is injected by the NVIDIA container runtime.
+VERIFY_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+
+# NVIDIA's k8s-device-plugin, rendered by `gpuctl render` and applied by bootstrap.
+DEVICE_PLUGIN_VERSION = "v0.17.1"
+DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
+
+# Role defaults files and the keys that hold the host-side defaults (read, never copied).
+DRIVER_ROLE = "nvidia_driver"
+DRIVER_BRANCH_KEY = "gpuctl_driver_branch"
+PREFLIGHT_ROLE = "gpuctl_preflight"
+MIN_FREE_MIB_KEY = "gpuctl_preflight_min_free_mib"

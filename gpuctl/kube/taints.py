@@ -1,0 +1,122 @@
+"""Node taint writes with optimistic concurrency.
+
+`spec.taints` has no strategic-merge key, so a patch replaces the whole list; each patch therefore
+carries the resourceVersion it was computed from, and a 409 Conflict (someone else changed the
+node meanwhile) is retried from a fresh read instead of overwriting their change.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuctl.errors import ConfigError
+from gpuctl.kube.client import api_call
+from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+MAX_ATTEMPTS = 5
+
+# Given a node as read, its new taint list, or None when the node needs no write.
+TaintPlanner = Callable[[JsonDict], "list[JsonDict] | None"]
+
+
+def list_node_objects(api_client: ApiClient, selector: str | None = None) -> list[JsonDict]:
+    """Every node (or those matching `selector`) as raw JSON; a selector the server rejects is
+    a ConfigError naming --selector."""
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
+
+    kwargs = {"label_selector": selector} if selector else {}
+    try:
+        with api_call("list", "nodes"):
+            body = call_json(CoreV1Api(api_client).list_node, **kwargs)
+    except ApiException as error:
+        if error.status == 400:
+            raise ConfigError(
+                f"--selector {selector!r}: rejected by the API server ({error.reason})",
+                hint="check the selector syntax with `kubectl get nodes -l SELECTOR`",
+            ) from error
+        raise
+    items: list[JsonDict] = body.get("items") or []
+    return items
+
+
+@dataclass(frozen=True)
+class TaintWrite:
+    """How writing one node went. `node`: the node as last read (what the write was computed
+    from). `error`: why it failed ("" when it did not)."""
+
+    node: JsonDict
+    written: bool
+    conflicts_retried: int
+    error: str = ""
+
+
+class NodeTaintWriter:
+    """Writes planned taint lists node by node, retrying conflicts; counts the PATCHes sent."""
+
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        dry_run: bool,
+        after_read: Callable[[str], None] | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+    ) -> None:
+        from kubernetes.client import CoreV1Api
+
+        self.core = CoreV1Api(api_client)
+        self.dry_run = dry_run
+        self.after_read = after_read  # a seam for tests that race a real concurrent writer
+        self.max_attempts = max_attempts
+        self.writes = 0
+        self._lock = threading.Lock()
+
+    def _read(self, name: str) -> JsonDict:
+        with api_call("get", f"node {name}"):
+            return call_json(self.core.read_node, name)
+
+    def _patch(self, node: JsonDict, taints: list[JsonDict]) -> None:
+        name = name_of(node)
+        body = {
+            "metadata": {"resourceVersion": dig(node, "metadata", "resourceVersion", default="")},
+            "spec": {"taints": taints},
+        }
+        kwargs = {"dry_run": "All"} if self.dry_run else {}
+        with self._lock:
+            self.writes += 1
+        with api_call("patch", f"node {name}"):
+            call_json(self.core.patch_node, name, body, _content_type=STRATEGIC_MERGE, **kwargs)
+
+    def write(self, node: JsonDict, plan: TaintPlanner) -> TaintWrite:
+        """Apply `plan` to `node`: re-read and re-plan after each 409, at most max_attempts times."""
+        from kubernetes.client.exceptions import ApiException
+
+        name = name_of(node)
+        for attempt in range(self.max_attempts):
+            taints = plan(node)
+            if taints is None:
+                return TaintWrite(node, False, attempt)
+            if self.after_read is not None:
+                self.after_read(name)
+            try:
+                self._patch(node, taints)
+            except ApiException as error:
+                if error.status != 409:
+                    error_text = f"patch node {name}: {error.status} {error.reason}"
+                    return TaintWrite(node, False, attempt, error_text)
+                node = self._read(name)
+                continue
+            return TaintWrite(node, True, attempt)
+        return TaintWrite(
+            node,
+            False,
+            self.max_attempts,
+            f"node {name} kept changing: {self.max_attempts} conflicting writes in a row; rerun the command",
+        )

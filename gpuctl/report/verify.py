@@ -1,0 +1,182 @@
+"""`gpuctl verify`'s output: the JSON envelope `gpuctl.verify/v1`, the table for people (one row
+per GPU node, then the cluster checks) and JUnit XML (one testcase per node x check)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+SCHEMA = "gpuctl.verify/v1"
+
+
+def check_dict(check: Check) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": check.id,
+        "status": check.status.value,
+        "message": check.message,
+        "hint": check.hint,
+    }
+    if check.diagnosis:
+        data["diagnosis"] = check.diagnosis
+    return data
+
+
+def node_dict(node: NodeResult) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "ok": node.ok,
+        "gpus": {
+            "expected": node.gpus.expected,
+            "capacity": node.gpus.capacity,
+            "allocatable": node.gpus.allocatable,
+            "seen": node.gpus.seen,
+        },
+        "product": node.product or None,
+        "driver_version": node.driver_version or None,
+        "checks": [check_dict(check) for check in node.checks],
+    }
+
+
+def to_json(result: VerifyResult) -> dict[str, Any]:
+    """The `gpuctl.verify/v1` envelope (DESIGN.md): keys may be added, never renamed or removed."""
+    return {
+        "schema": SCHEMA,
+        "ok": result.ok,
+        "nodes": [node_dict(node) for node in result.nodes],
+        "cluster_checks": [check_dict(check) for check in result.cluster_checks],
+        "run_id": result.run_id,
+        "namespace": result.namespace,
+        "pods_created": result.pods_created,
+        "duration_s": round(result.duration_s, 3),
+    }
+
+
+_STYLE = {
+    CheckStatus.PASS: "green",
+    CheckStatus.FAIL: "bold red",
+    CheckStatus.WARN: "yellow",
+    CheckStatus.SKIP: "dim",
+}
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _node_status(node: NodeResult) -> CheckStatus:
+    if not node.ok:
+        return CheckStatus.FAIL
+    return CheckStatus.WARN if any(c.status is CheckStatus.WARN for c in node.checks) else CheckStatus.PASS
+
+
+def _problem(check: Check | None) -> str:
+    if check is None:
+        return ""
+    text = f"{check.id}: {check.message}"
+    return f"{text}\nhint: {check.hint}" if check.hint else text
+
+
+def _nodes_table(result: VerifyResult) -> object:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="GPU nodes", title_justify="left", show_lines=True)
+    for column in ("NODE", "GPUS exp/cap/alloc/seen", "PRODUCT", "DRIVER", "STATUS"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("FIRST PROBLEM + HINT", overflow="fold")
+    for node in result.nodes:
+        gpus = node.gpus
+        counts = "/".join(_count(v) for v in (gpus.expected, gpus.capacity, gpus.allocatable, gpus.seen))
+        status = _node_status(node)
+        table.add_row(
+            node.name,
+            counts,
+            node.product or "-",
+            node.driver_version or "-",
+            Text(status.value.upper(), style=_STYLE[status]),
+            Text(_problem(node.first_problem)),
+        )
+    return table
+
+
+def _cluster_table(result: VerifyResult) -> object:
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="Cluster checks", title_justify="left")
+    table.add_column("CHECK", no_wrap=True)
+    table.add_column("STATUS", no_wrap=True)
+    table.add_column("MESSAGE + HINT", overflow="fold")
+    for check in result.cluster_checks:
+        text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
+        table.add_row(check.id, Text(check.status.value.upper(), style=_STYLE[check.status]), Text(text))
+    return table
+
+
+def print_table(result: VerifyResult, console: Console) -> None:
+    if result.nodes:
+        console.print(_nodes_table(result))
+    console.print(_cluster_table(result))
+    failed_nodes = sum(not node.ok for node in result.nodes)
+    verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
+    if not result.ok and failed_nodes == 0:
+        verdict = "FAILED: a cluster check failed"
+    console.print(
+        f"{verdict} ({len(result.nodes)} node(s), {result.pods_created} verification pod(s), "
+        f"{result.duration_s:.1f}s)",
+        style="green" if result.ok else "bold red",
+        markup=False,
+    )
+
+
+CLUSTER_CLASSNAME = "cluster"
+
+
+def _testcase(parent: ET.Element, classname: str, check: Check) -> None:
+    case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time="0")
+    if check.status is CheckStatus.FAIL:
+        failure = ET.SubElement(case, "failure", message=check.message, type=check.diagnosis or "check")
+        failure.text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
+    elif check.status is CheckStatus.SKIP:
+        ET.SubElement(case, "skipped", message=check.message)
+    elif check.status is CheckStatus.WARN:
+        out = ET.SubElement(case, "system-out")
+        out.text = f"warning: {check.message}" + (f"\nhint: {check.hint}" if check.hint else "")
+
+
+def _suite(root: ET.Element, name: str, classname: str, checks: Iterable[Check]) -> None:
+    items = list(checks)
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=name,
+        tests=str(len(items)),
+        failures=str(sum(c.status is CheckStatus.FAIL for c in items)),
+        errors="0",
+        skipped=str(sum(c.status is CheckStatus.SKIP for c in items)),
+    )
+    for check in items:
+        _testcase(suite, classname, check)
+
+
+def to_junit(result: VerifyResult) -> str:
+    checks = [*result.cluster_checks, *(c for node in result.nodes for c in node.checks)]
+    root = ET.Element(
+        "testsuites",
+        name="gpuctl verify",
+        tests=str(len(checks)),
+        failures=str(sum(c.status is CheckStatus.FAIL for c in checks)),
+        errors="0",
+        skipped=str(sum(c.status is CheckStatus.SKIP for c in checks)),
+    )
+    _suite(root, "cluster", CLUSTER_CLASSNAME, result.cluster_checks)
+    for node in result.nodes:
+        _suite(root, f"node {node.name}", f"node.{node.name}", node.checks)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
