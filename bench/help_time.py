@@ -1,4 +1,4 @@
-"""Median wall time of `gpuctl --help` (target: <= 0.25 s). Run: python bench/help_time.py [runs]."""
+"""Median wall time of `gpuctl --help` (target: <= 0.1 s). Run: python bench/help_time.py [runs]."""
 
 import shutil
 import statistics
@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-TARGET_S = 0.25
+TARGET_S = 0.1
 
 
 def main() -> None:

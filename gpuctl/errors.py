@@ -45,9 +45,3 @@ class UnreachableError(GpuctlError):
     """Cannot reach or be authorised by the cluster or the hosts (exit 3)."""
 
     exit_code = ExitCode.UNREACHABLE
-
-
-class CheckFailed(GpuctlError):
-    """A check failed and the result was already rendered (exit 1)."""
-
-    exit_code = ExitCode.CHECK_FAILED
