@@ -9,7 +9,7 @@ from pathlib import Path
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
-from gpuctl.hosts.probes import Finding, host_findings
+from gpuctl.hosts.probes import Finding, host_findings, nvidia_gpus, parse_pci
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.hosts.ssh import SshFailure, SshSettings, connect, resolve, run_script
 from gpuctl.package_data import role_defaults_files
@@ -25,6 +25,7 @@ class HostReport:
     address: str
     reachable: bool
     findings: tuple[Finding, ...]
+    pci_gpus: int | None = None  # NVIDIA GPUs on the PCI bus, None when the probe did not run
 
     @property
     def ok(self) -> bool:
@@ -100,11 +101,10 @@ def probe_host(
         return HostReport(host.name, settings.hostname, True, (finding,))
     finally:
         client.close()
-    findings = [
-        _ssh_finding(settings),
-        *host_findings(host.name, settings.user, split_sections(result.stdout), host.vars),
-    ]
-    return HostReport(host.name, settings.hostname, True, tuple(findings))
+    sections = split_sections(result.stdout)
+    findings = [_ssh_finding(settings), *host_findings(host.name, settings.user, sections, host.vars)]
+    gpus = len(nvidia_gpus(parse_pci(sections.get("pci", ""))))
+    return HostReport(host.name, settings.hostname, True, tuple(findings), gpus)
 
 
 def _ssh_finding(settings: SshSettings) -> Finding:

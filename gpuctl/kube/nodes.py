@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.client import api_call
 from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-GPU_RESOURCE = "nvidia.com/gpu"
 NFD_PCI_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 GFD_PRESENT_LABEL = "nvidia.com/gpu.present"
 GFD_COUNT_LABEL = "nvidia.com/gpu.count"
@@ -99,6 +99,7 @@ class NodeInfo:
     unschedulable: bool
     gpu_capacity: int
     gpu_allocatable: int
+    addresses: tuple[str, ...] = ()  # InternalIP first, then the other status.addresses
 
     @property
     def hostname(self) -> str:
@@ -161,7 +162,14 @@ def node_from_json(node: JsonDict) -> NodeInfo:
         unschedulable=bool(dig(node, "spec", "unschedulable", default=False)),
         gpu_capacity=as_int(dig(node, "status", "capacity", default={}).get(GPU_RESOURCE)),
         gpu_allocatable=as_int(dig(node, "status", "allocatable", default={}).get(GPU_RESOURCE)),
+        addresses=_addresses(node),
     )
+
+
+def _addresses(node: JsonDict) -> tuple[str, ...]:
+    entries = dig(node, "status", "addresses", default=[]) or []
+    ordered = sorted(entries, key=lambda entry: entry.get("type") != "InternalIP")
+    return tuple(str(entry.get("address")) for entry in ordered if entry.get("address"))
 
 
 def list_nodes(api_client: ApiClient) -> list[NodeInfo]:

@@ -1,0 +1,175 @@
+"""`bootstrap --phase cluster` (device plugin stack): apply the cluster layer, then wait until
+every GPU node advertises the GPUs it must have.
+
+The objects are exactly what `gpuctl render` prints for the same flags (device plugin, sharing
+config, MPS daemon, RuntimeClass), applied server-side as field manager `gpuctl`, plus the
+`nvidia.com/gpu.present` label on the inventory's nodes and the GPU taint (taint core). Nothing
+is sent for an object that already matches, so a second run writes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import yaml
+
+from gpuctl.core.render import RenderOptions, render_manifests
+from gpuctl.core.taint import TaintResult, taint_gpu_nodes
+from gpuctl.core.verify import Check, VerifyOptions, verify
+from gpuctl.core.verify.model import Expectations
+from gpuctl.defaults import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
+from gpuctl.errors import ExitCode
+from gpuctl.kube.apply import Applied, Applier
+from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, Taint, list_nodes
+from gpuctl.kube.raw import JsonDict
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+
+POLL_S = 1.0
+GPU_TAINT = Taint(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    render: RenderOptions = field(default_factory=RenderOptions)
+    check: bool = False
+    taint: bool = True
+    force_conflicts: bool = False
+    timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class NodeReadiness:
+    """One GPU node while the cluster layer comes up. `expected`: GPUs it must advertise (None:
+    at least one)."""
+
+    node: str
+    expected: int | None
+    allocatable: int = 0
+    plugin_ready: bool = False
+    problem: Check | None = None  # why it is stuck, once the wait gave up
+
+    @property
+    def ready(self) -> bool:
+        enough = self.allocatable == self.expected if self.expected is not None else self.allocatable > 0
+        return self.plugin_ready and enough
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    check: bool
+    objects: tuple[Applied, ...]
+    taint: TaintResult | None
+    nodes: tuple[NodeReadiness, ...]
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def writes(self) -> int:
+        """Writes sent (server-side dry runs included): applies plus taint patches."""
+        applied = sum(obj.action not in ("unchanged",) for obj in self.objects)
+        return applied + (self.taint.writes if self.taint else 0)
+
+    @property
+    def conflicts(self) -> tuple[Applied, ...]:
+        return tuple(obj for obj in self.objects if obj.action == "conflict")
+
+    @property
+    def ok(self) -> bool:
+        taint_ok = self.taint is None or self.taint.ok or not self.taint.nodes
+        nodes_ok = self.check or all(node.ready for node in self.nodes)
+        return not self.conflicts and taint_ok and nodes_ok and bool(self.nodes)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK if self.ok else ExitCode.CHECK_FAILED
+
+
+def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict]:
+    """The rendered device plugin stack as objects, then a label for each named GPU node."""
+    manifests: list[JsonDict] = []
+    for rendered in render_manifests(options).files:
+        manifests.extend(doc for doc in yaml.safe_load_all(rendered.content) if doc)
+    labels = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {GFD_PRESENT_LABEL: "true"}}}
+        for name in nodes
+    ]
+    return manifests + labels
+
+
+def _readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
+    nodes = {node.name: node for node in list_nodes(api_client)}
+    plugin_pods = device_plugin_pods(api_client, list_gpu_daemonsets(api_client))
+    states = []
+    for name, count in sorted(expected.items()):
+        node: NodeInfo | None = nodes.get(name)
+        pod = plugin_pods.get(name)
+        states.append(
+            NodeReadiness(
+                name,
+                count,
+                node.gpu_allocatable if node else 0,
+                bool(pod and pod.ready and pod.phase == "Running"),
+            )
+        )
+    return states
+
+
+def _diagnose(api_client: ApiClient, stuck: list[NodeReadiness]) -> dict[str, Check | None]:
+    """Why each stuck node is stuck: verify's read-only checks (plugin pod, its log, capacity)."""
+    gpus = tuple((node.node, node.expected) for node in stuck if node.expected is not None)
+    expectations = Expectations(node_patterns=tuple(node.node for node in stuck), gpus_by_pattern=gpus)
+    result = verify(api_client, VerifyOptions(run_pods=False, expectations=expectations))
+    return {node.name: node.first_problem for node in result.nodes}
+
+
+def wait_for_gpus(
+    api_client: ApiClient,
+    expected: dict[str, int | None],
+    timeout_s: float,
+    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> tuple[list[NodeReadiness], bool]:
+    """Poll until every node in `expected` is ready or `timeout_s` passes; (states, timed out)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = _readiness(api_client, expected)
+        if on_progress is not None:
+            on_progress(states)
+        if all(state.ready for state in states):
+            return states, False
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+    stuck = [state for state in states if not state.ready]
+    problems = _diagnose(api_client, stuck)
+    return [replace(state, problem=problems.get(state.node)) for state in states], True
+
+
+def apply_cluster_layer(
+    api_client: ApiClient,
+    options: ClusterOptions,
+    expected: dict[str, int | None],
+    *,
+    label_nodes: bool,
+    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> ClusterResult:
+    """Apply, taint, wait. `expected`: GPU node name → GPUs it must advertise (None: >= 1)."""
+    started = time.monotonic()
+    applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
+    names = sorted(expected) if label_nodes else []
+    objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
+    taint = None
+    if options.taint and expected and not any(obj.action == "conflict" for obj in objects):
+        taint = taint_gpu_nodes(api_client, taint=GPU_TAINT, node_names=sorted(expected), dry_run=options.check)
+    states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
+    timed_out = False
+    if not options.check and not any(obj.action == "conflict" for obj in objects):
+        states, timed_out = wait_for_gpus(api_client, expected, options.timeout_s, on_progress)
+    return ClusterResult(
+        options.check, objects, taint, tuple(states), timed_out, round(time.monotonic() - started, 2)
+    )

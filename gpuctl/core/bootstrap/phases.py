@@ -1,0 +1,163 @@
+"""`gpuctl bootstrap`: host → cluster → verify, stopping at the first phase that fails.
+
+`--phase host|cluster|verify` runs one phase, `all` runs the three in order. Hosts are matched to
+nodes (node_map) before anything is written, and each GPU node's expected GPU count is what its
+host's PCI bus shows (preflight's probe), or, without an inventory, its nvidia.com/gpu.count label.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness, apply_cluster_layer
+from gpuctl.core.bootstrap.host import BootstrapResult, run_host_bootstrap
+from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
+from gpuctl.core.preflight import run_preflight
+from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
+from gpuctl.core.verify.model import Expectations
+from gpuctl.errors import ConfigError, ExitCode
+from gpuctl.hosts.inventory import load_inventory
+from gpuctl.kube.nodes import list_nodes
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+
+PHASES = ("host", "cluster", "verify")
+
+
+@dataclass(frozen=True)
+class PhaseOutcome:
+    name: str
+    ok: bool
+    duration_s: float
+    exit_code: ExitCode = ExitCode.OK
+
+
+@dataclass(frozen=True)
+class BootstrapRequest:
+    """What to run; every field maps to a `gpuctl bootstrap` flag."""
+
+    phase: str  # host | cluster | verify | all
+    inventory: Path | None = None
+    limit: str | None = None
+    check: bool = False
+    host_options: dict[str, Any] = field(default_factory=dict)  # run_host_bootstrap's keywords
+    cluster: ClusterOptions = field(default_factory=ClusterOptions)
+    verify_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class BootstrapRun:
+    request: BootstrapRequest
+    phases: tuple[PhaseOutcome, ...]
+    host: BootstrapResult | None = None
+    cluster: ClusterResult | None = None
+    verify: VerifyResult | None = None
+    expected_gpus: tuple[tuple[str, int | None], ...] = ()  # node → GPUs it must show
+
+    @property
+    def ok(self) -> bool:
+        return all(phase.ok for phase in self.phases)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return next((phase.exit_code for phase in self.phases if not phase.ok), ExitCode.OK)
+
+    @property
+    def failed_phase(self) -> str:
+        return next((phase.name for phase in self.phases if not phase.ok), "")
+
+    @property
+    def resume_command(self) -> str:
+        """The command that picks up from the failing phase ("" when all passed)."""
+        failed = self.failed_phase
+        if not failed:
+            return ""
+        inventory = f" -i {self.request.inventory}" if self.request.inventory else ""
+        rest = "all" if failed == "host" or self.request.phase != "all" else failed
+        if self.request.phase == "all" and failed == "cluster":
+            return f"gpuctl bootstrap --phase cluster{inventory} && gpuctl bootstrap --phase verify{inventory}"
+        return f"gpuctl bootstrap --phase {rest if self.request.phase == 'all' else failed}{inventory}"
+
+
+def _expected_gpus(
+    api_client: ApiClient, request: BootstrapRequest
+) -> tuple[dict[str, int | None], bool]:
+    """GPU node → GPUs it must advertise; True when the nodes come from the inventory."""
+    nodes = list_nodes(api_client)
+    if request.inventory is None:
+        return {node.name: labelled_gpus(node) for node in nodes if node.is_gpu_node}, False
+    inventory = load_inventory(request.inventory, limit=request.limit)
+    mapping = map_hosts(inventory.hosts, nodes, str(request.inventory))
+    probes = run_preflight(inventory_path=request.inventory, limit=request.limit)
+    pci = {report.name: report.pci_gpus for report in probes.hosts}
+    return {node.name: pci.get(host) for host, node in mapping.items()}, True
+
+
+def _verify(api_client: ApiClient, expected: dict[str, int | None], timeout_s: float) -> VerifyResult:
+    gpus = tuple((node, count) for node, count in sorted(expected.items()) if count is not None)
+    expectations = Expectations(node_patterns=tuple(sorted(expected)), gpus_by_pattern=gpus)
+    return verify(api_client, VerifyOptions(expectations=expectations, timeout_s=timeout_s))
+
+
+def run_bootstrap(
+    request: BootstrapRequest,
+    api_client: ApiClient | None,
+    *,
+    on_host_progress: Callable[[Any], None] | None = None,
+    on_cluster_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> BootstrapRun:
+    """Run the requested phases in order; stop at the first that fails."""
+    wanted = PHASES if request.phase == "all" else (request.phase,)
+    if "host" in wanted and request.inventory is None:
+        raise ConfigError(
+            f"--phase {request.phase} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
+        )
+    expected: dict[str, int | None] = {}
+    from_inventory = False
+    if set(wanted) & {"cluster", "verify"}:
+        if api_client is None:
+            raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
+        expected, from_inventory = _expected_gpus(api_client, request)  # before any write
+    outcomes: list[PhaseOutcome] = []
+    results: dict[str, Any] = {}
+    for name in wanted:
+        started = time.monotonic()
+        if name == "host":
+            result: Any = run_host_bootstrap(
+                inventory_path=request.inventory,
+                limit=request.limit,
+                check=request.check,
+                on_progress=on_host_progress,
+                **request.host_options,
+            )
+        elif name == "cluster":
+            assert api_client is not None
+            result = apply_cluster_layer(
+                api_client,
+                request.cluster,
+                expected,
+                label_nodes=from_inventory,
+                on_progress=on_cluster_progress,
+            )
+        elif request.check:
+            continue  # verification pods are writes: a check run stops before them
+        else:
+            assert api_client is not None
+            result = _verify(api_client, expected, request.verify_timeout_s)
+        results[name] = result
+        outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))
+        if not result.ok:
+            break
+    return BootstrapRun(
+        request,
+        tuple(outcomes),
+        results.get("host"),
+        results.get("cluster"),
+        results.get("verify"),
+        tuple(sorted(expected.items())),
+    )
