@@ -17,7 +17,7 @@ from gpuctl.core.verify import verify
 from gpuctl.core.verify_model import VerifyOptions
 from gpuctl.kube.client import load_api_client
 from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 TARGET_WALL_S = 12.0
 TARGET_REQUESTS_PER_NODE = 5.0

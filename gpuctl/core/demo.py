@@ -23,7 +23,7 @@ from gpuctl.kube.nodes import Taint
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-    from gpuctl.sim.server import SimServer
+    from gpuctl.sim.server.http_server import SimServer
 
 DEMO_TAINT = Taint(key=DEFAULT_TAINT_KEY, value="present", effect=DEFAULT_TAINT_EFFECT)
 DEMO_VERIFY_TIMEOUT_S = 60.0
@@ -52,7 +52,7 @@ def demo_cluster(scenario_path: Path | None = None) -> Iterator[DemoCluster]:
     """Serve the scenario (default: the built-in mixed cluster) on loopback for the block."""
     from gpuctl.kube.client import load_api_client
     from gpuctl.sim.scenario import default_scenario_path, load_scenario
-    from gpuctl.sim.server import SimServer
+    from gpuctl.sim.server.http_server import SimServer
 
     path = scenario_path or default_scenario_path()
     server = SimServer(load_scenario(path))

@@ -21,8 +21,8 @@ import threading
 from functools import cache
 from typing import Any
 
-from gpuctl.sim import schemas
-from gpuctl.sim.resources import RESOURCE_TYPES, ResourceType
+from gpuctl.sim.api import schemas
+from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType
 
 Obj = dict[str, Any]
 REF = "#/components/schemas/"

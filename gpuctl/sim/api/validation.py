@@ -22,9 +22,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim import schemas
-from gpuctl.sim.resources import ResourceType
-from gpuctl.sim.status import ApiError, bad_request
+from gpuctl.sim.api import schemas
+from gpuctl.sim.api.api_errors import ApiError, bad_request
+from gpuctl.sim.api.kinds import ResourceType
 
 Obj = dict[str, Any]
 DIRECTIVES = ("Ignore", "Warn", "Strict")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from gpuctl.sim.resources import RESOURCE_TYPES, ResourceType
+from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType
 
 # Models of k8s.io/apimachinery/pkg/apis/meta/v1: every group's kinds share them.
 META_MODELS = {
