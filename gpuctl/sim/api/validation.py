@@ -1,6 +1,6 @@
 """Server-side field validation (`?fieldValidation=Ignore|Warn|Strict`), as API servers do since 1.27.
 
-Unknown fields, per the client models' schema (gpuctl/sim/schemas.py), are always pruned, as the real
+Unknown fields, per the client models' schema (gpuctl/sim/api/schemas.py), are always pruned, as the real
 decoder drops them; `Warn` (the default) also answers a `Warning: 299` header per field, `Strict`
 refuses the request with the real messages:
 
