@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuctl import nvidia_smi
 from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 LABEL = "bench=sim-scale"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from gpuctl.core.verify import VerifyOptions, verify
 from gpuctl.kube.client import load_api_client
 from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 TARGET_WALL_S = 12.0
 TARGET_REQUESTS_PER_NODE = 5.0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 # The labels every verification pod carries (the contract of `gpuctl verify`).
 VERIFICATION_PODS = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 if TYPE_CHECKING:
-    from gpuctl.sim.server import SimServer
+    from gpuctl.sim.server.http_server import SimServer
 
 app = typer.Typer(
     help="The built-in simulated GPU cluster: a local Kubernetes API with simulated GPU nodes, "
@@ -39,8 +39,8 @@ def up(
     ] = False,
 ) -> None:
     """Serve a scenario on 127.0.0.1 (a free port) and write a kubeconfig for it."""
-    from gpuctl.sim import process
     from gpuctl.sim.scenario import default_scenario_path, load_scenario
+    from gpuctl.sim.server import process
 
     loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
     if detach:
@@ -60,7 +60,7 @@ def up(
 @app.command("down")
 def down(kubeconfig: KubeconfigOut) -> None:
     """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`)."""
-    from gpuctl.sim import process
+    from gpuctl.sim.server import process
 
     record = process.stop_detached(kubeconfig)
     typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")

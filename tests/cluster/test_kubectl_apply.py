@@ -97,7 +97,7 @@ def test_modify_and_reapply_merges_lists_like_a_real_cluster(kubectl: Kubectl) -
     kubectl.ok("apply", "-f", kubectl.file(kubectl.manifests))
     # another actor adds an env var: a real three-way strategic merge keeps it (env merges by name).
     # Computed from schemas without patch strategies, the patch would replace env and could not
-    # delete FAIL_ON_INIT_ERROR (the sim merges env by name): see gpuctl/sim/openapi.py.
+    # delete FAIL_ON_INIT_ERROR (the sim merges env by name): see gpuctl/sim/api/openapi.py.
     kubectl.ok("set", "env", "-n", "kube-system", f"ds/{DAEMONSET}", "EXTRA=1")
     out = kubectl.ok("apply", "-f", kubectl.file(_modified(kubectl.manifests), "modified.yaml"))
     assert f"daemonset.apps/{DAEMONSET} configured" in out

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gpuctl.sim.process import pid_alive, sidecar_path
+from gpuctl.sim.server.process import pid_alive, sidecar_path
 
 
 def gpuctl(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:

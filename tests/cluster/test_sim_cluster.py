@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from gpuctl import nvidia_smi
-from gpuctl.sim.objects import device_plugin_daemonset
+from gpuctl.sim.runtime.objects import device_plugin_daemonset
 from tests.polling import wait_until
 
 GPU = "nvidia.com/gpu"

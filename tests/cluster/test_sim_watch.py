@@ -11,9 +11,9 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
-from gpuctl.sim import store as store_module
+from gpuctl.sim.runtime import store as store_module
 from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 POD = {
     "metadata": {"name": "w", "labels": {"run": "x"}},

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gpuctl.sim.server import kubeconfig_text
+from gpuctl.sim.server.http_server import kubeconfig_text
 from tests.polling import wait_until
 
 

@@ -49,3 +49,9 @@ def test_every_playbook_and_template_file_is_shipped(wheel_names: set[str]) -> N
         for path in (ROOT / folder).rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 assert f"gpuctl/{path.relative_to(ROOT).as_posix()}" in wheel_names
+
+
+def test_every_gpuctl_module_is_shipped(wheel_names: set[str]) -> None:
+    """Sub-packages (gpuctl/sim/server, api, runtime ...) need an __init__.py to be found and shipped."""
+    for path in (ROOT / "gpuctl").rglob("*.py"):
+        assert path.relative_to(ROOT).as_posix() in wheel_names

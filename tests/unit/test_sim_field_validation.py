@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from gpuctl.sim import openapi, resources
-from gpuctl.sim.status import ApiError
-from gpuctl.sim.validation import FieldValidation, warning_header
+from gpuctl.sim.api import kinds, openapi
+from gpuctl.sim.api.api_errors import ApiError
+from gpuctl.sim.api.validation import FieldValidation, warning_header
 
-PODS = resources.lookup("", "v1", "pods")
-DAEMONSETS = resources.lookup("apps", "v1", "daemonsets")
+PODS = kinds.lookup("", "v1", "pods")
+DAEMONSETS = kinds.lookup("apps", "v1", "daemonsets")
 
 
 def _pod(**extra: Any) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from gpuctl.sim import resources
-from gpuctl.sim.protobuf import ProtobufError, UnsupportedKind, decode_body, is_protobuf, request_object
-from gpuctl.sim.status import ApiError
+from gpuctl.sim.api import kinds
+from gpuctl.sim.api.api_errors import ApiError
+from gpuctl.sim.api.protobuf import ProtobufError, UnsupportedKind, decode_body, is_protobuf, request_object
 from tests.protobuf_encoder import entry, envelope, ld, varint, vi
 
 Obj = dict[str, Any]
@@ -574,8 +574,8 @@ def test_a_kind_without_a_table_is_unsupported() -> None:
 
 
 def test_request_object_answers_like_the_api_server() -> None:
-    deployments = resources.lookup("apps", "v1", "deployments")
-    configmaps = resources.lookup("", "v1", "configmaps")
+    deployments = kinds.lookup("apps", "v1", "deployments")
+    configmaps = kinds.lookup("", "v1", "configmaps")
     assert deployments is not None
     assert configmaps is not None
     with pytest.raises(ApiError) as unsupported:

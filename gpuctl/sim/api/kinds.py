@@ -70,6 +70,8 @@ RESOURCE_TYPES = (
     ),
 )
 
+# What deleting a namespace empties, in this order (the runtime is told, it does not look up kinds).
+NAMESPACED_KEYS = tuple(r.key for r in RESOURCE_TYPES if r.namespaced)
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCE_TYPES
 }

@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from gpuctl.sim.protobuf_kinds import KINDS, TYPE_META, Field, Message
-from gpuctl.sim.resources import ResourceType
-from gpuctl.sim.status import ApiError, bad_request
+from gpuctl.sim.api.api_errors import ApiError, bad_request
+from gpuctl.sim.api.kinds import ResourceType
+from gpuctl.sim.api.protobuf_kinds import KINDS, TYPE_META, Field, Message
 
 Obj = dict[str, Any]
 MAGIC = b"k8s\x00"

@@ -1,6 +1,6 @@
 """Server-side field validation (`?fieldValidation=Ignore|Warn|Strict`), as API servers do since 1.27.
 
-Unknown fields, per the client models' schema (gpuctl/sim/schemas.py), are always pruned, as the real
+Unknown fields, per the client models' schema (gpuctl/sim/api/schemas.py), are always pruned, as the real
 decoder drops them; `Warn` (the default) also answers a `Warning: 299` header per field, `Strict`
 refuses the request with the real messages:
 
@@ -22,9 +22,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim import schemas
-from gpuctl.sim.resources import ResourceType
-from gpuctl.sim.status import ApiError, bad_request
+from gpuctl.sim.api import schemas
+from gpuctl.sim.api.api_errors import ApiError, bad_request
+from gpuctl.sim.api.kinds import ResourceType
 
 Obj = dict[str, Any]
 DIRECTIVES = ("Ignore", "Warn", "Strict")

@@ -6,15 +6,15 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import openapi, protobuf, resources, tables, writes
-from gpuctl.sim.messages import Request, Response, Route, encode
-from gpuctl.sim.selectors import SelectorError, field_selector, label_selector
-from gpuctl.sim.status import ApiError, bad_request, forbidden, not_found
-from gpuctl.sim.validation import FieldValidation, warning_header
-from gpuctl.sim.watch import watch_response
+from gpuctl.sim.api import kinds, openapi, protobuf, tables, writes
+from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
+from gpuctl.sim.api.messages import Request, Response, Route, encode
+from gpuctl.sim.api.selectors import SelectorError, field_selector, label_selector
+from gpuctl.sim.api.validation import FieldValidation, warning_header
+from gpuctl.sim.api.watch import watch_response
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 __all__ = ["Api", "Request", "Response"]
@@ -60,19 +60,19 @@ class Api:
             return Response(200, b"ok", "text/plain")
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
-            "/api": lambda: resources.api_versions(self.server_address),
-            "/apis": resources.api_group_list,
-            "/api/v1": lambda: resources.api_resource_list("", "v1"),
+            "/api": lambda: kinds.api_versions(self.server_address),
+            "/apis": kinds.api_group_list,
+            "/api/v1": lambda: kinds.api_resource_list("", "v1"),
         }
         if path in documents and (document := documents[path]()) is not None:
             return Response(200, encode(document))
         parts = path.strip("/").split("/")
-        if parts[0] == "apis" and len(parts) == 2 and (group := resources.api_group(parts[1])):
+        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1])):
             return Response(200, encode(group))
         if (
             parts[0] == "apis"
             and len(parts) == 3
-            and (listing := resources.api_resource_list(parts[1], parts[2]))
+            and (listing := kinds.api_resource_list(parts[1], parts[2]))
         ):
             return Response(200, encode(listing))
         error = ApiError(404, "NotFound", "the server could not find the requested resource", {})
@@ -92,10 +92,10 @@ class Api:
             return None
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3:
-            candidate = resources.lookup(group, version, rest[2])
+            candidate = kinds.lookup(group, version, rest[2])
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
-        resource = resources.lookup(group, version, rest[0])
+        resource = kinds.lookup(group, version, rest[0])
         if resource is None or len(rest) > 3:
             raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
         name = rest[1] if len(rest) > 1 else ""

@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gpuctl.sim.messages import Request, Response, Route, encode
-from gpuctl.sim.selectors import field_selector, label_selector
-from gpuctl.sim.status import ApiError, bad_request, invalid
-from gpuctl.sim.store import Change, Store, TooOld
+from gpuctl.sim.api.api_errors import ApiError, bad_request, invalid
+from gpuctl.sim.api.messages import Request, Response, Route, encode
+from gpuctl.sim.api.selectors import field_selector, label_selector
+from gpuctl.sim.runtime.store import Change, Store, TooOld
 
 Obj = dict[str, Any]
 Visible = Callable[[Obj | None], bool]

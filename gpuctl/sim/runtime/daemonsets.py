@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import defaults, kubelet
-from gpuctl.sim.objects import random_suffix, short_hash
-from gpuctl.sim.predicates import matches_node_selection, untolerated_taint
-from gpuctl.sim.store import clone
+from gpuctl.sim.runtime import defaults, kubelet
+from gpuctl.sim.runtime.objects import random_suffix, short_hash
+from gpuctl.sim.runtime.predicates import matches_node_selection, untolerated_taint
+from gpuctl.sim.runtime.store import clone
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 

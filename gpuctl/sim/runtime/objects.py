@@ -9,8 +9,8 @@ import string
 import time
 from typing import Any
 
+from gpuctl.sim.runtime.store import rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
-from gpuctl.sim.store import rfc3339
 
 Obj = dict[str, Any]
 

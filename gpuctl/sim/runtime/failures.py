@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.podstatus import conditions, container_id, current_pod, put_status, release_gpus, status_entry
-from gpuctl.sim.store import rfc3339
+from gpuctl.sim.runtime.podstatus import (
+    conditions,
+    container_id,
+    current_pod,
+    put_status,
+    release_gpus,
+    status_entry,
+)
+from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 IMAGE_BACKOFF_SECONDS = 1.0

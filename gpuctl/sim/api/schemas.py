@@ -2,7 +2,7 @@
 
 `kubernetes.client.models.V1DaemonSet.openapi_types` and `.attribute_map` give each field's JSON name
 and type ('str', 'List[V1Container]', 'Dict[str, str]', 'V1ObjectMeta' ...). The OpenAPI documents
-(gpuctl/sim/openapi.py) and server-side field validation (gpuctl/sim/validation.py) both read them
+(gpuctl/sim/api/openapi.py) and server-side field validation (gpuctl/sim/api/validation.py) both read them
 through this module. `kubernetes` is imported on first use only: the sim starts without it.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from gpuctl.sim.resources import RESOURCE_TYPES, ResourceType
+from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType
 
 # Models of k8s.io/apimachinery/pkg/apis/meta/v1: every group's kinds share them.
 META_MODELS = {

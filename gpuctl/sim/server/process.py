@@ -18,7 +18,7 @@ from types import FrameType
 
 from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.sim.scenario import Scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 DETACH_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0

@@ -7,15 +7,16 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import defaults, patches
-from gpuctl.sim.objects import random_suffix
-from gpuctl.sim.resources import ResourceType
-from gpuctl.sim.status import ApiError, already_exists, bad_request, conflict, invalid, not_found
-from gpuctl.sim.store import rfc3339
-from gpuctl.sim.validation import FieldValidation
+from gpuctl.sim.api import patches
+from gpuctl.sim.api.api_errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
+from gpuctl.sim.api.kinds import NAMESPACED_KEYS, ResourceType
+from gpuctl.sim.api.validation import FieldValidation
+from gpuctl.sim.runtime import defaults
+from gpuctl.sim.runtime.objects import random_suffix
+from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 PATCH_TYPES = (
@@ -337,7 +338,7 @@ def delete(
     if resource.kind == "Namespace":
         if existing["metadata"].get("deletionTimestamp"):
             return existing
-        return cluster.delete_namespace(existing)
+        return cluster.delete_namespace(existing, NAMESPACED_KEYS)
     removed = cluster.store.remove(resource.key, namespace if resource.namespaced else "", name) or existing
     if resource.kind == "DaemonSet":
         cluster.daemonset_changed()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuctl.sim.objects import GPU
+from gpuctl.sim.runtime.objects import GPU
 
 Obj = dict[str, Any]
 

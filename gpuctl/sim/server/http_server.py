@@ -9,8 +9,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from gpuctl.sim.api import Api, Request, Response
-from gpuctl.sim.cluster import Cluster
+from gpuctl.sim.api.router import Api, Request, Response
+from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.scenario import Scenario
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import containers
-from gpuctl.sim.predicates import is_terminated
-from gpuctl.sim.store import rfc3339
+from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime.predicates import is_terminated
+from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim import daemonsets, kubelet, objects, podstatus, scheduler
-from gpuctl.sim.engine import Engine
+from gpuctl.sim.runtime import daemonsets, kubelet, objects, podstatus, scheduler
+from gpuctl.sim.runtime.engine import Engine
+from gpuctl.sim.runtime.store import Store, rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
-from gpuctl.sim.store import Store, rfc3339
 
 Obj = dict[str, Any]
 INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
@@ -138,15 +138,14 @@ class Cluster:
         """Delete now, or mark terminating and remove after the (capped) grace period."""
         return kubelet.delete_pod(self, pod, grace_seconds)
 
-    def delete_namespace(self, namespace: Obj) -> Obj:
+    def delete_namespace(self, namespace: Obj, namespaced_resources: Iterable[str]) -> Obj:
+        """Mark the namespace terminating, empty it of the given resources, remove it once no pod is left."""
         name = namespace["metadata"]["name"]
         terminating = dict(namespace)
         terminating["metadata"] = dict(namespace["metadata"], deletionTimestamp=rfc3339())
         terminating["status"] = {"phase": "Terminating"}
         self.store.put("namespaces", terminating)
-        from gpuctl.sim.resources import RESOURCE_TYPES
-
-        for resource in (r.key for r in RESOURCE_TYPES if r.namespaced):
+        for resource in namespaced_resources:
             for obj in self.store.items(resource, name):
                 if resource == "pods":
                     kubelet.delete_pod(self, obj, 0)

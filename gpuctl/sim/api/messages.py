@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from gpuctl.sim.resources import ResourceType
+from gpuctl.sim.api.kinds import ResourceType
 
 JSON = "application/json"
 

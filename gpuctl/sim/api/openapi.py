@@ -2,7 +2,7 @@
 
 kubectl reads them to decide how to validate (`QueryParamVerifierV3`: a PATCH operation of the kind
 that lists a `fieldValidation` query parameter means "let the server validate") and for `kubectl
-explain`. Schemas come from the official client's models (gpuctl/sim/schemas.py).
+explain`. Schemas come from the official client's models (gpuctl/sim/api/schemas.py).
 
 The PATCH request bodies deliberately do not list application/strategic-merge-patch+json: kubectl
 would then compute client-side apply patches from these schemas, which carry no
@@ -21,8 +21,8 @@ import threading
 from functools import cache
 from typing import Any
 
-from gpuctl.sim import schemas
-from gpuctl.sim.resources import RESOURCE_TYPES, ResourceType
+from gpuctl.sim.api import schemas
+from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType
 
 Obj = dict[str, Any]
 REF = "#/components/schemas/"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import kubelet
-from gpuctl.sim.objects import GPU, UNSCHEDULABLE_TAINT
-from gpuctl.sim.predicates import (
+from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime.objects import GPU, UNSCHEDULABLE_TAINT
+from gpuctl.sim.runtime.predicates import (
     affinity_node_names,
     allocatable_gpus,
     matches_node_selection,
@@ -17,10 +17,10 @@ from gpuctl.sim.predicates import (
     tolerates,
     untolerated_taint,
 )
-from gpuctl.sim.store import rfc3339
+from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 INSUFFICIENT_GPU = f"Insufficient {GPU}"

@@ -1,4 +1,4 @@
-"""Field tables for the protobuf decoder (gpuctl.sim.protobuf): field number -> JSON name and type.
+"""Field tables for the protobuf decoder (gpuctl.sim.api.protobuf): field number -> JSON name and type.
 
 Numbers are those of k8s.io/api and k8s.io/apimachinery `generated.proto`; `keep` marks a Go field
 without `omitempty` or a pointer, whose zero value still shows in the JSON form.

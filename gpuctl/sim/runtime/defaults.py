@@ -1,4 +1,7 @@
-"""Defaulting and validation the API server applies to created objects."""
+"""Defaulting and validation the API server applies to created objects.
+
+They live in the runtime, below the API, because the DaemonSet controller creates its pods straight
+in the store and must default them the same way the API's writes do."""
 
 from __future__ import annotations
 

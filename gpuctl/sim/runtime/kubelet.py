@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim import containers
-from gpuctl.sim.containers import FOREVER, Outcome
-from gpuctl.sim.failures import deadline_exceeded, image_failure
-from gpuctl.sim.objects import GPU, node_address
-from gpuctl.sim.podstatus import (
+from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime.containers import FOREVER, Outcome
+from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
+from gpuctl.sim.runtime.objects import GPU, node_address
+from gpuctl.sim.runtime.podstatus import (
     conditions,
     container_id,
     current_pod,
@@ -20,11 +20,11 @@ from gpuctl.sim.podstatus import (
     release_gpus,
     status_entry,
 )
-from gpuctl.sim.predicates import allocatable_gpus, pod_gpus
-from gpuctl.sim.store import rfc3339
+from gpuctl.sim.runtime.predicates import allocatable_gpus, pod_gpus
+from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.cluster import Cluster
+    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 GRACE_CAP_SECONDS = 1.0
