@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from enum import Enum
@@ -11,23 +10,51 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gpuctl.cli.options import Limit, OptionalInventory, TableOrJson, TableOrJsonOutput
+from gpuctl.cli.options import (
+    Context,
+    Kubeconfig,
+    Limit,
+    MigStrategy,
+    MigStrategyOption,
+    OptionalInventory,
+    ReplicasOption,
+    Sharing,
+    SharingOption,
+    TableOrJson,
+    TableOrJsonOutput,
+)
+from gpuctl.defaults import GPU_TAINT
 from gpuctl.errors import ConfigError, NotImplementedYet
 
 if TYPE_CHECKING:
-    from gpuctl.core.bootstrap import BootstrapResult
+    from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun
 
 HELP = """\
-Prepare the GPU hosts of an Ansible inventory (group gpu_nodes): NVIDIA driver, container
-toolkit, container runtime configured for the nvidia runtime. `--phase host` runs the shipped
-playbooks through ansible-runner with live per-host progress; a second run changes nothing.
+Take GPU nodes from bare to proven, in phases (--phase, required):
+host: the Ansible playbooks over SSH (inventory group gpu_nodes): NVIDIA driver, container
+toolkit, container runtime configured for the nvidia runtime; live per-host progress.
+cluster: the NVIDIA device plugin (sharing and MIG flags as in `gpuctl render`), RuntimeClass,
+node labels and the GPU taint, applied server-side (field manager gpuctl); then waits until
+every GPU node advertises the GPUs its PCI bus shows (with --inventory) or its
+nvidia.com/gpu.count label says, diagnosing the nodes that do not.
+verify: `gpuctl verify`, each inventory host's node held to its PCI GPU count.
+all: host, cluster, verify; stops at the first failing phase and names the command to resume.
+A second run changes nothing. --check: Ansible check mode with diff, a server-side dry run
+(dryRun=All) with a diff of each object, no verification pod.
 Extra ansible-playbook arguments go after `--`. Become password: --ask-become-pass or
-GPUCTL_BECOME_PASSWORD (never written to disk). `--phase cluster|verify|all`: not implemented yet.
-Exit 0 all hosts prepared, 1 a host failed or was unreachable, 2 bad inventory or flag,
-3 no host reachable, 130 interrupted.
+GPUCTL_BECOME_PASSWORD (never written to disk).
+Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, a node without its
+GPUs, a verify check), 2 bad inventory or flag or a host matching no node, 3 hosts or cluster
+unreachable, 130 interrupted.
 """
 
 PASSWORD_ENV = "GPUCTL_BECOME_PASSWORD"
+
+
+class Stack(str, Enum):
+    device_plugin = "device-plugin"
+    operator = "operator"
+    dra = "dra"
 
 
 class Phase(str, Enum):
@@ -41,12 +68,14 @@ def command(
     *,
     phase: Annotated[
         Phase,
-        typer.Option(
-            "--phase", help="Which layer to prepare (required; host is implemented).", show_default=False
-        ),
+        typer.Option("--phase", help="host, cluster, verify, or all of them in order.", show_default=False),
     ],
     inventory: OptionalInventory = None,
-    check: Annotated[bool, typer.Option("--check", help="Dry run: Ansible check mode with diff.")] = False,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Dry run: Ansible check mode, server-side dry run, diffs.")
+    ] = False,
     limit: Limit = None,
     tags: Annotated[
         Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
@@ -54,6 +83,19 @@ def command(
             "--tags", "-t", help="Only tasks with these tags (comma-separated).", show_default=False
         ),
     ] = None,
+    stack: Annotated[Stack, typer.Option("--stack", help="Cluster stack.")] = Stack.device_plugin,
+    sharing: SharingOption = Sharing.none,
+    replicas: ReplicasOption = 2,
+    mig_strategy: MigStrategyOption = MigStrategy.none,
+    no_taint: Annotated[
+        bool, typer.Option("--no-taint", help=f"Do not taint the GPU nodes {GPU_TAINT}.")
+    ] = False,
+    force_conflicts: Annotated[
+        bool, typer.Option("--force-conflicts", help="Take over fields another field manager owns.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds to wait for the GPUs (cluster) and the verification pods.")
+    ] = 300.0,
     output: TableOrJsonOutput = TableOrJson.table,
     keep_artifacts: Annotated[
         bool,
@@ -72,29 +114,38 @@ def command(
         ),
     ] = None,
 ) -> None:
-    if phase is not Phase.host:
-        raise NotImplementedYet(
-            f"--phase {phase.value}: not implemented yet (the cluster layer comes in a later release)",
-            hint="run `gpuctl bootstrap --phase host --inventory PATH`; `gpuctl render` prints the manifests",
-        )
-    if inventory is None:
-        raise ConfigError(
-            "--phase host needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
-        )
     from gpuctl.cli.signals import interruptible
+    from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
+    from gpuctl.core.render import RenderOptions
 
-    password = _become_password(ask_become_pass)
-    with interruptible("ansible-playbook stopped; a rerun continues where it stopped"):
-        result = _run(
-            inventory=inventory,
-            check=check,
-            limit=limit,
-            tags=tags,
-            output=output,
-            keep_artifacts=keep_artifacts,
-            password=password,
-            extra_args=tuple(ansible_args or ()),
+    if stack is not Stack.device_plugin and phase in (Phase.cluster, Phase.all):
+        raise NotImplementedYet(
+            f"--stack {stack.value}: not implemented yet", hint="use --stack device-plugin (the default)"
         )
+    if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
+        raise ConfigError(
+            f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
+        )
+    password = _become_password(ask_become_pass) if phase in (Phase.host, Phase.all) else None
+    render = RenderOptions(mig_strategy=mig_strategy.value, sharing=sharing.value, replicas=replicas)
+    request = BootstrapRequest(
+        phase=phase.value,
+        inventory=inventory,
+        limit=limit,
+        check=check,
+        host_options={
+            "tags": tags,
+            "extra_args": tuple(ansible_args or ()),
+            "become_password": password,
+            "keep_artifacts": keep_artifacts,
+        },
+        cluster=ClusterOptions(
+            render=render, check=check, taint=not no_taint, force_conflicts=force_conflicts, timeout_s=timeout
+        ),
+        verify_timeout_s=timeout,
+    )
+    with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
+        result = _run(request, kubeconfig, context, live=output is TableOrJson.table and sys.stdout.isatty())
     _emit(result, output)
 
 
@@ -107,41 +158,31 @@ def _become_password(ask: bool) -> str | None:
 
 
 def _run(
-    *,
-    inventory: Path,
-    check: bool,
-    limit: str | None,
-    tags: str | None,
-    output: TableOrJson,
-    keep_artifacts: bool,
-    password: str | None,
-    extra_args: tuple[str, ...],
-) -> BootstrapResult:
-    from gpuctl.core.bootstrap import run_host_bootstrap
+    request: BootstrapRequest, kubeconfig: Path | None, context: str | None, *, live: bool
+) -> BootstrapRun:
+    from gpuctl.core.bootstrap import run_bootstrap
     from gpuctl.report.bootstrap_progress import LiveProgress
     from gpuctl.report.console import make_console
 
-    bootstrap = functools.partial(
-        run_host_bootstrap,
-        inventory_path=inventory,
-        limit=limit,
-        tags=tags,
-        check=check,
-        extra_args=extra_args,
-        become_password=password,
-        keep_artifacts=keep_artifacts,
-    )
-    if output is TableOrJson.table and sys.stdout.isatty():
-        with LiveProgress(make_console()) as live:
-            return bootstrap(on_progress=live.update)
-    return bootstrap()
+    api_client = None
+    if request.phase != "host":
+        from gpuctl.kube.client import load_api_client
+
+        api_client = load_api_client(kubeconfig, context)
+    if not live:
+        return run_bootstrap(request, api_client)
+    with LiveProgress(make_console()) as progress:
+        return run_bootstrap(
+            request, api_client, on_host_progress=progress.update, on_cluster_progress=progress.update_nodes
+        )
 
 
-def _emit(result: BootstrapResult, output: TableOrJson) -> None:
+def _emit(result: BootstrapRun, output: TableOrJson) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.report import bootstrap as report
     from gpuctl.report.console import make_console
 
-    if result.artifacts_dir and output is TableOrJson.json:
-        make_console(stderr=True).print(f"artifacts kept in {result.artifacts_dir}", markup=False)
+    artifacts = result.host.artifacts_dir if result.host else None
+    if artifacts and output is TableOrJson.json:
+        make_console(stderr=True).print(f"artifacts kept in {artifacts}", markup=False)
     emit(result, output, report)

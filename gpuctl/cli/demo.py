@@ -29,7 +29,7 @@ def command(
     from gpuctl.kube.client import load_api_client
     from gpuctl.report.console import make_console
     from gpuctl.report.demo import announce_step, print_step
-    from gpuctl.sim.inprocess import serve
+    from gpuctl.sim.server.inprocess import serve
 
     console = make_console()
     with interruptible("simulated cluster stopped"), serve(scenario) as cluster:

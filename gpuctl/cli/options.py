@@ -15,6 +15,23 @@ class Output(str, Enum):
     junit = "junit"
 
 
+class MigStrategy(str, Enum):
+    none = "none"
+    single = "single"
+    mixed = "mixed"
+
+
+class Sharing(str, Enum):
+    none = "none"
+    time_slicing = "time-slicing"
+    mps = "mps"
+
+
+SharingOption = Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")]
+ReplicasOption = Annotated[int, typer.Option("--replicas", help="Replicas per GPU when sharing.")]
+MigStrategyOption = Annotated[MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")]
+
+
 class TableOrJson(str, Enum):
     table = "table"
     json = "json"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from gpuctl.cli.options import MigStrategy, MigStrategyOption, ReplicasOption, Sharing, SharingOption
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
@@ -27,18 +27,6 @@ values for the NVIDIA GPU Operator; with --rbac, the least-privilege roles of ve
 taint-gpu-nodes and status. Multi-document YAML on stdout, or one file per manifest with
 --out DIR.
 """
-
-
-class MigStrategy(str, Enum):
-    none = "none"
-    single = "single"
-    mixed = "mixed"
-
-
-class Sharing(str, Enum):
-    none = "none"
-    time_slicing = "time-slicing"
-    mps = "mps"
 
 
 def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
@@ -71,11 +59,9 @@ def command(
             show_default=False,
         ),
     ] = None,
-    mig_strategy: Annotated[
-        MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")
-    ] = MigStrategy.none,
-    sharing: Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")] = Sharing.none,
-    replicas: Annotated[int, typer.Option("--replicas", help="Replicas per GPU when sharing.")] = 2,
+    mig_strategy: MigStrategyOption = MigStrategy.none,
+    sharing: SharingOption = Sharing.none,
+    replicas: ReplicasOption = 2,
     taint_key: Annotated[str, typer.Option("--taint-key", help="GPU taint key to tolerate.")] = GPU_TAINT_KEY,
     taint_effect: Annotated[
         str, typer.Option("--taint-effect", help="GPU taint effect to tolerate.")

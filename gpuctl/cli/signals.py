@@ -15,7 +15,7 @@ from gpuctl.errors import ExitCode
 
 
 @contextlib.contextmanager
-def _signals_as_interrupt() -> Iterator[None]:
+def signals_as_interrupt() -> Iterator[None]:
     """SIGTERM (CI cancelling a job) and SIGINT raise KeyboardInterrupt in the main thread.
 
     SIGINT is set explicitly: a process started in the background by a non-interactive shell
@@ -51,7 +51,7 @@ def _signals_as_interrupt() -> Iterator[None]:
 def interruptible(cleanup: str) -> Iterator[None]:
     """Run a command's body so that Ctrl-C or SIGTERM unwinds it (its `finally` blocks clean up),
     then says `interrupted: <cleanup>` on stderr and exits 130."""
-    with _signals_as_interrupt():
+    with signals_as_interrupt():
         try:
             yield
         except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -54,7 +55,12 @@ def up(
         typer.echo(f"simulated cluster serving at {server.url} ({len(loaded.nodes)} nodes)")
         typer.echo(f"kubeconfig: {kubeconfig.absolute()}  (Ctrl-C stops it)")
 
-    process.serve(loaded, kubeconfig, announce)
+    from gpuctl.cli.signals import signals_as_interrupt
+
+    # A server stopped by Ctrl-C or SIGTERM ends normally (exit 0) once it stopped serving.
+    with signals_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        process.serve(loaded, kubeconfig, announce)
+    typer.echo("simulated cluster stopped")
 
 
 @app.command("down")

@@ -70,7 +70,7 @@ def is_subset(wanted: Any, live: Any) -> bool:
         return (
             isinstance(live, list)
             and len(wanted) == len(live)
-            and all(is_subset(w, item) for w, item in zip(wanted, live))
+            and all(is_subset(w, item) for w, item in zip(wanted, live, strict=True))
         )
     return bool(wanted == live)
 

@@ -1,10 +1,12 @@
-"""Render a BootstrapResult: a summary table with the failing tasks, or a `gpuctl.bootstrap/v1` envelope."""
+"""`gpuctl bootstrap`'s output: per phase, a summary for people (hosts and their failing tasks,
+the cluster objects and GPU nodes, the verify table), or the `gpuctl.bootstrap/v1` envelope."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.bootstrap import BootstrapResult, HostOutcome, failed_task_hint
+from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
+from gpuctl.report import verify as verify_report
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -13,11 +15,65 @@ if TYPE_CHECKING:
 SCHEMA = "gpuctl.bootstrap/v1"
 
 
-def to_json(result: BootstrapResult) -> dict[str, Any]:
-    """The versioned JSON envelope; add fields freely, never rename or remove them."""
+def to_json(run: BootstrapRun) -> dict[str, Any]:
+    """The versioned JSON envelope; add fields freely, never rename or remove them. The host
+    phase's keys keep their place at the top (empty when it did not run)."""
+    host = host_json(run.host) if run.host else _no_host(run)
     return {
+        **host,
         "schema": SCHEMA,
-        "ok": result.ok,
+        "ok": run.ok,
+        "phase": run.request.phase,
+        "check": run.request.check,
+        "phases": [{"name": p.name, "ok": p.ok, "duration_s": p.duration_s} for p in run.phases],
+        "expected_gpus": dict(run.expected_gpus),
+        "cluster": cluster_json(run.cluster) if run.cluster else None,
+        "verify": verify_report.to_json(run.verify) if run.verify else None,
+        "resume": run.resume_command,
+        "duration_s": round(sum(p.duration_s for p in run.phases), 2),
+    }
+
+
+def _no_host(run: BootstrapRun) -> dict[str, Any]:
+    inventory = str(run.request.inventory) if run.request.inventory else None
+    return {"status": "", "inventory": inventory, "playbook": None, "hosts": [], "failed_tasks": []} | {
+        "error": "",
+        "interrupted": False,
+        "artifacts_dir": None,
+        "warnings": [],
+    }
+
+
+def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
+    return {
+        "ok": cluster.ok,
+        "check": cluster.check,
+        "writes": cluster.writes,
+        "timed_out": cluster.timed_out,
+        "duration_s": cluster.duration_s,
+        "objects": [
+            {"kind": o.kind, "namespace": o.namespace, "name": o.name, "action": o.action}
+            | ({"diff": o.diff} if o.diff else {})
+            | ({"message": o.message} if o.message else {})
+            for o in cluster.objects
+        ],
+        "taint": None if cluster.taint is None else {"writes": cluster.taint.writes, "ok": cluster.taint.ok},
+        "nodes": [
+            {
+                "name": node.node,
+                "expected_gpus": node.expected,
+                "allocatable": node.allocatable,
+                "device_plugin_ready": node.plugin_ready,
+                "ready": node.ready,
+                "problem": verify_report.check_dict(node.problem) if node.problem else None,
+            }
+            for node in cluster.nodes
+        ],
+    }
+
+
+def host_json(result: BootstrapResult) -> dict[str, Any]:
+    return {
         "phase": result.phase,
         "check": result.check,
         "status": result.status,
@@ -54,7 +110,7 @@ def to_json(result: BootstrapResult) -> dict[str, Any]:
     }
 
 
-def print_table(result: BootstrapResult, console: Console) -> None:
+def _print_host(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -105,3 +161,52 @@ def _footer(result: BootstrapResult) -> str:
     if result.artifacts_dir:
         text += f"; artifacts kept in {result.artifacts_dir}"
     return text
+
+
+def print_table(run: BootstrapRun, console: Console) -> None:
+    from rich.text import Text
+
+    if run.host is not None:
+        _print_host(run.host, console)
+    if run.cluster is not None:
+        _print_cluster(run.cluster, console)
+    if run.verify is not None:
+        verify_report.print_table(run.verify, console)
+    phases = ", ".join(f"{p.name} {'ok' if p.ok else 'FAILED'} ({p.duration_s:.1f}s)" for p in run.phases)
+    console.print(Text(f"phases: {phases or 'none'}", style="" if run.ok else "red"))
+    if run.resume_command:
+        console.print(Text(f"  resume with: {run.resume_command}"))
+
+
+def _print_cluster(cluster: ClusterResult, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    objects = Table(box=None, pad_edge=False)
+    for column in ("OBJECT", "ACTION"):
+        objects.add_column(column)
+    for obj in cluster.objects:
+        objects.add_row(Text(obj.ref), obj.action, style="red" if obj.action == "conflict" else None)
+    console.print(objects)
+    for obj in cluster.objects:
+        if obj.diff and cluster.check:
+            console.print(Text(obj.diff))
+        if obj.message:
+            console.print(Text(f"{obj.ref}: {obj.message}", style="red"))
+            console.print(Text("  hint: rerun with --force-conflicts to take these fields over"))
+    if cluster.taint is not None:
+        console.print(Text(f"GPU taint: {cluster.taint.writes} node write(s)"))
+    for node in cluster.nodes:
+        if node.problem is not None:
+            console.print(Text(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
+            console.print(Text(f"  hint: {node.problem.hint}"))
+    ready = sum(node.ready for node in cluster.nodes)
+    if cluster.check:
+        summary = f"check mode, nothing written: {cluster.writes} dry-run write(s)"
+    elif cluster.writes == 0:
+        summary = f"cluster layer already in place: 0 writes; {ready}/{len(cluster.nodes)} GPU node(s) ready"
+    else:
+        summary = f"{cluster.writes} write(s); {ready}/{len(cluster.nodes)} GPU node(s) ready"
+    if cluster.timed_out:
+        summary += " (timed out waiting for the GPUs)"
+    console.print(Text(f"{summary}, {cluster.duration_s:.1f}s"))

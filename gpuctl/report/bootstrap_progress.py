@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuctl.core.bootstrap.cluster import NodeReadiness
 from gpuctl.hosts.events import HostProgress, ProgressState
 
 if TYPE_CHECKING:
@@ -79,3 +80,24 @@ class LiveProgress:
 
     def update(self, state: ProgressState) -> None:
         self._live.update(progress_renderable(state, width=self._console.width))
+
+    def update_nodes(self, states: list[NodeReadiness]) -> None:
+        """The cluster phase's wait: nodes ready / expected, and each node's GPUs advertised."""
+        self._live.update(nodes_renderable(states))
+
+
+def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    ready = sum(state.ready for state in states)
+    table = Table(box=None, pad_edge=False)
+    for column in ("NODE", "DEVICE PLUGIN", "GPUS ADVERTISED"):
+        table.add_column(column)
+    for state in states:
+        wanted = "≥1" if state.expected is None else str(state.expected)
+        plugin = "ready" if state.plugin_ready else "waiting"
+        style = "green" if state.ready else None
+        table.add_row(Text(state.node), plugin, f"{state.allocatable}/{wanted}", style=style)
+    return Group(Text(f"waiting for the GPUs: {ready}/{len(states)} node(s) ready"), table)

@@ -3,7 +3,13 @@ layer, cluster.py applies the cluster layer and waits for the GPUs, node_map.py 
 hosts to Kubernetes nodes."""
 
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness
-from gpuctl.core.bootstrap.host import BootstrapResult, HostOutcome, failed_task_hint, host_outcomes, run_host_bootstrap
+from gpuctl.core.bootstrap.host import (
+    BootstrapResult,
+    HostOutcome,
+    failed_task_hint,
+    host_outcomes,
+    run_host_bootstrap,
+)
 from gpuctl.core.bootstrap.phases import BootstrapRequest, BootstrapRun, PhaseOutcome, run_bootstrap
 
 __all__ = [

@@ -96,7 +96,11 @@ def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict
     for rendered in render_manifests(options).files:
         manifests.extend(doc for doc in yaml.safe_load_all(rendered.content) if doc)
     labels = [
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {GFD_PRESENT_LABEL: "true"}}}
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": {GFD_PRESENT_LABEL: "true"}},
+        }
         for name in nodes
     ]
     return manifests + labels
@@ -165,7 +169,9 @@ def apply_cluster_layer(
     objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
     taint = None
     if options.taint and expected and not any(obj.action == "conflict" for obj in objects):
-        taint = taint_gpu_nodes(api_client, taint=GPU_TAINT, node_names=sorted(expected), dry_run=options.check)
+        taint = taint_gpu_nodes(
+            api_client, taint=GPU_TAINT, node_names=sorted(expected), dry_run=options.check
+        )
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not any(obj.action == "conflict" for obj in objects):

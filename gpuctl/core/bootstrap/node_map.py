@@ -42,7 +42,8 @@ def map_hosts(hosts: Iterable[Host], nodes: list[NodeInfo], inventory: str) -> d
             close = ", ".join(sorted(node.name for node in nodes)[:8]) or "none"
             raise ConfigError(
                 f"{inventory}: host {host.name} matches no Kubernetes node by {how} (nodes: {close})",
-                hint=f"set {NODE_NAME_VAR}: NODE for {host.name} in the inventory (`kubectl get nodes -o wide`)",
+                hint=f"set {NODE_NAME_VAR}: NODE for {host.name} in the inventory "
+                "(node names: `kubectl get nodes -o wide`)",
             )
         names = ", ".join(node.name for node in found)
         raise ConfigError(

@@ -78,15 +78,13 @@ class BootstrapRun:
         if not failed:
             return ""
         inventory = f" -i {self.request.inventory}" if self.request.inventory else ""
-        rest = "all" if failed == "host" or self.request.phase != "all" else failed
-        if self.request.phase == "all" and failed == "cluster":
-            return f"gpuctl bootstrap --phase cluster{inventory} && gpuctl bootstrap --phase verify{inventory}"
-        return f"gpuctl bootstrap --phase {rest if self.request.phase == 'all' else failed}{inventory}"
+        if self.request.phase != "all" or failed == "host":
+            return f"gpuctl bootstrap --phase {self.request.phase}{inventory}"
+        remaining = PHASES[PHASES.index(failed) :]
+        return " && ".join(f"gpuctl bootstrap --phase {phase}{inventory}" for phase in remaining)
 
 
-def _expected_gpus(
-    api_client: ApiClient, request: BootstrapRequest
-) -> tuple[dict[str, int | None], bool]:
+def _expected_gpus(api_client: ApiClient, request: BootstrapRequest) -> tuple[dict[str, int | None], bool]:
     """GPU node → GPUs it must advertise; True when the nodes come from the inventory."""
     nodes = list_nodes(api_client)
     if request.inventory is None:
@@ -98,10 +96,51 @@ def _expected_gpus(
     return {node.name: pci.get(host) for host, node in mapping.items()}, True
 
 
-def _verify(api_client: ApiClient, expected: dict[str, int | None], timeout_s: float) -> VerifyResult:
+def _verify(
+    api_client: ApiClient, expected: dict[str, int | None], request: BootstrapRequest
+) -> VerifyResult:
+    """gpuctl verify, each node held to its expected GPUs; with --check, its read-only checks."""
     gpus = tuple((node, count) for node, count in sorted(expected.items()) if count is not None)
     expectations = Expectations(node_patterns=tuple(sorted(expected)), gpus_by_pattern=gpus)
-    return verify(api_client, VerifyOptions(expectations=expectations, timeout_s=timeout_s))
+    options = VerifyOptions(
+        expectations=expectations, timeout_s=request.verify_timeout_s, run_pods=not request.check
+    )
+    return verify(api_client, options)
+
+
+def _run_phase(
+    name: str,
+    request: BootstrapRequest,
+    *,
+    api_client: ApiClient | None,
+    expected: dict[str, int | None],
+    from_inventory: bool,
+    progress: dict[str, Callable[[Any], None] | None],
+) -> Any:
+    if name == "host":
+        if request.inventory is None:
+            raise ConfigError(
+                f"--phase {request.phase} needs --inventory",
+                hint="pass --inventory PATH (see inventories/sample/)",
+            )
+        return run_host_bootstrap(
+            inventory_path=request.inventory,
+            limit=request.limit,
+            check=request.check,
+            on_progress=progress.get("host"),
+            **request.host_options,
+        )
+    if api_client is None:
+        raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
+    if name == "cluster":
+        return apply_cluster_layer(
+            api_client,
+            request.cluster,
+            expected,
+            label_nodes=from_inventory,
+            on_progress=progress.get("cluster"),
+        )
+    return _verify(api_client, expected, request)
 
 
 def run_bootstrap(
@@ -111,44 +150,33 @@ def run_bootstrap(
     on_host_progress: Callable[[Any], None] | None = None,
     on_cluster_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> BootstrapRun:
-    """Run the requested phases in order; stop at the first that fails."""
-    wanted = PHASES if request.phase == "all" else (request.phase,)
-    if "host" in wanted and request.inventory is None:
-        raise ConfigError(
-            f"--phase {request.phase} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
-        )
+    """Run the requested phases in order; stop at the first that fails. Hosts are matched to
+    nodes first, so a bad mapping is an error before anything is written."""
+    wanted: tuple[str, ...] = (request.phase,)
+    if request.phase == "all":
+        # Verification pods are writes, and a dry-run cluster layer cannot pass them: a check
+        # run of `all` stops after the cluster phase's dry run.
+        wanted = PHASES[:2] if request.check else PHASES
     expected: dict[str, int | None] = {}
     from_inventory = False
-    if set(wanted) & {"cluster", "verify"}:
-        if api_client is None:
-            raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
-        expected, from_inventory = _expected_gpus(api_client, request)  # before any write
+    if set(wanted) & {"cluster", "verify"} and api_client is not None:
+        expected, from_inventory = _expected_gpus(api_client, request)
+    progress: dict[str, Callable[[Any], None] | None] = {
+        "host": on_host_progress,
+        "cluster": on_cluster_progress,
+    }
     outcomes: list[PhaseOutcome] = []
     results: dict[str, Any] = {}
     for name in wanted:
         started = time.monotonic()
-        if name == "host":
-            result: Any = run_host_bootstrap(
-                inventory_path=request.inventory,
-                limit=request.limit,
-                check=request.check,
-                on_progress=on_host_progress,
-                **request.host_options,
-            )
-        elif name == "cluster":
-            assert api_client is not None
-            result = apply_cluster_layer(
-                api_client,
-                request.cluster,
-                expected,
-                label_nodes=from_inventory,
-                on_progress=on_cluster_progress,
-            )
-        elif request.check:
-            continue  # verification pods are writes: a check run stops before them
-        else:
-            assert api_client is not None
-            result = _verify(api_client, expected, request.verify_timeout_s)
+        result = _run_phase(
+            name,
+            request,
+            api_client=api_client,
+            expected=expected,
+            from_inventory=from_inventory,
+            progress=progress,
+        )
         results[name] = result
         outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))
         if not result.ok:

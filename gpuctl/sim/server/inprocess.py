@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.sim.scenario import default_scenario_path, load_scenario
-from gpuctl.sim.server import SimServer
+from gpuctl.sim.server.http_server import SimServer
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.sim.scenario import Scenario
@@ -87,22 +86,16 @@ def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> None:
 
 
 def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], None]) -> None:
-    """Serve until SIGINT/SIGTERM; the sidecar exists exactly while the server is up."""
-    stop = threading.Event()
-
-    def request_stop(_signum: int, _frame: FrameType | None) -> None:
-        stop.set()
-
+    """Serve until interrupted (the caller turns SIGINT/SIGTERM into KeyboardInterrupt); the
+    sidecar exists exactly while the server is up."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     server = SimServer(scenario)
     try:
         server.start()
         _write_kubeconfig(server, kubeconfig)
         _write_record(SimRecord(pid=os.getpid(), url=server.url, kubeconfig=kubeconfig))
         on_ready(server)
-        while not stop.wait(0.5):
-            pass
+        threading.Event().wait()  # until KeyboardInterrupt
     except OSError as error:
         raise GpuctlError(
             f"cannot serve the simulated cluster: {error}",
@@ -113,8 +106,6 @@ def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], 
         record = read_record(kubeconfig)
         if record is not None and record.pid == os.getpid():
             sidecar_path(kubeconfig).unlink(missing_ok=True)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def pid_alive(pid: int) -> bool:
