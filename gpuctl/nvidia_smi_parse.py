@@ -8,8 +8,8 @@ names. Every parser here reads both. Standard library only, like gpuctl.nvidia_s
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
+from xml.etree import ElementTree
 
 from gpuctl.nvidia_smi import parse_list
 

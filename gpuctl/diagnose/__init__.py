@@ -77,6 +77,8 @@ def _ordered(source: str) -> tuple[Signature, ...]:
 
 _SOURCES = {source for s in SIGNATURES for source in (s.source, *s.also)}
 _BY_SOURCE = {source: _ordered(source) for source in _SOURCES}
+
+
 # One pass over a healthy log instead of one per signature: most logs match nothing.
 def any_of(rows: Iterable[Signature]) -> re.Pattern[str]:
     """One regex matching wherever any of `rows` matches (named groups dropped: they repeat)."""

@@ -29,7 +29,10 @@ Every row is tested against real output quoted from public issue threads and rep
 For scheduling failures the verification pod selects exactly one node, so every other node
 reports "didn't match Pod's node affinity/selector"; that reason is ignored unless it is the only one.
 
-Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in `gpuctl explain`)\nand the named groups of the pattern.\n\nThis file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
+Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in `gpuctl explain`)
+and the named groups of the pattern.
+
+This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
 
 ## How `gpuctl verify` works
 

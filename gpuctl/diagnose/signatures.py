@@ -35,7 +35,7 @@ class Signature:
         return source == self.source or source in self.also
 
 
-def sig(  # noqa: PLR0913 - one argument per column of the table
+def sig(  # noqa: PLR0917 - one positional argument per column of the table
     id_: str,
     source: str,
     category: str,

@@ -7,7 +7,10 @@ from gpuctl.diagnose.signatures import sig
 # kube-scheduler has worded taints three ways: "had untolerated taint {k: v}" (v1.25+), "had taint
 # {k: v}, that the pod didn't tolerate" (v1.18-v1.24) and "had taints that the pod didn't tolerate".
 _TAINT = r"had (?:untolerated )?taint \{"
-_NODE_FIX = "`kubectl describe node {node}`; on the node: `systemctl status kubelet containerd` and `journalctl -u kubelet -n 100`"
+_NODE_FIX = (
+    "`kubectl describe node {node}`; on the node: `systemctl status kubelet containerd` and "
+    "`journalctl -u kubelet -n 100`"
+)
 
 CLUSTER = (
     # --- kube-scheduler FailedScheduling reasons ---------------------------------------------

@@ -33,7 +33,8 @@ def print_table(result: ExplainResult, console: Console) -> None:
         names = ", ".join(sorted({gpu.name for gpu in smi.gpus}))
         console.print(
             f"nvidia-smi ({smi.format}): {len(smi.gpus)} GPU(s) {names}; driver {smi.driver_version or '?'}"
-            f", CUDA {smi.cuda_version or '?'}" + (f", {smi.mig_devices} MIG device(s)" if smi.mig_devices else "")
+            f", CUDA {smi.cuda_version or '?'}"
+            + (f", {smi.mig_devices} MIG device(s)" if smi.mig_devices else "")
         )
     if not result.matches:
         console.print("no known failure signature found")
