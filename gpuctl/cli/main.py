@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuctl import __version__
-from gpuctl.cli import bootstrap, demo, preflight, render, sim, status, taint, verify
+from gpuctl.cli import bootstrap, demo, explain, preflight, render, sim, status, taint, verify
 from gpuctl.errors import ExitCode, GpuctlError
 
 HELP = """\
@@ -61,6 +61,7 @@ app.command("status", help=status.HELP)(status.command)
 app.command("render", help=render.HELP)(render.command)
 app.add_typer(sim.app, name="sim")
 app.command("demo", help=demo.HELP)(demo.command)
+app.command("explain", help=explain.HELP)(explain.command)
 
 
 def _one_line(text: str) -> str:

@@ -1,23 +1,38 @@
-"""Failure signatures → cause → fix: match log lines, pod states and scheduler messages."""
+"""Failure signatures → cause → fix: match log lines, pod states, events and scheduler messages."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.signatures import SIGNATURES, Signature
 
-__all__ = ["SIGNATURES", "Diagnosis", "Signature", "diagnose", "diagnose_scheduling"]
+__all__ = [
+    "SIGNATURES",
+    "Diagnosis",
+    "Signature",
+    "diagnose",
+    "diagnose_events",
+    "diagnose_scheduling",
+    "scheduling_reasons",
+]
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A matched signature: which one, the evidence line, and the cause and hint filled in."""
+    """A matched signature: which one, the evidence line, and the cause and hint filled in.
+
+    `terminal` is False when waiting may clear the failure up (a transient signature).
+    """
 
     signature_id: str
     evidence: str
     cause: str
     hint: str
+    category: str = ""
+    terminal: bool = True
 
 
 class _Defaulting(dict[str, str]):
@@ -25,24 +40,53 @@ class _Defaulting(dict[str, str]):
         return "{" + key + "}"
 
 
-def _fill(text: str, context: dict[str, str]) -> str:
-    return text.format_map(_Defaulting(context))
+def _context(match: re.Match[str], context: dict[str, str]) -> dict[str, str]:
+    filled = dict(context)
+    filled.update({key: value for key, value in match.groupdict().items() if value})
+    if "cuda" in filled:
+        filled["min_driver"] = min_driver_for(filled["cuda"])
+    return filled
 
 
-def _evidence_line(text: str, match: re.Match[str]) -> str:
+def evidence_line(text: str, match: re.Match[str]) -> str:
     start = text.rfind("\n", 0, match.start()) + 1
     end = text.find("\n", match.end())
     line = text[start : end if end >= 0 else len(text)].strip()
     return line[:300]
 
 
-def _any_of(source: str) -> re.Pattern[str]:
-    patterns = [f"(?:{s.pattern.pattern})" for s in SIGNATURES if s.source == source]
-    return re.compile("|".join(patterns), re.IGNORECASE)
+def make_diagnosis(
+    signature: Signature, match: re.Match[str], evidence: str, context: dict[str, str]
+) -> Diagnosis:
+    values = _Defaulting(_context(match, context))
+    return Diagnosis(
+        signature.id,
+        evidence,
+        signature.cause.format_map(values),
+        signature.hint.format_map(values),
+        signature.category,
+        not signature.transient,
+    )
+
+
+def _ordered(source: str) -> tuple[Signature, ...]:
+    """Specific signatures first (table order), generic fallbacks after them."""
+    applicable = [s for s in SIGNATURES if s.applies_to(source)]
+    return tuple(s for s in applicable if not s.generic) + tuple(s for s in applicable if s.generic)
+
+
+_SOURCES = {source for s in SIGNATURES for source in (s.source, *s.also)}
+_BY_SOURCE = {source: _ordered(source) for source in _SOURCES}
 
 
 # One pass over a healthy log instead of one per signature: most logs match nothing.
-_ANY_OF_SOURCE = {source: _any_of(source) for source in {s.source for s in SIGNATURES}}
+def any_of(rows: Iterable[Signature]) -> re.Pattern[str]:
+    """One regex matching wherever any of `rows` matches (named groups dropped: they repeat)."""
+    patterns = (re.sub(r"\(\?P<\w+>", "(?:", row.pattern.pattern) for row in rows)
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.IGNORECASE)
+
+
+_ANY_OF_SOURCE = {source: any_of(rows) for source, rows in _BY_SOURCE.items()}
 
 
 def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
@@ -50,17 +94,10 @@ def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
     prefilter = _ANY_OF_SOURCE.get(source)
     if prefilter is None or not prefilter.search(text):
         return None
-    for signature in SIGNATURES:
-        if signature.source != source:
-            continue
+    for signature in _BY_SOURCE[source]:
         match = signature.pattern.search(text)
         if match:
-            return Diagnosis(
-                signature.id,
-                _evidence_line(text, match),
-                _fill(signature.cause, context),
-                _fill(signature.hint, context),
-            )
+            return make_diagnosis(signature, match, evidence_line(text, match), context)
     return None
 
 
@@ -75,20 +112,40 @@ def scheduling_reasons(message: str) -> list[str]:
     return [part.strip() for part in re.split(r",\s(?=\d+ )", body) if part.strip()]
 
 
+def relevant_reasons(message: str) -> list[str]:
+    """The reasons that concern the target node: "didn't match" is noise unless it is the only one."""
+    reasons = scheduling_reasons(message)
+    return [reason for reason in reasons if not _NOISE.search(reason)] or reasons
+
+
 def diagnose_scheduling(message: str, **context: str) -> Diagnosis | None:
     """Diagnose why a pod pinned to one node did not schedule.
 
     The verification pod selects one node, so every other node reports "didn't match Pod's node
     affinity/selector": that reason is noise unless it is the only one.
     """
-    reasons = scheduling_reasons(message)
-    relevant = [reason for reason in reasons if not _NOISE.search(reason)] or reasons
-    for signature in SIGNATURES:
-        if signature.source != "scheduling":
-            continue
+    relevant = relevant_reasons(message)
+    for signature in _BY_SOURCE["scheduling"]:
         for reason in relevant:
-            if signature.pattern.search(reason):
-                return Diagnosis(
-                    signature.id, reason, _fill(signature.cause, context), _fill(signature.hint, context)
-                )
+            match = signature.pattern.search(reason)
+            if match:
+                return make_diagnosis(signature, match, reason, context)
+    return None
+
+
+_EVENT_SOURCES = ("events", "runtime", "image-pull")
+
+
+def diagnose_events(events: Iterable[tuple[str, str]], **context: str) -> Diagnosis | None:
+    """Diagnose a pod stuck in Pending/ContainerCreating from its events, newest last.
+
+    `events` are (reason, message) pairs of the pod's Warning events. The newest event with a
+    known signature wins; its `terminal` says whether waiting longer can help.
+    """
+    for reason, message in reversed(list(events)):
+        text = f"{reason} {message}"
+        for source in _EVENT_SOURCES:
+            found = diagnose(text, source, **context)
+            if found is not None:
+                return found
     return None

@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import sys
 
-from gpuctl.diagnose.signatures import SIGNATURES
+from gpuctl.diagnose.signatures import SIGNATURES, Signature
 
 HEADER = """\
 # Diagnosis table
 
 `gpuctl verify` matches what it reads — device plugin logs, the verification pod's nvidia-smi
-output and container state, kube-scheduler `FailedScheduling` messages, image pull errors and node
-conditions — against this table (`gpuctl/diagnose/signatures.py`). The first matching row of the
-right source wins; its cause and fix become the check's message and hint, and its id is reported
-as `diagnosis` in `--output json` and as the failure `type` in `--output junit`.
+output and container state, kube-scheduler `FailedScheduling` messages, image pull errors, pod
+events and node conditions — against this table (`gpuctl/diagnose/table_*.py`). The first
+matching row of the right source wins (a row marked *generic* only when no other row matches);
+its cause and fix become the check's message and hint, and its id is reported as `diagnosis` in
+`--output json` and as the failure `type` in `--output junit`.
+
+`gpuctl explain [FILE|-]` matches any pasted text — pod logs, `kubectl describe` output, events,
+nvidia-smi output, journal or dmesg lines — against every row, line by line, and prints each
+signature found with its category, cause and fix (`--output json`: `gpuctl.explain/v1`). Lines
+matching the same signature twice are reported once; generic rows are left out when a specific
+row matched. The same error printed by different components (nvidia-smi, the device plugin, the
+container start hook) has one cause, whatever the wording.
+
+Every row is tested against real output quoted from public issue threads and repositories
+(`tests/corpus/`), and healthy device plugin, GPU operator and nvidia-smi output matches none.
 
 For scheduling failures the verification pod selects exactly one node, so every other node
 reports "didn't match Pod's node affinity/selector"; that reason is ignored unless it is the only one.
 
-Hints use `{node}`, `{namespace}` and `{image}`, filled in per node.
+Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in `gpuctl explain`)
+and the named groups of the pattern.
 
 This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
 
@@ -54,10 +66,13 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
 """
 
 SOURCES = {
+    "runtime": "Container start hook, CDI and OCI runtime (container StartError messages, events)",
     "plugin-log": "Device plugin log (last 200 lines of the plugin pod on the node)",
     "nvidia-smi": "nvidia-smi in the verification pod (log and container termination message)",
     "scheduling": "kube-scheduler FailedScheduling (pod condition or event)",
+    "kernel": "Kernel driver messages (dmesg, journal: NVRM, Xid)",
     "image-pull": "Image pull (container waiting reason and message, Failed events)",
+    "events": "Pod events (FailedCreatePodSandBox, FailedMount)",
     "node": "Node state",
 }
 
@@ -66,16 +81,25 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _row(signature: Signature) -> str:
+    flags = [word for word, on in (("generic", signature.generic), ("transient", signature.transient)) if on]
+    category = signature.category + (f" ({', '.join(flags)})" if flags else "")
+    also = f" Also read from: {', '.join(signature.also)}." if signature.also else ""
+    return (
+        f"| `{signature.id}` | {category} | `{_cell(signature.pattern.pattern)}` | "
+        f"{_cell(signature.cause)}{also} | {_cell(signature.hint)} |"
+    )
+
+
 def markdown() -> str:
     lines = [HEADER]
     for source, title in SOURCES.items():
-        lines += [f"\n## {title}\n", "| id | signature (regex) | cause | fix |", "|---|---|---|---|"]
-        for signature in SIGNATURES:
-            if signature.source == source:
-                cells = (signature.pattern.pattern, signature.cause, signature.hint)
-                lines.append(
-                    f"| `{signature.id}` | `{_cell(cells[0])}` | {_cell(cells[1])} | {_cell(cells[2])} |"
-                )
+        lines += [
+            f"\n## {title}\n",
+            "| id | category | signature (regex) | cause | fix |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [_row(signature) for signature in SIGNATURES if signature.source == source]
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,41 @@
+"""`gpuctl explain`: every known failure signature in a pasted text, with cause and fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuctl.diagnose.scan import find_all
+from gpuctl.nvidia_smi_parse import SmiReport, parse_nvidia_smi
+
+
+@dataclass(frozen=True)
+class ExplainMatch:
+    id: str
+    category: str
+    cause: str
+    fix: str
+    line: str
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    matches: tuple[ExplainMatch, ...]
+    nvidia_smi: SmiReport | None = None  # when the text is nvidia-smi output
+    exit_code: int = 0
+
+
+def _nvidia_smi(text: str) -> SmiReport | None:
+    try:
+        report = parse_nvidia_smi(text)
+    except ValueError:
+        return None
+    return report if report.gpus else None
+
+
+def explain(*, text: str) -> ExplainResult:
+    """Match `text` (logs, events, `kubectl describe`, nvidia-smi, journal lines) line by line."""
+    matches = tuple(
+        ExplainMatch(found.signature_id, found.category, found.cause, found.hint, found.evidence)
+        for found in find_all(text)
+    )
+    return ExplainResult(matches, _nvidia_smi(text))

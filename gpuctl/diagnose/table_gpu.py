@@ -1,0 +1,171 @@
+"""GPU and driver rows: nvidia-smi/NVML errors, the device plugin's log, the kernel driver (dmesg)."""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.signatures import DRIVER_FIX, HARDWARE_FIX, REBOOT_FIX, TOOLKIT_FIX, sig
+
+# Xids the device plugin ignores: application faults, not a sick GPU (k8s-device-plugin health.go).
+APPLICATION_XIDS = ("13", "31", "43", "45", "68", "109")
+_APP = "|".join(APPLICATION_XIDS)
+_CDI_FIX = (
+    "recreate the pod; to stop it recurring, give GPUs to containers through CDI (`nvidia-ctk "
+    "runtime configure --cdi.enabled`, GPU operator `cdi.enabled=true`) or create the /dev/char "
+    "links with `nvidia-ctk system create-dev-char-symlinks --create-all` on {node}"
+)
+
+GPU = (
+    # The device plugin's wording first: nvidia-smi's row below also matches it.
+    sig(
+        "plugin.nvml-library-missing", "plugin-log", "toolkit",
+        r"could not load NVML library|ERROR_LIBRARY_NOT_FOUND",
+        "the device plugin cannot load libnvidia-ml.so: the container does not run under the "
+        "NVIDIA runtime (toolkit missing or not the default runtime) or the driver is not installed",
+        TOOLKIT_FIX,
+    ),
+    # --- nvidia-smi inside the verification pod ---------------------------------------------
+    sig(
+        "smi.driver-mismatch", "nvidia-smi", "driver",
+        r"Failed to initialize NVML: Driver/library version mismatch",
+        "the loaded kernel module and the NVIDIA user-space libraries differ (driver upgraded, "
+        "node not rebooted)",
+        "reboot {node} (`kubectl drain {node} --ignore-daemonsets` first), then `gpuctl verify`",
+        also=("plugin-log",),
+    ),
+    sig(
+        "smi.driver-not-loaded", "nvidia-smi", "driver",
+        r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded",
+        "nvidia-smi cannot talk to the kernel driver: it is not installed or not loaded",
+        DRIVER_FIX,
+    ),
+    sig(
+        "smi.nvml-unknown-error", "nvidia-smi", "runtime",
+        r"Failed to initialize NVML: (?:Unknown Error|ERROR_UNKNOWN)",
+        "the container lost its GPU device access: systemd (e.g. `systemctl daemon-reload`) rewrote "
+        "the container's device cgroup, a known runc/systemd issue with GPUs not injected via CDI",
+        _CDI_FIX, also=("plugin-log",),
+    ),
+    sig(
+        "gpu.lost", "nvidia-smi", "hardware",
+        r"GPU is lost",
+        "a GPU crashed and the driver lost it; every allocation on the node can fail until a reboot",
+        HARDWARE_FIX, also=("plugin-log", "kernel", "events", "runtime"),
+    ),
+    sig(
+        "gpu.fallen-off-bus", "kernel", "hardware",
+        r"fallen off the bus|Xid \(PCI:[^)]*\): 79\b",
+        "a GPU stopped responding on PCIe (Xid 79: hardware, power or thermal fault)",
+        HARDWARE_FIX, also=("nvidia-smi", "plugin-log"),
+    ),
+    sig(
+        "smi.device-handle-error", "nvidia-smi", "hardware",
+        r"Unable to (?:determine|detect) the device handle for GPU ?(?P<bus>[0-9A-Fa-f:.]+): Unknown Error",
+        "NVML cannot open GPU {bus}: it fell off the bus or is in a bad state",
+        HARDWARE_FIX, also=("plugin-log",),
+    ),
+    sig(
+        "smi.nvml-missing", "nvidia-smi", "toolkit",
+        r"NVML library not found|could not load NVML library|libnvidia-ml\.so[^ ]* cannot open",
+        "the container has nvidia-smi but no NVML library: the NVIDIA runtime did not inject "
+        "the driver libraries",
+        TOOLKIT_FIX,
+    ),
+    sig(
+        "smi.no-devices", "nvidia-smi", "runtime",
+        r"No devices were found",
+        "nvidia-smi sees no GPU in the container: the runtime injected no device",
+        "check the device plugin on {node} and that the pod requested nvidia.com/gpu; "
+        "`kubectl describe node {node}`",
+    ),
+    sig(
+        "smi.not-found", "nvidia-smi", "runtime",
+        r"executable file not found in \$PATH|\"nvidia-smi\": executable file not found|"
+        r"nvidia-smi: (command )?not found",
+        "nvidia-smi does not exist in the container: the NVIDIA runtime did not inject it (the "
+        "runtime is not configured on the node, or the cluster needs a RuntimeClass)",
+        "rerun with `gpuctl verify --runtime-class nvidia` if the nvidia runtime is not the default; "
+        "otherwise " + TOOLKIT_FIX,
+    ),
+    # --- kernel driver (dmesg / journal) --------------------------------------------------------
+    sig(
+        "kernel.api-mismatch", "kernel", "driver",
+        r"NVRM: API mismatch",
+        "the NVIDIA user-space driver and the loaded kernel module have different versions",
+        REBOOT_FIX,
+    ),
+    sig(
+        "xid.application", "kernel", "application",
+        rf"Xid \(PCI:[^)]*\): (?P<xid>{_APP})\b",
+        "Xid {xid} is an application fault (the GPU stopped a faulting program); the device plugin "
+        "ignores it and the GPU stays healthy",
+        "nothing to fix on {node}: debug the workload named in the line (pid/name)",
+        also=("plugin-log",),
+    ),
+    sig(
+        "xid.critical", "kernel", "hardware",
+        r"Xid \(PCI:[^)]*\): (?P<xid>\d+)",
+        "Xid {xid} is a GPU error the device plugin treats as fatal: it marks the GPU unhealthy and "
+        "the node advertises fewer GPUs",
+        HARDWARE_FIX + "; then restart the device plugin pod so the GPU is advertised again",
+        also=("plugin-log",),
+    ),
+    # --- device plugin log (NVIDIA k8s-device-plugin v0.7-v0.17) -----------------------------
+    sig(
+        "plugin.incompatible-strategy", "plugin-log", "toolkit",
+        r"Incompatible strategy detected auto|invalid device discovery strategy",
+        "the device plugin found neither NVML nor CDI devices: the NVIDIA Container Toolkit is not "
+        "configured for the container runtime on this node",
+        TOOLKIT_FIX,
+    ),
+    sig(
+        "plugin.no-devices", "plugin-log", "plugin",
+        r"No devices found\. Waiting indefinitely",
+        "the device plugin found no GPU on this node and advertises none",
+        "if {node} has GPUs: `lspci -d 10de:` and `nvidia-smi` on the node, then fix the driver/"
+        "toolkit (`gpuctl preflight --limit {node}`); if not, keep the plugin off it with a "
+        "nodeSelector",
+    ),
+    sig(
+        "plugin.driver-mismatch", "plugin-log", "driver",
+        r"Driver/library version mismatch",
+        "the kernel module and the user-space NVIDIA libraries have different versions (driver "
+        "upgraded without a reboot)",
+        REBOOT_FIX,
+    ),
+    sig(
+        "plugin.xid", "plugin-log", "hardware",
+        r"XidCriticalError|Xid=\d+|device marked unhealthy",
+        "the device plugin marked one or more GPUs unhealthy after a critical XID error; the node "
+        "advertises fewer allocatable GPUs",
+        "find the XID in the device plugin log on {node} (`gpuctl verify -o json` shows it) and "
+        "`dmesg | grep -i xid` on the node; drain it and reset the GPU "
+        "(`nvidia-smi -r`) or reboot; replace hardware if the XID repeats",
+    ),
+    sig(
+        "plugin.driver-not-loaded", "plugin-log", "driver",
+        r"couldn't communicate with the NVIDIA driver|Driver Not Loaded|ERROR_DRIVER_NOT_LOADED",
+        "the NVIDIA kernel driver is not loaded on the node",
+        DRIVER_FIX,
+    ),
+    sig(
+        "plugin.mig-mixed-types", "plugin-log", "mig",
+        r"More than one MIG device type present",
+        "the device plugin runs the `single` MIG strategy but the node's GPUs carry more than one "
+        "MIG profile",
+        "use `--mig-strategy=mixed` for the device plugin, or repartition {node} with one profile "
+        "(`nvidia.com/mig.config=all-1g.10gb` with the MIG manager)",
+    ),
+    sig(
+        "plugin.mig-misconfigured", "plugin-log", "mig",
+        r"No MIG devices (?:present|associated)|invalid MIG configuration|was not configured correctly",
+        "MIG mode is enabled on a GPU that has no MIG instances",
+        "create the instances on {node} (`nvidia-smi mig -cgi PROFILES -C`, or the MIG manager's "
+        "`nvidia.com/mig.config` label), or disable MIG mode (`nvidia-smi -mig 0`)",
+    ),
+    sig(
+        "plugin.mig-permissions", "plugin-log", "mig",
+        r"Insufficient Pe\w*issions",
+        "the device plugin may not read the MIG devices of the node",
+        "set NVIDIA_MIG_MONITOR_DEVICES=all on the device plugin container (the Helm chart and the "
+        "GPU operator do), then restart it",
+    ),
+)  # fmt: skip

@@ -1,0 +1,108 @@
+"""Container runtime rows: the NVIDIA start hook (nvidia-container-cli), CDI, containerd/runc.
+
+The same hook error reaches gpuctl as a container's StartError message (read with nvidia-smi's
+output), as a pod event, or pasted from a journal, so these rows apply to all of those sources.
+"""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.signatures import DRIVER_FIX, HARDWARE_FIX, REBOOT_FIX, TOOLKIT_FIX, sig
+
+_ALSO = ("nvidia-smi", "events", "plugin-log")
+
+RUNTIME = (
+    sig(
+        "runtime.driver-not-loaded", "runtime", "driver",
+        r"nvml error: driver not loaded",
+        "the container start hook cannot reach the NVIDIA kernel driver: it is not installed or "
+        "not loaded on the node",
+        DRIVER_FIX, also=_ALSO,
+    ),
+    sig(
+        "runtime.driver-mismatch", "runtime", "driver",
+        r"nvml error: driver/library version mismatch",
+        "the loaded kernel module and the NVIDIA user-space libraries have different versions "
+        "(driver upgraded, node not rebooted)",
+        REBOOT_FIX, also=_ALSO,
+    ),
+    sig(
+        "runtime.cuda-requirement", "runtime", "driver",
+        r"unsatisfied condition: cuda\s*>=\s*(?P<cuda>\d+\.\d+)",
+        "the image needs CUDA {cuda}, newer than the node's driver supports (CUDA {cuda} needs "
+        "driver {min_driver} or newer)",
+        "upgrade the driver on {node} to {min_driver}+ (`gpuctl bootstrap --phase host -i INVENTORY "
+        "--limit {node}`), or use an image built for an older CUDA; gpuctl's default verification "
+        "image nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04 needs driver 550.54.14+, pick another "
+        "with `gpuctl verify --image`",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.ldcache", "runtime", "toolkit",
+        r"ldcache error",
+        "the start hook could not run ldconfig for the container: the toolkit's ldconfig path does "
+        "not exist on this distribution (e.g. /sbin/ldconfig.real outside Debian/Ubuntu) or it failed",
+        "on {node}: check `ldconfig` in /etc/nvidia-container-runtime/config.toml ('@/sbin/ldconfig' "
+        "on RHEL/SUSE, '@/sbin/ldconfig.real' on Debian/Ubuntu), then retry",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.load-library", "runtime", "driver",
+        r"load library failed: (?P<library>lib[\w.+-]*?\.so(?:\.\d+)*)",
+        "the start hook cannot load {library}: the driver's user-space libraries are not installed "
+        "on the node (driver missing or incomplete)",
+        DRIVER_FIX, also=_ALSO,
+    ),
+    sig(
+        "runtime.cdi-unresolvable", "runtime", "toolkit",
+        r"unresolvable CDI devices",
+        "the runtime was asked for a CDI device that no CDI specification on the node defines "
+        "(spec not generated, stale after a driver or MIG change, or not readable)",
+        "on {node}: `sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml` and check "
+        "`nvidia-ctk cdi list` lists the devices, then recreate the pod",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.unknown-device", "runtime", "mig",
+        r"device error: (?P<device>\S+): unknown device",
+        "the start hook does not know device {device}: an old MIG-GPU-<uuid>/GI/CI name (drivers "
+        "since R470 name MIG devices MIG-<uuid>) or a device that no longer exists",
+        "list the current names with `nvidia-smi -L` on {node}; upgrade the tool that builds the "
+        "name and recreate the MIG layout or the pod",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.nvml-unknown", "runtime", "hardware",
+        r"nvml error: unknown error",
+        "the start hook's NVML call failed on an unhealthy GPU",
+        HARDWARE_FIX, also=_ALSO,
+    ),
+    sig(
+        "runtime.no-nvidia-runtime", "events", "runtime",
+        r"no runtime for \W*nvidia\W* is configured",
+        "the pod asks for the nvidia runtime (RuntimeClass nvidia) but containerd on the node has "
+        "no runtime handler named nvidia",
+        TOOLKIT_FIX, also=("runtime", "nvidia-smi"),
+    ),
+    sig(
+        "runtime.containerd-down", "events", "runtime",
+        r"containerd\.sock: connect: connection refused",
+        "the kubelet cannot reach containerd on the node (stopped or restarting)",
+        "on {node}: `systemctl status containerd` and `journalctl -u containerd -n 50`",
+        also=("runtime",), transient=True,
+    ),
+    sig(
+        "runtime.hook-failed", "runtime", "toolkit",
+        r"error running (?:prestart )?hook|Running hook #\d+",
+        "the NVIDIA container start hook failed; the line after this one names why",
+        "read the whole message (`kubectl describe pod`), or run `nvidia-container-cli -k -d "
+        "/dev/tty info` on {node}",
+        also=_ALSO, generic=True,
+    ),
+    sig(
+        "runtime.oci-create-failed", "runtime", "runtime",
+        r"OCI runtime create failed|failed to create shim task",
+        "the container runtime could not create the container",
+        "read the rest of the message (`kubectl describe pod`) and `journalctl -u containerd` on {node}",
+        also=_ALSO, generic=True,
+    ),
+)  # fmt: skip

@@ -1,0 +1,134 @@
+"""Read what nvidia-smi prints on real machines: the default table, `-L`, `-q -x` XML.
+
+Drivers 590 and later deprecate "Driver Version"/`driver_version` in favour of "KMD Version"/
+`kmd_version`, and "CUDA Version" in favour of "CUDA UMD Version"; 610 prints only the new
+names. Every parser here reads both. Standard library only, like gpuctl.nvidia_smi.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from xml.etree import ElementTree
+
+from gpuctl.nvidia_smi import parse_list
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    index: int
+    name: str  # as printed: the default table cuts long names with "..."
+    uuid: str = ""
+    memory_total_mib: int | None = None
+    pci_bus_id: str = ""
+    mig_mode: str = ""  # Enabled | Disabled | N/A | "" (not printed)
+
+
+@dataclass(frozen=True)
+class SmiReport:
+    format: str  # table | list | xml
+    driver_version: str = ""
+    cuda_version: str = ""
+    gpus: tuple[SmiGpu, ...] = ()
+    mig_devices: int = 0
+
+
+_BANNER = re.compile(
+    r"NVIDIA-SMI \S+\s+(?:Driver|KMD) Version: (?P<driver>\S+)(?:\s+CUDA (?:UMD )?Version: (?P<cuda>[\d.]+))?"
+)
+_GPU_ROW = re.compile(
+    r"^\|\s+(?P<index>\d+)\s+(?P<name>\S.*?)\s+(?:On|Off|WDDM|TCC|N/A)\s+\|\s+"
+    r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)"
+)
+_MEMORY = re.compile(r"\|\s+\d+MiB /\s*(?P<total>\d+)MiB\s+\|")
+_MIG_MODE = re.compile(r"\|\s+(?P<mode>Enabled|Disabled|N/A)\s+\|\s*$")
+_MIG_ROW = re.compile(r"^\|\s+\d+\s+\d+\s+\d+\s+\d+\s+\|")
+
+
+def parse_table(text: str) -> SmiReport:
+    """Parse nvidia-smi's default output (any driver from 418 to 610, Linux and Windows)."""
+    banner = _BANNER.search(text)
+    if banner is None:
+        raise ValueError("no NVIDIA-SMI banner: not nvidia-smi's table")
+    lines = text.splitlines()
+    gpus = []
+    for number, line in enumerate(lines):
+        row = _GPU_ROW.match(line)
+        if row is None:
+            continue
+        memory = _MEMORY.search(lines[number + 1]) if number + 1 < len(lines) else None
+        mig = _MIG_MODE.search(lines[number + 2]) if number + 2 < len(lines) else None
+        gpus.append(
+            SmiGpu(
+                index=int(row.group("index")),
+                name=row.group("name"),
+                memory_total_mib=int(memory.group("total")) if memory else None,
+                pci_bus_id=row.group("bus"),
+                mig_mode=mig.group("mode") if mig else "",
+            )
+        )
+    mig_section = text.split("MIG devices:", 1)[1] if "MIG devices:" in text else ""
+    mig_section = mig_section.split("Processes:", 1)[0]
+    mig_devices = sum(1 for line in mig_section.splitlines() if _MIG_ROW.match(line))
+    return SmiReport("table", banner.group("driver"), banner.group("cuda") or "", tuple(gpus), mig_devices)
+
+
+def _mib(value: str | None) -> int | None:
+    number = (value or "").replace("MiB", "").strip()
+    return int(number) if number.isdigit() else None
+
+
+def parse_xml(text: str) -> SmiReport:
+    """Parse `nvidia-smi -q -x` (DTD v9 to v13)."""
+    try:
+        root = ElementTree.fromstring(text.encode())
+    except ElementTree.ParseError as error:
+        raise ValueError(f"not nvidia-smi XML: {error}") from error
+    if root.tag != "nvidia_smi_log":
+        raise ValueError(f"not nvidia-smi XML: root element <{root.tag}>")
+    driver = root.findtext("kmd_version") or root.findtext("driver_version") or ""
+    cuda = root.findtext("cuda_umd_version") or root.findtext("cuda_version") or ""
+    gpus = tuple(
+        SmiGpu(
+            index=number,
+            name=(gpu.findtext("product_name") or "").strip(),
+            uuid=(gpu.findtext("uuid") or "").strip(),
+            memory_total_mib=_mib(gpu.findtext("fb_memory_usage/total")),
+            pci_bus_id=gpu.get("id", ""),
+            mig_mode=(gpu.findtext("mig_mode/current_mig") or "").strip(),
+        )
+        for number, gpu in enumerate(root.findall("gpu"))
+    )
+    mig_devices = sum(len(gpu.findall("mig_devices/mig_device")) for gpu in root.findall("gpu"))
+    return SmiReport("xml", driver.strip(), cuda.strip(), gpus, mig_devices)
+
+
+def parse_listing(text: str) -> SmiReport:
+    """Parse `nvidia-smi -L`, counting the MIG devices listed under each GPU."""
+    listed = parse_list(text)
+    mig_devices = sum(1 for line in text.splitlines() if line.lstrip().startswith("MIG "))
+    gpus = tuple(SmiGpu(index=gpu.index, name=gpu.name, uuid=gpu.uuid) for gpu in listed)
+    return SmiReport("list", gpus=gpus, mig_devices=mig_devices)
+
+
+def parse_nvidia_smi(text: str) -> SmiReport:
+    """Parse whichever nvidia-smi output `text` is; ValueError when it is none of them."""
+    stripped = text.lstrip()
+    if stripped.startswith("<?xml") or "<nvidia_smi_log>" in text:
+        return parse_xml(text)
+    if _BANNER.search(text):
+        return parse_table(text)
+    return parse_listing(text)
+
+
+_HELP_FIELD = re.compile(r'^"(?P<field>[\w.]+)"', re.MULTILINE)
+
+
+def driver_version_field(help_query_gpu: str) -> str:
+    """The query field naming the driver version: `kmd_version` where `--help-query-gpu` lists it.
+
+    `driver_version` still answers on 590-610 but is deprecated, so a caller that asks the driver
+    what it supports keeps working when it is removed.
+    """
+    fields = set(_HELP_FIELD.findall(help_query_gpu))
+    return "kmd_version" if "kmd_version" in fields else "driver_version"

@@ -1,0 +1,46 @@
+"""Render an ExplainResult: a rich listing for people, a `gpuctl.explain/v1` JSON envelope for tools."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from gpuctl.core.explain import ExplainResult
+
+SCHEMA = "gpuctl.explain/v1"
+
+
+def to_json(result: ExplainResult) -> dict[str, Any]:
+    """The versioned JSON envelope; add fields freely, never rename or remove them."""
+    return {
+        "schema": SCHEMA,
+        "matches": [
+            {"id": m.id, "category": m.category, "cause": m.cause, "fix": m.fix, "line": m.line}
+            for m in result.matches
+        ],
+        "nvidia_smi": asdict(result.nvidia_smi) if result.nvidia_smi else None,
+    }
+
+
+def print_table(result: ExplainResult, console: Console) -> None:
+    from rich.text import Text
+
+    if result.nvidia_smi is not None:
+        smi = result.nvidia_smi
+        names = ", ".join(sorted({gpu.name for gpu in smi.gpus}))
+        console.print(
+            f"nvidia-smi ({smi.format}): {len(smi.gpus)} GPU(s) {names}; driver {smi.driver_version or '?'}"
+            f", CUDA {smi.cuda_version or '?'}"
+            + (f", {smi.mig_devices} MIG device(s)" if smi.mig_devices else "")
+        )
+    if not result.matches:
+        console.print("no known failure signature found")
+        return
+    for number, match in enumerate(result.matches, start=1):
+        console.print(Text(f"{number}. {match.id} [{match.category}]", style="bold"))
+        console.print(Text(f"   line:  {match.line}"))
+        console.print(Text(f"   cause: {match.cause}"))
+        console.print(Text(f"   fix:   {match.fix}"))
