@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -48,14 +47,8 @@ def command(
     file: Annotated[str, typer.Argument(help="Text to explain; `-` reads standard input.")] = "-",
     output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
+    from gpuctl.cli.output import emit
     from gpuctl.core.explain import explain
-    from gpuctl.report.console import make_console
-    from gpuctl.report.explain import print_table, to_json
+    from gpuctl.report import explain as report
 
-    result = explain(text=read_text(file))
-    if output is TableOrJson.json:
-        sys.stdout.write(json.dumps(to_json(result), indent=2) + "\n")
-    else:
-        print_table(result, make_console())
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    emit(explain(text=read_text(file)), output, report)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuctl.diagnose.scan import find_all
+from gpuctl.errors import ExitCode
 from gpuctl.nvidia_smi_parse import SmiReport, parse_nvidia_smi
 
 
@@ -21,7 +22,7 @@ class ExplainMatch:
 class ExplainResult:
     matches: tuple[ExplainMatch, ...]
     nvidia_smi: SmiReport | None = None  # when the text is nvidia-smi output
-    exit_code: int = 0
+    exit_code: ExitCode = ExitCode.OK
 
 
 def _nvidia_smi(text: str) -> SmiReport | None:
