@@ -32,7 +32,7 @@ def command(
     from gpuctl.sim.server.inprocess import serve
 
     console = make_console()
-    with interruptible("simulated cluster stopped"), serve(scenario) as cluster:
+    with interruptible("simulated cluster stopped"), serve(scenario, device_plugin="absent") as cluster:
         console.print(
             f"simulated cluster from {cluster.scenario_source} serving at {cluster.server.url}",
             markup=False,

@@ -1,7 +1,8 @@
 """`demo`: the whole story on a cluster, through the same core functions as the commands.
 
-The caller serves a simulated cluster (the built-in mix of CPU nodes, healthy GPU nodes and
-broken ones) and renders each step as it arrives; this module only says what the steps are.
+The caller serves a simulated cluster without a device plugin (the built-in mix of CPU nodes,
+healthy GPU nodes and broken ones) and renders each step as it arrives; this module only says
+what the steps are: bootstrap's cluster phase brings the GPUs up, then taint, status, verify.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun, ClusterOptions, run_bootstrap
 from gpuctl.core.status import StatusResult, gpu_status
 from gpuctl.core.taint import TaintResult, taint_gpu_nodes
 from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
@@ -21,7 +23,9 @@ if TYPE_CHECKING:
 
 DEMO_TAINT = Taint(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
 DEMO_VERIFY_TIMEOUT_S = 60.0
-StepResult = Union[TaintResult, StatusResult, VerifyResult]  # noqa: UP007 - runtime alias on 3.10
+# The broken nodes never get their GPUs: the wait gives up on them quickly and says why.
+DEMO_GPU_WAIT_S = 5.0
+StepResult = Union[BootstrapRun, TaintResult, StatusResult, VerifyResult]  # noqa: UP007 - runtime alias on 3.10
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,15 @@ def demo_steps(api_client: ApiClient) -> list[DemoStep]:
     def taint() -> StepResult:
         return taint_gpu_nodes(api_client, taint=DEMO_TAINT)
 
+    cluster_phase = BootstrapRequest(
+        phase="cluster", cluster=ClusterOptions(taint=False, timeout_s=DEMO_GPU_WAIT_S)
+    )
     return [
+        DemoStep(
+            "gpuctl bootstrap --phase cluster --no-taint",
+            "deploy the NVIDIA device plugin and wait for every GPU node's GPUs",
+            lambda: run_bootstrap(cluster_phase, api_client),
+        ),
         DemoStep("gpuctl taint-gpu-nodes", "keep non-GPU pods off the GPU nodes", taint),
         DemoStep("gpuctl taint-gpu-nodes", "again: idempotent, every node unchanged and no write", taint),
         DemoStep("gpuctl status", "the GPU inventory", lambda: gpu_status(api_client)),

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuctl.core.bootstrap import BootstrapRun
 from gpuctl.core.status import StatusResult
 from gpuctl.core.taint import TaintResult
 from gpuctl.core.verify.model import VerifyResult
-from gpuctl.report import status, taint, verify
+from gpuctl.report import bootstrap, status, taint, verify
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +22,9 @@ def announce_step(step: DemoStep, console: Console) -> None:
 
 
 def print_step(result: StepResult, console: Console) -> None:
-    if isinstance(result, TaintResult):
+    if isinstance(result, BootstrapRun):
+        bootstrap.print_table(result, console)
+    elif isinstance(result, TaintResult):
         taint.print_table(result, console)
     elif isinstance(result, StatusResult):
         status.print_table(result, console)

@@ -21,6 +21,9 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
     assert "Traceback" not in output
+    assert "$ gpuctl bootstrap --phase cluster --no-taint" in output
+    assert "DaemonSet kube-system/nvidia-device-plugin-daemonset  created" in output
+    assert "5/6 GPU node(s) ready" in output  # gpu-notoolkit-0 never gets its GPUs, and says why
     assert "$ gpuctl taint-gpu-nodes" in output
     assert "6 node(s), 6 changed, 6 write(s)" in output
     assert "6 node(s), 0 changed, 0 write(s)" in output  # the idempotent second run

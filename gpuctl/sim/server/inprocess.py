@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuctl.sim.scenario import default_scenario_path, load_scenario
@@ -20,11 +20,15 @@ class ServedCluster:
 
 
 @contextlib.contextmanager
-def serve(scenario_path: Path | None = None) -> Iterator[ServedCluster]:
+def serve(scenario_path: Path | None = None, *, device_plugin: str | None = None) -> Iterator[ServedCluster]:
     """Serve the scenario (default: the built-in mixed cluster) with a kubeconfig in a temporary
-    folder; the server stops when the block ends, also on errors and Ctrl-C."""
+    folder; the server stops when the block ends, also on errors and Ctrl-C. `device_plugin`
+    overrides the scenario's devicePlugin (absent | installed)."""
     path = scenario_path or default_scenario_path()
-    server = SimServer(load_scenario(path))
+    scenario = load_scenario(path)
+    if device_plugin is not None:
+        scenario = replace(scenario, device_plugin=device_plugin)
+    server = SimServer(scenario)
     with tempfile.TemporaryDirectory(prefix="gpuctl-sim-") as workdir:
         server.start()
         try:
