@@ -250,7 +250,10 @@ def test_missing_inventory_and_invalid_setting_exit_2(
     assert "Traceback" not in err
 
 
-def test_cluster_phase_is_not_implemented_yet(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["bootstrap", "--phase", "cluster"]) == 2
-    assert "not implemented yet" in capsys.readouterr().err
+def test_cluster_phase_needs_a_kubeconfig_and_phase_is_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.kubeconfig"
+    assert run(["bootstrap", "--phase", "cluster", "--kubeconfig", str(missing)]) == 2
+    assert str(missing) in capsys.readouterr().err
     assert run(["bootstrap", "--inventory", "x.yml"]) == 2  # --phase is required
