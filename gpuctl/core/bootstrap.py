@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.errors import ExitCode
+from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
@@ -34,6 +35,7 @@ class HostOutcome:
     unreachable: int
     skipped: int
     completed: bool = True
+    driver: DriverState | None = None  # what the driver role reported (nvidia-smi, DKMS)
 
     @property
     def succeeded(self) -> bool:
@@ -130,8 +132,11 @@ def run_host_bootstrap(
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
     """Per-host outcomes of the inventory's hosts; only a run that reached its recap completes them."""
     _, progress = state.snapshot()
+    drivers = {name: from_role_report(report) for name, report in state.host_stats("gpuctl_driver_state").items()}
     return tuple(
-        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen)
+        HostOutcome(
+            p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen, drivers.get(p.name)
+        )
         for p in progress
         if p.name in names
     )

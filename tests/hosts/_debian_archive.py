@@ -93,6 +93,8 @@ class _PrivateApt:
         for sub in ("lists/partial", "etc/preferences.d", "etc/apt.conf.d", "etc/sources.list.d"):
             (root / sub).mkdir(parents=True)
         (pool / "partial").mkdir(exist_ok=True)
+        self.empty = root / "empty"
+        (self.empty / "partial").mkdir(parents=True)
         components = " ".join(COMPONENTS)
         (root / "etc/sources.list").write_text(
             f"deb [signed-by={ARCHIVE_KEYRING}] {debian_mirror()} {SUITE} {components}\n"
@@ -123,7 +125,8 @@ class _PrivateApt:
 
     def download(self, packages: tuple[str, ...]) -> list[tuple[str, str, int]]:
         """(component, file name, size) of every package the rootfs lacks; apt checks their hashes."""
-        listing = self.run("install", "--print-uris", "-qq", *packages)
+        # apt leaves out what its archives directory already holds: list against an empty one.
+        listing = self.run("-o", f"Dir::Cache::archives={self.empty}", "install", "--print-uris", "-qq", *packages)
         uris = []
         for line in listing.splitlines():
             uri, filename, size = line.split()[:3]
@@ -131,6 +134,8 @@ class _PrivateApt:
             if component is None:
                 raise RuntimeError(f"unexpected package URI from apt: {uri}")
             uris.append((component.group(1), filename, int(size)))
+        if not uris:
+            raise RuntimeError(f"apt lists no package to fetch for {' '.join(packages)}:\n{listing}")
         self.run("install", "--download-only", "-y", *packages)
         return uris
 
