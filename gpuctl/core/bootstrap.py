@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuctl.errors import ExitCode
@@ -132,13 +132,15 @@ def run_host_bootstrap(
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
     """Per-host outcomes of the inventory's hosts; only a run that reached its recap completes them."""
     _, progress = state.snapshot()
-    drivers = {name: from_role_report(report) for name, report in state.host_stats("gpuctl_driver_state").items()}
-    return tuple(
-        HostOutcome(
-            p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen, drivers.get(p.name)
-        )
+    reports = state.host_stats("gpuctl_driver_state")
+    outcomes = (
+        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen)
         for p in progress
         if p.name in names
+    )
+    return tuple(
+        replace(host, driver=from_role_report(reports[host.name])) if host.name in reports else host
+        for host in outcomes
     )
 
 

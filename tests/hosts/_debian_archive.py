@@ -126,7 +126,8 @@ class _PrivateApt:
     def download(self, packages: tuple[str, ...]) -> list[tuple[str, str, int]]:
         """(component, file name, size) of every package the rootfs lacks; apt checks their hashes."""
         # apt leaves out what its archives directory already holds: list against an empty one.
-        listing = self.run("-o", f"Dir::Cache::archives={self.empty}", "install", "--print-uris", "-qq", *packages)
+        empty_cache = f"Dir::Cache::archives={self.empty}"
+        listing = self.run("-o", empty_cache, "install", "--print-uris", "-qq", *packages)
         uris = []
         for line in listing.splitlines():
             uri, filename, size = line.split()[:3]
