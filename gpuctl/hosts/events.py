@@ -52,6 +52,8 @@ class ProgressState:
     play: str = ""
     failed_tasks: list[FailedTask] = field(default_factory=list)
     final_stats_seen: bool = False
+    # The playbook's set_stats data (ansible-runner's `artifact_data`), e.g. gpuctl_driver_state.
+    custom_stats: dict[str, Any] = field(default_factory=dict)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -63,6 +65,14 @@ class ProgressState:
         """List a host before its first event, so progress shows every host from the start."""
         with self.lock:
             self._host(name)
+
+    def host_stats(self, key: str) -> dict[str, Mapping[str, Any]]:
+        """Per-host values the playbook reported with set_stats under `key` ({host: value})."""
+        with self.lock:
+            value = self.custom_stats.get(key)
+        if not isinstance(value, Mapping):
+            return {}
+        return {str(host): data for host, data in value.items() if isinstance(data, Mapping)}
 
     def snapshot(self) -> tuple[str, tuple[HostProgress, ...]]:
         with self.lock:
@@ -105,6 +115,9 @@ class ProgressState:
 
     def _apply_stats(self, data: Mapping[str, Any]) -> None:
         self.final_stats_seen = True
+        artifact_data = data.get("artifact_data")
+        if isinstance(artifact_data, Mapping):
+            self.custom_stats = dict(artifact_data)
         names = {name for key in _STATS_KEYS for name in (data.get(key) or {})}
         for name in sorted(names):
             count = {field_: int((data.get(key) or {}).get(name, 0)) for key, field_ in _STATS_KEYS.items()}

@@ -46,6 +46,10 @@ s nvidia-smi
 if command -v nvidia-smi >/dev/null 2>&1; then
   t nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1; echo "rc=$?"
 else echo "absent"; fi
+s dkms
+if command -v dkms >/dev/null 2>&1; then
+  t dkms status 2>&1; [ -e "/lib/modules/$(uname -r)/build" ] && echo "headers present"
+fi
 s runtimes
 for b in containerd docker crio k3s rke2; do
   command -v "$b" >/dev/null 2>&1 && echo "$b $(t "$b" --version 2>&1 | head -n 1)"

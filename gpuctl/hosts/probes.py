@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
+
 Status = Literal["pass", "warn", "fail"]
 
 NVIDIA_VENDOR = "0x10de"
@@ -194,13 +196,35 @@ def installed_driver_version(proc_version: str, smi: str) -> tuple[str | None, s
     output = [line for line in lines if not line.startswith("rc=")]
     if code == "0" and output and re.match(r"^\d+\.\d+", output[0].strip()):
         return output[0].strip(), "nvidia-smi"
-    return None, f"nvidia-smi fails (exit {code}): {output[0].strip() if output else 'no output'}"
+    return None, nvidia_smi_state(int(code) if code.isdigit() else 1, "\n".join(output)).message
+
+
+def dkms_finding(kernel: str, text: str) -> Finding | None:
+    """None when DKMS is not installed; warn when it holds a module it cannot build for this kernel."""
+    if not text.strip():
+        return None
+    problem = dkms_problem(kernel, text, "headers present" in text.splitlines())
+    if problem:
+        return Finding(
+            "dkms",
+            "warn",
+            problem,
+            hint=f"install linux-headers-{kernel} (or boot a kernel with headers), then `dkms autoinstall`",
+        )
+    return Finding("dkms", "pass", f"DKMS modules built for kernel {kernel}")
 
 
 def driver_finding(proc_version: str, smi: str, branch: str) -> Finding:
     version, source = installed_driver_version(proc_version, smi)
     if version is None and source == "none":
         return Finding("driver", "pass", f"no NVIDIA driver installed: bootstrap installs branch {branch}")
+    if version is None and source.startswith(REBOOT_REQUIRED):
+        return Finding(
+            "driver",
+            "warn",
+            source,
+            hint="reboot the host (gpuctl bootstrap does it with gpuctl_reboot_policy: if_needed)",
+        )
     if version is None:
         return Finding(
             "driver",
@@ -345,6 +369,9 @@ def host_findings(
         driver_finding(sections.get("driver", ""), sections.get("nvidia-smi", ""), branch),
         runtime_finding(sections.get("runtimes", ""), str(settings.get("gpuctl_container_runtime") or "")),
     ]
+    dkms = dkms_finding(sections.get("kernel", "unknown"), sections.get("dkms", ""))
+    if dkms is not None:
+        findings.append(dkms)
     if "containerd" in runtimes or {"k3s", "rke2"} & set(runtimes):
         findings.append(
             containerd_config_finding(sections.get("containerd-config", ""), runtimes.get("containerd"))

@@ -74,6 +74,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
 
 def host_json(result: BootstrapResult) -> dict[str, Any]:
     return {
+        "ok": result.ok,
         "phase": result.phase,
         "check": result.check,
         "status": result.status,
@@ -88,6 +89,7 @@ def host_json(result: BootstrapResult) -> dict[str, Any]:
                 "failed": host.failed,
                 "unreachable": host.unreachable,
                 "skipped": host.skipped,
+                "driver": _driver_json(host),
             }
             for host in result.hosts
         ],
@@ -110,6 +112,18 @@ def host_json(result: BootstrapResult) -> dict[str, Any]:
     }
 
 
+def _driver_json(host: HostOutcome) -> dict[str, Any] | None:
+    """What the driver role found on the host (null when it did not run there)."""
+    if host.driver is None:
+        return None
+    return {
+        "state": host.driver.state,
+        "message": host.driver.message,
+        "reboot_required": host.driver.reboot_required,
+        "dkms": host.driver.dkms,
+    }
+
+
 def _print_host(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -125,6 +139,9 @@ def _print_host(result: BootstrapResult, console: Console) -> None:
         style = None if host.succeeded else "red"
         table.add_row(Text(host.name), verdict, *(str(count) for count in counts), style=style)
     console.print(table)
+    for host in result.hosts:
+        for line in host.driver.notes() if host.driver else ():
+            console.print(Text(f"{host.name}: {line}", style="yellow"))
     for task in result.failed_tasks:
         console.print(Text(f"{task.host}: task {task.task!r} failed: {task.message}", style="red"))
         console.print(Text(f"  hint: {failed_task_hint(task, result.inventory)}"))

@@ -23,6 +23,7 @@ from tests.hosts._rootfs import cache_dir, cache_lock
 
 REPOSITORIES = {"cuda": _packages.cuda_repo_packages, "libnvidia-container": _packages.toolkit_repo_packages}
 KEY_NAME = "gpgkey"
+DEBIAN = "debian"  # Debian's real NVIDIA packages (tests/hosts/_debian_archive.py)
 MIRROR_PORT = 8080
 # Bump when the layout below changes.
 LAYOUT_VERSION = "1"
@@ -54,14 +55,14 @@ def _build_mirror(target: Path) -> None:
     building.mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="gpuctl-mirror-") as scratch:
         gnupg_home = Path(scratch) / "gnupg"
-        _generate_key(gnupg_home)
+        generate_key(gnupg_home)
         for repository, packages in REPOSITORIES.items():
             repo_dir = building / repository
             repo_dir.mkdir()
             for package in packages():
                 _packages.build_deb(package, Path(scratch) / repository, repo_dir)
             _index(repo_dir)
-            _sign(repo_dir, gnupg_home)
+            sign(repo_dir, gnupg_home)
     (building / ".complete").write_text(mirror_key() + "\n")
     shutil.rmtree(target, ignore_errors=True)
     building.rename(target)
@@ -76,7 +77,7 @@ def _gpg(gnupg_home: Path, *args: str) -> bytes:
     return completed.stdout
 
 
-def _generate_key(gnupg_home: Path) -> None:
+def generate_key(gnupg_home: Path) -> None:
     gnupg_home.mkdir(mode=0o700)
     _gpg(
         gnupg_home,
@@ -99,13 +100,15 @@ def _index(repo_dir: Path) -> None:
     ).stdout
     (repo_dir / "Packages").write_bytes(packages)
     (repo_dir / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
-    (repo_dir / "Release").write_text(_release(repo_dir, ("Packages", "Packages.gz")))
+    (repo_dir / "Release").write_text(release(repo_dir, ("Packages", "Packages.gz")))
 
 
-def _release(repo_dir: Path, indexes: tuple[str, ...]) -> str:
+def release(repo_dir: Path, indexes: tuple[str, ...], fields: tuple[str, ...] = ()) -> str:
+    """A Release file listing `indexes` (paths relative to `repo_dir`) with their hashes."""
     lines = [
         "Origin: gpuctl test mirror",
         "Label: gpuctl test mirror",
+        *fields,
         "Architectures: amd64 all",
         f"Date: {formatdate(time.time(), usegmt=True)}",
     ]
@@ -117,11 +120,20 @@ def _release(repo_dir: Path, indexes: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sign(repo_dir: Path, gnupg_home: Path) -> None:
+def sign(repo_dir: Path, gnupg_home: Path) -> None:
     release = str(repo_dir / "Release")
     _gpg(gnupg_home, "--clearsign", "--output", str(repo_dir / "InRelease"), release)
     _gpg(gnupg_home, "--armor", "--detach-sign", "--output", str(repo_dir / "Release.gpg"), release)
     (repo_dir / KEY_NAME).write_bytes(_gpg(gnupg_home, "--armor", "--export"))
+
+
+def publish(www: Path, mirror: Path, debian_archive: Path) -> Path:
+    """One directory to serve: links to the stand-in repositories and to Debian's real packages."""
+    www.mkdir()
+    for repository in REPOSITORIES:
+        (www / repository).symlink_to(mirror / repository)
+    (www / DEBIAN).symlink_to(debian_archive / DEBIAN)
+    return www
 
 
 def serve(directory: Path, address: str, log_file: Path) -> subprocess.Popen[bytes]:
@@ -145,7 +157,7 @@ def serve(directory: Path, address: str, log_file: Path) -> subprocess.Popen[byt
         )
 
 
-def repo_vars(address: str) -> dict[str, str]:
+def repo_vars(address: str) -> dict[str, str | list[str]]:
     """The inventory group vars that point the playbooks at this mirror."""
     base = f"http://{address}:{MIRROR_PORT}"
     return {
@@ -153,4 +165,10 @@ def repo_vars(address: str) -> dict[str, str]:
         "gpuctl_cuda_repo_key_url": f"{base}/cuda/{KEY_NAME}",
         "gpuctl_toolkit_repo_url": f"{base}/libnvidia-container/",
         "gpuctl_toolkit_repo_key_url": f"{base}/libnvidia-container/{KEY_NAME}",
+        # The site's Debian mirror for `gpuctl_driver_source: distribution`: one suite, and main
+        # too, since the air-gapped nodes have no other source for DKMS and its compiler.
+        "gpuctl_distribution_repo_url": f"{base}/{DEBIAN}/",
+        "gpuctl_distribution_repo_key_url": f"{base}/{DEBIAN}/{KEY_NAME}",
+        "gpuctl_distribution_repo_suites": ["bookworm"],
+        "gpuctl_distribution_repo_components": ["main", "contrib", "non-free", "non-free-firmware"],
     }

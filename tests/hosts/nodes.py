@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.hosts import _mirror, _network, _node, _registry
+from tests.hosts import _debian_archive, _mirror, _network, _node, _registry
 from tests.hosts._fakepci import H100_SXM5_80GB
 from tests.hosts._inventory import inventory_document, write_inventory, write_known_hosts
 from tests.hosts._rootfs import ADMIN_USER, ensure_rootfs
@@ -252,7 +252,8 @@ def up(
         raise RuntimeError(f"cannot clean the previous run of {inventory}: {', '.join(leftovers)}")
     rootfs = ensure_rootfs(log)
     mirror = _mirror.ensure_mirror()
-    timer.lap("rootfs and mirror ready")
+    debian_archive = _debian_archive.ensure_archive(rootfs, log)
+    timer.lap("rootfs and mirrors ready")
     directory = harness_dir(inventory)
     directory.mkdir(parents=True)
     state = HarnessState(state_path(inventory))
@@ -261,7 +262,8 @@ def up(
     state.record("file", path=str(inventory))
     try:
         hardware = _node.FakeHardware(gpus, device_id, nvswitches)
-        _bring_up(state, rootfs, mirror, nodes=nodes, hardware=hardware, timer=timer)
+        www = _mirror.publish(harness_dir(inventory) / "www", mirror, debian_archive)
+        _bring_up(state, rootfs, www, nodes=nodes, hardware=hardware, timer=timer)
         write_inventory(inventory, _inventory_for(state))
         ready = load_nodes(inventory)
         _wait_for_login(ready)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuctl.errors import ExitCode
+from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
@@ -33,6 +34,7 @@ class HostOutcome:
     unreachable: int
     skipped: int
     completed: bool = True
+    driver: DriverState | None = None  # what the driver role reported (nvidia-smi, DKMS)
 
     @property
     def succeeded(self) -> bool:
@@ -129,10 +131,15 @@ def run_host_bootstrap(
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
     """Per-host outcomes of the inventory's hosts; only a run that reached its recap completes them."""
     _, progress = state.snapshot()
-    return tuple(
+    reports = state.host_stats("gpuctl_driver_state")
+    outcomes = (
         HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen)
         for p in progress
         if p.name in names
+    )
+    return tuple(
+        replace(host, driver=from_role_report(reports[host.name])) if host.name in reports else host
+        for host in outcomes
     )
 
 
