@@ -6,8 +6,10 @@ setup.py from the repository's top-level folders); in a source checkout the fold
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 from gpuctl.errors import ConfigError
 
@@ -53,3 +55,31 @@ def role_defaults_files() -> list[Path]:
     except ConfigError:
         return []
     return sorted(roles.glob("*/defaults/main.yml"))
+
+
+@functools.cache
+def role_default(role: str, key: str) -> Any:
+    """A shipped role's default (defaults/main.yml): the one home of host-side defaults such as
+    the driver branch, which the playbooks use without gpuctl and gpuctl reads from there."""
+    import yaml
+
+    path = playbooks_dir() / "roles" / role / "defaults" / "main.yml"
+    defaults = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if key not in defaults:
+        raise ConfigError(
+            f"{path}: {key} is missing", hint="reinstall gpuctl (`pip install --force-reinstall gpuctl`)"
+        )
+    return defaults[key]
+
+
+def default_driver_branch() -> str:
+    from gpuctl.defaults import DRIVER_BRANCH_KEY, DRIVER_ROLE
+
+    return str(role_default(DRIVER_ROLE, DRIVER_BRANCH_KEY))
+
+
+def min_free_disk_gib() -> float:
+    """Below this much free space preflight fails a host (the preflight role's threshold)."""
+    from gpuctl.defaults import MIN_FREE_MIB_KEY, PREFLIGHT_ROLE
+
+    return int(role_default(PREFLIGHT_ROLE, MIN_FREE_MIB_KEY)) / 1024

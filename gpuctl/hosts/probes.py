@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
+from gpuctl.package_data import default_driver_branch, min_free_disk_gib
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -16,8 +17,6 @@ NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")  # VGA controller, 3D controller
 NVSWITCH_CLASS = "0x0680"  # bridge ("other"): NVSwitch on HGX baseboards
 SUPPORTED_OS = {"ubuntu": ("22.04", "24.04"), "debian": ("12",), "rhel": ("8", "9"), "rocky": ("8", "9")}
-DEFAULT_DRIVER_BRANCH = "550"
-DISK_FAIL_GIB = 1.0
 DISK_WARN_GIB = 5.0
 
 # A few common data-centre GPUs, to make the PCI finding readable (ids from the PCI ID database).
@@ -317,12 +316,13 @@ def disk_findings(text: str) -> list[Finding]:
             Finding("disk", "warn", "free disk space unknown (df failed)", hint="check with `df -h / /var`")
         ]
     findings = []
+    needed = min_free_disk_gib()
     for mount, gib in free.items():
-        status: Status = "fail" if gib < DISK_FAIL_GIB else "warn" if gib < DISK_WARN_GIB else "pass"
+        status: Status = "fail" if gib < needed else "warn" if gib < DISK_WARN_GIB else "pass"
         hint = (
             ""
             if status == "pass"
-            else f"free space on {mount}: the driver and toolkit packages need about 1 GiB"
+            else f"free space on {mount}: the driver and toolkit packages need {needed:g} GiB"
         )
         finding_id = "disk-root" if mount == "/" else "disk-" + mount.strip("/").replace("/", "-")
         findings.append(Finding(finding_id, status, f"{gib:.1f} GiB free on {mount}", hint))
@@ -357,7 +357,7 @@ def host_findings(
     """Every finding for one host, from the probe script's sections."""
     devices = parse_pci(sections.get("pci", ""))
     runtimes = parse_runtimes(sections.get("runtimes", ""))
-    branch = str(settings.get("gpuctl_driver_branch") or DEFAULT_DRIVER_BRANCH)
+    branch = str(settings.get("gpuctl_driver_branch") or default_driver_branch())
     findings = [
         sudo_finding(sections.get("id", ""), sections.get("sudo", ""), user),
         os_finding(sections.get("os-release", "")),

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuctl.errors import ConfigError
 from gpuctl.hosts.inventory import Host, Inventory
+from gpuctl.package_data import default_driver_branch
 
 Check = Callable[[Any], str]  # returns "" when the value is fine, else what is wrong
 
@@ -23,7 +24,6 @@ _TOOLKIT_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.~+]+)?$")
 _URL_RE = re.compile(r"^(https?://[^\s/]+|file:///?)\S*$")
 _SERIAL_RE = re.compile(r"^[1-9]\d*$")
 # gpuctl_driver_branch when the inventory leaves it unset (playbooks/roles/nvidia_driver/defaults/main.yml).
-DEFAULT_DRIVER_BRANCH = "550"
 
 
 def _branch(value: Any) -> str:
@@ -133,7 +133,7 @@ def _value_problem(inventory: Inventory, key: str, value: Any) -> str:
 
 
 def _driver_pin_problem(inventory: Inventory, host: Host) -> str:
-    branch = str(host.vars.get("gpuctl_driver_branch", DEFAULT_DRIVER_BRANCH))
+    branch = str(host.vars.get("gpuctl_driver_branch", default_driver_branch()))
     version = str(host.vars.get("gpuctl_driver_version", "") or "")
     if not branch or not version or _is_template(branch) or _is_template(version):
         return ""

@@ -9,7 +9,7 @@ import yaml
 
 from gpuctl.cli.main import run
 from gpuctl.hosts.events import HostProgress, ProgressState
-from gpuctl.hosts.settings import DEFAULT_DRIVER_BRANCH
+from gpuctl.package_data import default_driver_branch
 from gpuctl.report.bootstrap_progress import COLUMNS, progress_renderable
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,13 +48,13 @@ def test_driver_version_off_the_default_branch_is_refused(
     err = capsys.readouterr().err
     assert code == 2
     assert "gpuctl_driver_version" in err.splitlines()[0]
-    assert f"'{DEFAULT_DRIVER_BRANCH}'" in err
+    assert f"'{default_driver_branch()}'" in err
     assert "Traceback" not in err
 
 
 def test_default_driver_branch_matches_the_role_default() -> None:
     defaults = yaml.safe_load((REPO / "playbooks/roles/nvidia_driver/defaults/main.yml").read_text())
-    assert str(defaults["gpuctl_driver_branch"]) == DEFAULT_DRIVER_BRANCH
+    assert str(defaults["gpuctl_driver_branch"]) == default_driver_branch()
 
 
 def test_limit_matching_nothing_prints_only_the_error(

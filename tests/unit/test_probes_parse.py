@@ -200,7 +200,7 @@ def test_installed_driver_from_proc_or_nvidia_smi() -> None:
         "", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\nrc=9", "550"
     )
     assert broken.status == "warn"
-    assert "exit 9" in broken.message
+    assert "kernel module not loaded: reboot required" in broken.message
     assert (
         driver_finding("", "absent", "550").message
         == "no NVIDIA driver installed: bootstrap installs branch 550"
