@@ -124,7 +124,7 @@ def _driver_json(host: HostOutcome) -> dict[str, Any] | None:
     }
 
 
-def _print_host(result: BootstrapResult, console: Console) -> None:
+def print_host_table(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -184,7 +184,7 @@ def print_table(run: BootstrapRun, console: Console) -> None:
     from rich.text import Text
 
     if run.host is not None:
-        _print_host(run.host, console)
+        print_host_table(run.host, console)
     if run.cluster is not None:
         _print_cluster(run.cluster, console)
     if run.verify is not None:

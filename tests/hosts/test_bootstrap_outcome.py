@@ -12,7 +12,8 @@ from rich.console import Console
 
 from gpuctl.core.bootstrap import BootstrapResult, host_outcomes
 from gpuctl.hosts.events import ProgressState
-from gpuctl.report.bootstrap import print_table, to_json
+from gpuctl.report.bootstrap import host_json as to_json
+from gpuctl.report.bootstrap import print_host_table as print_table
 
 HOSTS = ("n0", "n1")
 
