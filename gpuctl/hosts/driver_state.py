@@ -72,7 +72,9 @@ def from_role_report(report: Mapping[str, Any]) -> DriverState:
     rc = _int(report.get("nvidia_smi_rc"))
     output = str(report.get("nvidia_smi") or "")
     state = nvidia_smi_state(rc, output)
-    if _true(report.get("reboot_required")) and state.state != "reboot_required":
+    if _true(report.get("reboot_required")) and state.state == "absent":  # check mode, before the install
+        state = DriverState("absent", "no NVIDIA driver installed yet: the install will need a reboot", True)
+    elif _true(report.get("reboot_required")) and state.state != "reboot_required":
         state = DriverState("reboot_required", REBOOT_REQUIRED, True)
     dkms = dkms_problem(
         str(report.get("kernel") or "?"), str(report.get("dkms") or ""), _true(report.get("headers_present"))

@@ -65,6 +65,9 @@ def test_role_report_as_ansible_sends_it() -> None:
     )
     absent = from_role_report({"nvidia_smi_rc": -1, "reboot_required": False, "dkms": "", "kernel": KERNEL})
     assert (absent.state, absent.notes()) == ("absent", ())
+    checked = from_role_report({"nvidia_smi_rc": -1, "reboot_required": True, "kernel": KERNEL})  # check mode
+    assert (checked.state, checked.reboot_required) == ("absent", True)
+    assert checked.message == "no NVIDIA driver installed yet: the install will need a reboot"
 
 
 def test_preflight_findings_from_the_probe_sections() -> None:
