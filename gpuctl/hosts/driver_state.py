@@ -46,9 +46,13 @@ def nvidia_smi_state(returncode: int | None, output: str) -> DriverState:
     if returncode == 0:
         return DriverState("working", "driver working: nvidia-smi answers")
     if NOT_LOADED_RE.search(output):
-        return DriverState("reboot_required", f"{REBOOT_REQUIRED} (nvidia-smi: {first})", True)
+        return DriverState(
+            "reboot_required", f"{REBOOT_REQUIRED} (nvidia-smi, exit {returncode}: {first})", True
+        )
     if MISMATCH_RE.search(output):
-        return DriverState("reboot_required", f"{VERSION_MISMATCH} (nvidia-smi: {first})", True)
+        return DriverState(
+            "reboot_required", f"{VERSION_MISMATCH} (nvidia-smi, exit {returncode}: {first})", True
+        )
     return DriverState("failing", f"nvidia-smi fails (exit {returncode}): {first or 'no output'}")
 
 

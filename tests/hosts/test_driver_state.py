@@ -22,7 +22,7 @@ def test_not_loaded_means_reboot_required() -> None:
     state = nvidia_smi_state(9, NOT_LOADED)
     assert state.state == "reboot_required"
     assert state.reboot_required is True
-    assert state.message == f"{REBOOT_REQUIRED} (nvidia-smi: {NOT_LOADED.strip()})"
+    assert state.message == f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED.strip()})"
 
 
 def test_other_outcomes() -> None:
@@ -60,7 +60,7 @@ def test_role_report_as_ansible_sends_it() -> None:
     }  # fmt: skip
     state = from_role_report(report)
     assert state.notes() == (
-        f"{REBOOT_REQUIRED} (nvidia-smi: {NOT_LOADED.strip()})",
+        f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED.strip()})",
         f"DKMS: no headers for the running kernel {KERNEL} (nvidia-current/535.261.03: added)",
     )
     absent = from_role_report({"nvidia_smi_rc": -1, "reboot_required": False, "dkms": "", "kernel": KERNEL})
@@ -74,7 +74,7 @@ def test_preflight_findings_from_the_probe_sections() -> None:
     driver = driver_finding("", NOT_LOADED + "rc=9", "535")
     assert (driver.status, driver.message) == (
         "warn",
-        f"{REBOOT_REQUIRED} (nvidia-smi: {NOT_LOADED.strip()})",
+        f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED.strip()})",
     )
     dkms = dkms_finding(KERNEL, "nvidia-current/535.261.03: added")
     assert dkms is not None
