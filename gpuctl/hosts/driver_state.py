@@ -46,9 +46,13 @@ def nvidia_smi_state(returncode: int | None, output: str) -> DriverState:
     if returncode == 0:
         return DriverState("working", "driver working: nvidia-smi answers")
     if NOT_LOADED_RE.search(output):
-        return DriverState("reboot_required", f"{REBOOT_REQUIRED} (nvidia-smi: {first})", True)
+        return DriverState(
+            "reboot_required", f"{REBOOT_REQUIRED} (nvidia-smi, exit {returncode}: {first})", True
+        )
     if MISMATCH_RE.search(output):
-        return DriverState("reboot_required", f"{VERSION_MISMATCH} (nvidia-smi: {first})", True)
+        return DriverState(
+            "reboot_required", f"{VERSION_MISMATCH} (nvidia-smi, exit {returncode}: {first})", True
+        )
     return DriverState("failing", f"nvidia-smi fails (exit {returncode}): {first or 'no output'}")
 
 
@@ -72,7 +76,9 @@ def from_role_report(report: Mapping[str, Any]) -> DriverState:
     rc = _int(report.get("nvidia_smi_rc"))
     output = str(report.get("nvidia_smi") or "")
     state = nvidia_smi_state(rc, output)
-    if _true(report.get("reboot_required")) and state.state != "reboot_required":
+    if _true(report.get("reboot_required")) and state.state == "absent":  # check mode, before the install
+        state = DriverState("absent", "no NVIDIA driver installed yet: the install will need a reboot", True)
+    elif _true(report.get("reboot_required")) and state.state != "reboot_required":
         state = DriverState("reboot_required", REBOOT_REQUIRED, True)
     dkms = dkms_problem(
         str(report.get("kernel") or "?"), str(report.get("dkms") or ""), _true(report.get("headers_present"))

@@ -62,7 +62,7 @@ def _matching(pattern: re.Pattern[str], example: str, *, empty_ok: bool) -> Chec
 def _url(value: Any) -> str:
     if value == "" or (isinstance(value, str) and _URL_RE.match(value)):
         return ""
-    return f"must be an http://, https:// or file:// URL (empty: NVIDIA's), got {value!r}"
+    return f"must be an http://, https:// or file:// URL (empty: the public default), got {value!r}"
 
 
 def _serial(value: Any) -> str:
@@ -81,6 +81,9 @@ CHECKS: dict[str, Check] = {
     "gpuctl_toolkit_version": _matching(_TOOLKIT_VERSION_RE, "1.17.8-1", empty_ok=False),
     "gpuctl_toolkit_repo_url": _url,
     "gpuctl_toolkit_repo_key_url": _url,
+    "gpuctl_distribution_repo_url": _url,
+    "gpuctl_distribution_repo_key_url": _url,
+    "gpuctl_distribution_security_repo_url": _url,
     "gpuctl_container_runtime": _one_of("", "containerd", "docker", "crio"),
     "gpuctl_nvidia_runtime_default": _boolean,
     "gpuctl_cdi_enabled": _boolean,

@@ -111,7 +111,7 @@ def test_bootstrap_reports_reboot_required_and_dkms_without_headers(installed: I
         driver = host["driver"]
         assert driver["state"] == "reboot_required"
         assert driver["reboot_required"] is True
-        assert driver["message"] == f"{REBOOT_REQUIRED} (nvidia-smi: {NOT_LOADED})"
+        assert driver["message"] == f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED})"
         assert driver["dkms"].startswith(
             f"DKMS: no headers for the running kernel {kernel} (nvidia-current/535."
         )
@@ -150,7 +150,7 @@ def test_preflight_reports_reboot_required_and_dkms(
     for host in report["hosts"]:
         findings = {finding["id"]: finding for finding in host["findings"]}
         assert findings["driver"]["status"] == "warn"
-        assert findings["driver"]["message"] == f"{REBOOT_REQUIRED} (nvidia-smi: {NOT_LOADED})"
+        assert findings["driver"]["message"] == f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED})"
         assert findings["dkms"]["status"] == "warn"
         assert findings["dkms"]["message"].startswith("DKMS: no headers for the running kernel")
 
