@@ -38,14 +38,31 @@ def up(
     detach: Annotated[
         bool, typer.Option("--detach", help="Run in the background; return once it serves.")
     ] = False,
+    hosts_from: Annotated[
+        Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--hosts-from",
+            help="Ansible inventory: one node per host of group gpu_nodes, backed by that host over SSH "
+            "(its GPUs, runtime and containers are the host's). Without --scenario: only those nodes, "
+            "no device plugin.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve a scenario on 127.0.0.1 (a free port) and write a kubeconfig for it."""
-    from gpuctl.sim.scenario import default_scenario_path, load_scenario
+    from gpuctl.sim.scenario import Scenario, default_scenario_path, load_scenario
     from gpuctl.sim.server import process
 
-    loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
+    if scenario is None and hosts_from is not None:
+        loaded = Scenario(source="--hosts-from")
+    else:
+        loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
+    if hosts_from is not None:
+        from gpuctl.hosts.inventory import load_inventory
+
+        load_inventory(hosts_from)  # refuse a bad inventory before starting anything
     if detach:
-        record = process.start_detached(scenario, kubeconfig)
+        record = process.start_detached(scenario, kubeconfig, hosts_from)
         typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {len(loaded.nodes)} nodes)")
         typer.echo(f"kubeconfig: {record.kubeconfig}")
         typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
@@ -59,7 +76,7 @@ def up(
 
     # A server stopped by Ctrl-C or SIGTERM ends normally (exit 0) once it stopped serving.
     with signals_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
-        process.serve(loaded, kubeconfig, announce)
+        process.serve(loaded, kubeconfig, announce, hosts_from)
     typer.echo("simulated cluster stopped")
 
 

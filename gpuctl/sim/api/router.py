@@ -209,9 +209,7 @@ class Api:
                 f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: {reason}'
             )
         log = runtime.logs[container]
-        text = log() if callable(log) else log
-        runtime.logs[container] = text  # generated once: later reads see the same log
-        return _trim_log(request, text)
+        return _trim_log(request, log() if callable(log) else log)
 
     # -- writes --------------------------------------------------------------------------------
     def _body(self, request: Request, route: Route) -> Obj:

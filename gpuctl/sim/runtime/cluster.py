@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim.runtime import daemonsets, kubelet, objects, podstatus, scheduler
+from gpuctl.sim.runtime import containers, daemonsets, host_nodes, kubelet, objects, podstatus, scheduler
 from gpuctl.sim.runtime.engine import Engine
 from gpuctl.sim.runtime.store import Store, rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
@@ -28,7 +28,7 @@ class PodRuntime:
 
 
 class Cluster:
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, host_links: Iterable[host_nodes.HostLink] = ()) -> None:
         self.scenario = scenario
         self.store = Store()
         self.engine = Engine(self.store.lock)
@@ -41,6 +41,8 @@ class Cluster:
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
         self.settling = False
         self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
+        self.host_links = {link.node_name: link for link in host_links}
+        self.prober = host_nodes.HostProber(self, list(self.host_links.values()))
         self._populate()
 
     # -- start-up ------------------------------------------------------------------------------
@@ -53,6 +55,7 @@ class Cluster:
             for index, spec in enumerate(self.scenario.nodes):
                 node = self.store.add("nodes", objects.node(spec, index, self.scenario), created)
                 self.store.add("leases.coordination.k8s.io", objects.node_lease(node), created)
+            self.prober.probe_all_now()
             if self.scenario.device_plugin == "installed":
                 self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
@@ -67,14 +70,26 @@ class Cluster:
 
     def start(self) -> None:
         self.engine.start()
+        if self.host_links:
+            self.prober.start()
 
     def stop(self) -> None:
+        self.prober.stop()
         self.engine.stop()
         self.store.close()
 
     # -- lookups ------------------------------------------------------------------------------
     def node_spec(self, name: str) -> NodeSpec:
         return self.node_specs.get(name) or NodeSpec(name=name)
+
+    def run_container(self, node_name: str, argv: list[str], gpu_indices: list[int]) -> containers.Outcome:
+        """A container's command: on the node's host when a host backs it and its runtime has
+        the nvidia runtime (else, as on a real node, no GPU is injected), emulated otherwise."""
+        spec = self.node_spec(node_name)
+        link = self.host_links.get(node_name)
+        if link is not None and spec.toolkit == "configured":
+            return host_nodes.run_on_host(link, argv, self.scenario.pod_run_seconds)
+        return containers.run_argv(argv, spec, gpu_indices, self.scenario.pod_run_seconds)
 
     def pod_runtime(self, pod: Obj) -> PodRuntime:
         return self.runtime.setdefault(pod["metadata"]["uid"], PodRuntime())

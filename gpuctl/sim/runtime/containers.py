@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -237,6 +238,24 @@ def device_plugin_log(spec: NodeSpec) -> str:
         )
         lines.append(_klog("I", "server.go:276", f"'nvidia.com/gpu' device marked unhealthy: {gpu.uuid}"))
     return "".join(lines)
+
+
+class PluginLog:
+    """A running device plugin's log: written once per host state, so later reads see the same
+    lines; when the host's state changes under it (a host-backed node), what the plugin prints
+    then is appended, as a real log grows."""
+
+    def __init__(self, state: Callable[[], NodeSpec]) -> None:
+        self._state = state
+        self._spec: NodeSpec | None = None
+        self._text = ""
+
+    def __call__(self) -> str:
+        spec = self._state()
+        if spec != self._spec:
+            self._text += device_plugin_log(spec)
+            self._spec = spec
+        return self._text
 
 
 def _no_nvml_lines(spec: NodeSpec) -> list[str]:

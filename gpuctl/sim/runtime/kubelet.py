@@ -108,7 +108,6 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             image_failure(cluster, pod, container, *problem)
             return
     node_name = pod["spec"]["nodeName"]
-    spec = cluster.node_spec(node_name)
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
     runtime.logs = {}
@@ -116,12 +115,10 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         container_name = container["name"]
         if containers.is_device_plugin_container(container):
             outcomes[container_name] = Outcome(run_seconds=FOREVER)
-            runtime.logs[container_name] = lambda: containers.device_plugin_log(spec)
+            runtime.logs[container_name] = containers.PluginLog(lambda: cluster.node_spec(node_name))
         else:
             argv = containers.argv_of(container)
-            outcomes[container_name] = containers.run_argv(
-                argv, spec, runtime.gpu_indices, cluster.scenario.pod_run_seconds
-            )
+            outcomes[container_name] = cluster.run_container(node_name, argv, runtime.gpu_indices)
             runtime.logs[container_name] = outcomes[container_name].log
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)

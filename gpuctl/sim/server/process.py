@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.sim.scenario import Scenario
+from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
 from gpuctl.sim.server.http_server import SimServer
 
 DETACH_TIMEOUT_SECONDS = 30.0
@@ -85,11 +86,17 @@ def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> None:
         ) from error
 
 
-def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], None]) -> None:
+def serve(
+    scenario: Scenario,
+    kubeconfig: Path,
+    on_ready: Callable[[SimServer], None],
+    hosts_from: Path | None = None,
+) -> None:
     """Serve until interrupted (the caller turns SIGINT/SIGTERM into KeyboardInterrupt); the
     sidecar exists exactly while the server is up."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
-    server = SimServer(scenario)
+    links = links_from_inventory(hosts_from) if hosts_from is not None else []
+    server = SimServer(with_host_nodes(scenario, links), host_links=links)
     try:
         server.start()
         _write_kubeconfig(server, kubeconfig)
@@ -130,7 +137,7 @@ def _is_sim_process(pid: int) -> bool:
     return b"sim" in cmdline and any(b"gpuctl" in part for part in cmdline)
 
 
-def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
+def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Path | None = None) -> SimRecord:
     """Start `gpuctl sim up` in a new session and return once it serves."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
     existing = read_record(kubeconfig)
@@ -143,6 +150,8 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     command = [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)]
     if scenario_file is not None:
         command += ["--scenario", str(scenario_file.absolute())]
+    if hosts_from is not None:
+        command += ["--hosts-from", str(hosts_from.absolute())]
     log = log_path(kubeconfig)
     try:
         log_file = log.open("wb")
