@@ -49,7 +49,7 @@ class NodeSpec:
     gpu_memory_mib: int = 81559
     driver_version: str = "550.90.07"
     driver: str = "installed"  # installed | missing | mismatch
-    toolkit: str = "configured"  # configured | missing
+    toolkit: str = "configured"  # configured | missing | unconfigured
     unhealthy_gpus: int = 0
     ready: bool = True
     unschedulable: bool = False
@@ -63,10 +63,11 @@ class NodeSpec:
     def host_can_advertise(self) -> bool:
         """A device plugin on this host can load NVML and register the GPUs with the kubelet.
 
-        With `driver: mismatch` the plugin started before the driver upgrade, so it still
-        advertises; containers started now fail to initialise NVML.
+        With `driver: mismatch` the plugin started before the driver upgrade, and with `toolkit:
+        unconfigured` before containerd lost its nvidia runtime, so it still advertises;
+        containers started now fail.
         """
-        return self.gpus > 0 and self.driver != "missing" and self.toolkit == "configured"
+        return self.gpus > 0 and self.driver != "missing" and self.toolkit != "missing"
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         gpu_memory_mib=node.integer("gpuMemoryMiB", NodeSpec.gpu_memory_mib, minimum=1),
         driver_version=node.string("driverVersion", NodeSpec.driver_version),
         driver=host.choice("driver", "installed", ("installed", "missing", "mismatch")),
-        toolkit=host.choice("toolkit", "configured", ("configured", "missing")),
+        toolkit=host.choice("toolkit", "configured", ("configured", "missing", "unconfigured")),
         unhealthy_gpus=unhealthy,
         ready=node.boolean("ready", True),
         unschedulable=node.boolean("unschedulable", False),

@@ -30,7 +30,7 @@ from gpuctl.sim.scenario import default_scenario_path, load_scenario, parse_scen
         ),
         (
             {"nodes": [{"name": "g", "host": {"toolkit": "no"}}]},
-            "scenario.yaml: nodes[0].host.toolkit: must be one of configured, missing",
+            "scenario.yaml: nodes[0].host.toolkit: must be one of configured, missing, unconfigured",
         ),
         ({"nodes": [{"name": "g", "ready": "yes"}]}, "scenario.yaml: nodes[0].ready: must be true or false"),
         ({"nodes": [{"gpus": 1}]}, "scenario.yaml: nodes[0].name: required"),

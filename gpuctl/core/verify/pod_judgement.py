@@ -4,7 +4,7 @@ print (GPUs seen, product, memory, driver). The first stage that failed gets the
 from __future__ import annotations
 
 from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, failed, passed, skipped, warned
-from gpuctl.diagnose import diagnose, diagnose_scheduling
+from gpuctl.diagnose import Diagnosis, diagnose, diagnose_events, diagnose_scheduling
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodOutcome
 from gpuctl.nvidia_smi import VERIFY_QUERY_FIELDS, parse_query_csv
@@ -61,23 +61,17 @@ def _unscheduled(outcome: PodOutcome, namespace: str, context: dict[str, str]) -
         return (check, *_skip_all(rest, "pod not created"))
     if outcome.state == "unschedulable":
         return (_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled"))
-    if outcome.state == "timeout" and outcome.phase == "Pending" and not outcome.node_name:
-        check = failed(
-            "pod.scheduled", "not scheduled before --timeout ran out", _pending_hint(outcome, namespace)
-        )
+    pending = outcome.state in ("timeout", "stuck") and outcome.phase == "Pending"
+    if pending and not outcome.node_name:
+        check = _pending(outcome, "pod.scheduled", "not scheduled", namespace, context)
         return (check, *_skip_all(rest, "pod not scheduled"))
     return ()
 
 
 def _unstarted(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> tuple[Check, ...]:
     """pod.image failed and the nvidia-smi checks skipped; empty when the container started."""
-    if outcome.state == "timeout" and outcome.phase == "Pending":
-        check = failed(
-            "pod.image",
-            "container not started before --timeout ran out (pod still Pending: image pull or "
-            "container creation)",
-            _pending_hint(outcome, namespace),
-        )
+    if outcome.state in ("timeout", "stuck") and outcome.phase == "Pending":
+        check = _pending(outcome, "pod.image", "container not started", namespace, context)
         return (check, *_skip_all(SMI_CHECKS, "container did not start"))
     if outcome.state == "image-pull":
         return (_image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
@@ -96,6 +90,31 @@ def _unfinished(outcome: PodOutcome, context: dict[str, str]) -> tuple[Check, ..
     if outcome.state != "succeeded" or outcome.exit_code not in (0, None):
         return (_run_failed(outcome, context), *_skip_all(SMI_CHECKS[1:], "nvidia-smi failed"))
     return ()
+
+
+def stuck_for_good(events: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a Pending pod's Warning events show a failure that waiting will not clear."""
+    found = diagnose_events(events)
+    return found is not None and found.terminal
+
+
+def _pending(
+    outcome: PodOutcome, check_id: str, not_yet: str, namespace: str, context: dict[str, str]
+) -> Check:
+    """A pod still Pending: stuck on a known failure (at once), or at --timeout (with why, if known)."""
+    found = diagnose_events(outcome.events, **context) if outcome.events else None
+    if found is None:
+        where = "image pull or container creation" if outcome.node_name else ""
+        message = f"{not_yet} before --timeout ran out" + (f" (pod still Pending: {where})" if where else "")
+        return failed(check_id, message, _pending_hint(outcome, namespace))
+    return failed(check_id, _pending_message(outcome, not_yet, found), found.hint, found.signature_id)
+
+
+def _pending_message(outcome: PodOutcome, not_yet: str, found: Diagnosis) -> str:
+    evidence = found.evidence[:240]
+    if outcome.state == "stuck":
+        return f"{not_yet}, pod stuck in Pending: {found.cause} ({evidence})"
+    return f"{not_yet} before --timeout ran out (pod still Pending: {found.cause}; {evidence})"
 
 
 def _pending_hint(outcome: PodOutcome, namespace: str) -> str:

@@ -1,8 +1,8 @@
 """`gpuctl verify`: prove or diagnose every GPU node.
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
-one pod list, one watch, events, one deletecollection) plus three per GPU node (create the
-verification pod, read its log, read the device plugin's log).
+one pod list, one watch on the pods and one on their Warning events, one deletecollection) plus
+three per GPU node (create the verification pod, read its log, read the device plugin's log).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime import containers, sandbox
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
 from gpuctl.sim.runtime.objects import GPU, node_address
@@ -102,12 +102,15 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     pod = current_pod(cluster, namespace, name, uid)
     if pod is None or pod["metadata"].get("deletionTimestamp"):
         return
+    node_name = pod["spec"]["nodeName"]
+    spec = cluster.node_spec(node_name)
+    if sandbox.refused(cluster, pod, spec, lambda: start(cluster, namespace, name, uid)):
+        return
     for container in pod["spec"].get("containers") or []:
         problem = containers.image_problem(container.get("image", ""), cluster.scenario.image_pull_failures)
         if problem is not None:
             image_failure(cluster, pod, container, *problem)
             return
-    node_name = pod["spec"]["nodeName"]
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
     runtime.logs = {}
