@@ -152,7 +152,8 @@ def test_kubectl_server_side_apply_gets_the_real_conflict_text(
     assert f"daemonset.apps/{DAEMONSET} serverside-applied" in taken
     managers = _managers(_daemonset(kubectl))
     assert set(managers) >= {"kubectl"}
-    assert "kubectl-edit" not in managers and "kubectl-set" not in managers
+    assert "kubectl-edit" not in managers
+    assert "kubectl-set" not in managers
 
 
 def test_the_same_value_is_shared_not_a_conflict(
