@@ -121,15 +121,15 @@ def test_host_layer_missing_means_no_gpus_advertised(
     assert check(item, "nvidia-smi.run")["status"] == "skip"
 
 
-def test_driver_mismatch_is_diagnosed_from_nvidia_smi(sim: Any, cli: Any) -> None:
+def test_driver_mismatch_is_diagnosed_from_the_start_hook(sim: Any, cli: Any) -> None:
     cluster = sim(scenario({"name": "gpu-0", "gpus": 8, "host": {"driver": "mismatch"}}))
     wait_for_gpus(cluster, "gpu-0", 8)
     code, data = verify_json(cli, cluster)
     assert code == 1
     run = check(node(data, "gpu-0"), "nvidia-smi.run")
     assert run["status"] == "fail"
-    assert run["diagnosis"] == "smi.driver-mismatch"
-    assert "reboot gpu-0" in run["hint"]
+    assert run["diagnosis"] == "runtime.driver-mismatch"
+    assert "reboot" in run["hint"]
     assert leftover_pods(cluster) == []
 
 

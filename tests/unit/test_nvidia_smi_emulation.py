@@ -139,8 +139,14 @@ INJECTED = {
         containers.device_plugin_log(NodeSpec("n", gpus=8, unhealthy_gpus=2)),
         {"plugin.xid"},
     ),
-    "driver mismatch: nvidia-smi": (_smi(NodeSpec("n", gpus=8, driver="mismatch")), {"smi.driver-mismatch"}),
-    "driver missing: nvidia-smi": (_smi(NodeSpec("n", gpus=8, driver="missing")), {"smi.driver-not-loaded"}),
+    "driver mismatch: start hook": (
+        _smi(NodeSpec("n", gpus=8, driver="mismatch")),
+        {"runtime.driver-mismatch"},
+    ),
+    "driver missing: start hook": (
+        _smi(NodeSpec("n", gpus=8, driver="missing")),
+        {"runtime.driver-not-loaded"},
+    ),
     "toolkit unconfigured: start error": (
         _smi(NodeSpec("n", gpus=8, toolkit="unconfigured")),
         {"smi.not-found"},

@@ -11,7 +11,7 @@ from pathlib import Path
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
-from gpuctl.hosts.inventory import load_inventory
+from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.package_data import playbooks_dir, role_defaults_files
@@ -89,16 +89,7 @@ def run_host_bootstrap(
     inventory = load_inventory(inventory_path, limit=limit)
     warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
     playbook_path = playbook or playbooks_dir() / HOST_PLAYBOOK
-    state = ProgressState()
-    for host in inventory.hosts:
-        state.add_host(host.name)
-
-    def on_event(event: object) -> None:
-        if isinstance(event, dict):
-            state.apply(event)
-        if on_progress is not None:
-            on_progress(state)
-
+    state, on_event = _progress(inventory.hosts, on_progress)
     request = RunRequest(
         playbook=playbook_path,
         inventory=inventory_path,
@@ -126,6 +117,23 @@ def run_host_bootstrap(
         artifacts_dir=str(outcome.artifacts_dir) if outcome.artifacts_dir else None,
         warnings=inventory.warnings + warnings,
     )
+
+
+def _progress(
+    hosts: tuple[Host, ...], on_progress: Callable[[ProgressState], None] | None
+) -> tuple[ProgressState, Callable[[object], None]]:
+    """The run's progress state and the ansible-runner event handler that feeds it."""
+    state = ProgressState()
+    for host in hosts:
+        state.add_host(host.name)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, dict):
+            state.apply(event)
+        if on_progress is not None:
+            on_progress(state)
+
+    return state, on_event
 
 
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:

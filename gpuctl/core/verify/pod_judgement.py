@@ -153,7 +153,9 @@ def _run_failed(outcome: PodOutcome, context: dict[str, str]) -> Check:
             message[:300],
             f"`kubectl -n {context['namespace']} logs {outcome.name}` (rerun with --keep-pods)",
         )
-    return failed("nvidia-smi.run", f"{message[:240]} — {found.cause}", found.hint, found.signature_id)
+    # The line that matched says what went wrong; a start error's first line is the OCI preamble.
+    head = f"nvidia-smi exited {outcome.exit_code} ({outcome.reason or outcome.state}): {found.evidence}"
+    return failed("nvidia-smi.run", f"{head[:240]} — {found.cause}", found.hint, found.signature_id)
 
 
 def _evaluate_output(

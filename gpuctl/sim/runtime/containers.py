@@ -24,6 +24,15 @@ EXEC_NOT_FOUND = (
     "runc create failed: unable to start container process: error during container init: "
     'exec: "{binary}": executable file not found in $PATH: unknown'
 )
+# What the NVIDIA container runtime's prestart hook prints when it cannot initialise NVML for a
+# container that asks for GPUs (legacy mode; lines as in NVIDIA's issue threads): the container
+# never starts, so the failure is a StartError, not nvidia-smi output.
+HOOK_FAILED = (
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+    "runc create failed: unable to start container process: error during container init: "
+    "error running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+    "nvidia-container-cli: initialization error: nvml error: {nvml_error}: unknown"
+)
 _SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?]")
 _REFERENCE = re.compile(
     r"^[a-z0-9]+([._-][a-z0-9]+)*(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$"
@@ -108,9 +117,11 @@ def _nvidia_smi(args: list[str], spec: NodeSpec, indices: list[int]) -> Outcome:
         # Without GPUs the nvidia runtime injects nothing: CUDA base images ship no nvidia-smi.
         return Outcome(exit_code=128, start_error=EXEC_NOT_FOUND.format(binary="nvidia-smi"))
     if spec.driver == "mismatch":
-        return Outcome(log=nvidia_smi.DRIVER_MISMATCH[0], exit_code=nvidia_smi.DRIVER_MISMATCH[1])
+        return Outcome(
+            exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver/library version mismatch")
+        )
     if spec.driver == "missing":
-        return Outcome(log=nvidia_smi.DRIVER_NOT_LOADED[0], exit_code=nvidia_smi.DRIVER_NOT_LOADED[1])
+        return Outcome(exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver not loaded"))
     text, code = nvidia_smi.run_nvidia_smi(args, visible_gpus(spec, indices))
     return Outcome(log=text, exit_code=code)
 
