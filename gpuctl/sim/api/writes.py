@@ -13,7 +13,7 @@ from gpuctl.sim.api.kinds import NAMESPACED_KEYS, ResourceType
 from gpuctl.sim.api.ownership import Writer
 from gpuctl.sim.api.validation import FieldValidation
 from gpuctl.sim.runtime import defaults
-from gpuctl.sim.runtime.objects import random_suffix
+from gpuctl.sim.runtime.objects import generated_name
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
@@ -57,7 +57,14 @@ def _prepare_new(cluster: Cluster, resource: ResourceType, namespace: str, body:
             raise invalid(
                 resource.kind, "", ["metadata.name: Required value: name or generateName is required"]
             )
-        metadata["name"] = metadata["generateName"] + random_suffix()
+        store_namespace = namespace if resource.namespaced else ""
+        name = generated_name(
+            str(metadata["generateName"]),
+            lambda candidate: cluster.store.get(resource.key, store_namespace, candidate) is not None,
+        )
+        if name is None:
+            raise already_exists(resource.plural, metadata["generateName"] + "*", resource.group)
+        metadata["name"] = name
     for field in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
         metadata.pop(field, None)
     obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
