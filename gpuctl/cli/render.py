@@ -110,5 +110,8 @@ def command(
     if out is None:
         typer.echo(result.as_stream(), nl=False)
         return
-    for path in write_rendered(result, out):
+    written, removed = write_rendered(result, out)
+    for path in written:
         typer.echo(f"wrote {path}")
+    for path in removed:
+        typer.echo(f"removed {path} (an earlier render's, not part of this one)")
