@@ -183,6 +183,12 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
                 f"{verb} {resource}: {error.reason}",
                 hint="check the cluster address with `kubectl cluster-info`",
             ) from error
+        if not _is_kubernetes_answer(error):
+            raise UnreachableError(
+                f"not a Kubernetes API server: {verb} {resource} got HTTP {error.status} "
+                f"{error.reason or ''} with a {_content_type(error) or 'non-JSON'} body",
+                hint="check the server address of the kubeconfig's cluster (`kubectl config view --minify`)",
+            ) from error
         raise
     except (Urllib3Error, ConnectionError, OSError) as error:
         if _is_read_timeout(error):
@@ -196,6 +202,22 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
             hint="check that the API server is up and the kubeconfig points at it "
             "(`kubectl cluster-info`); for the simulated cluster run `gpuctl sim up`",
         ) from error
+
+
+def _content_type(error: Any) -> str:
+    headers = getattr(error, "headers", None) or {}
+    return str(headers.get("Content-Type") or headers.get("content-type") or "").split(";")[0].strip()
+
+
+def _is_kubernetes_answer(error: Any) -> bool:
+    """An API server's errors are JSON (a meta/v1 Status); a web server's HTML 404 is not."""
+    import json
+
+    body = error.body.decode("utf-8", "replace") if isinstance(error.body, bytes) else error.body
+    try:
+        return isinstance(json.loads(body or ""), dict)
+    except ValueError:
+        return "json" in _content_type(error) or "protobuf" in _content_type(error)
 
 
 def _is_read_timeout(error: BaseException) -> bool:

@@ -75,8 +75,11 @@ def print_table(result: TaintResult, console: Console) -> None:
     from rich.text import Text
 
     if not result.nodes:
-        console.print(f"no node matched: {result.selection}", markup=False, soft_wrap=True)
-        console.print("hint: pass --nodes or --selector, or check the GPU nodes with `gpuctl status`")
+        from gpuctl.report.console import make_console
+
+        errors = make_console(stderr=True)  # an outcome that exits 1 is said on stderr
+        errors.print(f"error: no node matched: {result.selection}", markup=False, soft_wrap=True)
+        errors.print("hint: pass --nodes or --selector, or check the GPU nodes with `gpuctl status`")
     else:
         table = Table(title=None, box=None, pad_edge=False)
         for column in ("NODE", "ACTION", "BEFORE", "AFTER", "NOTE"):

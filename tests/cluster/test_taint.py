@@ -122,7 +122,7 @@ def test_selector_and_nodes_choose_the_nodes(cluster: Any, cli: Callable[..., An
 def test_selector_matching_nothing_exits_1(cluster: Any, cli: Callable[..., Any]) -> None:
     result = cli("taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig, "-l", "pool=none")
     assert result.exit_code == 1
-    assert "no node matched" in result.stdout
+    assert "error: no node matched" in result.stderr
 
 
 @pytest.mark.parametrize(
