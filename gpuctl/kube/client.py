@@ -98,6 +98,16 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
 
     paths = _kubeconfig_paths(kubeconfig)
     existing = [path for path in paths if path.is_file()]
+    if kubeconfig is not None and kubeconfig.is_dir():
+        raise ConfigError(
+            f"--kubeconfig {kubeconfig}: is a directory, expected a kubeconfig file",
+            hint=f"name the file, e.g. --kubeconfig {kubeconfig / 'config'}",
+        )
+    if kubeconfig is None and not paths:
+        raise ConfigError(
+            f"KUBECONFIG={os.environ.get('KUBECONFIG', '')!r} names no file",
+            hint="set KUBECONFIG to kubeconfig paths separated by ':', unset it, or pass --kubeconfig",
+        )
     if kubeconfig is not None and not existing:
         raise ConfigError(
             f"--kubeconfig {kubeconfig}: file not found",
@@ -124,6 +134,11 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
     except ConfigException as error:
         where = ", ".join(str(path) for path in existing)
         detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if context is None and "current-context" in detail:
+            raise ConfigError(
+                f"{where}: no current-context set, and no --context given",
+                hint=f"pass --context (`kubectl config get-contexts --kubeconfig {where}` lists them)",
+            ) from error
         if context is not None and "context" in detail.lower():
             hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
             raise ConfigError(f"{where}: context {context!r} not found", hint=hint) from error
@@ -230,6 +245,8 @@ def _is_read_timeout(error: BaseException) -> bool:
 
 def _short(error: BaseException) -> str:
     text = str(error)
+    if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text:
+        return "TLS handshake failed: the server does not speak https (a plain-http server?)"
     for marker in (
         "Connection refused",
         "CERTIFICATE_VERIFY_FAILED",
