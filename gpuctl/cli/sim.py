@@ -31,6 +31,14 @@ KubeconfigOut = Annotated[
 ]
 
 
+def _merged_note(previous_context: str) -> str:
+    before = f" (it was {previous_context!r})" if previous_context else ""
+    return (
+        f"merged context gpuctl-sim into the existing kubeconfig and made it current{before}; "
+        "`gpuctl sim down` takes it out again"
+    )
+
+
 @app.command("up")
 def up(
     kubeconfig: KubeconfigOut,
@@ -61,10 +69,16 @@ def up(
         from gpuctl.hosts.inventory import load_inventory
 
         load_inventory(hosts_from)  # refuse a bad inventory before starting anything
+    new_folder = process.missing_folder(kubeconfig)
+    process.prepare_kubeconfig_path(kubeconfig)  # refuse a path that is not ours to write
+    if new_folder is not None:
+        typer.echo(f"created the folder {new_folder} for the kubeconfig", err=True)
     if detach:
         record = process.start_detached(scenario, kubeconfig, hosts_from)
         typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {len(loaded.nodes)} nodes)")
         typer.echo(f"kubeconfig: {record.kubeconfig}")
+        if not record.created_kubeconfig:
+            typer.echo(_merged_note(record.previous_context))
         typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
         return
 
@@ -82,8 +96,12 @@ def up(
 
 @app.command("down")
 def down(kubeconfig: KubeconfigOut) -> None:
-    """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`)."""
+    """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`) and
+    remove what `sim up` wrote (its kubeconfig, or its entries in a kubeconfig it merged into)."""
     from gpuctl.sim.server import process
 
-    record = process.stop_detached(kubeconfig)
-    typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")
+    record, why = process.stop_detached(kubeconfig)
+    if why:
+        typer.echo(why, err=True)
+    if record is not None and not why:
+        typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")

@@ -187,6 +187,11 @@ def _type_name(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+MAX_NODES = 10_000  # in all; a simulated node costs ~50 KiB, and bench/ goes to 5,000
+FORBIDDEN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+_RESOURCE = re.compile(r"^[a-z][a-z0-9.-]*(/[a-z]+)?$")
+
+
 def load_scenario(path: Path | str) -> Scenario:
     """Read and validate a scenario file; ConfigError names the file, field path or YAML line."""
     import yaml
@@ -205,7 +210,12 @@ def load_scenario(path: Path | str) -> Scenario:
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ConfigError(f"{path}:{line}: invalid YAML: {problem}", hint=HINT) from None
-    return parse_scenario(data if data is not None else {}, str(path))
+    if data is None:
+        raise ConfigError(
+            f"{path}: empty scenario file (no nodes)",
+            hint="describe at least one node, e.g. `nodes: [{name: gpu-0, gpus: 8}]` (docs/scenario.md)",
+        )
+    return parse_scenario(data, str(path))
 
 
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
@@ -227,6 +237,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                 )
             seen[node.name] = f"nodes[{index}]"
             nodes.append(node)
+        if len(nodes) > MAX_NODES:
+            top.fail(f"nodes[{index}].count", f"more than {MAX_NODES} nodes in all (the limit of the sim)")
     return Scenario(
         nodes=tuple(nodes),
         kubernetes_version=version,
@@ -243,8 +255,13 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
 def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
     entries = top.string_list("forbidden", ())
     for index, entry in enumerate(entries):
-        if len(entry.split()) != 2:
+        words = entry.split()
+        if len(words) != 2:
             top.fail(f"forbidden[{index}]", f"must be 'VERB RESOURCE' like 'list nodes', got {entry!r}")
+        if words[0] not in FORBIDDEN_VERBS:
+            top.fail(f"forbidden[{index}]", f"verb {words[0]!r} must be one of {', '.join(FORBIDDEN_VERBS)}")
+        if not _RESOURCE.match(words[1]):
+            top.fail(f"forbidden[{index}]", f"resource {words[1]!r} must be a lower-case plural like 'nodes'")
     return tuple(" ".join(entry.split()) for entry in entries)
 
 
@@ -254,6 +271,8 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         node.fail(node.at("name"), "required")
     pattern = node.string("name", "")
     count = node.integer("count", 1)
+    if count > MAX_NODES:
+        node.fail(node.at("count"), f"must be <= {MAX_NODES} (the simulated cluster's limit)")
     if count > 1 and "{i}" not in pattern:
         node.fail(node.at("name"), "must contain {i} when count > 1")
     gpus = node.integer("gpus", 0)

@@ -56,6 +56,7 @@ class BootstrapResult:
     error: str = ""  # ansible stopped before running tasks (syntax error, missing role ...)
     artifacts_dir: str | None = None
     warnings: tuple[str, ...] = ()
+    rejected_arguments: bool = False  # ansible-playbook refused its command line (extra args after --)
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,8 @@ class BootstrapResult:
     def exit_code(self) -> ExitCode:
         if self.interrupted:
             return ExitCode.INTERRUPTED
+        if self.rejected_arguments:
+            return ExitCode.USAGE
         if self.ok:
             return ExitCode.OK
         if self.hosts and all(host.unreachable for host in self.hosts):
@@ -116,6 +119,7 @@ def run_host_bootstrap(
         error="" if state.final_stats_seen or outcome.interrupted else _early_error(state, outcome.rc),
         artifacts_dir=str(outcome.artifacts_dir) if outcome.artifacts_dir else None,
         warnings=inventory.warnings + warnings,
+        rejected_arguments=not state.final_stats_seen and _usage_error(state) != "",
     )
 
 
@@ -151,11 +155,16 @@ def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, .
     )
 
 
+def _usage_error(state: ProgressState) -> str:
+    """ansible-playbook's own command-line error (argparse: `ansible-playbook: error: ...`)."""
+    return state.usage_error
+
+
 def _early_error(state: ProgressState, rc: int) -> str:
     """Why ansible-playbook stopped before its recap: its last ERROR line, else its last line."""
     lines = list(state.tail)
     errors = [line.strip() for line in lines if "ERROR" in line]
-    text = errors[-1] if errors else (lines[-1].strip() if lines else "")
+    text = _usage_error(state) or (errors[-1] if errors else (lines[-1].strip() if lines else ""))
     return " ".join(f"ansible-playbook exited with {rc}: {text or 'no output'}".split())
 
 
