@@ -30,6 +30,9 @@ def node_schedulable(node: NodeInfo) -> Check:
 
 def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None = None) -> Check:
     """`plugin_log`: the device-plugin.log check; its diagnosis explains a missing capacity."""
+    others = [f"{count} {name}" for name, count in node.device_capacity if count and name != "nvidia.com/gpu"]
+    if node.gpu_capacity == 0 and others:  # MIG mixed (nvidia.com/mig-*) or renamed shared GPUs
+        return passed("gpu.capacity", "capacity " + ", ".join(others))
     if node.gpu_capacity == 0:
         why = "labelled as a GPU node" if node.gpu_labelled else "expected to be a GPU node"
         message = f"{why} but advertises no nvidia.com/gpu capacity"
@@ -49,6 +52,8 @@ def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None 
 
 
 def gpu_allocatable(node: NodeInfo) -> Check:
+    if node.gpu_capacity == 0 and any(count for _, count in node.device_capacity):
+        return passed("gpu.allocatable", f"allocatable {sum(count for _, count in node.device_allocatable)}")
     if node.gpu_capacity == 0:
         return skipped("gpu.allocatable", "no GPU capacity")
     if node.gpu_allocatable < node.gpu_capacity:

@@ -13,16 +13,17 @@ from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.scenario import NodeSpec
 
 
-def _nvidia_smi_args(argv: list[str]) -> list[str] | None:
-    """nvidia-smi's arguments when the container runs nvidia-smi (directly or as `sh -c` of one
-    simple command), else None."""
+def _nvidia_smi_calls(argv: list[str]) -> list[list[str]] | None:
+    """nvidia-smi's arguments per call when the container runs nvidia-smi (directly, or as `sh -c`
+    of simple nvidia-smi commands joined by &&), else None."""
+    calls = [argv]
     if argv and os.path.basename(argv[0]) in ("sh", "bash", "ash", "dash") and len(argv) >= 3:
         try:
-            argv = shlex.split(argv[2])
+            calls = [shlex.split(part) for part in argv[2].split("&&")]
         except ValueError:
             return None
-    if argv and os.path.basename(argv[0]) == "nvidia-smi":
-        return argv[1:]
+    if all(call and os.path.basename(call[0]) == "nvidia-smi" for call in calls):
+        return [call[1:] for call in calls]
     return None
 
 
@@ -47,9 +48,14 @@ def run_argv(
     argv: list[str], spec: NodeSpec, devices: list[Device], default_run: float
 ) -> containers.Outcome:
     indices = list(dict.fromkeys(device.gpu for device in devices))
-    plain = containers.run_argv(argv, spec, indices, default_run)
-    args = _nvidia_smi_args(argv)
-    if args is None or plain.start_error or plain.exit_code != 0 or spec.nvidia_smi is not None:
+    calls = _nvidia_smi_calls(argv)
+    plain = containers.run_argv(["nvidia-smi"] if calls else argv, spec, indices, default_run)
+    if calls is None or plain.start_error or plain.exit_code != 0 or spec.nvidia_smi is not None:
         return plain
-    text, code = nvidia_smi.run_nvidia_smi(args, mig_gpus(spec, devices))
-    return replace(plain, log=text, exit_code=code)
+    log, code = "", 0
+    for args in calls:  # `a && b`: b runs only when a succeeded
+        text, code = nvidia_smi.run_nvidia_smi(args, mig_gpus(spec, devices))
+        log += text
+        if code != 0:
+            break
+    return replace(plain, log=log, exit_code=code)
