@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuctl.core.verify.model import Check, failed, passed, skipped, warned
+from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
@@ -42,10 +43,12 @@ def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None 
         found = diagnose("advertises no nvidia.com/gpu", "node", node=node.name)
         assert found is not None  # the table has this signature
         return failed("gpu.capacity", message, found.hint, found.signature_id)
-    if expected is not None and node.gpu_capacity != expected:
+    if expected is not None and physical_capacity(node) != expected:
         return failed(
             "gpu.capacity",
-            f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}",
+            f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}"
+            if physical_capacity(node) == node.gpu_capacity
+            else f"capacity {physical_capacity(node)} physical GPU(s), expected {expected}",
             f"`kubectl describe node {node.name}`; compare `nvidia-smi -L` on the node with --expect-gpus",
         )
     return passed("gpu.capacity", f"capacity {node.gpu_capacity} nvidia.com/gpu")

@@ -64,6 +64,21 @@ def plan_for(node: NodeInfo) -> SharingPlan:
     return SharingPlan(mode, replicas, strategy, physical, 0, ((resource, allocatable.get(resource, 0)),))
 
 
+def physical_allocatable(node: NodeInfo) -> int:
+    """Allocatable GPUs counted as physical GPUs (or MIG devices): replicas divided out."""
+    plan = plan_for(node)
+    if plan.mig:
+        return plan.advertised
+    return plan.advertised // plan.replicas if plan.mode == "time-slicing" else plan.advertised
+
+
+def physical_capacity(node: NodeInfo) -> int:
+    plan = plan_for(node)
+    if plan.mode == "exclusive" or plan.mig:
+        return node.gpu_capacity
+    return plan.physical or 0
+
+
 def expected_seen(plan: SharingPlan) -> int | None:
     """GPUs each verification pod should list: its devices' distinct physical GPUs."""
     if plan.mig or plan.physical is None:
