@@ -50,6 +50,15 @@ _UNITS = {"memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "po
 
 
 @dataclass(frozen=True)
+class MigDevice:
+    """A MIG device as `nvidia-smi -L` lists it under its parent GPU."""
+
+    index: int
+    profile: str  # 1g.10gb
+    uuid: str
+
+
+@dataclass(frozen=True)
 class Gpu:
     index: int
     uuid: str
@@ -58,6 +67,12 @@ class Gpu:
     driver_version: str
     pci_bus_id: str
     cuda_version: str = "12.4"
+    mig_devices: tuple[MigDevice, ...] = ()  # the MIG devices visible here; empty: MIG off
+
+
+def mig_uuid(node_name: str, gpu_index: int, mig_index: int) -> str:
+    """A stable MIG device UUID (MIG-…) for a simulated node's GPU and MIG device index."""
+    return "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node_name}.gpu{gpu_index}.mig{mig_index}.gpuctl"))
 
 
 @dataclass(frozen=True)
@@ -127,7 +142,7 @@ def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
         "utilization.memory": "0",
         "power.draw": "69.85",
         "compute_cap": "9.0",
-        "mig.mode.current": "Disabled",
+        "mig.mode.current": "Enabled" if gpu.mig_devices else "Disabled",
         "serial": str(1650923000000 + gpu.index),
     }
     return values.get(field)
@@ -184,7 +199,8 @@ def table_name(name: str) -> str:
 def _gpu_rows(gpu: Gpu) -> list[str]:
     """A GPU's three rows (identity, usage, MIG mode), as a datacenter GPU without MIG shows them."""
     persistence, display, ecc, fan, temperature, perf = "On", "Off", "0", "N/A", "31C", "P0"
-    power, power_cap, utilisation, compute, mig = "69W", "700W", "0%", "Default", "Disabled"
+    power, power_cap, utilisation, compute = "69W", "700W", "0%", "Default"
+    mig = "Enabled" if gpu.mig_devices else "Disabled"
     used, total = "0MiB", f"{gpu.memory_total_mib}MiB"
     return [
         f"|{gpu.index:>4}  {table_name(gpu.name):<27}    {persistence:<4}|{gpu.pci_bus_id:>19} {display:>3} |"
@@ -245,12 +261,19 @@ def run_nvidia_smi(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:  # noqa
                 2,
             )
     if listing:
-        return "".join(f"GPU {g.index}: {g.name} (UUID: {g.uuid})\n" for g in gpus), 0
+        return "".join(_list_lines(g) for g in gpus), 0
     if query is not None:
         if format_options is None or "csv" not in format_options:
             return "Format option must be specified when querying.\n\n", 2
         return _query(gpus, query, format_options)
     return _table(gpus), 0
+
+
+def _list_lines(gpu: Gpu) -> str:
+    """A GPU's `-L` line and, indented under it, one line per MIG device (as drivers print them)."""
+    lines = [f"GPU {gpu.index}: {gpu.name} (UUID: {gpu.uuid})"]
+    lines += [f"  MIG {mig.profile:<11} Device {mig.index:>2}: (UUID: {mig.uuid})" for mig in gpu.mig_devices]
+    return "".join(line + "\n" for line in lines)
 
 
 _LIST_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")

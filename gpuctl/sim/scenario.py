@@ -58,6 +58,8 @@ class NodeSpec:
     nvidia_smi: NvidiaSmiOverride | None = None
     cpu: str = "32"
     memory: str = "263921228Ki"
+    # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
+    mig: tuple[tuple[str, int], ...] = ()
 
     @property
     def host_can_advertise(self) -> bool:
@@ -109,6 +111,7 @@ _NODE_KEYS = {
     "nvidiaSmi",
     "cpu",
     "memory",
+    "mig",
 }
 
 
@@ -296,6 +299,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         nvidia_smi=_parse_nvidia_smi(node, source),
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
+        mig=_parse_mig(node),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:
@@ -337,6 +341,23 @@ def _parse_labels(node: _Fields) -> tuple[tuple[str, str], ...]:
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
             node.fail(f"{node.at('labels')}.{key}", 'keys and values must be strings (quote "true")')
+    return tuple(sorted(raw.items()))
+
+
+MIG_PROFILE = re.compile(r"^[1-7]g\.\d+gb(\+me)?$")
+MAX_MIG_INSTANCES = 7  # a GPU has seven compute slices
+
+
+def _parse_mig(node: _Fields) -> tuple[tuple[str, int], ...]:
+    raw = node.data.get("mig") or {}
+    if not isinstance(raw, dict):
+        node.fail(node.at("mig"), f"must be a mapping of MIG profile to instances, got {_type_name(raw)}")
+    for profile, instances in raw.items():
+        where = f"{node.at('mig')}.{profile}"
+        if not isinstance(profile, str) or not MIG_PROFILE.match(profile):
+            node.fail(where, "not a MIG profile name like 1g.10gb or 3g.40gb")
+        if isinstance(instances, bool) or not isinstance(instances, int) or not 0 <= instances <= 7:
+            node.fail(where, f"instances per GPU must be an integer from 0 to {MAX_MIG_INSTANCES}")
     return tuple(sorted(raw.items()))
 
 

@@ -76,7 +76,9 @@ def test_healthy_cluster_passes(sim: Any, cli: Any) -> None:
     assert data["ok"] is True
     assert [n["name"] for n in data["nodes"]] == ["gpu-0", "gpu-1"]
     for item in data["nodes"]:
-        assert item["gpus"] == {"expected": 8, "capacity": 8, "allocatable": 8, "seen": 8}
+        assert item["gpus"] == {
+            "expected": 8, "capacity": 8, "allocatable": 8, "seen": 8, "physical": 8, "mig_devices": 0,
+        }  # fmt: skip
         assert check(item, "nvidia-smi.product")["message"] == "NVIDIA H100 80GB HBM3"
         assert check(item, "nvidia-smi.driver")["status"] == "pass"
         assert all(c["status"] in ("pass", "skip") for c in item["checks"]), item
@@ -328,8 +330,8 @@ def test_json_contract_keys(sim: Any, cli: Any) -> None:
     ids = [c["id"] for c in item["checks"]]
     assert ids == [
         "node.ready", "node.schedulable", "gpu.capacity", "gpu.allocatable", "device-plugin.pod",
-        "device-plugin.log", "taint.toleration", "pod.scheduled", "pod.image", "nvidia-smi.run",
-        "nvidia-smi.gpus", "nvidia-smi.product", "nvidia-smi.memory", "nvidia-smi.driver",
+        "device-plugin.log", "taint.toleration", "gpu.sharing", "pod.scheduled", "pod.image",
+        "nvidia-smi.run", "nvidia-smi.gpus", "nvidia-smi.product", "nvidia-smi.memory", "nvidia-smi.driver",
     ]  # fmt: skip
     for c in [*item["checks"], *data["cluster_checks"]]:
         assert {"id", "status", "message", "hint"} <= set(c)
@@ -342,6 +344,6 @@ def test_junit_output_parses(sim: Any, cli: Any) -> None:
     assert result.exit_code == 1
     root = ET.fromstring(result.stdout)
     cases = root.findall(".//testcase")
-    assert len(cases) == 3 * 14 + 5
+    assert len(cases) == 3 * 15 + 5
     failing = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failing == [("node.bad-0", "nvidia-smi.run")]

@@ -53,6 +53,13 @@ class PodRun:
 
     def finish(self, deadline: float) -> dict[str, PodEvaluation]:
         """Wait for the pods until `deadline` (monotonic); node name → evaluation."""
+        return {
+            self.node_by_pod[name].name: evaluation
+            for name, evaluation in self.finish_by_pod(deadline).items()
+        }
+
+    def finish_by_pod(self, deadline: float) -> dict[str, PodEvaluation]:
+        """Wait for the pods until `deadline` (monotonic); pod name → evaluation."""
         created = (creation.result() for creation in self.creations)
         outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
         following = set(self.node_by_pod) - outcomes.keys()
@@ -61,7 +68,7 @@ class PodRun:
         results = {name: future.result() for name, future in self.evaluations.items()}
         for outcome in _fill_from_events(self.batch, pending):
             results[outcome.name] = self._evaluate(outcome)
-        return {self.node_by_pod[name].name: evaluation for name, evaluation in results.items()}
+        return results
 
 
 def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:
