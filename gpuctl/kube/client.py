@@ -91,11 +91,9 @@ def _kubeconfig_paths(kubeconfig: Path | None) -> list[Path]:
     return [Path("~/.kube/config").expanduser()]
 
 
-def load_api_client(kubeconfig: Path | None = None, context: str | None = None) -> ApiClient:
-    """Return an ApiClient for the chosen cluster, or raise ConfigError naming file and context."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
+def _existing_kubeconfigs(kubeconfig: Path | None) -> tuple[list[Path], list[Path]]:
+    """(the kubeconfig paths kubectl would read, those that exist); ConfigError for a path given
+    that cannot be a kubeconfig."""
     paths = _kubeconfig_paths(kubeconfig)
     existing = [path for path in paths if path.is_file()]
     if kubeconfig is not None and kubeconfig.is_dir():
@@ -113,9 +111,34 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
             f"--kubeconfig {kubeconfig}: file not found",
             hint="pass the kubeconfig your cluster admin gave you, or start one with `gpuctl sim up`",
         )
+    return paths, existing
+
+
+def _kubeconfig_error(error: Exception, existing: list[Path], context: str | None) -> ConfigError:
+    """The one-line error for a kubeconfig the client library refused."""
+    where = ", ".join(str(path) for path in existing)
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if context is None and "current-context" in detail:
+        return ConfigError(
+            f"{where}: no current-context set, and no --context given",
+            hint=f"pass --context (`kubectl config get-contexts --kubeconfig {where}` lists them)",
+        )
+    if context is not None and "context" in detail.lower():
+        hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
+        return ConfigError(f"{where}: context {context!r} not found", hint=hint)
+    return ConfigError(
+        f"{where}: invalid kubeconfig: {detail}", hint="check the file with `kubectl config view`"
+    )
+
+
+def load_api_client(kubeconfig: Path | None = None, context: str | None = None) -> ApiClient:
+    """Return an ApiClient for the chosen cluster, or raise ConfigError naming file and context."""
+    from kubernetes import client, config
+
+    paths, existing = _existing_kubeconfigs(kubeconfig)
+    configuration = client.Configuration()
     if not existing:
         if IN_CLUSTER_TOKEN.exists() and context is None:
-            configuration = client.Configuration()
             config.load_incluster_config(client_configuration=configuration)
             return _api_client_class()(configuration)
         raise ConfigError(
@@ -123,7 +146,6 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
             hint="pass --kubeconfig, set KUBECONFIG, or start a simulated cluster with `gpuctl sim up`",
         )
     _check_mappings(existing)
-    configuration = client.Configuration()
     try:
         config.load_kube_config(
             config_file=os.pathsep.join(str(path) for path in existing),
@@ -131,27 +153,8 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
             client_configuration=configuration,
             persist_config=False,
         )
-    except ConfigException as error:
-        where = ", ".join(str(path) for path in existing)
-        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-        if context is None and "current-context" in detail:
-            raise ConfigError(
-                f"{where}: no current-context set, and no --context given",
-                hint=f"pass --context (`kubectl config get-contexts --kubeconfig {where}` lists them)",
-            ) from error
-        if context is not None and "context" in detail.lower():
-            hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
-            raise ConfigError(f"{where}: context {context!r} not found", hint=hint) from error
-        raise ConfigError(
-            f"{where}: invalid kubeconfig: {detail}",
-            hint="check the file with `kubectl config view`",
-        ) from error
-    except Exception as error:  # yaml errors, missing certificate files, bad base64 ...
-        where = ", ".join(str(path) for path in existing)
-        raise ConfigError(
-            f"{where}: invalid kubeconfig: {error}",
-            hint="check the file with `kubectl config view`",
-        ) from error
+    except Exception as error:  # ConfigException, yaml errors, missing certificate files, bad base64 ...
+        raise _kubeconfig_error(error, existing, context) from error
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
     return _api_client_class()(configuration)

@@ -86,6 +86,14 @@ def verification_pod(
     """The pod that proves `node` gives `gpus` GPUs (or these devices) to a workload; `part`
     numbers the pods of a node where each may hold one shared GPU only (MPS)."""
     requests = {GPU_RESOURCE: str(gpus)} if isinstance(gpus, int) else {k: str(v) for k, v in gpus}
+    container = {
+        "name": CONTAINER,
+        "image": options.image,
+        "command": list(MIG_VERIFY_ARGS if mig else VERIFY_ARGS),
+        "resources": {"requests": requests, "limits": dict(requests)},
+        "securityContext": _security_context(),
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
     spec: JsonDict = {
         "restartPolicy": "Never",
         "nodeSelector": {HOSTNAME_LABEL: node.hostname},
@@ -100,16 +108,7 @@ def verification_pod(
             "runAsGroup": NON_ROOT_UID,
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "containers": [
-            {
-                "name": CONTAINER,
-                "image": options.image,
-                "command": list(MIG_VERIFY_ARGS if mig else VERIFY_ARGS),
-                "resources": {"requests": requests, "limits": dict(requests)},
-                "securityContext": _security_context(),
-                "terminationMessagePolicy": "FallbackToLogsOnError",
-            }
-        ],
+        "containers": [container],
     }
     if options.runtime_class:
         spec["runtimeClassName"] = options.runtime_class
