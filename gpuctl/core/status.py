@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuctl.core.verify.sharing import SharingPlan, plan_for
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.errors import ExitCode
 from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
@@ -32,6 +33,7 @@ class GpuNodeSummary:
     taints: tuple[str, ...]
     ready: bool
     schedulable: bool
+    sharing: SharingPlan | None = None  # time-slicing / MPS replicas, MIG devices (from GFD labels)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def _node_summary(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeSummary:
         taints=tuple(str(taint) for taint in info.taints),
         ready=info.ready,
         schedulable=not info.unschedulable,
+        sharing=plan_for(info),
     )
 
 

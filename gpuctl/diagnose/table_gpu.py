@@ -162,6 +162,15 @@ GPU = (
         "`nvidia.com/mig.config` label), or disable MIG mode (`nvidia-smi -mig 0`)",
     ),
     sig(
+        "plugin.mps-daemon-missing", "plugin-log", "sharing",
+        r"error waiting for MPS daemon",
+        "the device plugin is configured for MPS sharing but no MPS control daemon answers on the "
+        "node, so it advertises no GPU",
+        "run NVIDIA's MPS control daemon on {node}: it runs only on nodes labelled "
+        "`nvidia.com/mps.capable=true` (`kubectl label node {node} nvidia.com/mps.capable=true`, or "
+        "deploy GPU feature discovery); `gpuctl render --sharing mps` renders the daemon",
+    ),
+    sig(
         "plugin.mig-permissions", "plugin-log", "mig",
         r"Insufficient Pe\w*issions",
         "the device plugin may not read the MIG devices of the node",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.status import StatusResult
+from gpuctl.core.status import GpuNodeSummary, StatusResult
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,6 +29,7 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                     "in_use": node.gpu_in_use,
                 },
                 "driver": node.driver,
+                "sharing": _sharing_json(node),
                 "taints": list(node.taints),
                 "ready": node.ready,
                 "schedulable": node.schedulable,
@@ -43,6 +44,28 @@ def _ready_text(ready: bool, schedulable: bool) -> str:
     return text if schedulable else f"{text},SchedulingDisabled"
 
 
+def _sharing_json(node: GpuNodeSummary) -> dict[str, Any] | None:
+    plan = node.sharing
+    if plan is None:
+        return None
+    return {
+        "mode": plan.mode,
+        "replicas": plan.replicas,
+        "mig_strategy": plan.mig_strategy,
+        "mig_devices": plan.mig_devices,
+        "physical_gpus": plan.physical,
+    }
+
+
+def _sharing_text(node: GpuNodeSummary) -> str:
+    plan = node.sharing
+    if plan is None or (plan.mode == "exclusive" and not plan.mig):
+        return "-"
+    if plan.mig:
+        return f"MIG {plan.mig_strategy}: {plan.mig_devices} dev"
+    return f"{plan.mode} x{plan.replicas}"
+
+
 def print_table(result: StatusResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -55,7 +78,7 @@ def print_table(result: StatusResult, console: Console) -> None:
         )
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "DRIVER", "TAINTS", "STATUS"):
+    for column in ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "STATUS"):
         table.add_column(column, overflow="fold")
     for node in result.nodes:
         degraded = not node.ready or node.gpu_allocatable < node.gpu_capacity or not node.gpu_capacity
@@ -63,6 +86,7 @@ def print_table(result: StatusResult, console: Console) -> None:
             node.name,
             node.product,
             f"{node.gpu_capacity}/{node.gpu_allocatable}/{node.gpu_in_use}",
+            _sharing_text(node),
             node.driver,
             ", ".join(node.taints) or "-",
             _ready_text(node.ready, node.schedulable),

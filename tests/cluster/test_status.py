@@ -76,7 +76,16 @@ def test_status_json_inventory(sim: Callable[..., Any], cli: Callable[..., Any])
     assert report["cluster_nodes"] == 7
     nodes = {node["name"]: node for node in report["nodes"]}
     assert set(nodes) == {"gpu-0", "gpu-1", "gpu-sick-0", "gpu-down-0", "gpu-notoolkit-0"}
-    assert set(nodes["gpu-0"]) == {"name", "product", "gpus", "driver", "taints", "ready", "schedulable"}
+    assert set(nodes["gpu-0"]) == {
+        "name",
+        "product",
+        "gpus",
+        "driver",
+        "sharing",
+        "taints",
+        "ready",
+        "schedulable",
+    }
     assert nodes["gpu-0"]["gpus"] == {"capacity": 8, "allocatable": 8, "in_use": 0}
     assert nodes["gpu-0"]["product"] == "NVIDIA-H100-80GB-HBM3"
     assert nodes["gpu-0"]["driver"] == "550.90.07"

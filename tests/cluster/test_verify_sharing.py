@@ -115,3 +115,49 @@ def test_single_strategy_with_two_profiles_fails_like_the_plugin(sim: Any, cli: 
     sharing = {c["id"]: c for c in data["nodes"][0]["checks"]}["gpu.sharing"]
     assert sharing["status"] == "fail"
     assert "MIG" in sharing["message"]
+
+
+def test_mps_without_its_control_daemon_is_diagnosed(sim: Any, cli: Any) -> None:
+    """The plugin waits for an MPS control daemon that never comes: no GPU, and the reason."""
+    from kubernetes.client import AppsV1Api
+
+    cluster = sim(_nodes(count=1, labels={"nvidia.com/gpu.present": "true"}))
+    _apply(cluster, RenderOptions(sharing="mps", replicas=4))
+    apps = AppsV1Api(cluster.api_client())
+    daemons = [
+        ds.metadata.name
+        for ds in apps.list_namespaced_daemon_set("kube-system").items
+        if "mps-control-daemon" in ds.metadata.name
+    ]
+    assert daemons
+    for name in daemons:
+        apps.delete_namespaced_daemon_set(name, "kube-system")
+    code, data = _verify(cli, cluster)
+    assert code == 1
+    (node,) = data["nodes"]
+    capacity = next(check for check in node["checks"] if check["id"] == "gpu.capacity")
+    assert capacity["status"] == "fail"
+    assert capacity["diagnosis"] == "plugin.mps-daemon-missing"
+    assert "mps.capable" in capacity["hint"]
+
+
+def test_status_shows_sharing_mode_replicas_and_mig_devices(sim: Any, cli: Any) -> None:
+    shared = sim(_nodes(count=1), name="shared")
+    _apply(shared, RenderOptions(sharing="time-slicing", replicas=4))
+    wait_until(lambda: _allocatable(shared) == {"gpu-0": {"nvidia.com/gpu": "16"}}, "16 replicas")
+    table = cli(["status", "--kubeconfig", str(shared.kubeconfig)])
+    assert "time-slicing x4" in table.stdout
+    data = json.loads(cli(["status", "-o", "json", "--kubeconfig", str(shared.kubeconfig)]).stdout)
+    assert data["nodes"][0]["sharing"] == {
+        "mode": "time-slicing",
+        "replicas": 4,
+        "mig_strategy": "none",
+        "mig_devices": 0,
+        "physical_gpus": 4,
+    }
+    mig = sim(_nodes(count=1, mig={"1g.10gb": 7}), name="mig")
+    _apply(mig, RenderOptions(mig_strategy="mixed"))
+    wait_until(lambda: "nvidia.com/mig-1g.10gb" in _allocatable(mig)["gpu-0"], "MIG devices advertised")
+    row = json.loads(cli(["status", "-o", "json", "--kubeconfig", str(mig.kubeconfig)]).stdout)["nodes"][0]
+    assert (row["sharing"]["mig_strategy"], row["sharing"]["mig_devices"]) == ("mixed", 28)
+    assert "MIG mixed: 28 dev" in cli(["status", "--kubeconfig", str(mig.kubeconfig)]).stdout
