@@ -347,3 +347,26 @@ def test_junit_output_parses(sim: Any, cli: Any) -> None:
     assert len(cases) == 3 * 15 + 5
     failing = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failing == [("node.bad-0", "nvidia-smi.run")]
+
+
+def test_a_plugin_still_starting_is_waited_for_not_called_broken(sim: Any, cli: Any) -> None:
+    """Verify right after the device plugin was deployed: its pods start in 3 s; verify waits."""
+    from kubernetes.client import AppsV1Api
+
+    from gpuctl.core.render import RenderOptions, render_manifests
+
+    cluster = sim(
+        {
+            "podStartSeconds": 3,
+            "devicePlugin": "absent",
+            "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 8}],
+        }
+    )
+    import yaml
+
+    for document in yaml.safe_load_all(render_manifests(RenderOptions()).as_stream()):
+        if document and document["kind"] == "DaemonSet":
+            AppsV1Api(cluster.api_client()).create_namespaced_daemon_set("kube-system", document)
+    code, data = verify_json(cli, cluster, "--expect-nodes", "gpu-0,gpu-1")
+    assert code == 0, [c for n in data["nodes"] for c in n["checks"] if c["status"] == "fail"]
+    assert {node["name"]: node["gpus"]["seen"] for node in data["nodes"]} == {"gpu-0": 8, "gpu-1": 8}

@@ -8,6 +8,9 @@ from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
 
+# Waiting reasons of a container that has not started yet (not a crash, not a pull failure).
+STARTING = ("ContainerCreating", "PodInitializing")
+
 
 def node_ready(node: NodeInfo) -> Check:
     if node.ready:
@@ -84,6 +87,14 @@ def device_plugin_pod(node: NodeInfo, pod: PluginPod | None, any_plugin: bool) -
             "device-plugin.pod",
             "no device plugin pod runs on this node",
             f"check the DaemonSet's nodeSelector/tolerations against `kubectl describe node {node.name}`",
+        )
+    if not pod.ready and not pod.restarts and (pod.phase == "Pending" or pod.waiting_reason in STARTING):
+        return failed(
+            "device-plugin.pod",
+            f"{pod.namespace}/{pod.name} is still starting ({pod.waiting_reason or pod.phase}): "
+            "its GPUs are not registered yet",
+            f"rerun `gpuctl verify` in a minute; if it stays so, "
+            f"`kubectl -n {pod.namespace} describe pod {pod.name}`",
         )
     if pod.phase != "Running" or not pod.ready:
         state = pod.waiting_reason or pod.phase

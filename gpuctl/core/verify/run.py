@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
 PLUGIN_LOG_TAIL_LINES = 200
+PLUGIN_START_WAIT_S = 30.0
+PLUGIN_START_POLL_S = 1.0
 
 
 @dataclass
@@ -88,6 +90,30 @@ def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     return ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
 
 
+def _plugin_starting(snapshot: ClusterSnapshot) -> list[str]:
+    """GPU nodes whose device plugin pod is still starting: they advertise nothing yet, and are
+    not broken for that (a cluster verified right after the plugin was deployed)."""
+    starting = []
+    for node in snapshot.gpu_nodes:
+        pod = snapshot.plugin_pods.get(node.name)
+        if pod is None or pod.ready or pod.restarts:
+            continue
+        if pod.phase == "Pending" or pod.waiting_reason in checks.STARTING:
+            starting.append(node.name)
+    return starting
+
+
+def _settled_snapshot(api_client: ApiClient, options: VerifyOptions, started: float) -> ClusterSnapshot:
+    """The read-only snapshot, re-read while device plugin pods are starting (at most
+    PLUGIN_START_WAIT_S, within --timeout)."""
+    snapshot = _snapshot(api_client, options)
+    deadline = started + min(PLUGIN_START_WAIT_S, options.timeout_s / 2)
+    while _plugin_starting(snapshot) and time.monotonic() < deadline:
+        time.sleep(PLUGIN_START_POLL_S)
+        snapshot = _snapshot(api_client, options)
+    return snapshot
+
+
 def _can_run_pod(node: NodeInfo) -> str:
     """Why no verification pod can run on `node`, or "" when one can."""
     if not node.ready:
@@ -103,7 +129,7 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
     """Run every check; create, follow and always delete the verification pods."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
-    snapshot = _snapshot(api_client, options)
+    snapshot = _settled_snapshot(api_client, options, started)
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
