@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 from gpuctl.core.taint import taint_gpu_nodes
 from gpuctl.kube.nodes import Taint
+from tests.kubectl import KUBECTL, needs_kubectl
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -238,11 +238,11 @@ def test_warns_about_gpu_daemonsets_that_do_not_tolerate(cluster: Any, cli: Call
     assert "ExtendedResourceToleration" in table.stdout
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="no kubectl on PATH")
+@needs_kubectl
 def test_kubectl_sees_the_same_taints(cluster: Any, cli: Callable[..., Any]) -> None:
     assert cli("taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig).exit_code == 0
     kubectl = subprocess.run(
-        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "node", "gpu-old-0",
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "get", "node", "gpu-old-0",
          "-o", "jsonpath={.spec.taints}"],
         capture_output=True, text=True, check=True, timeout=30,
     )  # fmt: skip

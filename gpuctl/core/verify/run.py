@@ -111,10 +111,12 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
             pods = [(verification_pod(node, node.gpu_allocatable, run_id, options), node) for node in targets]
             pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
+            # --timeout is the wait for the pods: listing a large cluster first does not eat it.
+            started_pods = time.monotonic()
             pod_run.start()
         log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
         if pod_run is not None:
-            snapshot.evaluations = pod_run.finish(started + options.timeout_s)
+            snapshot.evaluations = pod_run.finish(started_pods + options.timeout_s)
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     finally:
         if batch is not None:
