@@ -106,7 +106,13 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
     if not existing:
         if IN_CLUSTER_TOKEN.exists() and context is None:
             configuration = client.Configuration()
-            config.load_incluster_config(client_configuration=configuration)
+            try:
+                config.load_incluster_config(client_configuration=configuration)
+            except ConfigException as error:
+                raise ConfigError(
+                    f"in-cluster config ({IN_CLUSTER_TOKEN.parent}): {error}",
+                    hint="check the pod's service account mount, or pass --kubeconfig",
+                ) from error
             return _api_client_class()(configuration)
         raise ConfigError(
             f"no kubeconfig found (looked at {os.pathsep.join(str(path) for path in paths)})",
