@@ -275,3 +275,33 @@ def test_json_contract(cluster: Any, cli: Callable[..., Any]) -> None:
     assert {"namespace", "daemonset", "component", "message", "hint"} <= set(report["warnings"][0])
     assert report["ok"] is True
     assert report["mode"] == "apply"
+
+
+def test_a_node_that_keeps_changing_gives_up_after_the_retry_limit(cluster: Any) -> None:
+    """Another writer changes gpu-1 between every read and write: each patch gets a 409; after
+    MAX_ATTEMPTS the node fails with a message and the others are still tainted."""
+    from kubernetes.client import CoreV1Api
+
+    from gpuctl.kube.taints import MAX_ATTEMPTS
+
+    other_writer = CoreV1Api(cluster.api_client())
+    interfered: list[str] = []
+
+    def always_interfere(node_name: str) -> None:
+        if node_name == "gpu-1":
+            interfered.append(node_name)
+            other_writer.patch_node(node_name, {"metadata": {"labels": {"churn": str(len(interfered))}}})
+
+    result = taint_gpu_nodes(cluster.api_client(), taint=GPU_TAINT, after_read=always_interfere)
+    change = next(change for change in result.nodes if change.node == "gpu-1")
+    assert change.action == "failed", change
+    assert (
+        change.message
+        == f"node gpu-1 kept changing: {MAX_ATTEMPTS} conflicting writes in a row; rerun the command"
+    )
+    assert len(interfered) == MAX_ATTEMPTS
+    assert result.exit_code == 1
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"} not in _taints(
+        cluster, "gpu-1"
+    )
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"} in _taints(cluster, "gpu-0")
