@@ -93,10 +93,14 @@ def test_verify_proves_every_gpu_node_and_leaves_no_pod(cli: Cli) -> None:
             if check["status"] == "fail":
                 assert check["hint"], f"{node['name']}: {check['id']} fails without a hint"
     assert report["nodes"], "verify found no GPU node: nothing was proven"
-    assert result.exit_code == 0 and report["ok"] is True, "not proven:\n" + "\n".join(_unproven(report))
+    unproven = "not proven:\n" + "\n".join(_unproven(report))
+    assert report["ok"] is True, unproven
+    assert result.exit_code == 0, unproven
     if EXPECT_NODES:
         names = [node["name"] for node in report["nodes"]]
-        assert len(names) == int(EXPECT_NODES), f"GPUCTL_E2E_EXPECT_NODES={EXPECT_NODES}, verify found {names}"
+        assert len(names) == int(EXPECT_NODES), (
+            f"GPUCTL_E2E_EXPECT_NODES={EXPECT_NODES}, verify found {names}"
+        )
     for node in report["nodes"]:
         gpus = node["gpus"]
         assert gpus["seen"] == gpus["allocatable"] > 0, f"{node['name']}: {gpus}"
@@ -108,10 +112,13 @@ def test_verify_junit_has_a_passing_testcase_per_check(cli: Cli) -> None:
     result = cli("verify", "--kubeconfig", KUBECONFIG, "--output", "junit", *VERIFY_ARGS)
     root = ET.fromstring(result.stdout)
     cases = list(root.iter("testcase"))
-    failed = [f"{case.get('classname')}/{case.get('name')}" for case in cases if case.find("failure") is not None]
+    failed = [
+        f"{case.get('classname')}/{case.get('name')}" for case in cases if case.find("failure") is not None
+    ]
     assert _verification_pods() == []
     assert cases, "no testcase: verify found nothing to prove"
-    assert result.exit_code == 0 and not failed, f"exit {result.exit_code}, failing: {failed}"
+    assert not failed, f"failing: {failed}"
+    assert result.exit_code == 0, result.stderr
 
 
 def test_taint_dry_run_changes_nothing(cli: Cli) -> None:
