@@ -8,6 +8,7 @@ library only: the stand-in package embeds this file.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -33,14 +34,28 @@ DRIVER_MISMATCH = (
 # PCI bus numbers of the eight GPUs of an HGX H100 baseboard, in nvidia-smi index order.
 HGX_PCI_BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
 
-# Driver branch → the CUDA version nvidia-smi's banner shows.
+# Driver branch → the CUDA version nvidia-smi's banner shows (590, 595 and 610 as captured on real
+# machines, tests/corpus/nvidia-smi/); a branch not listed shows its nearest older branch's.
 _CUDA_BY_BRANCH = {
-    "470": "11.4", "525": "12.0", "535": "12.2", "545": "12.3", "550": "12.4", "555": "12.5",
-    "560": "12.6", "565": "12.7", "570": "12.8", "575": "12.9", "580": "13.0",
+    470: "11.4", 525: "12.0", 535: "12.2", 545: "12.3", 550: "12.4", 555: "12.5", 560: "12.6",
+    565: "12.7", 570: "12.8", 575: "12.9", 580: "13.0", 590: "13.1", 595: "13.2", 610: "13.3",
 }  # fmt: skip
+# From 610 the banner names the kernel driver "KMD Version" and CUDA "CUDA UMD Version".
+KMD_BANNER_BRANCH = 610
+# nvidia-smi's default table shows at most 27 characters of a GPU's name, cutting longer ones.
+TABLE_NAME_WIDTH = 27
 
 _UNITS = {"memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "power.draw": "W",
           "utilization.gpu": "%", "utilization.memory": "%"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MigDevice:
+    """A MIG device as `nvidia-smi -L` lists it under its parent GPU."""
+
+    index: int
+    profile: str  # 1g.10gb
+    uuid: str
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,12 @@ class Gpu:
     driver_version: str
     pci_bus_id: str
     cuda_version: str = "12.4"
+    mig_devices: tuple[MigDevice, ...] = ()  # the MIG devices visible here; empty: MIG off
+
+
+def mig_uuid(node_name: str, gpu_index: int, mig_index: int) -> str:
+    """A stable MIG device UUID (MIG-…) for a simulated node's GPU and MIG device index."""
+    return "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node_name}.gpu{gpu_index}.mig{mig_index}.gpuctl"))
 
 
 @dataclass(frozen=True)
@@ -74,8 +95,15 @@ def pci_bus_id(index: int) -> str:
     return f"00000000:{bus:02X}:00.0"
 
 
+def _branch(driver_version: str) -> int:
+    major = driver_version.split(".", maxsplit=1)[0]
+    return int(major) if major.isdigit() else 550
+
+
 def cuda_version_for(driver_version: str) -> str:
-    return _CUDA_BY_BRANCH.get(driver_version.split(".", maxsplit=1)[0], "12.4")
+    branch = _branch(driver_version)
+    known = [known for known in _CUDA_BY_BRANCH if known <= branch]
+    return _CUDA_BY_BRANCH[max(known)] if known else "11.4"
 
 
 def fake_gpus(node_name: str, count: int, product: str, memory_mib: int, driver_version: str) -> list[Gpu]:
@@ -114,7 +142,7 @@ def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
         "utilization.memory": "0",
         "power.draw": "69.85",
         "compute_cap": "9.0",
-        "mig.mode.current": "Disabled",
+        "mig.mode.current": "Enabled" if gpu.mig_devices else "Disabled",
         "serial": str(1650923000000 + gpu.index),
     }
     return values.get(field)
@@ -138,36 +166,60 @@ def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tupl
     return "".join(line + "\n" for line in lines), 0
 
 
+_GPU_RULE = "+-----------------------------------------+------------------------+----------------------+"
+_WIDE_RULE = "+-----------------------------------------------------------------------------------------+"
+_GPU_HEADER = (
+    "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+    "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+    "|                                         |                        |               MIG M. |",
+    "|=========================================+========================+======================|",
+)
+_NO_PROCESSES = (
+    _WIDE_RULE,
+    "| Processes:                                                                              |",
+    "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |",
+    "|        ID   ID                                                               Usage      |",
+    "|=========================================================================================|",
+    "|  No running processes found                                                             |",
+    _WIDE_RULE,
+)
+
+
+def _banner(driver: str, cuda: str) -> str:
+    if _branch(driver) >= KMD_BANNER_BRANCH:
+        return f"| NVIDIA-SMI {driver:<23}KMD Version: {driver:<14}CUDA UMD Version: {cuda:<9}|"
+    return f"| NVIDIA-SMI {driver:<23}Driver Version: {driver:<15}CUDA Version: {cuda:<9}|"
+
+
+def table_name(name: str) -> str:
+    """The name as the default table prints it: names over 27 characters end in '...'."""
+    return name if len(name) <= TABLE_NAME_WIDTH else name[: TABLE_NAME_WIDTH - 3] + "..."
+
+
+def _gpu_rows(gpu: Gpu) -> list[str]:
+    """A GPU's three rows (identity, usage, MIG mode), as a datacenter GPU without MIG shows them."""
+    persistence, display, ecc, fan, temperature, perf = "On", "Off", "0", "N/A", "31C", "P0"
+    power, power_cap, utilisation, compute = "69W", "700W", "0%", "Default"
+    mig = "Enabled" if gpu.mig_devices else "Disabled"
+    used, total = "0MiB", f"{gpu.memory_total_mib}MiB"
+    return [
+        f"|{gpu.index:>4}  {table_name(gpu.name):<27}    {persistence:<4}|{gpu.pci_bus_id:>19} {display:>3} |"
+        f"{ecc:>21} |",
+        f"|{fan:>4}   {temperature:>3}    {perf:<2}{power:>16} / {power_cap:>5} |{used:>11} / {total:>9} |"
+        f"{utilisation:>8}      {compute:>7} |",
+        f"|{'':41}|{'':24}|{mig:>21} |",
+        _GPU_RULE,
+    ]
+
+
 def _table(gpus: list[Gpu]) -> str:
+    """nvidia-smi's default output, shaped like the real one of the driver's branch."""
     driver = gpus[0].driver_version if gpus else "N/A"
     cuda = gpus[0].cuda_version if gpus else "N/A"
-    rule = "+-----------------------------------------------------------------------------------------+"
-    lines = [
-        "Thu Nov 21 10:00:00 2026       ",
-        rule,
-        f"| NVIDIA-SMI {driver:<22} Driver Version: {driver:<15} CUDA Version: {cuda:<9}|",
-        "|-----------------------------------------+------------------------+----------------------+",
-        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
-        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
-        "|=========================================+========================+======================|",
-    ]
+    lines = [time.ctime() + "       ", _WIDE_RULE, _banner(driver, cuda), _GPU_RULE, *_GPU_HEADER]
     for gpu in gpus:
-        memory = f"0MiB / {gpu.memory_total_mib}MiB"
-        lines += [
-            f"| {gpu.index:>3}  {gpu.name[:20]:<20}           On  | {gpu.pci_bus_id:<16} Off |"
-            f"                    0 |",
-            f"| N/A   31C    P0             69W /  700W | {memory:>22} |      0%      Default |",
-            "|-----------------------------------------+------------------------+----------------------+",
-        ]
-    lines += [
-        "",
-        rule,
-        "| Processes:                                                                              |",
-        "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
-        "|=========================================================================================|",
-        "|  No running processes found                                                             |",
-        rule,
-    ]
+        lines += _gpu_rows(gpu)
+    lines += ["", *_NO_PROCESSES]
     return "\n".join(lines) + "\n"
 
 
@@ -209,12 +261,19 @@ def run_nvidia_smi(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:  # noqa
                 2,
             )
     if listing:
-        return "".join(f"GPU {g.index}: {g.name} (UUID: {g.uuid})\n" for g in gpus), 0
+        return "".join(_list_lines(g) for g in gpus), 0
     if query is not None:
         if format_options is None or "csv" not in format_options:
             return "Format option must be specified when querying.\n\n", 2
         return _query(gpus, query, format_options)
     return _table(gpus), 0
+
+
+def _list_lines(gpu: Gpu) -> str:
+    """A GPU's `-L` line and, indented under it, one line per MIG device (as drivers print them)."""
+    lines = [f"GPU {gpu.index}: {gpu.name} (UUID: {gpu.uuid})"]
+    lines += [f"  MIG {mig.profile:<11} Device {mig.index:>2}: (UUID: {mig.uuid})" for mig in gpu.mig_devices]
+    return "".join(line + "\n" for line in lines)
 
 
 _LIST_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$")

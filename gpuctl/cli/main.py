@@ -75,6 +75,11 @@ def _print_error(error: GpuctlError) -> None:
         sys.stderr.write(f"hint: {_one_line(error.hint)}\n")
 
 
+def _stdout_closed() -> bool:
+    """Click swaps stdout for its PacifyFlushWrapper once a write hit a closed pipe (EPIPE)."""
+    return "PacifyFlushWrapper" in type(sys.stdout).__name__
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run gpuctl with `argv` and return the exit code; user-facing failures never raise."""
     args = sys.argv[1:] if argv is None else argv
@@ -83,6 +88,8 @@ def run(argv: list[str] | None = None) -> int:
         # Standalone mode: Typer prints usage errors (exit 2) and maps Ctrl-C to exit 130.
         app(args=args, prog_name="gpuctl")
     except SystemExit as exit_:
+        if _stdout_closed():
+            return 0  # `gpuctl status | head -1`: a reader that stopped reading is no error
         return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     except GpuctlError as error:
         if debug:
@@ -99,4 +106,12 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    code = run()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left before the last buffered output: point stdout at /dev/null so that the
+        # interpreter's own flush at exit does not complain, and end as if all was read.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0 if code == ExitCode.OK else code
+    sys.exit(code)

@@ -7,7 +7,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from gpuctl.cli.options import MigStrategy, MigStrategyOption, ReplicasOption, Sharing, SharingOption
+from gpuctl.cli.options import (
+    MigStrategy,
+    MigStrategyOption,
+    ReplicasOption,
+    Sharing,
+    SharingOption,
+    check_image,
+    given,
+    refuse_without,
+)
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
@@ -42,7 +51,27 @@ def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(selector)
 
 
+def _check_values(
+    ctx: typer.Context, *, namespace: str, runtime_class: str, verify_namespace: str, image: str | None
+) -> None:
+    """Refuse what the API server would refuse later, and options that would be silently ignored."""
+    from gpuctl.names import check_dns_label
+
+    check_dns_label("--namespace", namespace, DEVICE_PLUGIN_NAMESPACE)
+    check_dns_label("--runtime-class", runtime_class, RUNTIME_CLASS)
+    check_dns_label("--verify-namespace", verify_namespace, GPUCTL_NAMESPACE)
+    if image is not None:
+        check_image(image, DEVICE_PLUGIN_IMAGE)
+    if given(ctx, "replicas") and ctx.params.get("sharing") in (None, Sharing.none):
+        raise refuse_without("--replicas", "--sharing", "gpuctl render --sharing time-slicing --replicas 4")
+    for option in ("rbac_subject", "verify_namespace"):
+        if given(ctx, option) and not given(ctx, "rbac"):
+            flag = "--" + option.replace("_", "-")
+            raise refuse_without(flag, "--rbac", f"gpuctl render --rbac {flag} ...")
+
+
 def command(
+    ctx: typer.Context,
     *,
     out: Annotated[
         Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
@@ -91,6 +120,9 @@ def command(
         write_rendered,
     )
 
+    _check_values(
+        ctx, namespace=namespace, runtime_class=runtime_class, verify_namespace=verify_namespace, image=image
+    )
     options = RenderOptions(
         namespace=namespace,
         image=image or DEVICE_PLUGIN_IMAGE,
@@ -110,5 +142,8 @@ def command(
     if out is None:
         typer.echo(result.as_stream(), nl=False)
         return
-    for path in write_rendered(result, out):
+    written, removed = write_rendered(result, out)
+    for path in written:
         typer.echo(f"wrote {path}")
+    for path in removed:
+        typer.echo(f"removed {path} (an earlier render's, not part of this one)")

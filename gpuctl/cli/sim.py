@@ -31,6 +31,14 @@ KubeconfigOut = Annotated[
 ]
 
 
+def _merged_note(previous_context: str) -> str:
+    before = f" (it was {previous_context!r})" if previous_context else ""
+    return (
+        f"merged context gpuctl-sim into the existing kubeconfig and made it current{before}; "
+        "`gpuctl sim down` takes it out again"
+    )
+
+
 @app.command("up")
 def up(
     kubeconfig: KubeconfigOut,
@@ -38,16 +46,39 @@ def up(
     detach: Annotated[
         bool, typer.Option("--detach", help="Run in the background; return once it serves.")
     ] = False,
+    hosts_from: Annotated[
+        Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--hosts-from",
+            help="Ansible inventory: one node per host of group gpu_nodes, backed by that host over SSH "
+            "(its GPUs, runtime and containers are the host's). Without --scenario: only those nodes, "
+            "no device plugin.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve a scenario on 127.0.0.1 (a free port) and write a kubeconfig for it."""
-    from gpuctl.sim.scenario import default_scenario_path, load_scenario
+    from gpuctl.sim.scenario import Scenario, default_scenario_path, load_scenario
     from gpuctl.sim.server import process
 
-    loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
+    if scenario is None and hosts_from is not None:
+        loaded = Scenario(source="--hosts-from")
+    else:
+        loaded = load_scenario(scenario or default_scenario_path())  # refuse invalid scenarios early
+    if hosts_from is not None:
+        from gpuctl.hosts.inventory import load_inventory
+
+        load_inventory(hosts_from)  # refuse a bad inventory before starting anything
+    new_folder = process.missing_folder(kubeconfig)
+    process.prepare_kubeconfig_path(kubeconfig)  # refuse a path that is not ours to write
+    if new_folder is not None:
+        typer.echo(f"created the folder {new_folder} for the kubeconfig", err=True)
     if detach:
-        record = process.start_detached(scenario, kubeconfig)
+        record = process.start_detached(scenario, kubeconfig, hosts_from)
         typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {len(loaded.nodes)} nodes)")
         typer.echo(f"kubeconfig: {record.kubeconfig}")
+        if not record.created_kubeconfig:
+            typer.echo(_merged_note(record.previous_context))
         typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
         return
 
@@ -59,14 +90,18 @@ def up(
 
     # A server stopped by Ctrl-C or SIGTERM ends normally (exit 0) once it stopped serving.
     with signals_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
-        process.serve(loaded, kubeconfig, announce)
+        process.serve(loaded, kubeconfig, announce, hosts_from)
     typer.echo("simulated cluster stopped")
 
 
 @app.command("down")
 def down(kubeconfig: KubeconfigOut) -> None:
-    """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`)."""
+    """Stop the simulated cluster that wrote KUBECONFIG (started with `gpuctl sim up --detach`) and
+    remove what `sim up` wrote (its kubeconfig, or its entries in a kubeconfig it merged into)."""
     from gpuctl.sim.server import process
 
-    record = process.stop_detached(kubeconfig)
-    typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")
+    record, why = process.stop_detached(kubeconfig)
+    if why:
+        typer.echo(why, err=True)
+    if record is not None and not why:
+        typer.echo(f"stopped the simulated cluster at {record.url} (pid {record.pid})")

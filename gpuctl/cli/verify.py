@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -49,6 +50,14 @@ def _options(
     check_dns_label("--runtime-class", runtime_class, "nvidia")
     if not image.strip() or any(ch.isspace() for ch in image):
         raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {VERIFY_IMAGE}")
+    if not math.isfinite(timeout):
+        raise ConfigError(
+            f"--timeout {timeout}: must be a finite number of seconds", hint="e.g. --timeout 300"
+        )
+    if keep_pods and no_pods:
+        raise ConfigError(
+            "--keep-pods has no effect with --no-pods (no pod is created)", hint="drop one of the two"
+        )
     return VerifyOptions(
         expectations=parse_expectations(expect_nodes, expect_gpus),
         namespace=namespace,

@@ -254,18 +254,50 @@ def parse_rbac_subject(text: str) -> RbacSubject:
     )
 
 
-def write_rendered(result: RenderResult, directory: Path) -> list[Path]:
-    """Write one file per rendered manifest under `directory` (created if absent)."""
+_OWN_NAMES = (
+    "nvidia-device-plugin.yaml",
+    "nvidia-device-plugin-config.yaml",
+    "nvidia-device-plugin-mps-control-daemon.yaml",
+    "gpu-operator-values.yaml",
+    "rbac-verify.yaml",
+    "rbac-taint.yaml",
+    "rbac-status.yaml",
+    "verify-cronjob.yaml",
+)
+_MANAGED_BY_GPUCTL = "app.kubernetes.io/managed-by: gpuctl"
+
+
+def _earlier_render(directory: Path) -> set[str]:
+    """The files an earlier render left in `directory`: gpuctl's fixed file names, and RuntimeClass
+    files (named after --runtime-class) that carry gpuctl's managed-by label. Anything else in the
+    folder (a kustomization.yaml, the user's own manifests) is not gpuctl's and stays."""
+    own = {path.name for path in directory.glob("*.yaml") if path.name in _OWN_NAMES}
+    runtime_classes = {
+        path.name
+        for path in directory.glob("runtimeclass-*.yaml")
+        if _MANAGED_BY_GPUCTL in path.read_text(encoding="utf-8", errors="replace")
+    }
+    return own | runtime_classes
+
+
+def write_rendered(result: RenderResult, directory: Path) -> tuple[list[Path], list[Path]]:
+    """Write one file per rendered manifest under `directory` (created if absent) and remove the
+    files of an earlier render that this one does not produce (a GitOps sync would keep applying
+    them): gpuctl's files there are exactly this render. Returns (written, removed)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        stale = _earlier_render(directory) - {rendered.filename for rendered in result.files}
         written = []
         for rendered in result.files:
             path = directory / rendered.filename
             path.write_text(rendered.content, encoding="utf-8")
             written.append(path)
+        removed = [directory / name for name in sorted(stale)]
+        for path in removed:
+            path.unlink()
     except OSError as error:
         raise ConfigError(
             f"--out {directory}: cannot write: {error.strerror or error}",
             hint="pick a writable folder, e.g. `gpuctl render --out ./manifests`",
         ) from error
-    return written
+    return written, removed

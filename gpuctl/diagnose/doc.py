@@ -60,9 +60,14 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
   `gpuctl.io/verify-run=<run id>`; all pods of a run are deleted with one deletecollection on
   success, failure, timeout, Ctrl-C and SIGTERM (unless `--keep-pods`).
 - **Fail fast**: an image pull error (`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`) or an
-  `Unschedulable` condition ends the wait for that node at once.
+  `Unschedulable` condition ends the wait for that node at once. So does a pod still Pending whose
+  own Warning events (`FailedCreatePodSandBox`, `FailedMount`, ...) match a signature that waiting
+  will not clear (e.g. `runtime.no-nvidia-runtime`): `pod.image` (`pod.scheduled` if unbound)
+  fails with its cause, hint and id. Transient ones (`pod.failed-mount`, `pod.sandbox-failed`,
+  `runtime.containerd-down`) keep the wait going and are reported if `--timeout` runs out.
 - **API budget**: a constant handful of requests plus three per GPU node (create the pod, read its
-  log, read the device plugin's log); pods are followed by one watch on the run's label.
+  log, read the device plugin's log); pods are followed by one watch on the run's label, their
+  Warning events by one watch on the namespace.
 """
 
 SOURCES = {

@@ -55,6 +55,8 @@ class ProgressState:
     # The playbook's set_stats data (ansible-runner's `artifact_data`), e.g. gpuctl_driver_state.
     custom_stats: dict[str, Any] = field(default_factory=dict)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    # ansible-playbook's own command-line error; its usage text that follows pushes it out of `tail`.
+    usage_error: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def apply(self, event: Mapping[str, Any]) -> None:
@@ -82,6 +84,8 @@ class ProgressState:
         for line in str(event.get("stdout") or "").splitlines():
             if line.strip():
                 self.tail.append(line)
+            if "ansible-playbook: error:" in line:
+                self.usage_error = line.strip()
         kind = str(event.get("event", ""))
         data = event.get("event_data") or {}
         if kind == "playbook_on_play_start":

@@ -98,6 +98,16 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
 
     paths = _kubeconfig_paths(kubeconfig)
     existing = [path for path in paths if path.is_file()]
+    if kubeconfig is not None and kubeconfig.is_dir():
+        raise ConfigError(
+            f"--kubeconfig {kubeconfig}: is a directory, expected a kubeconfig file",
+            hint=f"name the file, e.g. --kubeconfig {kubeconfig / 'config'}",
+        )
+    if kubeconfig is None and not paths:
+        raise ConfigError(
+            f"KUBECONFIG={os.environ.get('KUBECONFIG', '')!r} names no file",
+            hint="set KUBECONFIG to kubeconfig paths separated by ':', unset it, or pass --kubeconfig",
+        )
     if kubeconfig is not None and not existing:
         raise ConfigError(
             f"--kubeconfig {kubeconfig}: file not found",
@@ -130,6 +140,11 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
     except ConfigException as error:
         where = ", ".join(str(path) for path in existing)
         detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if context is None and "current-context" in detail:
+            raise ConfigError(
+                f"{where}: no current-context set, and no --context given",
+                hint=f"pass --context (`kubectl config get-contexts --kubeconfig {where}` lists them)",
+            ) from error
         if context is not None and "context" in detail.lower():
             hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
             raise ConfigError(f"{where}: context {context!r} not found", hint=hint) from error
@@ -189,6 +204,12 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
                 f"{verb} {resource}: {error.reason}",
                 hint="check the cluster address with `kubectl cluster-info`",
             ) from error
+        if not _is_kubernetes_answer(error):
+            raise UnreachableError(
+                f"not a Kubernetes API server: {verb} {resource} got HTTP {error.status} "
+                f"{error.reason or ''} with a {_content_type(error) or 'non-JSON'} body",
+                hint="check the server address of the kubeconfig's cluster (`kubectl config view --minify`)",
+            ) from error
         raise
     except (Urllib3Error, ConnectionError, OSError) as error:
         if _is_read_timeout(error):
@@ -204,6 +225,22 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
         ) from error
 
 
+def _content_type(error: Any) -> str:
+    headers = getattr(error, "headers", None) or {}
+    return str(headers.get("Content-Type") or headers.get("content-type") or "").split(";")[0].strip()
+
+
+def _is_kubernetes_answer(error: Any) -> bool:
+    """An API server's errors are JSON (a meta/v1 Status); a web server's HTML 404 is not."""
+    import json
+
+    body = error.body.decode("utf-8", "replace") if isinstance(error.body, bytes) else error.body
+    try:
+        return isinstance(json.loads(body or ""), dict)
+    except ValueError:
+        return "json" in _content_type(error) or "protobuf" in _content_type(error)
+
+
 def _is_read_timeout(error: BaseException) -> bool:
     from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 
@@ -214,6 +251,8 @@ def _is_read_timeout(error: BaseException) -> bool:
 
 def _short(error: BaseException) -> str:
     text = str(error)
+    if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text:
+        return "TLS handshake failed: the server does not speak https (a plain-http server?)"
     for marker in (
         "Connection refused",
         "CERTIFICATE_VERIFY_FAILED",

@@ -100,6 +100,9 @@ class NodeInfo:
     gpu_capacity: int
     gpu_allocatable: int
     addresses: tuple[str, ...] = ()  # InternalIP first, then the other status.addresses
+    # Every device-plugin resource (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*).
+    device_capacity: tuple[tuple[str, int], ...] = ()
+    device_allocatable: tuple[tuple[str, int], ...] = ()
 
     @property
     def hostname(self) -> str:
@@ -163,6 +166,18 @@ def node_from_json(node: JsonDict) -> NodeInfo:
         gpu_capacity=as_int(dig(node, "status", "capacity", default={}).get(GPU_RESOURCE)),
         gpu_allocatable=as_int(dig(node, "status", "allocatable", default={}).get(GPU_RESOURCE)),
         addresses=_addresses(node),
+        device_capacity=_devices(dig(node, "status", "capacity", default={})),
+        device_allocatable=_devices(dig(node, "status", "allocatable", default={})),
+    )
+
+
+def _devices(resources: JsonDict) -> tuple[tuple[str, int], ...]:
+    return tuple(
+        sorted(
+            (str(name), as_int(value))
+            for name, value in resources.items()
+            if str(name).startswith("nvidia.com/")
+        )
     )
 
 

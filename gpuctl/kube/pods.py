@@ -1,11 +1,10 @@
-"""Run a batch of short-lived pods: create with bounded concurrency, follow them with ONE watch,
-read each log once, delete them all with one deletecollection (one by one where RBAC allows
-`delete` but not `deletecollection`)."""
+"""Run a batch of short-lived pods: create with bounded concurrency, follow them with ONE watch
+(plus one on their Warning events, see pod_follow.py), read each log once, delete them all with
+one deletecollection (one by one where RBAC allows `delete` but not `deletecollection`)."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,79 +12,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of, stream_json_lines
+from gpuctl.kube.pod_follow import PodFollow, Settle
+from gpuctl.kube.pod_states import PodOutcome, classify
+from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of
+
+__all__ = ["LogUnavailable", "PodBatch", "PodOutcome", "Settle", "classify", "ensure_namespace"]
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
-
-IMAGE_PULL_REASONS = frozenset(
-    {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"}
-)
-START_ERROR_REASONS = frozenset({"CreateContainerError", "CreateContainerConfigError", "RunContainerError"})
-
-
-@dataclass(frozen=True)
-class PodOutcome:
-    """How one pod ended. `state`: succeeded | failed | unschedulable | image-pull | start-error |
-    timeout | create-failed. `node_name`: where it was bound ("" while unscheduled)."""
-
-    name: str
-    state: str
-    phase: str = ""
-    exit_code: int | None = None
-    reason: str = ""
-    message: str = ""
-    log: str = ""
-    node_name: str = ""
-
-
-def _terminated(pod: JsonDict) -> JsonDict:
-    for status in dig(pod, "status", "containerStatuses", default=[]):
-        terminated = dig(status, "state", "terminated")
-        if terminated:
-            return dict(terminated)
-    return {}
-
-
-def _waiting(pod: JsonDict) -> JsonDict:
-    for status in dig(pod, "status", "containerStatuses", default=[]):
-        waiting = dig(status, "state", "waiting")
-        if waiting:
-            return dict(waiting)
-    return {}
-
-
-def _unschedulable(pod: JsonDict) -> JsonDict | None:
-    for condition in dig(pod, "status", "conditions", default=[]):
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            return dict(condition) if condition.get("reason") == "Unschedulable" else None
-    return None
-
-
-def classify(pod: JsonDict) -> PodOutcome | None:
-    """The final outcome of `pod` if it reached one we need not wait past, else None."""
-    name, phase = name_of(pod), str(dig(pod, "status", "phase", default="Pending"))
-    if phase in ("Succeeded", "Failed"):
-        term = _terminated(pod)
-        state = "succeeded" if phase == "Succeeded" else "failed"
-        reason = str(term.get("reason") or dig(pod, "status", "reason", default="") or "")
-        if reason == "DeadlineExceeded":
-            state = "timeout"
-        message = str(term.get("message") or dig(pod, "status", "message", default="") or "")
-        exit_code = term.get("exitCode")
-        return PodOutcome(name, state, phase, exit_code, reason, message)
-    waiting = _waiting(pod)
-    waiting_reason = str(waiting.get("reason") or "")
-    if waiting_reason in IMAGE_PULL_REASONS:
-        return PodOutcome(name, "image-pull", phase, None, waiting_reason, str(waiting.get("message") or ""))
-    if waiting_reason in START_ERROR_REASONS:
-        return PodOutcome(name, "start-error", phase, None, waiting_reason, str(waiting.get("message") or ""))
-    condition = _unschedulable(pod)
-    if condition is not None:
-        return PodOutcome(
-            name, "unschedulable", phase, None, "Unschedulable", str(condition.get("message") or "")
-        )
-    return None
 
 
 class PodBatch:
@@ -122,68 +56,18 @@ class PodBatch:
 
     # --- following --------------------------------------------------------------------------
     def follow(
-        self, names: set[str], deadline: float, on_done: Callable[[PodOutcome], None]
-    ) -> dict[str, PodOutcome]:
-        """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes."""
-        outcomes: dict[str, PodOutcome] = {}
-        last_phase: dict[str, str] = {}
-        bound_to: dict[str, str] = {}
-
-        def observe(pod: JsonDict) -> None:
-            name = name_of(pod)
-            if name not in names or name in outcomes:
-                return
-            last_phase[name] = str(dig(pod, "status", "phase", default="Pending"))
-            bound_to[name] = str(dig(pod, "spec", "nodeName", default=""))
-            outcome = classify(pod)
-            if outcome is not None:
-                outcomes[name] = outcome
-                on_done(outcome)
-
-        while len(outcomes) < len(names) and time.monotonic() < deadline:
-            resource_version = self._list(observe)
-            if len(outcomes) < len(names):
-                self._watch(resource_version, deadline, observe, lambda: len(outcomes) >= len(names))
-        for name in names - outcomes.keys():
-            phase = last_phase.get(name, "Pending")
-            outcomes[name] = PodOutcome(name, "timeout", phase, node_name=bound_to.get(name, ""))
-        return outcomes
-
-    def _list(self, observe: Callable[[JsonDict], None]) -> str:
-        with api_call("list", f"pods in namespace {self.namespace}"):
-            body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
-        for item in body.get("items", []):
-            observe(item)
-        return str(dig(body, "metadata", "resourceVersion", default=""))
-
-    def _watch(
         self,
-        resource_version: str,
+        names: set[str],
         deadline: float,
-        observe: Callable[[JsonDict], None],
-        finished: Callable[[], bool],
-    ) -> None:
-        remaining = max(1.0, deadline - time.monotonic())
-        with api_call("watch", f"pods in namespace {self.namespace}"):
-            response: Any = self.core.list_namespaced_pod(
-                self.namespace,
-                label_selector=self.selector,
-                watch=True,
-                resource_version=resource_version,
-                timeout_seconds=int(remaining) + 1,
-                _preload_content=False,
-                _request_timeout=(10.0, remaining + 10.0),
-            )
-            try:
-                for event in stream_json_lines(response):
-                    if event.get("type") == "ERROR":
-                        return  # e.g. 410 Gone: the caller lists again
-                    observe(event.get("object") or {})
-                    if finished() or time.monotonic() >= deadline:
-                        return
-            finally:
-                response.close()
-                response.release_conn()
+        on_done: Callable[[PodOutcome], None],
+        settle: Settle | None = None,
+    ) -> dict[str, PodOutcome]:
+        """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes.
+
+        With `settle`, the pods' Warning events are watched too, and a Pending pod whose events
+        `settle` judges final ends as `stuck` at once.
+        """
+        return PodFollow(self.core, self.namespace, self.selector, names, deadline, on_done, settle).run()
 
     # --- logs, events, cleanup ------------------------------------------------------------------
     def read_log(self, name: str, container: str) -> str:

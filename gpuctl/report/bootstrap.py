@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
 from gpuctl.report import verify as verify_report
+from gpuctl.report.console import make_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -142,12 +143,19 @@ def print_host_table(result: BootstrapResult, console: Console) -> None:
     for host in result.hosts:
         for line in host.driver.notes() if host.driver else ():
             console.print(Text(f"{host.name}: {line}", style="yellow"))
+    errors = make_console(stderr=True)  # failures go to stderr, always
     for task in result.failed_tasks:
-        console.print(Text(f"{task.host}: task {task.task!r} failed: {task.message}", style="red"))
-        console.print(Text(f"  hint: {failed_task_hint(task, result.inventory)}"))
+        failure = f"{task.host}: task {task.task!r} failed: {task.message}"
+        errors.print(Text(failure, style="red"), soft_wrap=True)
+        errors.print(Text(f"  hint: {failed_task_hint(task, result.inventory)}"), soft_wrap=True)
     if result.error:
-        console.print(Text(f"error: {result.error}", style="red"))
-        console.print(Text("  hint: run the same with `-- -vvv` for ansible's details"))
+        errors.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
+        hint = (
+            "check the ansible-playbook arguments after `--` (`ansible-playbook --help`)"
+            if result.rejected_arguments
+            else "run the same with `-- -vvv` for ansible's details"
+        )
+        errors.print(Text(f"  hint: {hint}"), soft_wrap=True)
     console.print(Text(_footer(result)))
 
 

@@ -21,12 +21,19 @@ def make_console(stream: TextIO | None = None, *, stderr: bool = False) -> Conso
     """
     from rich.console import Console
 
+    class PipeTolerantConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # `gpuctl status | head -1`: the reader has what it wanted; that is no error (rich
+            # itself exits 1 here). Later writes go to /dev/null so the exit stays quiet.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(0)
+
     target = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(target, "isatty", lambda: False)())
     no_color = bool(os.environ.get("NO_COLOR"))
     columns = os.environ.get("COLUMNS", "")
     width = None if is_tty else (int(columns) if columns.isdigit() else PIPE_WIDTH)
-    return Console(
+    return PipeTolerantConsole(
         file=target,
         no_color=no_color,
         color_system="auto" if is_tty and not no_color else None,

@@ -53,6 +53,10 @@ def to_json(result: TaintResult) -> dict[str, Any]:
             for warning in result.warnings
         ],
         "notes": list(result.notes),
+        "evictions": [
+            {"namespace": pod.namespace, "name": pod.name, "node": pod.node, "owner": pod.owner}
+            for pod in result.evictions
+        ],
     }
 
 
@@ -71,8 +75,11 @@ def print_table(result: TaintResult, console: Console) -> None:
     from rich.text import Text
 
     if not result.nodes:
-        console.print(f"no node matched: {result.selection}", markup=False, soft_wrap=True)
-        console.print("hint: pass --nodes or --selector, or check the GPU nodes with `gpuctl status`")
+        from gpuctl.report.console import make_console
+
+        errors = make_console(stderr=True)  # an outcome that exits 1 is said on stderr
+        errors.print(f"error: no node matched: {result.selection}", markup=False, soft_wrap=True)
+        errors.print("hint: pass --nodes or --selector, or check the GPU nodes with `gpuctl status`")
     else:
         table = Table(title=None, box=None, pad_edge=False)
         for column in ("NODE", "ACTION", "BEFORE", "AFTER", "NOTE"):
@@ -87,6 +94,9 @@ def print_table(result: TaintResult, console: Console) -> None:
         console.print(table)
     # Prose lines stay one line each (soft_wrap) so that logs and grep see whole sentences.
     console.print(_summary(result), markup=False, soft_wrap=True)
+    verb = "would evict" if result.dry_run else "evicted"
+    for pod in result.evictions:
+        console.print(f"{verb}: {pod}", style="yellow", markup=False, soft_wrap=True)
     for warning in result.warnings:
         console.print(f"warning: {warning.message}", style="yellow", markup=False, soft_wrap=True)
         console.print(f"  hint: {warning.hint}", markup=False, soft_wrap=True)

@@ -36,6 +36,13 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
             "capacity": node.gpus.capacity,
             "allocatable": node.gpus.allocatable,
             "seen": node.gpus.seen,
+            "physical": node.sharing.physical,
+            "mig_devices": node.sharing.mig_devices,
+        },
+        "sharing": {
+            "mode": node.sharing.mode,
+            "replicas": node.sharing.replicas,
+            "mig_strategy": node.sharing.mig_strategy,
         },
         "product": node.product or None,
         "driver_version": node.driver_version or None,

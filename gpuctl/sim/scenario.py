@@ -49,7 +49,7 @@ class NodeSpec:
     gpu_memory_mib: int = 81559
     driver_version: str = "550.90.07"
     driver: str = "installed"  # installed | missing | mismatch
-    toolkit: str = "configured"  # configured | missing
+    toolkit: str = "configured"  # configured | missing | unconfigured
     unhealthy_gpus: int = 0
     ready: bool = True
     unschedulable: bool = False
@@ -58,15 +58,18 @@ class NodeSpec:
     nvidia_smi: NvidiaSmiOverride | None = None
     cpu: str = "32"
     memory: str = "263921228Ki"
+    # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
+    mig: tuple[tuple[str, int], ...] = ()
 
     @property
     def host_can_advertise(self) -> bool:
         """A device plugin on this host can load NVML and register the GPUs with the kubelet.
 
-        With `driver: mismatch` the plugin started before the driver upgrade, so it still
-        advertises; containers started now fail to initialise NVML.
+        With `driver: mismatch` the plugin started before the driver upgrade, and with `toolkit:
+        unconfigured` before containerd lost its nvidia runtime, so it still advertises;
+        containers started now fail.
         """
-        return self.gpus > 0 and self.driver != "missing" and self.toolkit == "configured"
+        return self.gpus > 0 and self.driver != "missing" and self.toolkit != "missing"
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ _NODE_KEYS = {
     "nvidiaSmi",
     "cpu",
     "memory",
+    "mig",
 }
 
 
@@ -186,6 +190,11 @@ def _type_name(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+MAX_NODES = 10_000  # in all; a simulated node costs ~50 KiB, and bench/ goes to 5,000
+FORBIDDEN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+_RESOURCE = re.compile(r"^[a-z][a-z0-9.-]*(/[a-z]+)?$")
+
+
 def load_scenario(path: Path | str) -> Scenario:
     """Read and validate a scenario file; ConfigError names the file, field path or YAML line."""
     import yaml
@@ -204,7 +213,12 @@ def load_scenario(path: Path | str) -> Scenario:
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ConfigError(f"{path}:{line}: invalid YAML: {problem}", hint=HINT) from None
-    return parse_scenario(data if data is not None else {}, str(path))
+    if data is None:
+        raise ConfigError(
+            f"{path}: empty scenario file (no nodes)",
+            hint="describe at least one node, e.g. `nodes: [{name: gpu-0, gpus: 8}]` (docs/scenario.md)",
+        )
+    return parse_scenario(data, str(path))
 
 
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
@@ -226,6 +240,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
                 )
             seen[node.name] = f"nodes[{index}]"
             nodes.append(node)
+        if len(nodes) > MAX_NODES:
+            top.fail(f"nodes[{index}].count", f"more than {MAX_NODES} nodes in all (the limit of the sim)")
     return Scenario(
         nodes=tuple(nodes),
         kubernetes_version=version,
@@ -242,8 +258,13 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
 def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
     entries = top.string_list("forbidden", ())
     for index, entry in enumerate(entries):
-        if len(entry.split()) != 2:
+        words = entry.split()
+        if len(words) != 2:
             top.fail(f"forbidden[{index}]", f"must be 'VERB RESOURCE' like 'list nodes', got {entry!r}")
+        if words[0] not in FORBIDDEN_VERBS:
+            top.fail(f"forbidden[{index}]", f"verb {words[0]!r} must be one of {', '.join(FORBIDDEN_VERBS)}")
+        if not _RESOURCE.match(words[1]):
+            top.fail(f"forbidden[{index}]", f"resource {words[1]!r} must be a lower-case plural like 'nodes'")
     return tuple(" ".join(entry.split()) for entry in entries)
 
 
@@ -253,6 +274,8 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         node.fail(node.at("name"), "required")
     pattern = node.string("name", "")
     count = node.integer("count", 1)
+    if count > MAX_NODES:
+        node.fail(node.at("count"), f"must be <= {MAX_NODES} (the simulated cluster's limit)")
     if count > 1 and "{i}" not in pattern:
         node.fail(node.at("name"), "must contain {i} when count > 1")
     gpus = node.integer("gpus", 0)
@@ -267,7 +290,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         gpu_memory_mib=node.integer("gpuMemoryMiB", NodeSpec.gpu_memory_mib, minimum=1),
         driver_version=node.string("driverVersion", NodeSpec.driver_version),
         driver=host.choice("driver", "installed", ("installed", "missing", "mismatch")),
-        toolkit=host.choice("toolkit", "configured", ("configured", "missing")),
+        toolkit=host.choice("toolkit", "configured", ("configured", "missing", "unconfigured")),
         unhealthy_gpus=unhealthy,
         ready=node.boolean("ready", True),
         unschedulable=node.boolean("unschedulable", False),
@@ -276,6 +299,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         nvidia_smi=_parse_nvidia_smi(node, source),
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
+        mig=_parse_mig(node),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:
@@ -317,6 +341,23 @@ def _parse_labels(node: _Fields) -> tuple[tuple[str, str], ...]:
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
             node.fail(f"{node.at('labels')}.{key}", 'keys and values must be strings (quote "true")')
+    return tuple(sorted(raw.items()))
+
+
+MIG_PROFILE = re.compile(r"^[1-7]g\.\d+gb(\+me)?$")
+MAX_MIG_INSTANCES = 7  # a GPU has seven compute slices
+
+
+def _parse_mig(node: _Fields) -> tuple[tuple[str, int], ...]:
+    raw = node.data.get("mig") or {}
+    if not isinstance(raw, dict):
+        node.fail(node.at("mig"), f"must be a mapping of MIG profile to instances, got {_type_name(raw)}")
+    for profile, instances in raw.items():
+        where = f"{node.at('mig')}.{profile}"
+        if not isinstance(profile, str) or not MIG_PROFILE.match(profile):
+            node.fail(where, "not a MIG profile name like 1g.10gb or 3g.40gb")
+        if isinstance(instances, bool) or not isinstance(instances, int) or not 0 <= instances <= 7:
+            node.fail(where, f"instances per GPU must be an integer from 0 to {MAX_MIG_INSTANCES}")
     return tuple(sorted(raw.items()))
 
 

@@ -45,3 +45,29 @@ def test_sigint_cleans_up_when_started_as_a_background_job(sim: Any) -> None:
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert cluster.verification_pods() == []
+
+
+def test_sigterm_stops_bootstrap_in_its_verify_phase_and_deletes_the_pods(sim: Any) -> None:
+    scenario = {
+        "podStartSeconds": 0.05,
+        "podRunSeconds": 120,
+        "devicePlugin": "installed",
+        "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 4, "labels": {"nvidia.com/gpu.count": "4"}}],
+    }
+    cluster = sim(scenario)
+    wait_until(lambda: _gpus_advertised(cluster), "GPUs advertised")
+    argv = [sys.executable, "-m", "gpuctl", "bootstrap", "--phase", "verify"]
+    argv += ["--kubeconfig", str(cluster.kubeconfig)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: len(cluster.verification_pods()) == 2, "verification pods created")
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "interrupted:" in stderr
+    assert "Traceback" not in stderr
+    assert cluster.verification_pods() == []

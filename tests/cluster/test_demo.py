@@ -30,7 +30,7 @@ def test_demo_runs_end_to_end(tmp_path: Path) -> None:
     assert "$ gpuctl status" in output
     assert "$ gpuctl verify" in output
     # The diagnosis of the two broken nodes of the built-in scenario.
-    assert "Driver/library version mismatch" in output
+    assert "driver/library version mismatch" in output
     assert "nvidia-ctk runtime configure" in output
     assert "demo finished: 4 GPU node(s) proven, 2 diagnosed (gpu-mismatch-0, gpu-notoolkit-0)" in output
     assert output.rstrip().endswith("simulated cluster stopped")

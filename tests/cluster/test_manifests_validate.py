@@ -84,7 +84,8 @@ def test_rendered_plugin_brings_gpus_to_a_tainted_cluster(sim: Callable[..., Any
     _apply(api_client, _kubernetes_documents(RenderOptions(sharing="time-slicing")))
     assert NodeV1Api(api_client).read_runtime_class("nvidia").handler == "nvidia"
     core = CoreV1Api(api_client)
-    wait_until(lambda: _gpus(core) == {"gpu-0": "8", "gpu-1": "8"}, "both nodes to advertise 8 GPUs")
+    # Two time-slicing replicas of each of the 8 GPUs, as NVIDIA's plugin advertises them.
+    wait_until(lambda: _gpus(core) == {"gpu-0": "16", "gpu-1": "16"}, "both nodes to advertise 16 GPUs")
 
 
 def _apply(api_client: Any, documents: list[dict[str, Any]]) -> None:
@@ -107,7 +108,8 @@ def _nodes_running(core: Any, selector: str) -> list[str]:
 
 def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., Any]) -> None:
     """Applied to a tainted cluster, the MPS control daemon tolerates the taint and follows the
-    nvidia.com/mps.capable label (GPU feature discovery's), while the plugin runs on every GPU node."""
+    nvidia.com/mps.capable label (GPU feature discovery's, which it sets on every node whose plugin
+    reads an MPS config), and the plugin advertises the replicas once the daemon runs."""
     from kubernetes.client import AppsV1Api, CoreV1Api
 
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -125,8 +127,12 @@ def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., A
             _nodes_running(core, "name=nvidia-device-plugin-ds"),
         )
 
-    wait_until(lambda: placed() == (["mps-0", "mps-1"], ["gpu-0", "mps-0", "mps-1"]), "the pods to be placed")
-    wait_until(lambda: _gpus(core) == {"gpu-0": "4", "mps-0": "4", "mps-1": "4"}, "GPUs advertised")
+    everywhere = ["gpu-0", "mps-0", "mps-1"]
+    wait_until(lambda: placed() == (everywhere, everywhere), "the pods to be placed")
+    wait_until(lambda: _gpus(core) == {"gpu-0": "16", "mps-0": "16", "mps-1": "16"}, "replicas advertised")
+    labels = core.read_node("gpu-0").metadata.labels
+    assert labels[MPS_CAPABLE_LABEL] == "true"
+    assert labels["nvidia.com/gpu.sharing-strategy"] == "mps"
     # The control daemon is a long-running daemon of the plugin's image, not a second plugin:
     # without the plugin DaemonSet no node advertises GPUs, while the daemons keep running.
     AppsV1Api(api_client).delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system")
@@ -134,7 +140,7 @@ def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., A
     daemons = core.list_namespaced_pod(
         "kube-system", label_selector="name=nvidia-device-plugin-mps-control-daemon"
     )
-    assert [pod.status.phase for pod in daemons.items] == ["Running", "Running"]
+    assert [pod.status.phase for pod in daemons.items] == ["Running"] * 3
 
 
 def _gpus(core: Any) -> dict[str, str | None]:

@@ -222,20 +222,20 @@ def test_noop_patch_keeps_resource_version(core: client.CoreV1Api) -> None:
 
 
 def test_server_side_apply_creates_then_merges(core: client.CoreV1Api) -> None:
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1"}}
-    created = core.patch_namespaced_config_map(
-        "applied", "default", body, field_manager="gpuctl", _content_type="application/apply-patch+yaml"
-    )
+    def apply(data: dict[str, str], manager: str = "gpuctl") -> Any:
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": data}
+        return core.patch_namespaced_config_map(
+            "applied", "default", body, field_manager=manager, _content_type="application/apply-patch+yaml"
+        )
+
+    created = apply({"a": "1"})
     assert created.data == {"a": "1"}
     assert created.metadata.managed_fields[0].manager == "gpuctl"
-    body["data"] = {"b": "2"}
-    merged = core.patch_namespaced_config_map(
-        "applied", "default", body, field_manager="gpuctl", _content_type="application/apply-patch+yaml"
-    )
-    assert merged.data == {"a": "1", "b": "2"}
-    again = core.patch_namespaced_config_map(
-        "applied", "default", body, field_manager="gpuctl", _content_type="application/apply-patch+yaml"
-    )
+    # another manager's field is merged in; the one gpuctl no longer applies is removed
+    assert apply({"c": "3"}, manager="other").data == {"a": "1", "c": "3"}
+    merged = apply({"b": "2"})
+    assert merged.data == {"b": "2", "c": "3"}
+    again = apply({"b": "2"})
     assert again.metadata.resource_version == merged.metadata.resource_version
 
 

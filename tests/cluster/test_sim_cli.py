@@ -116,9 +116,9 @@ def test_missing_scenario_file(tmp_path: Path, cli: Any) -> None:
 
 def test_down_without_a_sim(tmp_path: Path, cli: Any) -> None:
     result = cli("sim", "down", "--kubeconfig", tmp_path / "kc")
-    assert result.exit_code == 2
+    assert result.exit_code == 0  # a second `down` is not an error
     assert "no simulated cluster recorded" in result.stderr
-    assert "gpuctl sim up --detach" in result.stderr
+    assert "nothing to stop" in result.stderr
 
 
 def test_down_with_a_stale_record(tmp_path: Path, cli: Any) -> None:
@@ -130,7 +130,7 @@ def test_down_with_a_stale_record(tmp_path: Path, cli: Any) -> None:
         json.dumps({"pid": int(finished.stdout), "url": "http://127.0.0.1:1"})
     )
     result = cli("sim", "down", "--kubeconfig", kubeconfig)
-    assert result.exit_code == 2
-    assert "is not running" in result.stderr
+    assert result.exit_code == 0
+    assert "was not running" in result.stderr
     assert not sidecar_path(kubeconfig).exists()
     assert "Traceback" not in result.output

@@ -157,13 +157,16 @@ def test_pods_on_one_node_get_distinct_devices(core: client.CoreV1Api) -> None:
     assert len(set(uuids)) == 8
 
 
-def test_driver_mismatch_fails_nvml(core: client.CoreV1Api) -> None:
+def test_driver_mismatch_fails_the_start_hook(core: client.CoreV1Api) -> None:
+    """The NVIDIA runtime's prestart hook initialises NVML before the container starts."""
     core.create_namespaced_pod("default", gpu_pod("mm", 8, "mismatch-0"))
     pod = finished(core, "mm")
     assert pod.status.phase == "Failed"
     terminated = pod.status.container_statuses[0].state.terminated
-    assert (terminated.reason, terminated.exit_code) == ("Error", nvidia_smi.DRIVER_MISMATCH[1])
-    assert "Driver/library version mismatch" in core.read_namespaced_pod_log("mm", "default")
+    assert (terminated.reason, terminated.exit_code) == ("StartError", 128)
+    assert terminated.message.endswith(
+        "nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown"
+    )
 
 
 def test_nvidia_smi_without_gpus_is_not_in_the_image(core: client.CoreV1Api) -> None:

@@ -30,7 +30,7 @@ from gpuctl.sim.scenario import default_scenario_path, load_scenario, parse_scen
         ),
         (
             {"nodes": [{"name": "g", "host": {"toolkit": "no"}}]},
-            "scenario.yaml: nodes[0].host.toolkit: must be one of configured, missing",
+            "scenario.yaml: nodes[0].host.toolkit: must be one of configured, missing, unconfigured",
         ),
         ({"nodes": [{"name": "g", "ready": "yes"}]}, "scenario.yaml: nodes[0].ready: must be true or false"),
         ({"nodes": [{"gpus": 1}]}, "scenario.yaml: nodes[0].name: required"),
@@ -134,9 +134,10 @@ def test_missing_file(tmp_path: Path) -> None:
         load_scenario(tmp_path / "absent.yaml")
 
 
-def test_empty_file_is_an_empty_cluster(tmp_path: Path) -> None:
+def test_an_explicit_empty_node_list_is_an_empty_cluster(tmp_path: Path) -> None:
+    # An empty file is refused (tests/unit/test_bad_values_refused.py); `nodes: []` says it on purpose.
     path = tmp_path / "empty.yaml"
-    path.write_text("", encoding="utf-8")
+    path.write_text("nodes: []\n", encoding="utf-8")
     assert load_scenario(path).nodes == ()
 
 

@@ -112,7 +112,7 @@ def test_selector_and_nodes_choose_the_nodes(cluster: Any, cli: Callable[..., An
     assert [node["name"] for node in _json(by_selector.stdout)["nodes"]] == ["cpu-0", "gpu-1"]
     by_name = cli(
         "taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig, "--nodes", "gpu-2",
-        "--key", "example.com/pool", "--value", "", "--effect", "NoExecute",
+        "--key", "example.com/pool", "--value", "", "--effect", "NoExecute", "--yes",
     )  # fmt: skip
     assert by_name.exit_code == 0, by_name.output
     assert {"key": "example.com/pool", "value": None, "effect": "NoExecute"} in _taints(cluster, "gpu-2")
@@ -122,7 +122,7 @@ def test_selector_and_nodes_choose_the_nodes(cluster: Any, cli: Callable[..., An
 def test_selector_matching_nothing_exits_1(cluster: Any, cli: Callable[..., Any]) -> None:
     result = cli("taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig, "-l", "pool=none")
     assert result.exit_code == 1
-    assert "no node matched" in result.stdout
+    assert "error: no node matched" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,9 @@ def test_healthy_cluster_passes(sim: Any, cli: Any) -> None:
     assert data["ok"] is True
     assert [n["name"] for n in data["nodes"]] == ["gpu-0", "gpu-1"]
     for item in data["nodes"]:
-        assert item["gpus"] == {"expected": 8, "capacity": 8, "allocatable": 8, "seen": 8}
+        assert item["gpus"] == {
+            "expected": 8, "capacity": 8, "allocatable": 8, "seen": 8, "physical": 8, "mig_devices": 0,
+        }  # fmt: skip
         assert check(item, "nvidia-smi.product")["message"] == "NVIDIA H100 80GB HBM3"
         assert check(item, "nvidia-smi.driver")["status"] == "pass"
         assert all(c["status"] in ("pass", "skip") for c in item["checks"]), item
@@ -121,15 +123,15 @@ def test_host_layer_missing_means_no_gpus_advertised(
     assert check(item, "nvidia-smi.run")["status"] == "skip"
 
 
-def test_driver_mismatch_is_diagnosed_from_nvidia_smi(sim: Any, cli: Any) -> None:
+def test_driver_mismatch_is_diagnosed_from_the_start_hook(sim: Any, cli: Any) -> None:
     cluster = sim(scenario({"name": "gpu-0", "gpus": 8, "host": {"driver": "mismatch"}}))
     wait_for_gpus(cluster, "gpu-0", 8)
     code, data = verify_json(cli, cluster)
     assert code == 1
     run = check(node(data, "gpu-0"), "nvidia-smi.run")
     assert run["status"] == "fail"
-    assert run["diagnosis"] == "smi.driver-mismatch"
-    assert "reboot gpu-0" in run["hint"]
+    assert run["diagnosis"] == "runtime.driver-mismatch"
+    assert "reboot" in run["hint"]
     assert leftover_pods(cluster) == []
 
 
@@ -328,8 +330,8 @@ def test_json_contract_keys(sim: Any, cli: Any) -> None:
     ids = [c["id"] for c in item["checks"]]
     assert ids == [
         "node.ready", "node.schedulable", "gpu.capacity", "gpu.allocatable", "device-plugin.pod",
-        "device-plugin.log", "taint.toleration", "pod.scheduled", "pod.image", "nvidia-smi.run",
-        "nvidia-smi.gpus", "nvidia-smi.product", "nvidia-smi.memory", "nvidia-smi.driver",
+        "device-plugin.log", "taint.toleration", "gpu.sharing", "pod.scheduled", "pod.image",
+        "nvidia-smi.run", "nvidia-smi.gpus", "nvidia-smi.product", "nvidia-smi.memory", "nvidia-smi.driver",
     ]  # fmt: skip
     for c in [*item["checks"], *data["cluster_checks"]]:
         assert {"id", "status", "message", "hint"} <= set(c)
@@ -342,6 +344,6 @@ def test_junit_output_parses(sim: Any, cli: Any) -> None:
     assert result.exit_code == 1
     root = ET.fromstring(result.stdout)
     cases = root.findall(".//testcase")
-    assert len(cases) == 3 * 14 + 5
+    assert len(cases) == 3 * 15 + 5
     failing = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failing == [("node.bad-0", "nvidia-smi.run")]

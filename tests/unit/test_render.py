@@ -352,3 +352,19 @@ def test_cli_bad_input_exit_2_without_traceback(args: list[str], message: str) -
     assert completed.returncode == 2
     assert message in completed.stderr
     assert "Traceback" not in completed.stderr + completed.stdout
+
+
+def test_out_dir_holds_exactly_the_current_render(tmp_path: Path) -> None:
+    """A GitOps sync applies every file in the folder: an earlier render's leftovers must go."""
+    out = tmp_path / "manifests"
+    first = _gpuctl(
+        "render", "--sharing", "mps", "--replicas", "4", "--rbac", "--runtime-class", "gpu", "--out", str(out)
+    )
+    assert first.returncode == 0, first.stderr
+    (out / "kustomization.yaml").write_text("resources: []\n", encoding="utf-8")  # the user's own file
+    second = _gpuctl("render", "--out", str(out))
+    assert second.returncode == 0, second.stderr
+    names = sorted(path.name for path in out.iterdir())
+    assert names == ["kustomization.yaml", "nvidia-device-plugin.yaml", "runtimeclass-nvidia.yaml"]
+    assert f"removed {out / 'nvidia-device-plugin-mps-control-daemon.yaml'}" in second.stdout
+    assert f"removed {out / 'runtimeclass-gpu.yaml'}" in second.stdout

@@ -20,6 +20,7 @@ from gpuctl.core.render import RenderOptions, render_manifests
 from gpuctl.core.taint import TaintResult, taint_gpu_nodes
 from gpuctl.core.verify import Check, VerifyOptions, verify
 from gpuctl.core.verify.model import Expectations
+from gpuctl.core.verify.sharing import physical_allocatable
 from gpuctl.defaults import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ExitCode
 from gpuctl.kube.apply import Applied, Applier
@@ -117,7 +118,7 @@ def _readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[N
             NodeReadiness(
                 name,
                 count,
-                node.gpu_allocatable if node else 0,
+                physical_allocatable(node) if node else 0,
                 bool(pod and pod.ready and pod.phase == "Running"),
             )
         )

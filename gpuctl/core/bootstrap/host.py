@@ -11,7 +11,7 @@ from pathlib import Path
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
-from gpuctl.hosts.inventory import load_inventory
+from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.package_data import playbooks_dir, role_defaults_files
@@ -56,6 +56,7 @@ class BootstrapResult:
     error: str = ""  # ansible stopped before running tasks (syntax error, missing role ...)
     artifacts_dir: str | None = None
     warnings: tuple[str, ...] = ()
+    rejected_arguments: bool = False  # ansible-playbook refused its command line (extra args after --)
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,8 @@ class BootstrapResult:
     def exit_code(self) -> ExitCode:
         if self.interrupted:
             return ExitCode.INTERRUPTED
+        if self.rejected_arguments:
+            return ExitCode.USAGE
         if self.ok:
             return ExitCode.OK
         if self.hosts and all(host.unreachable for host in self.hosts):
@@ -89,16 +92,7 @@ def run_host_bootstrap(
     inventory = load_inventory(inventory_path, limit=limit)
     warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
     playbook_path = playbook or playbooks_dir() / HOST_PLAYBOOK
-    state = ProgressState()
-    for host in inventory.hosts:
-        state.add_host(host.name)
-
-    def on_event(event: object) -> None:
-        if isinstance(event, dict):
-            state.apply(event)
-        if on_progress is not None:
-            on_progress(state)
-
+    state, on_event = _progress(inventory.hosts, on_progress)
     request = RunRequest(
         playbook=playbook_path,
         inventory=inventory_path,
@@ -125,7 +119,25 @@ def run_host_bootstrap(
         error="" if state.final_stats_seen or outcome.interrupted else _early_error(state, outcome.rc),
         artifacts_dir=str(outcome.artifacts_dir) if outcome.artifacts_dir else None,
         warnings=inventory.warnings + warnings,
+        rejected_arguments=not state.final_stats_seen and _usage_error(state) != "",
     )
+
+
+def _progress(
+    hosts: tuple[Host, ...], on_progress: Callable[[ProgressState], None] | None
+) -> tuple[ProgressState, Callable[[object], None]]:
+    """The run's progress state and the ansible-runner event handler that feeds it."""
+    state = ProgressState()
+    for host in hosts:
+        state.add_host(host.name)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, dict):
+            state.apply(event)
+        if on_progress is not None:
+            on_progress(state)
+
+    return state, on_event
 
 
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
@@ -143,11 +155,16 @@ def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, .
     )
 
 
+def _usage_error(state: ProgressState) -> str:
+    """ansible-playbook's own command-line error (argparse: `ansible-playbook: error: ...`)."""
+    return state.usage_error
+
+
 def _early_error(state: ProgressState, rc: int) -> str:
     """Why ansible-playbook stopped before its recap: its last ERROR line, else its last line."""
     lines = list(state.tail)
     errors = [line.strip() for line in lines if "ERROR" in line]
-    text = errors[-1] if errors else (lines[-1].strip() if lines else "")
+    text = _usage_error(state) or (errors[-1] if errors else (lines[-1].strip() if lines else ""))
     return " ".join(f"ansible-playbook exited with {rc}: {text or 'no output'}".split())
 
 

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuctl.core.taint.audit import DaemonSetWarning, admission_notes, audit_daemonsets
+from gpuctl.core.taint.evictions import EvictedPod, eviction_refusal, pods_evicted_by
 from gpuctl.core.taint.rules import check_label_selector
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import list_gpu_daemonsets
 from gpuctl.kube.nodes import Taint, node_from_json
+from gpuctl.kube.pods import list_all_pods
 from gpuctl.kube.raw import JsonDict, dig, name_of
 from gpuctl.kube.taints import NodeTaintWriter, list_node_objects
 
@@ -49,6 +51,7 @@ class TaintResult:
     warnings: tuple[DaemonSetWarning, ...]
     notes: tuple[str, ...]
     writes: int  # PATCH requests sent (dry runs included)
+    evictions: tuple[EvictedPod, ...] = ()  # pods a NoExecute taint evicts (or, dry, would evict)
 
     @property
     def ok(self) -> bool:
@@ -137,12 +140,15 @@ def taint_gpu_nodes(
     selector: str | None = None,
     node_names: Sequence[str] = (),
     after_read: Callable[[str], None] | None = None,
+    allow_evictions: bool = False,
 ) -> TaintResult:
     """Set (or with `remove`, take off) `taint` on the chosen nodes; see the module docstring.
 
     Nodes: `node_names` if given, else those matching `selector`, else every GPU node.
     `after_read(node_name)` runs between reading a node and writing it (a seam for tests that
     prove conflict handling with a real concurrent writer).
+    A NoExecute taint that would evict running pods is refused (exit 2, the pods named) unless
+    `allow_evictions`; dry runs list those pods without refusing.
     """
     if selector is not None:
         check_label_selector(selector)
@@ -152,6 +158,9 @@ def taint_gpu_nodes(
     if not remove:
         warnings = audit_daemonsets(list_gpu_daemonsets(api_client), taint)
         notes = admission_notes(taint)
+    evictions = _evictions(api_client, nodes, taint) if not remove else []
+    if evictions and not (dry_run or allow_evictions):
+        raise eviction_refusal(evictions, taint)
     writer = NodeTaintWriter(pooled_client(api_client, CONCURRENCY), dry_run=dry_run, after_read=after_read)
     ordered = sorted(nodes, key=name_of)
     with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-taint") as pool:
@@ -165,4 +174,11 @@ def taint_gpu_nodes(
         warnings=tuple(warnings),
         notes=tuple(notes),
         writes=writer.writes,
+        evictions=tuple(evictions),
     )
+
+
+def _evictions(api_client: ApiClient, nodes: list[JsonDict], taint: Taint) -> list[EvictedPod]:
+    if taint.effect != "NoExecute" or not nodes:
+        return []
+    return pods_evicted_by(list_all_pods(api_client), map(name_of, nodes), taint)

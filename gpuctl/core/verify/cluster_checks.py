@@ -76,9 +76,11 @@ def daemonset_tolerations(daemonsets: list[DaemonSetInfo], gpu_nodes: list[NodeI
             "cluster.daemonset-tolerations", f"{len(daemonsets)} GPU DaemonSet(s) tolerate the GPU taints"
         )
     text = "; ".join(f"{ds.namespace}/{ds.name} does not tolerate {taint}" for ds, taint in gaps)
+    # Name the tolerations that are missing, not one the DaemonSets may already have.
+    missing = sorted({f"`key: {taint.key}, operator: Exists, effect: {taint.effect}`" for _, taint in gaps})
     hint = (
-        "add the toleration to those DaemonSets (e.g. `key: nvidia.com/gpu, operator: Exists, "
-        "effect: NoSchedule`); `gpuctl taint-gpu-nodes --dry-run` audits them"
+        f"add the toleration {' and '.join(missing)} to those DaemonSets; "
+        "`gpuctl taint-gpu-nodes --dry-run` audits them"
     )
     make = failed if any(ds.is_device_plugin for ds, _ in gaps) else warned
     return make("cluster.daemonset-tolerations", text[:500], hint)

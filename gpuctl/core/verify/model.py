@@ -58,12 +58,24 @@ class GpuCounts:
 
 
 @dataclass(frozen=True)
+class SharingSummary:
+    """How the node shares its GPUs, and the physical GPUs and MIG devices behind the counts."""
+
+    mode: str = "exclusive"  # exclusive | time-slicing | mps
+    replicas: int = 1
+    mig_strategy: str = "none"
+    physical: int | None = None
+    mig_devices: int = 0
+
+
+@dataclass(frozen=True)
 class NodeResult:
     name: str
     gpus: GpuCounts
     checks: tuple[Check, ...]
     product: str = ""
     driver_version: str = ""
+    sharing: SharingSummary = field(default_factory=SharingSummary)
 
     @property
     def ok(self) -> bool:
@@ -145,3 +157,5 @@ class PodEvaluation:
     seen: int | None = None
     product: str = ""
     driver_version: str = ""
+    uuids: tuple[str, ...] = ()  # the GPUs nvidia-smi listed
+    mig_devices: int = 0  # MIG devices `nvidia-smi -L` listed

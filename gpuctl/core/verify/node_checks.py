@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpuctl.core.verify.model import Check, failed, passed, skipped, warned
+from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
@@ -30,6 +31,9 @@ def node_schedulable(node: NodeInfo) -> Check:
 
 def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None = None) -> Check:
     """`plugin_log`: the device-plugin.log check; its diagnosis explains a missing capacity."""
+    others = [f"{count} {name}" for name, count in node.device_capacity if count and name != "nvidia.com/gpu"]
+    if node.gpu_capacity == 0 and others:  # MIG mixed (nvidia.com/mig-*) or renamed shared GPUs
+        return passed("gpu.capacity", "capacity " + ", ".join(others))
     if node.gpu_capacity == 0:
         why = "labelled as a GPU node" if node.gpu_labelled else "expected to be a GPU node"
         message = f"{why} but advertises no nvidia.com/gpu capacity"
@@ -39,16 +43,20 @@ def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None 
         found = diagnose("advertises no nvidia.com/gpu", "node", node=node.name)
         assert found is not None  # the table has this signature
         return failed("gpu.capacity", message, found.hint, found.signature_id)
-    if expected is not None and node.gpu_capacity != expected:
+    if expected is not None and physical_capacity(node) != expected:
         return failed(
             "gpu.capacity",
-            f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}",
+            f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}"
+            if physical_capacity(node) == node.gpu_capacity
+            else f"capacity {physical_capacity(node)} physical GPU(s), expected {expected}",
             f"`kubectl describe node {node.name}`; compare `nvidia-smi -L` on the node with --expect-gpus",
         )
     return passed("gpu.capacity", f"capacity {node.gpu_capacity} nvidia.com/gpu")
 
 
 def gpu_allocatable(node: NodeInfo) -> Check:
+    if node.gpu_capacity == 0 and any(count for _, count in node.device_capacity):
+        return passed("gpu.allocatable", f"allocatable {sum(count for _, count in node.device_allocatable)}")
     if node.gpu_capacity == 0:
         return skipped("gpu.allocatable", "no GPU capacity")
     if node.gpu_allocatable < node.gpu_capacity:

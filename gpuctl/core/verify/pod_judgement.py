@@ -3,12 +3,15 @@ print (GPUs seen, product, memory, driver). The first stage that failed gets the
 
 from __future__ import annotations
 
+import re
+
 from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, failed, passed, skipped, warned
-from gpuctl.diagnose import diagnose, diagnose_scheduling
+from gpuctl.diagnose import Diagnosis, diagnose, diagnose_events, diagnose_scheduling
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodOutcome
 from gpuctl.nvidia_smi import VERIFY_QUERY_FIELDS, parse_query_csv
 
+_LISTED = re.compile(r"^(GPU \d+: .*\(UUID: GPU-|\s+MIG \S+\s+Device\s+\d+: \(UUID: MIG-)")
 SMI_CHECKS = (
     "nvidia-smi.run",
     "nvidia-smi.gpus",
@@ -27,7 +30,7 @@ def _hint_context(node: NodeInfo, namespace: str, image: str) -> dict[str, str]:
 
 
 def evaluate(
-    outcome: PodOutcome, node: NodeInfo, requested: int, namespace: str, image: str
+    outcome: PodOutcome, node: NodeInfo, requested: int | None, namespace: str, image: str
 ) -> PodEvaluation:
     """Checks pod.scheduled, pod.image and nvidia-smi.* for one node.
 
@@ -61,23 +64,17 @@ def _unscheduled(outcome: PodOutcome, namespace: str, context: dict[str, str]) -
         return (check, *_skip_all(rest, "pod not created"))
     if outcome.state == "unschedulable":
         return (_unschedulable(outcome, context), *_skip_all(rest, "pod not scheduled"))
-    if outcome.state == "timeout" and outcome.phase == "Pending" and not outcome.node_name:
-        check = failed(
-            "pod.scheduled", "not scheduled before --timeout ran out", _pending_hint(outcome, namespace)
-        )
+    pending = outcome.state in ("timeout", "stuck") and outcome.phase == "Pending"
+    if pending and not outcome.node_name:
+        check = _pending(outcome, "pod.scheduled", "not scheduled", namespace, context)
         return (check, *_skip_all(rest, "pod not scheduled"))
     return ()
 
 
 def _unstarted(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> tuple[Check, ...]:
     """pod.image failed and the nvidia-smi checks skipped; empty when the container started."""
-    if outcome.state == "timeout" and outcome.phase == "Pending":
-        check = failed(
-            "pod.image",
-            "container not started before --timeout ran out (pod still Pending: image pull or "
-            "container creation)",
-            _pending_hint(outcome, namespace),
-        )
+    if outcome.state in ("timeout", "stuck") and outcome.phase == "Pending":
+        check = _pending(outcome, "pod.image", "container not started", namespace, context)
         return (check, *_skip_all(SMI_CHECKS, "container did not start"))
     if outcome.state == "image-pull":
         return (_image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
@@ -96,6 +93,31 @@ def _unfinished(outcome: PodOutcome, context: dict[str, str]) -> tuple[Check, ..
     if outcome.state != "succeeded" or outcome.exit_code not in (0, None):
         return (_run_failed(outcome, context), *_skip_all(SMI_CHECKS[1:], "nvidia-smi failed"))
     return ()
+
+
+def stuck_for_good(events: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a Pending pod's Warning events show a failure that waiting will not clear."""
+    found = diagnose_events(events)
+    return found is not None and found.terminal
+
+
+def _pending(
+    outcome: PodOutcome, check_id: str, not_yet: str, namespace: str, context: dict[str, str]
+) -> Check:
+    """A pod still Pending: stuck on a known failure (at once), or at --timeout (with why, if known)."""
+    found = diagnose_events(outcome.events, **context) if outcome.events else None
+    if found is None:
+        where = "image pull or container creation" if outcome.node_name else ""
+        message = f"{not_yet} before --timeout ran out" + (f" (pod still Pending: {where})" if where else "")
+        return failed(check_id, message, _pending_hint(outcome, namespace))
+    return failed(check_id, _pending_message(outcome, not_yet, found), found.hint, found.signature_id)
+
+
+def _pending_message(outcome: PodOutcome, not_yet: str, found: Diagnosis) -> str:
+    evidence = found.evidence[:240]
+    if outcome.state == "stuck":
+        return f"{not_yet}, pod stuck in Pending: {found.cause} ({evidence})"
+    return f"{not_yet} before --timeout ran out (pod still Pending: {found.cause}; {evidence})"
 
 
 def _pending_hint(outcome: PodOutcome, namespace: str) -> str:
@@ -134,14 +156,24 @@ def _run_failed(outcome: PodOutcome, context: dict[str, str]) -> Check:
             message[:300],
             f"`kubectl -n {context['namespace']} logs {outcome.name}` (rerun with --keep-pods)",
         )
-    return failed("nvidia-smi.run", f"{message[:240]} — {found.cause}", found.hint, found.signature_id)
+    # The line that matched says what went wrong; a start error's first line is the OCI preamble.
+    head = f"nvidia-smi exited {outcome.exit_code} ({outcome.reason or outcome.state}): {found.evidence}"
+    return failed("nvidia-smi.run", f"{head[:240]} — {found.cause}", found.hint, found.signature_id)
+
+
+def _split_listing(log: str) -> tuple[str, int]:
+    """(the query's CSV, MIG devices listed) of a pod that ran `nvidia-smi -L` before the query."""
+    listed = [line for line in log.splitlines() if _LISTED.match(line)]
+    csv = "\n".join(line for line in log.splitlines() if not _LISTED.match(line))
+    return csv, sum(1 for line in listed if line.lstrip().startswith("MIG "))
 
 
 def _evaluate_output(
-    outcome: PodOutcome, node: NodeInfo, requested: int, head: tuple[Check, ...]
+    outcome: PodOutcome, node: NodeInfo, requested: int | None, head: tuple[Check, ...]
 ) -> PodEvaluation:
+    log, mig_devices = _split_listing(outcome.log)
     try:
-        rows = parse_query_csv(outcome.log, VERIFY_QUERY_FIELDS)
+        rows = parse_query_csv(log, VERIFY_QUERY_FIELDS)
     except ValueError as error:
         check = failed(
             "nvidia-smi.run",
@@ -160,10 +192,13 @@ def _evaluate_output(
         _memory(rows, node),
         _driver(drivers),
     )
-    return PodEvaluation(checks, len(rows), ", ".join(products), ", ".join(drivers))
+    uuids = tuple(row["uuid"] for row in rows)
+    return PodEvaluation(checks, len(rows), ", ".join(products), ", ".join(drivers), uuids, mig_devices)
 
 
-def _gpus_seen(rows: list[dict[str, str]], requested: int, node: NodeInfo) -> Check:
+def _gpus_seen(rows: list[dict[str, str]], requested: int | None, node: NodeInfo) -> Check:
+    if requested is None:  # MIG: the devices are counted against what the node advertises
+        return passed("nvidia-smi.gpus", f"{len(rows)} GPU(s) seen")
     if len(rows) == requested:
         return passed("nvidia-smi.gpus", f"{len(rows)} GPU(s) seen = {requested} requested")
     return failed(
@@ -187,7 +222,7 @@ def _product(products: list[str], node: NodeInfo) -> Check:
             f"mixed products: {', '.join(products)}",
             "mixed GPU models on one node confuse schedulers; label or split the node",
         )
-    label = node.product_label
+    label = node.product_label.split("-MIG-", 1)[0]
     # GFD appends -SHARED (time-slicing) or MIG profiles to the product label.
     if label and not _normalise(label).startswith(_normalise(products[0])):
         return failed(
@@ -208,7 +243,8 @@ def _memory(rows: list[dict[str, str]], node: NodeInfo) -> Check:
             f"GPUs differ in memory: {sizes} MiB",
             f"check `nvidia-smi -q -d MEMORY` on {node.name}",
         )
-    label = node.memory_label_mib
+    # GFD labels a MIG node with its MIG devices' memory, not the parent GPUs' nvidia-smi shows.
+    label = node.memory_label_mib if "-MIG-" not in node.product_label else 0
     if label and abs(label - sizes[0]) > max(1, label // 100):
         return failed(
             "nvidia-smi.memory",

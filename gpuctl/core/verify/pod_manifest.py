@@ -12,6 +12,9 @@ from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
 from gpuctl.nvidia_smi import VERIFY_ARGS
 
+# On MIG nodes the pod lists its MIG devices first (`-L`), then queries their parent GPUs.
+MIG_VERIFY_ARGS = ("sh", "-c", "nvidia-smi -L && " + " ".join(VERIFY_ARGS))
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 COMPONENT = "app.kubernetes.io/component"
 RUN_ID_LABEL = "gpuctl.io/verify-run"
@@ -71,8 +74,18 @@ def _security_context() -> JsonDict:
     }
 
 
-def verification_pod(node: NodeInfo, gpus: int, run_id: str, options: VerifyOptions) -> JsonDict:
-    """The pod that proves `node` gives `gpus` GPUs to a workload."""
+def verification_pod(
+    node: NodeInfo,
+    gpus: int | tuple[tuple[str, int], ...],
+    run_id: str,
+    options: VerifyOptions,
+    *,
+    part: int = 0,
+    mig: bool = False,
+) -> JsonDict:
+    """The pod that proves `node` gives `gpus` GPUs (or these devices) to a workload; `part`
+    numbers the pods of a node where each may hold one shared GPU only (MPS)."""
+    requests = {GPU_RESOURCE: str(gpus)} if isinstance(gpus, int) else {k: str(v) for k, v in gpus}
     spec: JsonDict = {
         "restartPolicy": "Never",
         "nodeSelector": {HOSTNAME_LABEL: node.hostname},
@@ -91,11 +104,8 @@ def verification_pod(node: NodeInfo, gpus: int, run_id: str, options: VerifyOpti
             {
                 "name": CONTAINER,
                 "image": options.image,
-                "command": list(VERIFY_ARGS),
-                "resources": {
-                    "requests": {GPU_RESOURCE: str(gpus)},
-                    "limits": {GPU_RESOURCE: str(gpus)},
-                },
+                "command": list(MIG_VERIFY_ARGS if mig else VERIFY_ARGS),
+                "resources": {"requests": requests, "limits": dict(requests)},
                 "securityContext": _security_context(),
                 "terminationMessagePolicy": "FallbackToLogsOnError",
             }
@@ -109,7 +119,7 @@ def verification_pod(node: NodeInfo, gpus: int, run_id: str, options: VerifyOpti
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": pod_name(run_id, node.name),
+            "name": pod_name(run_id, node.name) if not part else pod_name(run_id, f"{node.name}-{part}"),
             "labels": {MANAGED_BY: "gpuctl", COMPONENT: "verify", RUN_ID_LABEL: run_id},
             "annotations": {NODE_ANNOTATION: node.name},
         },

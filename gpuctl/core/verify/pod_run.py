@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 
 from gpuctl.core.verify.model import PodEvaluation
+from gpuctl.core.verify.pod_judgement import stuck_for_good
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodBatch, PodOutcome
 from gpuctl.kube.raw import JsonDict, name_of
@@ -42,20 +43,32 @@ class PodRun:
             outcome = replace(outcome, log=self.batch.read_log(outcome.name, self.container))
         return self.judge(outcome, self.node_by_pod[outcome.name])
 
+    @staticmethod
+    def _stuck_for_good(_name: str, events: tuple[tuple[str, str], ...]) -> bool:
+        return stuck_for_good(events)
+
     def _on_done(self, outcome: PodOutcome) -> None:
         if outcome.state in ("succeeded", "failed"):
             self.evaluations[outcome.name] = self.batch.executor.submit(self._evaluate, outcome)
 
     def finish(self, deadline: float) -> dict[str, PodEvaluation]:
         """Wait for the pods until `deadline` (monotonic); node name → evaluation."""
+        return {
+            self.node_by_pod[name].name: evaluation
+            for name, evaluation in self.finish_by_pod(deadline).items()
+        }
+
+    def finish_by_pod(self, deadline: float) -> dict[str, PodEvaluation]:
+        """Wait for the pods until `deadline` (monotonic); pod name → evaluation."""
         created = (creation.result() for creation in self.creations)
         outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
-        outcomes |= self.batch.follow(set(self.node_by_pod) - outcomes.keys(), deadline, self._on_done)
+        following = set(self.node_by_pod) - outcomes.keys()
+        outcomes |= self.batch.follow(following, deadline, self._on_done, self._stuck_for_good)
         pending = [outcome for name, outcome in outcomes.items() if name not in self.evaluations]
         results = {name: future.result() for name, future in self.evaluations.items()}
         for outcome in _fill_from_events(self.batch, pending):
             results[outcome.name] = self._evaluate(outcome)
-        return {self.node_by_pod[name].name: evaluation for name, evaluation in results.items()}
+        return results
 
 
 def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:

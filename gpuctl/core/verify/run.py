@@ -1,8 +1,8 @@
 """`gpuctl verify`: prove or diagnose every GPU node.
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
-one pod list, one watch, events, one deletecollection) plus three per GPU node (create the
-verification pod, read its log, read the device plugin's log).
+one pod list, one watch on the pods and one on their Warning events, one deletecollection) plus
+three per GPU node (create the verification pod, read its log, read the device plugin's log).
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from gpuctl.core.verify.model import (
     GpuCounts,
     NodeResult,
     PodEvaluation,
+    SharingSummary,
     VerifyOptions,
     VerifyResult,
     failed,
+    passed,
     skipped,
 )
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
@@ -35,6 +37,7 @@ from gpuctl.core.verify.pod_manifest import (
     verification_pod,
 )
 from gpuctl.core.verify.pod_run import PodRun
+from gpuctl.core.verify.sharing import SharingPlan, expected_seen, plan_for, sharing_check
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
@@ -43,6 +46,7 @@ from gpuctl.kube.runtime_classes import list_runtime_classes
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.raw import JsonDict
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
@@ -90,7 +94,7 @@ def _can_run_pod(node: NodeInfo) -> str:
         return "node not Ready"
     if node.unschedulable:
         return "node cordoned"
-    if node.gpu_allocatable <= 0:
+    if plan_for(node).advertised <= 0:
         return "no allocatable GPU to request"
     return ""
 
@@ -109,14 +113,15 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
         if options.run_pods and targets:
             ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
-            pods = [(verification_pod(node, node.gpu_allocatable, run_id, options), node) for node in targets]
+            pods = [pod for node in targets for pod in _pods_for(node, run_id, options)]
             pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
             # --timeout is the wait for the pods: listing a large cluster first does not eat it.
             started_pods = time.monotonic()
             pod_run.start()
         log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
         if pod_run is not None:
-            snapshot.evaluations = pod_run.finish(started_pods + options.timeout_s)
+            by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
+            snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     finally:
         if batch is not None:
@@ -127,8 +132,33 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
     return _result(snapshot, options, run_id, batch.created if batch else 0, time.monotonic() - started)
 
 
+def _pods_for(node: NodeInfo, run_id: str, options: VerifyOptions) -> list[tuple[JsonDict, NodeInfo]]:
+    """What the node's sharing allows: one pod with all its devices, or (MPS) one per GPU."""
+    plan = plan_for(node)
+    return [
+        (verification_pod(node, plan.requests, run_id, options, part=part, mig=plan.mig), node)
+        for part in range(plan.pods)
+    ]
+
+
+def _merge_by_node(by_pod: dict[str, PodEvaluation], nodes: dict[str, NodeInfo]) -> dict[str, PodEvaluation]:
+    """One evaluation per node: its first failing pod's, else the union of what its pods saw."""
+    grouped: dict[str, list[PodEvaluation]] = {}
+    for pod, evaluation in sorted(by_pod.items()):
+        grouped.setdefault(nodes[pod].name, []).append(evaluation)
+    merged = {}
+    for node, evaluations in grouped.items():
+        failing = [e for e in evaluations if any(c.failed for c in e.checks)]
+        first = failing[0] if failing else evaluations[0]
+        uuids = tuple(dict.fromkeys(u for e in evaluations for u in e.uuids))
+        mig = sum(e.mig_devices for e in evaluations)
+        seen = len(uuids) if uuids else first.seen
+        merged[node] = PodEvaluation(first.checks, seen, first.product, first.driver_version, uuids, mig)
+    return merged
+
+
 def _judge(outcome: PodOutcome, node: NodeInfo, *, options: VerifyOptions) -> PodEvaluation:
-    return evaluate(outcome, node, node.gpu_allocatable, options.namespace, options.image)
+    return evaluate(outcome, node, expected_seen(plan_for(node)), options.namespace, options.image)
 
 
 def _plugin_log_checks(
@@ -169,11 +199,51 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         *plugin_and_gpus,
         checks.taint_toleration(node, snapshot.plugins),
     ]
+    plan = plan_for(node)
+    others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
     evaluation = _pod_checks(node, snapshot, options)
+    sharing = (sharing_check(node, plan, others), *_physical_checks(plan, evaluation))
     counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
+    physical = plan.physical if plan.physical is not None else (evaluation.seen if plan.mig else None)
+    summary = SharingSummary(plan.mode, plan.replicas, plan.mig_strategy, physical, plan.mig_devices)
     return NodeResult(
-        node.name, counts, (*read_only, *evaluation.checks), evaluation.product, evaluation.driver_version
+        node.name,
+        counts,
+        (*read_only, *sharing, *evaluation.checks),
+        evaluation.product,
+        evaluation.driver_version,
+        summary,
     )
+
+
+def _physical_checks(plan: SharingPlan, evaluation: PodEvaluation) -> list[Check]:
+    """Shared or MIG nodes: every physical GPU (or MIG device) was reached from a pod."""
+    if plan.mode == "exclusive" and not plan.mig:
+        return []
+    if not evaluation.uuids:
+        return [skipped("gpu.physical", "no verification pod output")]
+    if plan.mig:
+        wanted = sum(count for _, count in plan.requests)
+        if evaluation.mig_devices != wanted:
+            return [
+                failed(
+                    "gpu.physical",
+                    f"{evaluation.mig_devices} MIG device(s) seen, {wanted} requested",
+                    "`nvidia-smi -L` on the node; the plugin advertises MIG devices the pod did not get",
+                )
+            ]
+        return [passed("gpu.physical", f"{wanted} MIG device(s) seen on {len(evaluation.uuids)} GPU(s)")]
+    if len(evaluation.uuids) != plan.physical:
+        return [
+            failed(
+                "gpu.physical",
+                f"{len(evaluation.uuids)} of {plan.physical} physical GPU(s) reached",
+                "the plugin's replicas do not cover every GPU: check its log and the sharing config",
+            )
+        ]
+    return [
+        passed("gpu.physical", f"all {plan.physical} physical GPU(s) reached ({plan.replicas} replicas each)")
+    ]
 
 
 def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> PodEvaluation:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.sim.api import kinds, openapi, protobuf, tables, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
+from gpuctl.sim.api.ownership import Writer
 from gpuctl.sim.api.selectors import SelectorError, field_selector, label_selector
 from gpuctl.sim.api.validation import FieldValidation, warning_header
 from gpuctl.sim.api.watch import watch_response
@@ -209,9 +210,7 @@ class Api:
                 f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: {reason}'
             )
         log = runtime.logs[container]
-        text = log() if callable(log) else log
-        runtime.logs[container] = text  # generated once: later reads see the same log
-        return _trim_log(request, text)
+        return _trim_log(request, log() if callable(log) else log)
 
     # -- writes --------------------------------------------------------------------------------
     def _body(self, request: Request, route: Route) -> Obj:
@@ -231,12 +230,9 @@ class Api:
         return bool(options and "All" in (options.get("dryRun") or []))
 
     def _write(self, request: Request, route: Route, verb: str) -> Response:
-        if verb == "create":
-            return self._create(request, route)
-        if verb == "update":
-            return self._update(request, route)
-        if verb == "patch":
-            return self._patch(request, route)
+        writers = {"create": self._create, "update": self._update, "patch": self._patch}
+        if verb in writers:
+            return writers[verb](request, route)
         return self._delete(request, route, collection=verb == "deletecollection")
 
     def _create(self, request: Request, route: Route) -> Response:
@@ -249,6 +245,7 @@ class Api:
             route.namespace,
             self._body(request, route),
             self._dry_run(request),
+            writer=Writer.of(request),
             fields=fields,
         )
         return _warned(Response(201, encode(created)), fields)
@@ -263,6 +260,7 @@ class Api:
             subresource=route.subresource,
             body=self._body(request, route),
             dry_run=self._dry_run(request),
+            writer=Writer.of(request),
             fields=fields,
         )
         return _warned(Response(200, encode(result)), fields)
@@ -277,7 +275,7 @@ class Api:
             subresource=route.subresource,
             body=request.body,
             content_type=request.header("content-type").split(";")[0].strip(),
-            field_manager=request.query.get("fieldManager"),
+            writer=Writer.of(request),
             dry_run=self._dry_run(request),
             fields=fields,
         )

@@ -7,12 +7,13 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import patches
+from gpuctl.sim.api import ownership, patches
 from gpuctl.sim.api.api_errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from gpuctl.sim.api.kinds import NAMESPACED_KEYS, ResourceType
+from gpuctl.sim.api.ownership import Writer
 from gpuctl.sim.api.validation import FieldValidation
 from gpuctl.sim.runtime import defaults
-from gpuctl.sim.runtime.objects import random_suffix
+from gpuctl.sim.runtime.objects import generated_name
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
@@ -56,7 +57,14 @@ def _prepare_new(cluster: Cluster, resource: ResourceType, namespace: str, body:
             raise invalid(
                 resource.kind, "", ["metadata.name: Required value: name or generateName is required"]
             )
-        metadata["name"] = metadata["generateName"] + random_suffix()
+        store_namespace = namespace if resource.namespaced else ""
+        name = generated_name(
+            str(metadata["generateName"]),
+            lambda candidate: cluster.store.get(resource.key, store_namespace, candidate) is not None,
+        )
+        if name is None:
+            raise already_exists(resource.plural, metadata["generateName"] + "*", resource.group)
+        metadata["name"] = name
     for field in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
         metadata.pop(field, None)
     obj["kind"], obj["apiVersion"] = resource.kind, resource.api_version
@@ -101,12 +109,16 @@ def create(
     body: Obj,
     dry_run: bool,
     *,
+    writer: Writer | None,
     fields: FieldValidation | None = None,
 ) -> Obj:
-    """`fields`: the request's fieldValidation (None: the caller already checked the body)."""
+    """`fields`: the request's fieldValidation (None: the caller already checked the body);
+    `writer`: who the create is recorded for (None: the caller, an apply, recorded it)."""
     if fields is not None:
         fields.check_decoded(resource, body)
     obj = _prepare_new(cluster, resource, namespace, body)
+    if writer is not None:
+        ownership.record_update(resource, None, obj, writer, "")
     name = obj["metadata"]["name"]
     if cluster.store.get(resource.key, namespace if resource.namespaced else "", name) is not None:
         raise already_exists(resource.plural, name, resource.group)
@@ -188,6 +200,7 @@ def update(
     subresource: str,
     body: Obj,
     dry_run: bool,
+    writer: Writer,
     fields: FieldValidation | None = None,
 ) -> Obj:
     if fields is not None:
@@ -202,6 +215,7 @@ def update(
     if wanted and wanted != existing["metadata"]["resourceVersion"]:
         raise conflict(resource.plural, name, resource.group)
     result = _merge_into_existing(resource, existing, body, subresource)
+    ownership.record_update(resource, existing, result, writer, subresource)
     return _store_update(cluster, resource, existing, result, dry_run)
 
 
@@ -225,7 +239,7 @@ def patch(
     subresource: str,
     body: bytes,
     content_type: str,
-    field_manager: str | None,
+    writer: Writer,
     dry_run: bool,
     fields: FieldValidation | None = None,
 ) -> tuple[Obj, bool]:
@@ -241,9 +255,12 @@ def patch(
             subresource=subresource,
             document=document,
             existing=existing,
-            field_manager=field_manager,
+            writer=writer,
             dry_run=dry_run,
         )
+    if writer.force:
+        forbidden_force = "force: Forbidden: may not be specified for non-apply patch"
+        raise invalid("PatchOptions", "", [forbidden_force], "meta.k8s.io")
     if existing is None:
         raise not_found(resource.plural, name, resource.group)
     candidate = _patched(resource, name, existing, document, content_type)
@@ -255,6 +272,7 @@ def patch(
     if wanted and wanted != existing["metadata"]["resourceVersion"]:
         raise conflict(resource.plural, name, resource.group)
     result = _merge_into_existing(resource, existing, candidate, subresource)
+    ownership.record_update(resource, existing, result, writer, subresource)
     return _store_update(cluster, resource, existing, result, dry_run), False
 
 
@@ -286,37 +304,24 @@ def _apply(
     subresource: str,
     document: Any,
     existing: Obj | None,
-    field_manager: str | None,
+    writer: Writer,
     dry_run: bool,
 ) -> tuple[Obj, bool]:
-    if not field_manager:
+    if not writer.field_manager:
         raise invalid(
             "PatchOptions", "", ["fieldManager: Required value: is required for apply patch"], "meta.k8s.io"
         )
     if not isinstance(document, dict):
         raise bad_request("apply patch must be an object")
     FieldValidation.check_applied(resource, document, namespace if resource.namespaced else "", name)
-    managed = [
-        {
-            "manager": field_manager,
-            "operation": "Apply",
-            "apiVersion": resource.api_version,
-            "time": rfc3339(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": {},
-        }
-    ]
-    document = dict(document)
-    document["metadata"] = dict(document.get("metadata") or {}, name=name)
+    metadata = document.get("metadata") or {}
+    if metadata.get("managedFields") is not None:
+        raise bad_request("metadata.managedFields must be nil")
+    document["metadata"] = dict(metadata, name=name)
+    applied = ownership.apply(resource, existing, document, writer, subresource)
     if existing is None:
-        document["metadata"]["managedFields"] = managed
-        return create(cluster, resource, namespace, document, dry_run), True
-    previous = existing["metadata"].get("managedFields") or []
-    mine = [m for m in previous if m.get("manager") == field_manager and m.get("operation") == "Apply"]
-    others = [m for m in previous if m not in mine]
-    candidate = patches.strategic_merge(existing, document)
-    candidate["metadata"]["managedFields"] = others + (mine or managed)
-    result = _merge_into_existing(resource, existing, candidate, subresource)
+        return create(cluster, resource, namespace, applied, dry_run, writer=None), True
+    result = _merge_into_existing(resource, existing, applied, subresource)
     return _store_update(cluster, resource, existing, result, dry_run), False
 
 

@@ -7,8 +7,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuctl.sim.runtime import daemonsets, kubelet, objects, podstatus, scheduler
+from gpuctl.sim.runtime import (
+    containers,
+    daemonsets,
+    host_nodes,
+    kubelet,
+    mig_containers,
+    objects,
+    plugin_runtime,
+    podstatus,
+    scheduler,
+)
 from gpuctl.sim.runtime.engine import Engine
+from gpuctl.sim.runtime.plugin_config import PluginConfig
+from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.runtime.store import Store, rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
 
@@ -21,26 +33,30 @@ class PodRuntime:
     """What the kubelet knows about a pod that the API object does not carry."""
 
     node: str = ""
-    gpu_indices: list[int] = field(default_factory=list)
+    gpu_indices: list[int] = field(default_factory=list)  # the physical GPUs behind `devices`
+    devices: list[Device] = field(default_factory=list)
     logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)  # callables: built on read
     started: float = 0.0
     restarts: int = 0
 
 
 class Cluster:
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, host_links: Iterable[host_nodes.HostLink] = ()) -> None:
         self.scenario = scenario
         self.store = Store()
         self.engine = Engine(self.store.lock)
         self.node_specs: dict[str, NodeSpec] = {spec.name: spec for spec in scenario.nodes}
         self.node_index = {spec.name: index for index, spec in enumerate(scenario.nodes)}
         self.runtime: dict[str, PodRuntime] = {}  # by pod uid
-        self.gpu_holders: dict[str, dict[str, list[int]]] = {}  # node → pod uid → device indices
+        self.gpu_holders: dict[str, dict[str, list[Device]]] = {}  # node → pod uid → devices
         self.unscheduled: dict[str, tuple[str, str]] = {}  # pod uid → (namespace, name)
         self.last_failed_scheduling: dict[str, str] = {}  # pod uid → last message
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
+        self.plugin_configs: dict[str, PluginConfig] = {}  # node → config its plugin started with
         self.settling = False
         self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
+        self.host_links = {link.node_name: link for link in host_links}
+        self.prober = host_nodes.HostProber(self, list(self.host_links.values()))
         self._populate()
 
     # -- start-up ------------------------------------------------------------------------------
@@ -53,6 +69,7 @@ class Cluster:
             for index, spec in enumerate(self.scenario.nodes):
                 node = self.store.add("nodes", objects.node(spec, index, self.scenario), created)
                 self.store.add("leases.coordination.k8s.io", objects.node_lease(node), created)
+            self.prober.probe_all_now()
             if self.scenario.device_plugin == "installed":
                 self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
@@ -67,8 +84,11 @@ class Cluster:
 
     def start(self) -> None:
         self.engine.start()
+        if self.host_links:
+            self.prober.start()
 
     def stop(self) -> None:
+        self.prober.stop()
         self.engine.stop()
         self.store.close()
 
@@ -76,17 +96,32 @@ class Cluster:
     def node_spec(self, name: str) -> NodeSpec:
         return self.node_specs.get(name) or NodeSpec(name=name)
 
+    def run_container(
+        self, node_name: str, argv: list[str], gpu_indices: list[int], devices: list[Device] | None = None
+    ) -> containers.Outcome:
+        """A container's command: on the node's host when a host backs it and its runtime has
+        the nvidia runtime (else, as on a real node, no GPU is injected), emulated otherwise.
+        `devices`: what the plugin allocated, so MIG devices show in nvidia-smi as given."""
+        spec = self.node_spec(node_name)
+        link = self.host_links.get(node_name)
+        if link is not None and spec.toolkit == "configured":
+            return host_nodes.run_on_host(link, argv, self.scenario.pod_run_seconds)
+        if devices and any(device.mig >= 0 for device in devices):
+            return mig_containers.run_argv(argv, spec, devices, self.scenario.pod_run_seconds)
+        return containers.run_argv(argv, spec, gpu_indices, self.scenario.pod_run_seconds)
+
     def pod_runtime(self, pod: Obj) -> PodRuntime:
         return self.runtime.setdefault(pod["metadata"]["uid"], PodRuntime())
 
-    def set_gpus(self, uid: str, node_name: str, indices: list[int]) -> None:
-        """Record the GPU devices a pod holds on a node; freeing GPUs retries pending pods."""
+    def set_gpus(self, uid: str, node_name: str, devices: list[Device]) -> None:
+        """Record the devices a pod holds on a node; freeing them retries pending pods."""
         runtime = self.runtime.get(uid)
         if runtime is not None:
-            runtime.gpu_indices = list(indices)
+            runtime.devices = list(devices)
+            runtime.gpu_indices = list(dict.fromkeys(device.gpu for device in devices))
         holders = self.gpu_holders.setdefault(node_name, {})
-        if indices:
-            holders[uid] = list(indices)
+        if devices:
+            holders[uid] = list(devices)
         elif holders.pop(uid, None):
             self.schedule_soon()
 
@@ -107,6 +142,8 @@ class Cluster:
         self.set_gpus(uid, node_name or "", [])
         if node_name and podstatus.is_device_plugin(pod):
             self.running_plugins.get(node_name, set()).discard(uid)
+            kubelet.refresh_node_gpus(self, node_name)
+        elif node_name and plugin_runtime.is_mps_daemon_pod(pod):
             kubelet.refresh_node_gpus(self, node_name)
         if pod["metadata"].get("ownerReferences"):
             self.daemonsets_soon()

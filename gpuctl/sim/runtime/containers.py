@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -22,6 +23,15 @@ EXEC_NOT_FOUND = (
     "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
     "runc create failed: unable to start container process: error during container init: "
     'exec: "{binary}": executable file not found in $PATH: unknown'
+)
+# What the NVIDIA container runtime's prestart hook prints when it cannot initialise NVML for a
+# container that asks for GPUs (legacy mode; lines as in NVIDIA's issue threads): the container
+# never starts, so the failure is a StartError, not nvidia-smi output.
+HOOK_FAILED = (
+    "failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+    "runc create failed: unable to start container process: error during container init: "
+    "error running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+    "nvidia-container-cli: initialization error: nvml error: {nvml_error}: unknown"
 )
 _SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\n*?]")
 _REFERENCE = re.compile(
@@ -107,9 +117,11 @@ def _nvidia_smi(args: list[str], spec: NodeSpec, indices: list[int]) -> Outcome:
         # Without GPUs the nvidia runtime injects nothing: CUDA base images ship no nvidia-smi.
         return Outcome(exit_code=128, start_error=EXEC_NOT_FOUND.format(binary="nvidia-smi"))
     if spec.driver == "mismatch":
-        return Outcome(log=nvidia_smi.DRIVER_MISMATCH[0], exit_code=nvidia_smi.DRIVER_MISMATCH[1])
+        return Outcome(
+            exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver/library version mismatch")
+        )
     if spec.driver == "missing":
-        return Outcome(log=nvidia_smi.DRIVER_NOT_LOADED[0], exit_code=nvidia_smi.DRIVER_NOT_LOADED[1])
+        return Outcome(exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver not loaded"))
     text, code = nvidia_smi.run_nvidia_smi(args, visible_gpus(spec, indices))
     return Outcome(log=text, exit_code=code)
 
@@ -237,6 +249,24 @@ def device_plugin_log(spec: NodeSpec) -> str:
         )
         lines.append(_klog("I", "server.go:276", f"'nvidia.com/gpu' device marked unhealthy: {gpu.uuid}"))
     return "".join(lines)
+
+
+class PluginLog:
+    """A running device plugin's log: written once per host state, so later reads see the same
+    lines; when the host's state changes under it (a host-backed node), what the plugin prints
+    then is appended, as a real log grows."""
+
+    def __init__(self, state: Callable[[], NodeSpec]) -> None:
+        self._state = state
+        self._spec: NodeSpec | None = None
+        self._text = ""
+
+    def __call__(self) -> str:
+        spec = self._state()
+        if spec != self._spec:
+            self._text += device_plugin_log(spec)
+            self._spec = spec
+        return self._text
 
 
 def _no_nvml_lines(spec: NodeSpec) -> list[str]:

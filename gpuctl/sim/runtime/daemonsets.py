@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.runtime import defaults, kubelet
-from gpuctl.sim.runtime.objects import random_suffix, short_hash
+from gpuctl.sim.runtime.objects import generated_name, short_hash
 from gpuctl.sim.runtime.predicates import matches_node_selection, untolerated_taint
 from gpuctl.sim.runtime.store import clone
 
@@ -107,6 +107,16 @@ def _target_node(pod: Obj) -> str:
     return ""
 
 
+def _pod_name(cluster: Cluster, meta: Obj) -> str:
+    def taken(name: str) -> bool:
+        return cluster.store.get("pods", meta["namespace"], name) is not None
+
+    # The controller retries a create that found every generated name taken; so does this.
+    while (name := generated_name(f"{meta['name']}-", taken)) is None:
+        pass
+    return name
+
+
 def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str) -> Obj:
     meta = daemonset["metadata"]
     template = clone(daemonset["spec"].get("template", {}))
@@ -128,7 +138,7 @@ def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str)
         "kind": "Pod",
         "apiVersion": "v1",
         "metadata": {
-            "name": f"{meta['name']}-{random_suffix()}",
+            "name": _pod_name(cluster, meta),
             "generateName": f"{meta['name']}-",
             "namespace": meta["namespace"],
             "labels": labels,

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime import containers, plugin_runtime, sandbox
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
-from gpuctl.sim.runtime.objects import GPU, node_address
+from gpuctl.sim.runtime.objects import node_address
 from gpuctl.sim.runtime.podstatus import (
     conditions,
     container_id,
@@ -20,7 +20,6 @@ from gpuctl.sim.runtime.podstatus import (
     release_gpus,
     status_entry,
 )
-from gpuctl.sim.runtime.predicates import allocatable_gpus, pod_gpus
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
@@ -39,14 +38,12 @@ def admit(cluster: Cluster, pod: Obj) -> None:
     node = cluster.store.get("nodes", "", node_name)
     runtime = cluster.pod_runtime(pod)
     runtime.node = node_name
-    wanted = pod_gpus(pod)
-    if wanted:
-        indices = _free_gpu_indices(cluster, node_name, pod["metadata"]["uid"])
-        available = min(len(indices), allocatable_gpus(node) if node else 0)
-        if available < wanted:
-            _reject(cluster, pod, wanted, available)
-            return
-        cluster.set_gpus(pod["metadata"]["uid"], node_name, indices[:wanted])
+    devices = plugin_runtime.allocate(cluster, pod, node_name)
+    if isinstance(devices, tuple):
+        _reject(cluster, pod, *devices)
+        return
+    if devices:
+        cluster.set_gpus(pod["metadata"]["uid"], node_name, devices)
     if not node_ready(node):
         if cluster.store.get("pods", pod["metadata"]["namespace"], pod["metadata"]["name"]) != pod:
             cluster.store.put("pods", pod)  # bound, but a NotReady kubelet starts nothing: Pending
@@ -78,21 +75,11 @@ def _node_index(cluster: Cluster, node_name: str) -> int:
     return cluster.node_index.get(node_name, len(cluster.node_index))
 
 
-def _free_gpu_indices(cluster: Cluster, node_name: str, uid: str) -> list[int]:
-    spec = cluster.node_spec(node_name)
-    holders = cluster.gpu_holders.get(node_name, {})
-    used = {index for holder, indices in holders.items() if holder != uid for index in indices}
-    return [index for index in range(spec.gpus - spec.unhealthy_gpus) if index not in used]
-
-
-def _reject(cluster: Cluster, pod: Obj, wanted: int, available: int) -> None:
-    message = (
-        f"Pod was rejected: Node didn't have enough resource: {GPU}, requested: {wanted}, "
-        f"used: 0, capacity: {available}"
-    )
+def _reject(cluster: Cluster, pod: Obj, reason: str, message: str) -> None:
+    """Admission failed (OutOfnvidia.com/gpu, or the plugin's Allocate refused the request)."""
     cluster.set_gpus(pod["metadata"]["uid"], pod["spec"]["nodeName"], [])
-    put_status(cluster, pod, phase="Failed", reason=f"OutOf{GPU}", message=message, startTime=rfc3339())
-    cluster.record_event(pod, f"OutOf{GPU}", message, warning=True, host=pod["spec"]["nodeName"])
+    put_status(cluster, pod, phase="Failed", reason=reason, message=message, startTime=rfc3339())
+    cluster.record_event(pod, reason, message, warning=True, host=pod["spec"]["nodeName"])
 
 
 # -- start / run / finish ----------------------------------------------------------------------
@@ -102,25 +89,27 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     pod = current_pod(cluster, namespace, name, uid)
     if pod is None or pod["metadata"].get("deletionTimestamp"):
         return
+    node_name = pod["spec"]["nodeName"]
+    spec = cluster.node_spec(node_name)
+    if sandbox.refused(cluster, pod, spec, lambda: start(cluster, namespace, name, uid)):
+        return
     for container in pod["spec"].get("containers") or []:
         problem = containers.image_problem(container.get("image", ""), cluster.scenario.image_pull_failures)
         if problem is not None:
             image_failure(cluster, pod, container, *problem)
             return
-    node_name = pod["spec"]["nodeName"]
-    spec = cluster.node_spec(node_name)
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
     runtime.logs = {}
     for container in pod["spec"].get("containers") or []:
         container_name = container["name"]
         if containers.is_device_plugin_container(container):
-            outcomes[container_name] = Outcome(run_seconds=FOREVER)
-            runtime.logs[container_name] = lambda: containers.device_plugin_log(spec)
+            outcome, log = plugin_runtime.start_plugin(cluster, pod, container, node_name)
+            outcomes[container_name], runtime.logs[container_name] = outcome, log
         else:
             argv = containers.argv_of(container)
-            outcomes[container_name] = containers.run_argv(
-                argv, spec, runtime.gpu_indices, cluster.scenario.pod_run_seconds
+            outcomes[container_name] = cluster.run_container(
+                node_name, argv, runtime.gpu_indices, runtime.devices
             )
             runtime.logs[container_name] = outcomes[container_name].log
     runtime.started = time.time()
@@ -131,6 +120,8 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     _set_running(cluster, pod)
     if is_device_plugin(pod):
         cluster.running_plugins.setdefault(node_name, set()).add(uid)
+        refresh_node_gpus(cluster, node_name)
+    elif plugin_runtime.is_mps_daemon_pod(pod):
         refresh_node_gpus(cluster, node_name)
     run_for = max(outcome.run_seconds for outcome in outcomes.values())
     if run_for != FOREVER:
@@ -273,20 +264,11 @@ def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
     capacity, allocatable = dict(status["capacity"]), dict(status["allocatable"])
     labels = dict(node["metadata"].get("labels") or {})
     if plugin_running and spec.host_can_advertise:
-        capacity[GPU] = str(spec.gpus)
-        allocatable[GPU] = str(spec.gpus - spec.unhealthy_gpus)
-        labels.update(
-            {
-                "nvidia.com/gpu.present": "true",
-                "nvidia.com/gpu.product": spec.gpu_product,
-                "nvidia.com/gpu.count": str(spec.gpus),
-                "nvidia.com/gpu.memory": str(spec.gpu_memory_mib),
-                **_driver_labels(spec.driver_version),
-            }
-        )
+        capacity, allocatable, gfd = plugin_runtime.node_resources(cluster, node_name, status)
+        labels.update({"nvidia.com/gpu.present": "true", **gfd, **_driver_labels(spec.driver_version)})
     else:
-        capacity.pop(GPU, None)
-        allocatable.pop(GPU, None)
+        capacity = {k: v for k, v in capacity.items() if not k.startswith("nvidia.com/")}
+        allocatable = {k: v for k, v in allocatable.items() if not k.startswith("nvidia.com/")}
     if (
         capacity == status["capacity"]
         and allocatable == status["allocatable"]
@@ -298,6 +280,7 @@ def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
     updated["status"] = dict(status, capacity=capacity, allocatable=allocatable)
     cluster.store.put("nodes", updated)
     cluster.schedule_soon()
+    cluster.daemonsets_soon()  # GFD labels such as nvidia.com/mps.capable select DaemonSets
 
 
 # -- deletion ----------------------------------------------------------------------------------
@@ -320,6 +303,8 @@ def delete_pod(cluster: Cluster, pod: Obj, grace_seconds: int | None) -> Obj:
     cluster.store.put("pods", updated)
     if is_device_plugin(pod):
         cluster.running_plugins.get(pod["spec"]["nodeName"], set()).discard(pod["metadata"]["uid"])
+        refresh_node_gpus(cluster, pod["spec"]["nodeName"])
+    elif plugin_runtime.is_mps_daemon_pod(pod):
         refresh_node_gpus(cluster, pod["spec"]["nodeName"])
     uid = pod["metadata"]["uid"]
     key = (pod["metadata"]["namespace"], pod["metadata"]["name"])

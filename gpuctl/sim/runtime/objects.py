@@ -7,6 +7,7 @@ import hashlib
 import random
 import string
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gpuctl.sim.runtime.store import rfc3339
@@ -23,6 +24,20 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+GENERATE_NAME_TRIES = 8  # the API server's RetryGenerateName (on by default since 1.31)
+
+
+def generated_name(prefix: str, taken: Callable[[str], bool]) -> str | None:
+    """A generateName name not in use: at 5,000 pods of one DaemonSet, a random 5-character
+    suffix collides about once, and the API server tries again rather than clobber or fail.
+    None when every try collided (the server then answers 409 AlreadyExists)."""
+    for _ in range(GENERATE_NAME_TRIES):
+        name = prefix + random_suffix()
+        if not taken(name):
+            return name
+    return None
 
 
 def random_suffix(length: int = 5) -> str:

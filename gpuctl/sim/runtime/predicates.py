@@ -132,5 +132,36 @@ def allocatable_gpus(node: Obj) -> int:
     return quantity_to_int((node.get("status", {}).get("allocatable") or {}).get(GPU, 0))
 
 
+# Extended resources NVIDIA's plugin serves: nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*.
+DEVICE_RESOURCE_PREFIX = "nvidia.com/"
+
+
+def _container_devices(container: Obj) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    merged = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+    return {
+        name: quantity_to_int(value)
+        for name, value in merged.items()
+        if name.startswith(DEVICE_RESOURCE_PREFIX) and quantity_to_int(value) > 0
+    }
+
+
+def pod_device_requests(pod: Obj) -> dict[str, int]:
+    """Device-plugin resources a pod asks for: per name, max(sum of containers, largest init)."""
+    spec = pod.get("spec", {})
+    wanted: dict[str, int] = {}
+    for container in spec.get("containers") or []:
+        for name, count in _container_devices(container).items():
+            wanted[name] = wanted.get(name, 0) + count
+    for container in spec.get("initContainers") or []:
+        for name, count in _container_devices(container).items():
+            wanted[name] = max(wanted.get(name, 0), count)
+    return wanted
+
+
+def allocatable_devices(node: Obj, name: str) -> int:
+    return quantity_to_int((node.get("status", {}).get("allocatable") or {}).get(name, 0))
+
+
 def is_terminated(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") in ("Succeeded", "Failed")

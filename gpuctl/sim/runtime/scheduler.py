@@ -11,9 +11,9 @@ from gpuctl.sim.runtime import kubelet
 from gpuctl.sim.runtime.objects import GPU, UNSCHEDULABLE_TAINT
 from gpuctl.sim.runtime.predicates import (
     affinity_node_names,
-    allocatable_gpus,
+    allocatable_devices,
     matches_node_selection,
-    pod_gpus,
+    pod_device_requests,
     tolerates,
     untolerated_taint,
 )
@@ -27,16 +27,26 @@ INSUFFICIENT_GPU = f"Insufficient {GPU}"
 
 
 class _Capacity:
-    """GPUs in use and pods per node, from the kubelet's allocations (one pass)."""
+    """Devices in use (per node and resource) and pods per node, from the kubelet's allocations."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.gpus_used: Counter[str] = Counter()
+        self.devices_used: Counter[tuple[str, str]] = Counter()
         self.pods: Counter[str] = Counter()
         for runtime in cluster.runtime.values():
             if runtime.node:
                 self.pods[runtime.node] += 1
         for node_name, holders in cluster.gpu_holders.items():
-            self.gpus_used[node_name] = sum(len(indices) for indices in holders.values())
+            for devices in holders.values():
+                self.gpus_used[node_name] += len(devices)
+                for device in devices:
+                    self.devices_used[(node_name, device.resource)] += 1
+
+    def take(self, node_name: str, pod: Obj) -> None:
+        for name, count in pod_device_requests(pod).items():
+            self.gpus_used[node_name] += count
+            self.devices_used[(node_name, name)] += count
+        self.pods[node_name] += 1
 
 
 def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
@@ -52,9 +62,10 @@ def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
     if not matches_node_selection(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    wanted = pod_gpus(pod)
-    if wanted and allocatable_gpus(node) - capacity.gpus_used[node["metadata"]["name"]] < wanted:
-        return INSUFFICIENT_GPU
+    for name, wanted in sorted(pod_device_requests(pod).items()):
+        used = capacity.devices_used[(node["metadata"]["name"], name)]
+        if allocatable_devices(node, name) - used < wanted:
+            return f"Insufficient {name}"
     return None
 
 
@@ -62,7 +73,7 @@ def failed_scheduling_message(reasons: Counter[str], total: int) -> str:
     if total == 0:
         return "no nodes available to schedule pods"
     parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
-    victims = reasons.get(INSUFFICIENT_GPU, 0)
+    victims = sum(count for reason, count in reasons.items() if reason.startswith("Insufficient "))
     preemption = []
     if victims:
         preemption.append(f"{victims} No preemption victims found for incoming pod")
@@ -108,8 +119,7 @@ def run_pass(cluster: Cluster) -> None:
             _mark_unschedulable(cluster, pod, nodes, capacity)
             continue
         cluster.unscheduled.pop(uid, None)
-        capacity.gpus_used[chosen["metadata"]["name"]] += pod_gpus(pod)
-        capacity.pods[chosen["metadata"]["name"]] += 1
+        capacity.take(chosen["metadata"]["name"], pod)
         _bind(cluster, pod, chosen["metadata"]["name"])
 
 

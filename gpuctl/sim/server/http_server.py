@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -11,6 +12,7 @@ from typing import Any
 
 from gpuctl.sim.api.router import Api, Request, Response
 from gpuctl.sim.runtime.cluster import Cluster
+from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
 
 
@@ -76,9 +78,15 @@ class _HttpServer(ThreadingHTTPServer):
 class SimServer:
     """A simulated GPU cluster on http://127.0.0.1:<free port>; a context manager."""
 
-    def __init__(self, scenario: Scenario, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        host_links: Sequence[HostLink] = (),
+    ) -> None:
         self.scenario = scenario
-        self.cluster = Cluster(scenario)
+        self.cluster = Cluster(scenario, host_links)
         self._host, self._port = host, port
         self._http: _HttpServer | None = None
         self._thread: threading.Thread | None = None

@@ -4,6 +4,7 @@ record the server's pid in a sidecar file next to the kubeconfig so `down` can s
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -17,7 +18,14 @@ from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.sim.scenario import Scenario
-from gpuctl.sim.server.http_server import SimServer
+from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
+from gpuctl.sim.server.http_server import SimServer, kubeconfig_text
+from gpuctl.sim.server.kubeconfig_merge import (
+    KubeconfigClaim,
+    check_kubeconfig_target,
+    claim_kubeconfig,
+    release_kubeconfig,
+)
 
 DETACH_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
@@ -31,6 +39,12 @@ class SimRecord:
     url: str
     kubeconfig: Path
     log: Path | None = None
+    created_kubeconfig: bool = True  # False: the sim's entries were merged into the user's file
+    previous_context: str = ""
+
+    @property
+    def claim(self) -> KubeconfigClaim:
+        return KubeconfigClaim(self.kubeconfig, self.created_kubeconfig, self.previous_context)
 
 
 def sidecar_path(kubeconfig: Path) -> Path:
@@ -42,7 +56,13 @@ def log_path(kubeconfig: Path) -> Path:
 
 
 def _write_record(record: SimRecord) -> None:
-    data = {"pid": record.pid, "url": record.url, "kubeconfig": str(record.kubeconfig)}
+    data = {
+        "pid": record.pid,
+        "url": record.url,
+        "kubeconfig": str(record.kubeconfig),
+        "created_kubeconfig": record.created_kubeconfig,
+        "previous_context": record.previous_context,
+    }
     sidecar = sidecar_path(record.kubeconfig)
     temporary = sidecar.with_name(sidecar.name + ".tmp")
     temporary.write_text(json.dumps(data), encoding="utf-8")
@@ -52,19 +72,37 @@ def _write_record(record: SimRecord) -> None:
 def read_record(kubeconfig: Path) -> SimRecord | None:
     try:
         data = json.loads(sidecar_path(kubeconfig).read_text(encoding="utf-8"))
-        return SimRecord(pid=int(data["pid"]), url=str(data["url"]), kubeconfig=kubeconfig)
+        return SimRecord(
+            pid=int(data["pid"]),
+            url=str(data["url"]),
+            kubeconfig=kubeconfig,
+            created_kubeconfig=bool(data.get("created_kubeconfig", True)),
+            previous_context=str(data.get("previous_context", "")),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
+def missing_folder(kubeconfig: Path) -> Path | None:
+    """The first folder on the way to `kubeconfig` that does not exist yet (None: all exist)."""
+    missing = None
+    for folder in kubeconfig.absolute().parents:
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
 def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
-    """The absolute kubeconfig path, its folder created; exit 2 when it cannot be written there."""
+    """The absolute kubeconfig path, its folder created; exit 2 when it cannot be written there
+    or when it names a file that is not a kubeconfig (gpuctl never overwrites one of those)."""
     kubeconfig = kubeconfig.absolute()
     if kubeconfig.is_dir():
         raise ConfigError(
             f"{kubeconfig}: --kubeconfig is a directory, expected a file path",
             hint=f"name a file, e.g. `gpuctl sim up --kubeconfig {kubeconfig / 'sim.kubeconfig'}`",
         )
+    check_kubeconfig_target(kubeconfig)
     try:
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -75,9 +113,9 @@ def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
     return kubeconfig
 
 
-def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> None:
+def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> KubeconfigClaim:
     try:
-        server.write_kubeconfig(kubeconfig)
+        return claim_kubeconfig(kubeconfig, server.url, kubeconfig_text(server.url))
     except OSError as error:
         raise ConfigError(
             f"{kubeconfig}: cannot write the kubeconfig: {error.strerror or error}",
@@ -85,15 +123,30 @@ def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> None:
         ) from error
 
 
-def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], None]) -> None:
+def serve(
+    scenario: Scenario,
+    kubeconfig: Path,
+    on_ready: Callable[[SimServer], None],
+    hosts_from: Path | None = None,
+) -> None:
     """Serve until interrupted (the caller turns SIGINT/SIGTERM into KeyboardInterrupt); the
     sidecar exists exactly while the server is up."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
-    server = SimServer(scenario)
+    links = links_from_inventory(hosts_from) if hosts_from is not None else []
+    server = SimServer(with_host_nodes(scenario, links), host_links=links)
+    claim: KubeconfigClaim | None = None
     try:
         server.start()
-        _write_kubeconfig(server, kubeconfig)
-        _write_record(SimRecord(pid=os.getpid(), url=server.url, kubeconfig=kubeconfig))
+        claim = _write_kubeconfig(server, kubeconfig)
+        _write_record(
+            SimRecord(
+                pid=os.getpid(),
+                url=server.url,
+                kubeconfig=kubeconfig,
+                created_kubeconfig=claim.created,
+                previous_context=claim.previous_context,
+            )
+        )
         on_ready(server)
         threading.Event().wait()  # until KeyboardInterrupt
     except OSError as error:
@@ -103,6 +156,8 @@ def serve(scenario: Scenario, kubeconfig: Path, on_ready: Callable[[SimServer], 
         ) from error
     finally:
         server.stop()
+        if claim is not None:
+            release_kubeconfig(claim)
         record = read_record(kubeconfig)
         if record is not None and record.pid == os.getpid():
             sidecar_path(kubeconfig).unlink(missing_ok=True)
@@ -130,7 +185,7 @@ def _is_sim_process(pid: int) -> bool:
     return b"sim" in cmdline and any(b"gpuctl" in part for part in cmdline)
 
 
-def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
+def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Path | None = None) -> SimRecord:
     """Start `gpuctl sim up` in a new session and return once it serves."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
     existing = read_record(kubeconfig)
@@ -143,6 +198,8 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     command = [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)]
     if scenario_file is not None:
         command += ["--scenario", str(scenario_file.absolute())]
+    if hosts_from is not None:
+        command += ["--hosts-from", str(hosts_from.absolute())]
     log = log_path(kubeconfig)
     try:
         log_file = log.open("wb")
@@ -163,7 +220,7 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     while time.monotonic() < deadline:
         record = read_record(kubeconfig)
         if record is not None and record.pid == child.pid:
-            return SimRecord(pid=child.pid, url=record.url, kubeconfig=kubeconfig, log=log)
+            return dataclasses.replace(record, kubeconfig=kubeconfig, log=log)
         if child.poll() is not None:
             detail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             message = next(
@@ -179,30 +236,26 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path) -> SimRecord:
     )
 
 
-def stop_detached(kubeconfig: Path) -> SimRecord:
-    """Stop the simulated cluster that wrote `kubeconfig` (SIGTERM, then SIGKILL)."""
+def stop_detached(kubeconfig: Path) -> tuple[SimRecord | None, str]:
+    """Stop the simulated cluster that wrote `kubeconfig` (SIGTERM, then SIGKILL) and remove what
+    `sim up` wrote: its own kubeconfig (or its entries in a merged one), the record and the log.
+    Nothing running is no error: the record (None) and why come back for the caller to say."""
     kubeconfig = kubeconfig.absolute()
     sidecar = sidecar_path(kubeconfig)
     record = read_record(kubeconfig)
     if record is None:
-        raise ConfigError(
-            f"{kubeconfig}: no simulated cluster recorded for this kubeconfig "
-            f"({sidecar.name} missing or unreadable)",
-            hint=f"start one with `gpuctl sim up --detach --kubeconfig {kubeconfig}`",
-        )
+        return None, f"no simulated cluster recorded for {kubeconfig}: nothing to stop"
+    why = ""
     if not pid_alive(record.pid) or not _is_sim_process(record.pid):
-        sidecar.unlink(missing_ok=True)
-        raise ConfigError(
-            f"{kubeconfig}: the simulated cluster recorded in {sidecar.name} "
-            f"(pid {record.pid}) is not running",
-            hint="the stale record was removed; start a new one with "
-            f"`gpuctl sim up --detach --kubeconfig {kubeconfig}`",
-        )
-    os.kill(record.pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    while pid_alive(record.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if pid_alive(record.pid):
-        os.kill(record.pid, signal.SIGKILL)
+        why = f"the simulated cluster recorded in {sidecar.name} (pid {record.pid}) was not running"
+    else:
+        os.kill(record.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        while pid_alive(record.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if pid_alive(record.pid):
+            os.kill(record.pid, signal.SIGKILL)
+    release_kubeconfig(record.claim)  # the server does it on SIGTERM; not after SIGKILL or a crash
     sidecar.unlink(missing_ok=True)
-    return record
+    log_path(kubeconfig).unlink(missing_ok=True)
+    return record, why

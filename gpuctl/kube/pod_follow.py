@@ -1,0 +1,225 @@
+"""Follow a batch of pods to their outcomes: one watch on the pods, one on their Warning events.
+
+A pod stuck in ContainerCreating (no runtime handler for its RuntimeClass, a volume that cannot be
+mounted) changes no more; only its events say why. So two reader threads hold the two watches and
+hand what they read to the following thread through one queue: an event can end a pod's wait
+while no pod changes. When the follow ends, the open watch responses are shut, so the readers
+end with it instead of at the watches' server-side timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gpuctl.kube.client import api_call
+from gpuctl.kube.pod_states import PodOutcome, classify
+from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
+
+# A pod's name and its Warning events (reason, message), oldest first → will waiting not help?
+Settle = Callable[[str, tuple[tuple[str, str], ...]], bool]
+OnDone = Callable[[PodOutcome], None]
+
+# Events about pods only; the real API server and the sim both index these event fields.
+POD_WARNINGS = "type=Warning,involvedObject.kind=Pod"
+READER_JOIN_SECONDS = 2.0
+
+
+class _OpenStreams:
+    """The watch responses being read now, so that the follow can shut them when it ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[Any] = []
+        self.closed = threading.Event()
+
+    def add(self, response: Any) -> bool:
+        with self._lock:
+            if not self.closed.is_set():
+                self._open.append(response)
+                return True
+        return False
+
+    def discard(self, response: Any) -> None:
+        with self._lock:
+            if response in self._open:
+                self._open.remove(response)
+
+    def close_all(self) -> None:
+        with self._lock:
+            self.closed.set()
+            for response in self._open:
+                _interrupt(response)
+
+
+def _interrupt(response: Any) -> None:
+    """End a read blocked in another thread: urllib3 2.3+ shuts the socket down, older urllib3 closes."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # already closed: nothing to end
+        getattr(response, "shutdown", response.close)()
+
+
+class PodFollow:
+    """Wait until every pod in `names` has an outcome, or `deadline` (monotonic) passes."""
+
+    def __init__(  # noqa: PLR0917 - the batch's coordinates and the caller's two callbacks
+        self,
+        core: Any,
+        namespace: str,
+        selector: str,
+        names: set[str],
+        deadline: float,
+        on_done: OnDone,
+        settle: Settle | None = None,
+    ) -> None:
+        self.core = core
+        self.namespace = namespace
+        self.selector = selector
+        self.names = names
+        self.deadline = deadline
+        self.on_done = on_done
+        self.settle = settle
+        self.outcomes: dict[str, PodOutcome] = {}
+        self.last_phase: dict[str, str] = {}
+        self.bound_to: dict[str, str] = {}
+        self.warnings: dict[str, dict[str, tuple[str, str]]] = {}  # pod → event name → (reason, message)
+        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.streams = _OpenStreams()
+
+    # --- the following thread ----------------------------------------------------------------
+    def run(self) -> dict[str, PodOutcome]:
+        readers = [self._start(self._read_pods, "pods")]
+        if self.settle is not None:
+            readers.append(self._start(self._read_events, "events"))
+        try:
+            self._consume()
+        finally:
+            self.streams.close_all()
+            for reader in readers:
+                reader.join(READER_JOIN_SECONDS)
+        for name in self.names - self.outcomes.keys():
+            phase = self.last_phase.get(name, "Pending")
+            self.outcomes[name] = PodOutcome(
+                name, "timeout", phase, node_name=self.bound_to.get(name, ""), events=self._events_of(name)
+            )
+        return self.outcomes
+
+    def _consume(self) -> None:
+        while len(self.outcomes) < len(self.names):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                kind, item = self.inbox.get(timeout=remaining)
+            except queue.Empty:
+                return
+            if kind == "error":
+                raise item
+            if kind == "pod":
+                self._observe_pod(item)
+            else:
+                self._observe_event(item)
+
+    def _observe_pod(self, pod: JsonDict) -> None:
+        name = name_of(pod)
+        if name not in self.names or name in self.outcomes:
+            return
+        self.last_phase[name] = str(dig(pod, "status", "phase", default="Pending"))
+        self.bound_to[name] = str(dig(pod, "spec", "nodeName", default=""))
+        outcome = classify(pod)
+        if outcome is not None:
+            self._finish(outcome)
+        else:
+            self._settle(name)
+
+    def _observe_event(self, event: JsonDict) -> None:
+        involved = event.get("involvedObject") or {}
+        name = str(involved.get("name") or "")
+        # Events about one container (fieldPath spec.containers{...}) come with a container
+        # status that classify() reads; the pod-level ones are all a stuck pod has.
+        if name not in self.names or involved.get("fieldPath") or event.get("type") != "Warning":
+            return
+        reason, message = str(event.get("reason") or ""), str(event.get("message") or "")
+        self.warnings.setdefault(name, {})[name_of(event)] = (reason, message)
+        if name not in self.outcomes:
+            self._settle(name)
+
+    def _settle(self, name: str) -> None:
+        """End a Pending pod's wait when its events show a failure that waiting will not clear."""
+        events = self._events_of(name)
+        if self.settle is None or not events or self.last_phase.get(name) != "Pending":
+            return
+        if self.settle(name, events):
+            reason, message = events[-1]
+            node = self.bound_to.get(name, "")
+            self._finish(PodOutcome(name, "stuck", "Pending", None, reason, message, "", node, events))
+
+    def _finish(self, outcome: PodOutcome) -> None:
+        self.outcomes[outcome.name] = outcome
+        self.on_done(outcome)
+
+    def _events_of(self, name: str) -> tuple[tuple[str, str], ...]:
+        return tuple(self.warnings.get(name, {}).values())
+
+    # --- the reader threads ------------------------------------------------------------------
+    def _start(self, read: Callable[[], None], what: str) -> threading.Thread:
+        def guarded() -> None:
+            try:
+                read()
+            except Exception as error:  # handed to the following thread, raised there
+                if not self.streams.closed.is_set():
+                    self.inbox.put(("error", error))
+
+        thread = threading.Thread(target=guarded, name=f"gpuctl-follow-{what}", daemon=True)
+        thread.start()
+        return thread
+
+    def _read_pods(self) -> None:
+        while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
+            with api_call("list", f"pods in namespace {self.namespace}"):
+                body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
+            for item in body.get("items", []):
+                self.inbox.put(("pod", item))
+            version = str(dig(body, "metadata", "resourceVersion", default=""))
+            self._watch("pod", self.core.list_namespaced_pod, version, label_selector=self.selector)
+
+    def _read_events(self) -> None:
+        # No resourceVersion: the watch starts with the events that exist (ADDED), then changes.
+        version = ""
+        while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
+            version = self._watch(
+                "event", self.core.list_namespaced_event, version, field_selector=POD_WARNINGS
+            )
+
+    def _watch(self, kind: str, method: Callable[..., Any], version: str, **selector: str) -> str:
+        """Hand each object of one watch to the inbox; the last resourceVersion, "" after an ERROR."""
+        remaining = max(1.0, self.deadline - time.monotonic())
+        resource = "pods" if kind == "pod" else "events"
+        with api_call("watch", f"{resource} in namespace {self.namespace}"):
+            response: Any = method(
+                self.namespace,
+                watch=True,
+                resource_version=version or None,
+                timeout_seconds=int(remaining) + 1,
+                _preload_content=False,
+                _request_timeout=(10.0, remaining + 10.0),
+                **selector,
+            )
+            if not self.streams.add(response):
+                response.close()
+                return version
+            try:
+                for event in stream_json_lines(response):
+                    if event.get("type") == "ERROR":
+                        return ""  # e.g. 410 Gone: list (or watch from now) again
+                    item = event.get("object") or {}
+                    version = str(dig(item, "metadata", "resourceVersion", default=version))
+                    self.inbox.put((kind, item))
+            finally:
+                self.streams.discard(response)
+                response.close()
+                response.release_conn()
+        return version

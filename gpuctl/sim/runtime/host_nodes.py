@@ -1,0 +1,142 @@
+"""Nodes backed by real hosts (`gpuctl sim up --hosts-from INVENTORY`).
+
+Such a node takes its truth from its host, never from the scenario: a `HostLink` (SSH, built by
+the server layer) probes the host every PROBE_INTERVAL_S. The node is Ready while the host
+answers; its device plugin can advertise the GPUs `nvidia-smi -L` lists, and only when that
+command works and the host's container runtime has the nvidia runtime; a container scheduled
+there runs its command on the host and returns the host's output and exit code.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime.containers import FOREVER, Outcome
+from gpuctl.sim.runtime.objects import node_conditions
+from gpuctl.sim.runtime.store import rfc3339
+
+if TYPE_CHECKING:
+    from gpuctl.sim.runtime.cluster import Cluster
+
+Obj = dict[str, Any]
+PROBE_INTERVAL_S = 1.0
+UNREACHABLE_TAINT = {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class HostTruth:
+    """What one probe of a host found."""
+
+    reachable: bool
+    gpus: int = 0  # GPUs `nvidia-smi -L` lists
+    nvidia_smi_works: bool = False
+    nvidia_runtime: bool = False  # the container runtime has a runtime named nvidia
+    gpu_product: str = ""
+    gpu_memory_mib: int = 0
+    driver_version: str = ""
+    detail: str = ""  # why the host is unreachable
+
+
+class HostLink(Protocol):
+    """The way to one host (gpuctl/sim/server/host_links.py implements it over SSH)."""
+
+    node_name: str
+
+    def probe(self) -> HostTruth: ...
+
+    def run(self, argv: list[str]) -> tuple[str, int]:
+        """Run `argv` on the host; (stdout and stderr, exit code)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class HostProber:
+    """One thread probing every linked host; truths are applied on the engine thread."""
+
+    def __init__(self, cluster: Cluster, links: list[HostLink]) -> None:
+        self.cluster = cluster
+        self.links = {link.node_name: link for link in links}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="gpuctl-sim-hosts", daemon=True)
+
+    def probe_all_now(self) -> None:
+        """One synchronous round (start-up): the nodes are right before the server answers."""
+        for name, link in self.links.items():
+            apply_truth(self.cluster, name, link.probe())
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        for link in self.links.values():
+            link.close()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(PROBE_INTERVAL_S):
+            for name, link in self.links.items():
+                self.cluster.engine.at(0.0, functools.partial(apply_truth, self.cluster, name, link.probe()))
+
+
+def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
+    """Make node `name` say what its host says (caller holds the store lock)."""
+    spec = cluster.node_specs[name]
+    updated = replace(
+        spec,
+        ready=truth.reachable,
+        gpus=truth.gpus if truth.reachable else spec.gpus,
+        driver="installed" if truth.nvidia_smi_works else "missing",
+        toolkit="configured" if truth.nvidia_runtime else "missing",
+        gpu_product=truth.gpu_product or spec.gpu_product,
+        gpu_memory_mib=truth.gpu_memory_mib or spec.gpu_memory_mib,
+        driver_version=truth.driver_version or spec.driver_version,
+    )
+    if not truth.reachable:
+        updated = replace(updated, driver=spec.driver, toolkit=spec.toolkit)
+    if updated == spec:
+        return
+    cluster.node_specs[name] = updated
+    if updated.ready != spec.ready:
+        _set_ready(cluster, name, updated.ready)
+    kubelet.refresh_node_gpus(cluster, name)
+    cluster.node_changed()
+
+
+def _set_ready(cluster: Cluster, name: str, ready: bool) -> None:
+    node = cluster.store.get("nodes", "", name)
+    if node is None:
+        return
+    conditions = node_conditions(True, rfc3339())
+    taints = [t for t in node["spec"].get("taints") or [] if t.get("key") != UNREACHABLE_TAINT["key"]]
+    if not ready:
+        for condition in conditions:
+            if condition["type"] == "Ready":
+                condition.update(
+                    status="Unknown",
+                    reason="NodeStatusUnknown",
+                    message="Kubelet stopped posting node status.",
+                )
+        taints.append({**UNREACHABLE_TAINT, "timeAdded": rfc3339()})
+    updated = dict(node)
+    updated["spec"] = (
+        {**node["spec"], "taints": taints}
+        if taints
+        else {k: v for k, v in node["spec"].items() if k != "taints"}
+    )
+    updated["status"] = dict(node["status"], conditions=conditions)
+    cluster.store.put("nodes", updated)
+
+
+def run_on_host(link: HostLink, argv: list[str], default_run: float) -> Outcome:
+    """A container's command, run on the host: the host's own output and exit code."""
+    if not argv:
+        return Outcome(run_seconds=FOREVER)
+    output, code = link.run(argv)
+    return Outcome(log=output, exit_code=code, run_seconds=default_run)

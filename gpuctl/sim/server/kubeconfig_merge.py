@@ -1,0 +1,130 @@
+"""The sim's kubeconfig, written without losing anyone else's: a new file, or, like kind and minikube
+do, the sim's cluster, user and context merged into an existing kubeconfig (its other entries kept)
+and taken out again when the sim stops, with the previous current-context restored."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuctl.errors import ConfigError
+
+SIM_ENTRY = "gpuctl-sim"
+_SECTIONS = ("clusters", "contexts", "users")
+
+
+@dataclass(frozen=True)
+class KubeconfigClaim:
+    """What writing the sim's kubeconfig did, so that stopping the sim can undo exactly that."""
+
+    path: Path
+    created: bool  # the file is the sim's alone: remove it when the sim stops
+    previous_context: str = ""  # the merged file's current-context before the sim's ("" none)
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """The kubeconfig at `path` as a dict, None when absent; refuse anything that is not one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(
+            f"{path}: cannot read the existing file: {getattr(error, 'strerror', None) or error}",
+            hint="pass another --kubeconfig path; gpuctl never overwrites a file it cannot read",
+        ) from error
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        data = "not yaml"
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or (data.get("kind") not in (None, "Config")):
+        raise ConfigError(
+            f"{path}: exists and is not a kubeconfig; gpuctl will not overwrite it",
+            hint="pass a new path, e.g. `gpuctl sim up --kubeconfig /tmp/sim.kubeconfig`",
+        )
+    return data
+
+
+def _only_sim_entries(data: dict[str, Any]) -> bool:
+    names = [entry.get("name") for section in _SECTIONS for entry in data.get(section) or []]
+    return all(name == SIM_ENTRY for name in names)
+
+
+def _sim_entries(url: str) -> dict[str, dict[str, Any]]:
+    return {
+        "clusters": {"name": SIM_ENTRY, "cluster": {"server": url}},
+        "contexts": {
+            "name": SIM_ENTRY,
+            "context": {"cluster": SIM_ENTRY, "user": SIM_ENTRY, "namespace": "default"},
+        },
+        "users": {"name": SIM_ENTRY, "user": {"token": SIM_ENTRY}},
+    }
+
+
+def _without_sim(data: dict[str, Any]) -> dict[str, Any]:
+    for section in _SECTIONS:
+        entries = [entry for entry in data.get(section) or [] if entry.get("name") != SIM_ENTRY]
+        data[section] = entries
+    return data
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Replace `path` atomically, keeping its permission bits (kubeconfigs hold credentials)."""
+    temporary = path.with_name(f".{path.name}.gpuctl.tmp")
+    temporary.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    with contextlib.suppress(OSError):
+        os.chmod(temporary, path.stat().st_mode & 0o7777)
+    temporary.replace(path)
+
+
+def claim_kubeconfig(path: Path, url: str, fresh_text: str) -> KubeconfigClaim:
+    """Point `path` at the sim: write `fresh_text` to a new file (or over a stale one of the sim's
+    alone), or merge the sim's entries into the kubeconfig already there."""
+    existing = _load(path)
+    if existing is None or _only_sim_entries(existing):
+        path.write_text(fresh_text, encoding="utf-8")
+        return KubeconfigClaim(path=path, created=True)
+    previous = str(existing.get("current-context") or "")
+    merged = _without_sim(existing)
+    merged.setdefault("apiVersion", "v1")
+    merged.setdefault("kind", "Config")
+    for section, entry in _sim_entries(url).items():
+        merged[section].append(entry)
+    merged["current-context"] = SIM_ENTRY
+    _write(path, merged)
+    return KubeconfigClaim(
+        path=path, created=False, previous_context="" if previous == SIM_ENTRY else previous
+    )
+
+
+def release_kubeconfig(claim: KubeconfigClaim) -> None:
+    """Undo `claim`: remove the sim's own file, or take the sim's entries out of a merged one."""
+    if claim.created:
+        with contextlib.suppress(ConfigError):
+            data = _load(claim.path)
+            if data is not None and _only_sim_entries(data):
+                claim.path.unlink(missing_ok=True)
+        return
+    with contextlib.suppress(ConfigError, OSError):
+        data = _load(claim.path)
+        if data is None:
+            return
+        restored = _without_sim(data)
+        if restored.get("current-context") == SIM_ENTRY:
+            if claim.previous_context:
+                restored["current-context"] = claim.previous_context
+            else:
+                restored.pop("current-context", None)
+        _write(claim.path, restored)
+
+
+def check_kubeconfig_target(path: Path) -> None:
+    """Refuse (exit 2) a path holding something other than a kubeconfig, before starting anything."""
+    _load(path)

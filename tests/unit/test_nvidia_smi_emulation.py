@@ -1,0 +1,168 @@
+"""The sim's nvidia-smi says it the real way: its output has the shape of real captures.
+
+The emulated default table and `-L` are read with the parsers built from real output
+(gpuctl.nvidia_smi_parse) and compared line by line with a capture of the same driver family:
+the same rules, the same column layout, the same header and MIG row. The injected failures'
+device plugin log lines and runtime messages are recognised by the diagnosis table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuctl import nvidia_smi
+from gpuctl.diagnose.scan import find_all
+from gpuctl.nvidia_smi_parse import parse_listing, parse_table
+from gpuctl.sim.runtime import containers, sandbox
+from gpuctl.sim.scenario import NodeSpec
+
+CAPTURES = Path(__file__).parents[1] / "corpus" / "nvidia-smi"
+
+# capture (Linux, one GPU) → (the GPU's full name as -L prints it, its memory in MiB)
+TABLES = {
+    "linux-nvidia-h100-80gb-hbm3-590.48.01": ("NVIDIA H100 80GB HBM3", 81559),
+    "linux-nvidia-h200-590.48.01": ("NVIDIA H200", 143771),
+    "linux-nvidia-l40s-595.80": ("NVIDIA L40S", 46068),
+    "linux-nvidia-geforce-rtx-2080-super-595.71.05": ("NVIDIA GeForce RTX 2080 SUPER", 8192),
+    "linux-nvidia-geforce-rtx-4080-super-595.71.05": ("NVIDIA GeForce RTX 4080 SUPER", 16376),
+    "linux-nvidia-geforce-rtx-2080-super-610.57.04": ("NVIDIA GeForce RTX 2080 SUPER", 8192),
+}
+
+
+def _driver(capture: str) -> str:
+    return capture.rsplit("-", 1)[1]
+
+
+def _emulated_table(capture: str, count: int = 1) -> str:
+    name, memory = TABLES[capture]
+    gpus = nvidia_smi.fake_gpus("node", count, name.replace(" ", "-"), memory, _driver(capture))
+    text, code = nvidia_smi.run_nvidia_smi([], gpus)
+    assert code == 0
+    return text
+
+
+def _layout(line: str) -> list[int]:
+    """Where a line's column separators stand."""
+    return [column for column, char in enumerate(line) if char in "|+"]
+
+
+def _gpu_section(text: str) -> list[str]:
+    """From the time stamp to the end of the GPU table (the processes differ between machines)."""
+    return text.split("\n\n", 1)[0].splitlines()
+
+
+@pytest.mark.parametrize("capture", sorted(TABLES))
+def test_default_table_has_the_real_layout_line_by_line(capture: str) -> None:
+    real = _gpu_section((CAPTURES / f"{capture}.table.txt").read_text())
+    emulated = _gpu_section(_emulated_table(capture))
+    assert len(emulated) == len(real)
+    for number, (ours, theirs) in enumerate(zip(emulated, real, strict=True)):
+        assert len(ours) == len(theirs), (number, ours, theirs)
+        assert _layout(ours) == _layout(theirs), (number, ours, theirs)
+        if theirs.startswith(("+", "|=")) or number in (2, 4, 5, 6):  # rules, banner, header rows
+            assert ours == theirs, number
+    assert emulated[0][:3] in {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}  # ctime, like nvidia-smi
+
+
+@pytest.mark.parametrize("capture", sorted(TABLES))
+def test_emulated_table_parses_like_the_real_one(capture: str) -> None:
+    real = parse_table((CAPTURES / f"{capture}.table.txt").read_text())
+    emulated = parse_table(_emulated_table(capture))
+    assert (emulated.driver_version, emulated.cuda_version) == (real.driver_version, real.cuda_version)
+    assert [gpu.name for gpu in emulated.gpus] == [gpu.name for gpu in real.gpus]  # cut the same way
+    assert [gpu.memory_total_mib for gpu in emulated.gpus] == [gpu.memory_total_mib for gpu in real.gpus]
+    assert emulated.gpus[0].mig_mode in ("Disabled", "Enabled", "N/A")
+    assert emulated.mig_devices == 0
+
+
+def test_processes_section_matches_a_capture_without_processes() -> None:
+    capture = "linux-nvidia-h100-80gb-hbm3-590.48.01"
+    real = (CAPTURES / f"{capture}.table.txt").read_text().split("\n\n", 1)[1]
+    assert _emulated_table(capture).split("\n\n", 1)[1] == real
+
+
+def test_eight_gpus_have_three_rows_each_and_full_names() -> None:
+    text = _emulated_table("linux-nvidia-h100-80gb-hbm3-590.48.01", count=8)
+    report = parse_table(text)
+    assert [gpu.index for gpu in report.gpus] == list(range(8))
+    assert {gpu.name for gpu in report.gpus} == {"NVIDIA H100 80GB HBM3"}
+    assert {gpu.mig_mode for gpu in report.gpus} == {"Disabled"}
+    assert len({gpu.pci_bus_id for gpu in report.gpus}) == 8
+    rule = "+-----------------------------------------+------------------------+----------------------+"
+    assert _gpu_section(text).count(rule) == 1 + 8  # under the banner, then after each GPU's rows
+
+
+@pytest.mark.parametrize(
+    "capture", ["linux-nvidia-h100-80gb-hbm3-590.48.01", "linux-nvidia-geforce-rtx-2080-super-610.57.04"]
+)
+def test_list_output_has_the_real_shape(capture: str) -> None:
+    name, memory = TABLES[capture]
+    real_text = (CAPTURES / f"{capture}.list.txt").read_text()
+    gpus = nvidia_smi.fake_gpus("node", 1, name.replace(" ", "-"), memory, _driver(capture))
+    text, code = nvidia_smi.run_nvidia_smi(["-L"], gpus)
+    assert code == 0
+    assert [gpu.name for gpu in parse_listing(text).gpus] == [
+        gpu.name for gpu in parse_listing(real_text).gpus
+    ]
+    real_line, line = real_text.splitlines()[0], text.splitlines()[0]
+    assert line.split("(UUID: GPU-")[0] == real_line.split("(UUID: GPU-")[0]
+    assert len(line) == len(real_line)  # a GPU- UUID of the same length
+
+
+@pytest.mark.parametrize(
+    ("driver", "cuda"), [("550.90.07", "12.4"), ("580.65.06", "13.0"), ("590.48.01", "13.1"),
+                         ("591.86", "13.1"), ("595.80", "13.2"), ("610.57.04", "13.3")],
+)  # fmt: skip
+def test_cuda_version_per_driver_branch(driver: str, cuda: str) -> None:
+    assert nvidia_smi.cuda_version_for(driver) == cuda
+    gpus = nvidia_smi.fake_gpus("node", 1, "NVIDIA-H100-80GB-HBM3", 81559, driver)
+    assert parse_table(nvidia_smi.run_nvidia_smi([], gpus)[0]).cuda_version == cuda
+
+
+def _smi(spec: NodeSpec) -> str:
+    outcome = containers.run_argv(["nvidia-smi"], spec, [0], 0.0)
+    return outcome.start_error or outcome.log
+
+
+INJECTED = {
+    "toolkit missing: plugin log": (
+        containers.device_plugin_log(NodeSpec("n", gpus=8, toolkit="missing")),
+        {"plugin.nvml-library-missing", "plugin.incompatible-strategy", "plugin.no-devices"},
+    ),
+    "driver missing: plugin log": (
+        containers.device_plugin_log(NodeSpec("n", gpus=8, driver="missing")),
+        {"plugin.nvml-library-missing", "plugin.incompatible-strategy", "plugin.no-devices"},
+    ),
+    "unhealthy GPUs: plugin log": (
+        containers.device_plugin_log(NodeSpec("n", gpus=8, unhealthy_gpus=2)),
+        {"plugin.xid"},
+    ),
+    "driver mismatch: start hook": (
+        _smi(NodeSpec("n", gpus=8, driver="mismatch")),
+        {"runtime.driver-mismatch"},
+    ),
+    "driver missing: start hook": (
+        _smi(NodeSpec("n", gpus=8, driver="missing")),
+        {"runtime.driver-not-loaded"},
+    ),
+    "toolkit unconfigured: start error": (
+        _smi(NodeSpec("n", gpus=8, toolkit="unconfigured")),
+        {"smi.not-found"},
+    ),
+    "no nvidia runtime: sandbox event": (
+        sandbox.NO_RUNTIME.format(handler="nvidia"),
+        {"runtime.no-nvidia-runtime"},
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", sorted(INJECTED))
+def test_each_injected_failure_is_recognised_by_the_diagnosis_table(failure: str) -> None:
+    text, expected = INJECTED[failure]
+    assert {diagnosis.signature_id for diagnosis in find_all(text)} == expected
+
+
+def test_a_healthy_plugin_log_has_no_diagnosis() -> None:
+    assert find_all(containers.device_plugin_log(NodeSpec("n", gpus=8))) == []
