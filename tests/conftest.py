@@ -1,8 +1,10 @@
-"""Shared fixtures: `sim` (a simulated GPU cluster over real HTTP) and `cli` (gpuctl in-process)."""
+"""Shared fixtures: `sim` (a simulated GPU cluster over real HTTP) and `cli` (gpuctl in-process);
+every test gets its own HOME; under CI=true a skip not allowed below fails the test."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,54 @@ import pytest
 
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server.http_server import SimServer
+
+# The only skips CI accepts: the opt-in tier of a real cluster, when none is given.
+ALLOWED_CI_SKIPS = ("set GPUCTL_E2E_KUBECONFIG to run against a real cluster",)
+
+
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport() -> Generator[None, Any, None]:
+    """Under CI=true a skip whose reason is not in ALLOWED_CI_SKIPS becomes a failure: a test that
+    silently does not run in CI proves nothing."""
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and running_in_ci()) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if reason not in ALLOWED_CI_SKIPS:
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI (CI=true), which only allows {ALLOWED_CI_SKIPS}: {reason}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say in the log why each test that did not run was skipped, and that CI allowed it."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if skipped:
+        terminalreporter.section("skips")
+        for report in skipped:
+            allowed = " (allowed in CI)" if running_in_ci() else ""
+            terminalreporter.write_line(f"{report.nodeid}: {_skip_reason(report)}{allowed}")
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty HOME per test, and no KUBECONFIG: nothing of the machine's user (~/.ssh/config,
+    known_hosts, ~/.kube/config, ~/.ansible) leaks into a test; a test wanting one writes it here."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    return home
+
 
 # The labels every verification pod carries (the contract of `gpuctl verify`).
 VERIFICATION_PODS = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"

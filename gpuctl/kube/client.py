@@ -134,12 +134,19 @@ def _kubeconfig_error(error: Exception, existing: list[Path], context: str | Non
 def load_api_client(kubeconfig: Path | None = None, context: str | None = None) -> ApiClient:
     """Return an ApiClient for the chosen cluster, or raise ConfigError naming file and context."""
     from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
 
     paths, existing = _existing_kubeconfigs(kubeconfig)
     configuration = client.Configuration()
     if not existing:
         if IN_CLUSTER_TOKEN.exists() and context is None:
-            config.load_incluster_config(client_configuration=configuration)
+            try:
+                config.load_incluster_config(client_configuration=configuration)
+            except ConfigException as error:
+                raise ConfigError(
+                    f"in-cluster config ({IN_CLUSTER_TOKEN.parent}): {error}",
+                    hint="check the pod's service account mount, or pass --kubeconfig",
+                ) from error
             return _api_client_class()(configuration)
         raise ConfigError(
             f"no kubeconfig found (looked at {os.pathsep.join(str(path) for path in paths)})",

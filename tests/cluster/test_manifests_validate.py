@@ -148,3 +148,41 @@ def _gpus(core: Any) -> dict[str, str | None]:
         node.metadata.name: (node.status.allocatable or {}).get("nvidia.com/gpu")
         for node in core.list_node().items
     }
+
+
+@pytest.mark.parametrize("version", SUPPORTED_KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("extras", ["plain", "every-option"])
+def test_verification_pod_validates_strictly(version: str, extras: str) -> None:
+    """The pod `gpuctl verify` creates, with and without every option that shapes it."""
+    from gpuctl.core.verify.model import Toleration, VerifyOptions
+    from gpuctl.core.verify.pod_manifest import new_run_id, verification_pod
+    from gpuctl.kube.nodes import NodeInfo, Taint
+
+    node = NodeInfo(
+        name="gpu-0",
+        labels={"kubernetes.io/hostname": "gpu-0.example"},
+        annotations={},
+        taints=(Taint("nvidia.com/gpu", "present", "NoSchedule"), Taint("dedicated", "", "NoExecute")),
+        ready=True,
+        ready_reason="KubeletReady",
+        ready_message="",
+        unschedulable=False,
+        gpu_capacity=8,
+        gpu_allocatable=8,
+    )
+    options = VerifyOptions()
+    if extras == "every-option":
+        options = VerifyOptions(
+            image="registry.example/cuda:12.4.1-base",
+            image_pull_secret="registry-credentials",
+            runtime_class="nvidia",
+            tolerations=(
+                Toleration("dedicated", "Exists", "", "NoExecute"),
+                Toleration("x", "Equal", "y", ""),
+            ),
+        )
+    pod = verification_pod(node, 8, new_run_id(), options)
+    kubernetes_validate.validate(pod, version, strict=True)
+    if extras == "every-option":
+        assert pod["spec"]["runtimeClassName"] == "nvidia"
+        assert pod["spec"]["imagePullSecrets"] == [{"name": "registry-credentials"}]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 from gpuctl.core.taint import taint_gpu_nodes
 from gpuctl.kube.nodes import Taint
+from tests.kubectl import KUBECTL, needs_kubectl
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
@@ -238,11 +238,11 @@ def test_warns_about_gpu_daemonsets_that_do_not_tolerate(cluster: Any, cli: Call
     assert "ExtendedResourceToleration" in table.stdout
 
 
-@pytest.mark.skipif(shutil.which("kubectl") is None, reason="no kubectl on PATH")
+@needs_kubectl
 def test_kubectl_sees_the_same_taints(cluster: Any, cli: Callable[..., Any]) -> None:
     assert cli("taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig).exit_code == 0
     kubectl = subprocess.run(
-        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "node", "gpu-old-0",
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), "get", "node", "gpu-old-0",
          "-o", "jsonpath={.spec.taints}"],
         capture_output=True, text=True, check=True, timeout=30,
     )  # fmt: skip
@@ -275,3 +275,33 @@ def test_json_contract(cluster: Any, cli: Callable[..., Any]) -> None:
     assert {"namespace", "daemonset", "component", "message", "hint"} <= set(report["warnings"][0])
     assert report["ok"] is True
     assert report["mode"] == "apply"
+
+
+def test_a_node_that_keeps_changing_gives_up_after_the_retry_limit(cluster: Any) -> None:
+    """Another writer changes gpu-1 between every read and write: each patch gets a 409; after
+    MAX_ATTEMPTS the node fails with a message and the others are still tainted."""
+    from kubernetes.client import CoreV1Api
+
+    from gpuctl.kube.taints import MAX_ATTEMPTS
+
+    other_writer = CoreV1Api(cluster.api_client())
+    interfered: list[str] = []
+
+    def always_interfere(node_name: str) -> None:
+        if node_name == "gpu-1":
+            interfered.append(node_name)
+            other_writer.patch_node(node_name, {"metadata": {"labels": {"churn": str(len(interfered))}}})
+
+    result = taint_gpu_nodes(cluster.api_client(), taint=GPU_TAINT, after_read=always_interfere)
+    change = next(change for change in result.nodes if change.node == "gpu-1")
+    assert change.action == "failed", change
+    assert (
+        change.message
+        == f"node gpu-1 kept changing: {MAX_ATTEMPTS} conflicting writes in a row; rerun the command"
+    )
+    assert len(interfered) == MAX_ATTEMPTS
+    assert result.exit_code == 1
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"} not in _taints(
+        cluster, "gpu-1"
+    )
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"} in _taints(cluster, "gpu-0")

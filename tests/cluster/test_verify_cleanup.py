@@ -69,7 +69,8 @@ def test_keep_pods_keeps_them_with_the_restricted_shape(sim: Any, cli: Any) -> N
 
 
 def test_pods_are_deleted_after_timeout(sim: Any, cli: Any) -> None:
-    cluster = sim(scenario(podRunSeconds=60))  # nvidia-smi "runs" for a minute
+    # Held where the test needs it: Running as soon as bound, and nvidia-smi never finishes.
+    cluster = sim(scenario(pod_start=0, podRunSeconds=3600))
     wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "1"])
     assert result.exit_code == 1

@@ -176,7 +176,8 @@ def test_not_ready_node_skips_plugin_and_capacity_checks(sim: Any, cli: Any) -> 
 
 
 def test_pending_pod_at_timeout_is_reported_once_with_a_useful_hint(sim: Any, cli: Any) -> None:
-    cluster = sim(scenario({"name": "gpu-0", "gpus": 8}, podStartSeconds=30))
+    # Held where the test needs it: bound to gpu-0, its container never starts.
+    cluster = sim(scenario({"name": "gpu-0", "gpus": 8}, podStartSeconds=3600))
     wait_for_gpus(cluster, ["gpu-0"])
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "1"])
     assert result.exit_code == 1, result.output

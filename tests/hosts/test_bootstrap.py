@@ -1,13 +1,16 @@
 """`gpuctl bootstrap --phase host` against real SSH test nodes, from bare to prepared and back to no-op.
 
-The tests of one module share two fresh nodes and run in file order: check mode on the bare nodes,
-the real run, the no-op re-run, then the failure cases. The runner itself is also exercised with a
-tiny playbook (tests/hosts/playbooks/ping.yml), independent of the shipped roles.
+The tests of one module share two fresh nodes. What the nodes go through is built by module
+fixtures, each on top of the one before: check mode on the bare nodes (`bare_check`), the real run
+(`bootstrapped`), the no-op re-run (`rerun`). A test asks for the stage it needs, so any subset
+(`-k`) sets up what it reads. The runner itself is also exercised with a tiny playbook
+(tests/hosts/playbooks/ping.yml), independent of the shipped roles.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -15,6 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,57 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
     started = up(nodes=2, gpus=GPUS, inventory=inventory)
     yield started
     down(inventory)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One `gpuctl bootstrap --phase host --output json` run in a child process."""
+
+    code: int
+    report: dict[str, Any]
+    stderr: str
+
+
+def bootstrap_process(*args: str, tmpdir: Path | None = None) -> Run:
+    env = {**os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {})}
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuctl", "bootstrap", "--phase", "host", "--output", "json", *args],
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    return Run(done.returncode, json.loads(done.stdout), done.stderr)
+
+
+@dataclass(frozen=True)
+class BareCheck:
+    run: Run
+    disk_before: list[str]
+    disk_after: list[str]
+
+
+@pytest.fixture(scope="module")
+def bare_check(nodes: list[TestNode]) -> BareCheck:
+    """Check mode on the bare nodes, with the disk state around it."""
+    before = [disk_state(node) for node in nodes]
+    run_ = bootstrap_process("--inventory", str(nodes[0].inventory), "--check")
+    return BareCheck(run_, before, [disk_state(node) for node in nodes])
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(
+    nodes: list[TestNode],
+    bare_check: BareCheck,  # noqa: ARG001 - set up first: only bare nodes show what check mode would do
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Run, Path]:
+    """The real run from bare (after the check, which only bare nodes can show), and its TMPDIR."""
+    tmpdir = tmp_path_factory.mktemp("bootstrap-tmp")
+    return bootstrap_process("--inventory", str(nodes[0].inventory), tmpdir=tmpdir), tmpdir
+
+
+@pytest.fixture(scope="module")
+def rerun(nodes: list[TestNode], bootstrapped: tuple[Run, Path]) -> Run:
+    assert bootstrapped[0].code == 0, bootstrapped[0].report
+    return bootstrap_process("--inventory", str(nodes[0].inventory))
 
 
 def bootstrap(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -151,22 +206,18 @@ def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
 # --- the shipped playbooks, from bare nodes ------------------------------------------------------
 
 
-def test_check_mode_on_bare_nodes_changes_nothing(
-    nodes: list[TestNode], capsys: pytest.CaptureFixture[str]
-) -> None:
-    before = [disk_state(node) for node in nodes]
-    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory), "--check")
+def test_check_mode_on_bare_nodes_changes_nothing(bare_check: BareCheck) -> None:
+    report = bare_check.run.report
     assert report["check"] is True
-    assert code == 0, report
+    assert bare_check.run.code == 0, report
     assert all(host["changed"] > 0 for host in report["hosts"])  # what a real run would change
-    assert [disk_state(node) for node in nodes] == before
+    assert bare_check.disk_after == bare_check.disk_before
 
 
-def test_bootstrap_prepares_bare_nodes(
-    nodes: list[TestNode], capsys: pytest.CaptureFixture[str], private_tmp: Path
-) -> None:
-    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory))
-    assert code == 0, report
+def test_bootstrap_prepares_bare_nodes(nodes: list[TestNode], bootstrapped: tuple[Run, Path]) -> None:
+    run_, tmpdir = bootstrapped
+    report = run_.report
+    assert run_.code == 0, report
     assert report["schema"] == "gpuctl.bootstrap/v1"
     assert report["ok"] is True
     assert [host["name"] for host in report["hosts"]] == [node.name for node in nodes]
@@ -174,10 +225,11 @@ def test_bootstrap_prepares_bare_nodes(
         assert {"name", "ok", "changed", "failed", "unreachable", "skipped"} <= set(host)
         assert host["ok"] is True
         assert host["changed"] > 0
-    assert private_dirs(private_tmp) == []
+    assert private_dirs(tmpdir) == []
 
 
 @pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.usefixtures("bootstrapped")
 def test_nodes_are_prepared_on_disk(nodes: list[TestNode], index: int) -> None:
     node = nodes[index]
     held = sh(node, "apt-mark showhold").split()
@@ -196,12 +248,26 @@ def test_nodes_are_prepared_on_disk(nodes: list[TestNode], index: int) -> None:
     assert all(line.startswith(f"GPU {i}: NVIDIA H100") for i, line in enumerate(listed))
 
 
-def test_second_run_changes_nothing(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
-    code, report = bootstrap(capsys, "--inventory", str(nodes[0].inventory))
-    assert code == 0, report
-    assert [host["changed"] for host in report["hosts"]] == [0, 0]
+def test_second_run_changes_nothing(rerun: Run) -> None:
+    assert rerun.code == 0, rerun.report
+    assert [host["changed"] for host in rerun.report["hosts"]] == [0, 0]
 
 
+@pytest.mark.usefixtures("rerun")
+def test_preflight_on_a_bootstrapped_node_sees_the_installed_driver(
+    nodes: list[TestNode], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(["preflight", "--inventory", str(nodes[0].inventory), "--output", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    for host in json.loads(captured.out)["hosts"]:
+        findings = {finding["id"]: finding for finding in host["findings"]}
+        assert findings["driver"]["status"] == "pass", findings["driver"]
+        assert findings["driver"]["message"].startswith("driver 550.90.07 installed"), findings["driver"]
+        assert findings["containerd-config"]["status"] == "pass", findings["containerd-config"]
+
+
+@pytest.mark.usefixtures("rerun")
 def test_unreachable_host_is_reported_and_the_others_are_fine(
     nodes: list[TestNode], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -217,6 +283,7 @@ def test_unreachable_host_is_reported_and_the_others_are_fine(
     assert "gpuctl preflight" in dead["hint"]
 
 
+@pytest.mark.usefixtures("bootstrapped")
 def test_a_failing_task_is_surfaced(nodes: list[TestNode], capsys: pytest.CaptureFixture[str]) -> None:
     inventory = str(nodes[0].inventory)
     args = ("--inventory", inventory, "--limit", nodes[0].name, "--", "-e", "gpuctl_toolkit_version=9.9.9-1")

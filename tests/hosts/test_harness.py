@@ -133,13 +133,22 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -q cuda-drivers=550.90.07-1 \
 """
 
 
-@pytest.mark.hosts
-def test_apt_reaches_the_signed_mirror_and_nothing_else(nodes: list[TestNode]) -> None:
+@pytest.fixture(scope="module")
+def mirror_installed(nodes: list[TestNode]) -> tuple[int, str, str]:
+    """nodes[1] with the mirror's sources and the pinned stand-in packages installed by plain apt."""
     node = nodes[1]
     base = yaml.safe_load(node.inventory.read_text())["all"]["children"]["gpu_nodes"]["vars"][
         "gpuctl_cuda_repo_url"
     ].removesuffix("/cuda/")
-    rc, out, err = node_exec(node, ["bash", "-c", MIRROR_SETUP.format(base=base)])
+    return node_exec(node, ["bash", "-c", MIRROR_SETUP.format(base=base)])
+
+
+@pytest.mark.hosts
+def test_apt_reaches_the_signed_mirror_and_nothing_else(
+    nodes: list[TestNode], mirror_installed: tuple[int, str, str]
+) -> None:
+    node = nodes[1]
+    rc, out, err = mirror_installed
     assert rc == 0, out + err
     assert "NO_PUBKEY" not in err
     _, route, _ = node_exec(node, ["ip", "route"])
@@ -149,10 +158,11 @@ def test_apt_reaches_the_signed_mirror_and_nothing_else(nodes: list[TestNode]) -
 
 
 @pytest.mark.hosts
-def test_installed_stand_ins_print_the_nodes_gpus(nodes: list[TestNode]) -> None:
+def test_installed_stand_ins_print_the_nodes_gpus(
+    nodes: list[TestNode], mirror_installed: tuple[int, str, str]
+) -> None:
     node = nodes[1]
-    if not (node.root / "usr/bin/nvidia-smi").exists():
-        pytest.skip("needs test_apt_reaches_the_signed_mirror_and_nothing_else first")
+    assert mirror_installed[0] == 0, mirror_installed[1] + mirror_installed[2]
     _, listing, _ = node_exec(node, ["nvidia-smi", "-L"])
     listed = nvidia_smi.parse_list(listing)
     assert [gpu.name for gpu in listed] == ["NVIDIA H100 80GB HBM3"] * 4

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,64 @@ def test_unreachable_host_is_reported_without_failing_the_others(
     assert by_name["dead-node"]["reachable"] is False
     assert "cannot connect" in by_name["dead-node"]["findings"][0]["message"]
     assert all(by_name[node.name]["ok"] for node in fresh_nodes)
+
+
+def _hosts(inventory: Path) -> dict[str, dict[str, Any]]:
+    hosts: dict[str, dict[str, Any]] = yaml.safe_load(inventory.read_text())["all"]["children"]["gpu_nodes"][
+        "hosts"
+    ]
+    return hosts
+
+
+def test_a_changed_host_key_is_refused(
+    fresh_nodes: list[TestNode], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """known_hosts holds another key for each address (a reinstalled host, or a man in the middle)."""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    other_key = " ".join((tmp_path / "other.pub").read_text().split()[:2])
+    stale_known_hosts = tmp_path / "known_hosts"
+    addresses = [host["ansible_host"] for host in _hosts(fresh_nodes[0].inventory).values()]
+    stale_known_hosts.write_text("".join(f"{address} {other_key}\n" for address in addresses))
+
+    def use_stale_keys(group: dict[str, Any]) -> None:
+        for host in group["hosts"].values():
+            host["ansible_ssh_common_args"] = f"-o UserKnownHostsFile={stale_known_hosts}"
+
+    inventory = edited_inventory(fresh_nodes[0].inventory, tmp_path / "hosts.yml", use_stale_keys)
+    code, report, _ = preflight(capsys, "--inventory", str(inventory))
+    assert code == 3
+    for host in report["hosts"]:
+        assert host["reachable"] is False
+        message = host["findings"][0]["message"]
+        assert "host key does not match the known_hosts entry (possible man-in-the-middle)" in message
+        assert "ssh-keygen -R" in host["findings"][0]["hint"]
+
+
+def test_ssh_config_fills_in_what_the_inventory_leaves_out(
+    fresh_nodes: list[TestNode], tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The inventory names an alias only; ~/.ssh/config gives its address, user, key and known_hosts."""
+    config_lines = []
+    aliases: dict[str, dict[str, Any]] = {}
+    for name, host in _hosts(fresh_nodes[0].inventory).items():
+        known_hosts = host["ansible_ssh_common_args"].split("UserKnownHostsFile=")[1].split()[0]
+        config_lines += [
+            f"Host {name}-alias",
+            f"  HostName {host['ansible_host']}",
+            f"  User {host['ansible_user']}",
+            f"  IdentityFile {host['ansible_ssh_private_key_file']}",
+            f"  UserKnownHostsFile {known_hosts}",
+        ]
+        aliases[name] = {"ansible_host": f"{name}-alias"}
+    (isolated_home / ".ssh").mkdir(mode=0o700)
+    (isolated_home / ".ssh" / "config").write_text("\n".join(config_lines) + "\n")
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": aliases}}}}))
+    code, report, err = preflight(capsys, "--inventory", str(inventory))
+    assert code == 0, err
+    for host in report["hosts"]:
+        findings = {finding["id"]: finding for finding in host["findings"]}
+        assert host["reachable"] is True
+        assert findings["sudo"]["message"].startswith("passwordless sudo works for gpuadmin"), findings[
+            "sudo"
+        ]

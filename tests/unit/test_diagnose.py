@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpuctl.diagnose import SIGNATURES, diagnose, diagnose_scheduling, scheduling_reasons
 from gpuctl.nvidia_smi import DRIVER_MISMATCH, DRIVER_NOT_LOADED
 
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md"
 
 PLUGIN_TOOLKIT_MISSING = """\
@@ -23,52 +25,88 @@ I1121 10:00:00.300000       1 main.go:346] No devices found. Waiting indefinitel
 """
 
 
-@pytest.mark.parametrize(
-    ("text", "source", "expected"),
-    [
-        (PLUGIN_TOOLKIT_MISSING, "plugin-log", "plugin.nvml-library-missing"),
-        (
-            "E1121 factory.go:135] Incompatible strategy detected auto",
-            "plugin-log",
-            "plugin.incompatible-strategy",
-        ),
-        ("I1121 main.go:346] No devices found. Waiting indefinitely.", "plugin-log", "plugin.no-devices"),
-        (
-            "I1121 health.go:140] XidCriticalError: Xid=79 on Device=GPU-1; marking device as unhealthy.\n"
-            "I1121 server.go:250] 'nvidia.com/gpu' device marked unhealthy: GPU-1",
-            "plugin-log",
-            "plugin.xid",
-        ),
-        (DRIVER_MISMATCH[0], "nvidia-smi", "smi.driver-mismatch"),
-        (DRIVER_NOT_LOADED[0], "nvidia-smi", "smi.driver-not-loaded"),
-        ("No devices were found\n", "nvidia-smi", "smi.no-devices"),
-        (
-            "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
-            'create failed: unable to start container process: exec: "nvidia-smi": executable file not '
-            "found in $PATH: unknown",
-            "nvidia-smi",
-            "smi.not-found",
-        ),
-        (
-            "ErrImagePull rpc error: code = NotFound desc = failed to pull and unpack image",
-            "image-pull",
-            "image.not-found",
-        ),
-        (
-            "ErrImagePull pull access denied, repository does not exist or may require authorization",
-            "image-pull",
-            "image.unauthorized",
-        ),
-        (
-            'InvalidImageName Failed to apply default image tag "Bad//Image": '
-            "couldn't parse image reference",
-            "image-pull",
-            "image.invalid-name",
-        ),
-        ("NotReady KubeletNotReady container runtime network not ready", "node", "node.not-ready"),
-        ("allocatable 6 < capacity 8", "node", "node.unhealthy-gpus"),
-    ],
-)
+KNOWN_MESSAGES = [
+    (PLUGIN_TOOLKIT_MISSING, "plugin-log", "plugin.nvml-library-missing"),
+    (
+        "E1121 factory.go:135] Incompatible strategy detected auto",
+        "plugin-log",
+        "plugin.incompatible-strategy",
+    ),
+    ("I1121 main.go:346] No devices found. Waiting indefinitely.", "plugin-log", "plugin.no-devices"),
+    (
+        "I1121 health.go:140] XidCriticalError: Xid=79 on Device=GPU-1; marking device as unhealthy.\n"
+        "I1121 server.go:250] 'nvidia.com/gpu' device marked unhealthy: GPU-1",
+        "plugin-log",
+        "plugin.xid",
+    ),
+    (DRIVER_MISMATCH[0], "nvidia-smi", "smi.driver-mismatch"),
+    (DRIVER_NOT_LOADED[0], "nvidia-smi", "smi.driver-not-loaded"),
+    ("No devices were found\n", "nvidia-smi", "smi.no-devices"),
+    (
+        "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
+        'create failed: unable to start container process: exec: "nvidia-smi": executable file not '
+        "found in $PATH: unknown",
+        "nvidia-smi",
+        "smi.not-found",
+    ),
+    (
+        "ErrImagePull rpc error: code = NotFound desc = failed to pull and unpack image",
+        "image-pull",
+        "image.not-found",
+    ),
+    (
+        "ErrImagePull pull access denied, repository does not exist or may require authorization",
+        "image-pull",
+        "image.unauthorized",
+    ),
+    (
+        'InvalidImageName Failed to apply default image tag "Bad//Image": couldn\'t parse image reference',
+        "image-pull",
+        "image.invalid-name",
+    ),
+    ("NotReady KubeletNotReady container runtime network not ready", "node", "node.not-ready"),
+    ("allocatable 6 < capacity 8", "node", "node.unhealthy-gpus"),
+    (
+        "E1121 main.go:132] error starting plugins: failed to create NVML library: nvml: Driver/library "
+        "version mismatch",
+        "plugin-log",
+        "plugin.driver-mismatch",
+    ),
+    (
+        "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA "
+        "Display Driver is properly installed and present in your system.\nNVML library not found",
+        "nvidia-smi",
+        "smi.nvml-missing",
+    ),
+    ("gpu-0 is a GPU node but advertises no nvidia.com/gpu", "node", "node.no-gpu-advertised"),
+    (
+        "E1121 factory.go:112] Failed to initialize NVML: Driver Not Loaded",
+        "plugin-log",
+        "plugin.driver-not-loaded",
+    ),
+    # The generic rows: wording no specific row knows.
+    (
+        "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+        "runc create failed: unable to start container process: error during container init: unknown",
+        "runtime",
+        "runtime.oci-create-failed",
+    ),
+    (
+        "error running hook #0: error running hook: exit status 1, stdout: , stderr: ",
+        "runtime",
+        "runtime.hook-failed",
+    ),
+    ('Back-off pulling image "registry.example/cuda:12"', "image-pull", "image.pull-failed"),
+    (
+        "FailedCreatePodSandBox Failed to create pod sandbox: rpc error: code = Unknown desc = failed to "
+        'setup network for sandbox "0a1b"',
+        "events",
+        "pod.sandbox-failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "source", "expected"), KNOWN_MESSAGES)
 def test_known_messages_map_to_their_signature(text: str, source: str, expected: str) -> None:
     found = diagnose(text, source, node="gpu-0", namespace="gpuctl-system", image="img")
     assert found is not None
@@ -107,23 +145,29 @@ def test_scheduling_reasons_are_split() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("message", "expected"),
-    [
-        (SCHED_TAINT, "sched.untolerated-taint"),
-        (SCHED_GPUS, "sched.insufficient-gpu"),
-        (
-            "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
-            "sched.selector-mismatch",
-        ),
-        (
-            "0/2 nodes are available: 1 node(s) were unschedulable, 1 node(s) didn't match Pod's node "
-            "affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
-            "scheduling.",
-            "sched.unschedulable",
-        ),
-    ],
-)
+SCHEDULING_MESSAGES = [
+    (SCHED_TAINT, "sched.untolerated-taint"),
+    (SCHED_GPUS, "sched.insufficient-gpu"),
+    (
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+        "sched.selector-mismatch",
+    ),
+    (
+        "0/2 nodes are available: 1 node(s) were unschedulable, 1 node(s) didn't match Pod's node "
+        "affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "scheduling.",
+        "sched.unschedulable",
+    ),
+    (
+        "0/2 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
+        "1 node(s) "
+        "didn't match Pod's node affinity/selector.",
+        "sched.node-not-ready",
+    ),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), SCHEDULING_MESSAGES)
 def test_scheduling_diagnosis_ignores_the_other_nodes(message: str, expected: str) -> None:
     found = diagnose_scheduling(message, node="gpu-0")
     assert found is not None
@@ -143,3 +187,22 @@ def test_docs_list_every_signature() -> None:
     text = DOC.read_text(encoding="utf-8")
     missing = [signature.id for signature in SIGNATURES if f"`{signature.id}`" not in text]
     assert not missing, f"docs/diagnosis.md lacks {missing}: regenerate with `python -m gpuctl.diagnose.doc`"
+
+
+def test_docs_are_the_generated_table_whole() -> None:
+    """Causes, fixes, order and prose too, not just the ids: regenerate and compare."""
+    from gpuctl.diagnose.doc import markdown
+
+    assert DOC.read_text(encoding="utf-8") == markdown(), (
+        "docs/diagnosis.md is stale: regenerate with `python -m gpuctl.diagnose.doc > docs/diagnosis.md`"
+    )
+
+
+def test_every_signature_is_proven_by_an_example() -> None:
+    """Each row of the table is matched by a message here or by a real one in tests/corpus."""
+    corpus = yaml.safe_load((CORPUS / "failures.yaml").read_text(encoding="utf-8"))
+    proven = {expected for _, _, expected in KNOWN_MESSAGES} | {
+        expected for _, expected in SCHEDULING_MESSAGES
+    }
+    proven |= {item["expect"]["signature"] for item in corpus}
+    assert [signature.id for signature in SIGNATURES if signature.id not in proven] == []

@@ -141,10 +141,12 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
             pods = [pod for node in targets for pod in _pods_for(node, run_id, options)]
             pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
+            # --timeout is the wait for the pods: listing a large cluster first does not eat it.
+            started_pods = time.monotonic()
             pod_run.start()
         log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
         if pod_run is not None:
-            by_pod = pod_run.finish_by_pod(started + options.timeout_s)
+            by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
             snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     finally:
