@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
-from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
+from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR, VERIFY_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.names import check_dns_label
 
@@ -132,6 +133,17 @@ def command(
         toleration=toleration or [],
     )
     api_client = load_api_client(kubeconfig, context)
-    with interruptible("verification pods " + ("kept (--keep-pods)" if keep_pods else "deleted")):
+    with interruptible(_interrupted_cleanup(options)):
         result = verify(api_client, options)
+    if result.kept_pods and output is not Output.table:
+        sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit(result, output, report)
+
+
+def _interrupted_cleanup(options: VerifyOptions) -> str:
+    if not options.keep_pods:
+        return "verification pods deleted"
+    return (
+        f"verification pods kept (--keep-pods); remove them with "
+        f"`kubectl -n {options.namespace} delete pods -l {VERIFICATION_PODS_SELECTOR}`"
+    )

@@ -61,6 +61,8 @@ def to_json(result: VerifyResult) -> dict[str, Any]:
         "namespace": result.namespace,
         "pods_created": result.pods_created,
         "duration_s": round(result.duration_s, 3),
+        "kept_pods": list(result.kept_pods),
+        "cleanup_command": result.cleanup_command or None,
     }
 
 
@@ -139,6 +141,16 @@ def print_table(result: VerifyResult, console: Console) -> None:
         f"{result.duration_s:.1f}s)",
         style="green" if result.ok else "bold red",
         markup=False,
+    )
+    if result.kept_pods:
+        console.print(kept_pods_note(result), markup=False, highlight=False)
+
+
+def kept_pods_note(result: VerifyResult) -> str:
+    """--keep-pods: which pods stayed, and the command that removes them."""
+    return (
+        f"kept {len(result.kept_pods)} verification pod(s) in namespace {result.namespace} (--keep-pods): "
+        f"{', '.join(result.kept_pods)}\nremove them with `{result.cleanup_command}`"
     )
 
 
