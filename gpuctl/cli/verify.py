@@ -89,7 +89,12 @@ def command(
         bool, typer.Option("--allow-empty", help="A cluster without any GPU node passes.")
     ] = False,
     namespace: Annotated[
-        str, typer.Option(help="Namespace of the verification pods (created if absent, PSS restricted).")
+        str,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Namespace of the verification pods (created if absent, PSS restricted).",
+        ),
     ] = GPUCTL_NAMESPACE,
     image: Annotated[
         str,
@@ -135,7 +140,7 @@ def command(
     api_client = load_api_client(kubeconfig, context)
     with interruptible(_interrupted_cleanup(options)):
         result = verify(api_client, options)
-    if result.kept_pods and output is not Output.table:
+    if result.kept_pods and output not in (Output.table, Output.wide):
         sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit(result, output, report)
 
