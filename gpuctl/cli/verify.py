@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -15,6 +17,7 @@ from gpuctl.names import check_dns_label
 
 if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions
+    from gpuctl.core.verify.progress import PodProgress
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
@@ -138,11 +141,24 @@ def command(
         toleration=toleration or [],
     )
     api_client = load_api_client(kubeconfig, context)
-    with interruptible(_interrupted_cleanup(options)):
-        result = verify(api_client, options)
+    with interruptible(_interrupted_cleanup(options)), _progress() as progress:
+        result = verify(api_client, options, progress)
     if result.kept_pods and output not in (Output.table, Output.wide):
         sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit(result, output, report)
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[PodProgress | None]:
+    """Live progress on stderr when it is a terminal; nothing at all when it is not."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from gpuctl.report.console import make_console
+    from gpuctl.report.verify_progress import live_progress
+
+    with live_progress(make_console(stderr=True)) as progress:
+        yield progress
 
 
 def _interrupted_cleanup(options: VerifyOptions) -> str:

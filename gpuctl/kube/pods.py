@@ -71,13 +71,17 @@ class PodBatch:
         deadline: float,
         on_done: Callable[[PodOutcome], None],
         settle: Settle | None = None,
+        on_phase: Callable[[str, str], None] | None = None,
     ) -> dict[str, PodOutcome]:
         """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes.
 
         With `settle`, the pods' Warning events are watched too, and a Pending pod whose events
         `settle` judges final ends as `stuck` at once.
         """
-        return PodFollow(self.core, self.namespace, self.selector, names, deadline, on_done, settle).run()
+        follow = PodFollow(
+            self.core, self.namespace, self.selector, names, deadline, on_done, settle, on_phase
+        )
+        return follow.run()
 
     # --- logs, events, cleanup ------------------------------------------------------------------
     def read_log(self, name: str, container: str) -> str:

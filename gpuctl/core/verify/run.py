@@ -38,6 +38,7 @@ from gpuctl.core.verify.pod_manifest import (
     verification_pod,
 )
 from gpuctl.core.verify.pod_run import PodRun
+from gpuctl.core.verify.progress import PodProgress
 from gpuctl.core.verify.sharing import SharingPlan, expected_seen, plan_for, sharing_check
 from gpuctl.errors import GpuctlError
 from gpuctl.kube.client import pooled_client
@@ -101,8 +102,11 @@ def _can_run_pod(node: NodeInfo) -> str:
     return ""
 
 
-def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
-    """Run every check; create, follow and always delete the verification pods."""
+def verify(
+    api_client: ApiClient, options: VerifyOptions, progress: PodProgress | None = None
+) -> VerifyResult:
+    """Run every check; create, follow and always delete the verification pods (counted in
+    `progress` as they go, for a live display)."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
     snapshot = _snapshot(api_client, options)
@@ -117,7 +121,9 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
             namespace_created = ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
             pods = [pod for node in targets for pod in _pods_for(node, run_id, options)]
-            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
+            if progress is not None:
+                progress.planned(nodes=len(targets), pods=len(pods), timeout_s=options.timeout_s)
+            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options), progress)
             pod_run.start()
         log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
         if pod_run is not None:
