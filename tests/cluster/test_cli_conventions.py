@@ -9,6 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.polling import wait_until
@@ -62,7 +63,12 @@ def test_namespace_short_flag(sim: Any, cli: Any) -> None:
     assert 'namespace: "plugins"' in rendered.stdout
 
 
-def test_global_flags_on_either_side_of_the_subcommand(sim: Any, cli: Any) -> None:
+def test_global_flags_on_either_side_of_the_subcommand(
+    sim: Any, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --debug and --no-color set these in the process's environment: undone after this test
+    monkeypatch.setenv("GPUCTL_DEBUG", "0")
+    monkeypatch.setenv("NO_COLOR", "")
     cluster = _cluster(sim)
     before = cli(["--kubeconfig", str(cluster.kubeconfig), "status", "-o", "json"])
     assert before.exit_code == 0, before.output
