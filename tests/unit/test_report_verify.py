@@ -60,7 +60,8 @@ def test_json_envelope_keys_are_the_contract() -> None:
         assert check["status"] in {"pass", "fail", "warn", "skip"}
     assert node["checks"][1]["diagnosis"] == "node.unhealthy-gpus"
     assert data["nodes"][0]["ok"] is True
-    assert data["kept_pods"] == [] and data["cleanup_command"] is None
+    assert data["kept_pods"] == []
+    assert data["cleanup_command"] is None
 
 
 def test_kept_pods_are_named_with_the_command_that_removes_them() -> None:
