@@ -33,3 +33,6 @@ DRIVER_ROLE = "nvidia_driver"
 DRIVER_BRANCH_KEY = "gpuctl_driver_branch"
 PREFLIGHT_ROLE = "gpuctl_preflight"
 MIN_FREE_MIB_KEY = "gpuctl_preflight_min_free_mib"
+
+# Every verification pod of every run carries these labels (a run adds gpuctl.io/verify-run=<id>).
+VERIFICATION_PODS_SELECTOR = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"

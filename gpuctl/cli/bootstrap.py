@@ -145,7 +145,12 @@ def command(
         verify_timeout_s=timeout,
     )
     with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
-        result = _run(request, kubeconfig, context, live=output is TableOrJson.table and sys.stdout.isatty())
+        result = _run(
+            request,
+            kubeconfig,
+            context,
+            live=output in (TableOrJson.table, TableOrJson.wide) and sys.stdout.isatty(),
+        )
     _emit(result, output)
 
 
@@ -183,6 +188,6 @@ def _emit(result: BootstrapRun, output: TableOrJson) -> None:
     from gpuctl.report.console import make_console
 
     artifacts = result.host.artifacts_dir if result.host else None
-    if artifacts and output is TableOrJson.json:
+    if artifacts and output in (TableOrJson.json, TableOrJson.yaml):
         make_console(stderr=True).print(f"artifacts kept in {artifacts}", markup=False)
     emit(result, output, report)

@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from gpuctl import __version__
-from gpuctl.cli import bootstrap, demo, explain, preflight, render, sim, status, taint, verify
+from gpuctl.cli import bootstrap, completion, demo, explain, preflight, render, sim, status, taint, verify
+from gpuctl.cli.argv import reorder
 from gpuctl.errors import ExitCode, GpuctlError
 
 HELP = """\
@@ -44,7 +45,7 @@ def _global(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Plain output (also: NO_COLOR=1).")] = False,
     version: Annotated[  # noqa: ARG001 - handled eagerly by its callback
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+        bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
     if no_color:
@@ -62,6 +63,7 @@ app.command("render", help=render.HELP)(render.command)
 app.add_typer(sim.app, name="sim")
 app.command("demo", help=demo.HELP)(demo.command)
 app.command("explain", help=explain.HELP)(explain.command)
+app.command("completion", help=completion.HELP)(completion.command)
 
 
 def _one_line(text: str) -> str:
@@ -82,8 +84,10 @@ def _stdout_closed() -> bool:
 
 def run(argv: list[str] | None = None) -> int:
     """Run gpuctl with `argv` and return the exit code; user-facing failures never raise."""
-    args = sys.argv[1:] if argv is None else argv
+    args = reorder(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
+    if os.environ.get(completion.COMPLETE_VAR):  # the shell asks for completions (TAB)
+        completion.register_shells()
     try:
         # Standalone mode: Typer prints usage errors (exit 2) and maps Ctrl-C to exit 130.
         app(args=args, prog_name="gpuctl")

@@ -15,6 +15,8 @@ class Output(str, Enum):
     table = "table"
     json = "json"
     junit = "junit"
+    wide = "wide"
+    yaml = "yaml"
 
 
 class MigStrategy(str, Enum):
@@ -35,8 +37,12 @@ MigStrategyOption = Annotated[MigStrategy, typer.Option("--mig-strategy", help="
 
 
 class TableOrJson(str, Enum):
+    """table and wide for people (kubectl's names), json and yaml (the same document) for tools."""
+
     table = "table"
     json = "json"
+    wide = "wide"
+    yaml = "yaml"
 
 
 Kubeconfig = Annotated[

@@ -18,17 +18,23 @@ class CommandResult(Protocol):
 
 
 def emit(result: CommandResult, output: Enum, report: Any) -> None:
-    """Print `result` as `output` (table, json or junit) with `report`, the command's
-    gpuctl.report module (SCHEMA, to_json, print_table, to_junit where offered), then exit with
-    the result's exit code: returns only when it is 0."""
+    """Print `result` as `output` (table, wide, json, yaml or junit) with `report`, the command's
+    gpuctl.report module (SCHEMA, to_json, print_table; print_wide and to_junit where offered),
+    then exit with the result's exit code: returns only when it is 0."""
     if output.value == "json":
         sys.stdout.write(json.dumps(report.to_json(result), indent=2) + "\n")
+    elif output.value == "yaml":
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(report.to_json(result), sort_keys=False, allow_unicode=True))
     elif output.value == "junit":
         sys.stdout.write(report.to_junit(result))
     else:
         from gpuctl.report.console import make_console
 
-        report.print_table(result, make_console())
+        # wide: every column the report has; a report whose table has them all prints it as is
+        wide = output.value == "wide" and hasattr(report, "print_wide")
+        (report.print_wide if wide else report.print_table)(result, make_console())
     exit_with(result.exit_code)
 
 

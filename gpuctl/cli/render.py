@@ -78,7 +78,7 @@ def command(
         typer.Option("--out", help="Write one file per manifest into this folder.", show_default=False),
     ] = None,
     namespace: Annotated[
-        str, typer.Option("--namespace", help="Device plugin namespace.")
+        str, typer.Option("--namespace", "-n", help="Device plugin namespace.")
     ] = DEVICE_PLUGIN_NAMESPACE,
     image: Annotated[
         Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
-from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
+from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR, VERIFY_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.names import check_dns_label
 
 if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions
+    from gpuctl.core.verify.progress import PodProgress
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
@@ -88,7 +92,12 @@ def command(
         bool, typer.Option("--allow-empty", help="A cluster without any GPU node passes.")
     ] = False,
     namespace: Annotated[
-        str, typer.Option(help="Namespace of the verification pods (created if absent, PSS restricted).")
+        str,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Namespace of the verification pods (created if absent, PSS restricted).",
+        ),
     ] = GPUCTL_NAMESPACE,
     image: Annotated[
         str,
@@ -132,6 +141,30 @@ def command(
         toleration=toleration or [],
     )
     api_client = load_api_client(kubeconfig, context)
-    with interruptible("verification pods " + ("kept (--keep-pods)" if keep_pods else "deleted")):
-        result = verify(api_client, options)
+    with interruptible(_interrupted_cleanup(options)), _progress() as progress:
+        result = verify(api_client, options, progress)
+    if result.kept_pods and output not in (Output.table, Output.wide):
+        sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit(result, output, report)
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[PodProgress | None]:
+    """Live progress on stderr when it is a terminal; nothing at all when it is not."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from gpuctl.report.console import make_console
+    from gpuctl.report.verify_progress import live_progress
+
+    with live_progress(make_console(stderr=True)) as progress:
+        yield progress
+
+
+def _interrupted_cleanup(options: VerifyOptions) -> str:
+    if not options.keep_pods:
+        return "verification pods deleted"
+    return (
+        f"verification pods kept (--keep-pods); remove them with "
+        f"`kubectl -n {options.namespace} delete pods -l {VERIFICATION_PODS_SELECTOR}`"
+    )

@@ -23,6 +23,7 @@ from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
 # A pod's name and its Warning events (reason, message), oldest first → will waiting not help?
 Settle = Callable[[str, tuple[tuple[str, str], ...]], bool]
 OnDone = Callable[[PodOutcome], None]
+OnPhase = Callable[[str, str], None]  # pod name, status.phase: for live progress
 
 # Events about pods only; the real API server and the sim both index these event fields.
 POD_WARNINGS = "type=Warning,involvedObject.kind=Pod"
@@ -65,7 +66,7 @@ def _interrupt(response: Any) -> None:
 class PodFollow:
     """Wait until every pod in `names` has an outcome, or `deadline` (monotonic) passes."""
 
-    def __init__(  # noqa: PLR0917 - the batch's coordinates and the caller's two callbacks
+    def __init__(  # noqa: PLR0917 - the batch's coordinates and the caller's callbacks
         self,
         core: Any,
         namespace: str,
@@ -74,8 +75,10 @@ class PodFollow:
         deadline: float,
         on_done: OnDone,
         settle: Settle | None = None,
+        on_phase: OnPhase | None = None,
     ) -> None:
         self.core = core
+        self.on_phase = on_phase
         self.namespace = namespace
         self.selector = selector
         self.names = names
@@ -128,6 +131,8 @@ class PodFollow:
         if name not in self.names or name in self.outcomes:
             return
         self.last_phase[name] = str(dig(pod, "status", "phase", default="Pending"))
+        if self.on_phase is not None:
+            self.on_phase(name, self.last_phase[name])
         self.bound_to[name] = str(dig(pod, "spec", "nodeName", default=""))
         outcome = classify(pod)
         if outcome is not None:

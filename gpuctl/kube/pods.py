@@ -16,7 +16,15 @@ from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
 from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of
 
-__all__ = ["LogUnavailable", "PodBatch", "PodOutcome", "Settle", "classify", "ensure_namespace"]
+__all__ = [
+    "LogUnavailable",
+    "PodBatch",
+    "PodOutcome",
+    "Settle",
+    "classify",
+    "delete_namespace",
+    "ensure_namespace",
+]
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -34,6 +42,7 @@ class PodBatch:
         self.executor = executor
         self.stop = threading.Event()
         self.created = 0
+        self.created_names: list[str] = []
         self._lock = threading.Lock()
 
     # --- creation ---------------------------------------------------------------------------
@@ -49,6 +58,7 @@ class PodBatch:
             return PodOutcome(name_of(manifest), "create-failed", message=_api_message(error))
         with self._lock:
             self.created += 1
+            self.created_names.append(name_of(manifest))
         return None
 
     def create_all(self, manifests: list[JsonDict]) -> list[Future[PodOutcome | None]]:
@@ -61,13 +71,17 @@ class PodBatch:
         deadline: float,
         on_done: Callable[[PodOutcome], None],
         settle: Settle | None = None,
+        on_phase: Callable[[str, str], None] | None = None,
     ) -> dict[str, PodOutcome]:
         """Wait until every pod in `names` has an outcome or `deadline` (monotonic) passes.
 
         With `settle`, the pods' Warning events are watched too, and a Pending pod whose events
         `settle` judges final ends as `stuck` at once.
         """
-        return PodFollow(self.core, self.namespace, self.selector, names, deadline, on_done, settle).run()
+        follow = PodFollow(
+            self.core, self.namespace, self.selector, names, deadline, on_done, settle, on_phase
+        )
+        return follow.run()
 
     # --- logs, events, cleanup ------------------------------------------------------------------
     def read_log(self, name: str, container: str) -> str:
@@ -181,6 +195,19 @@ def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, st
             raise
         return False
     return True
+
+
+def delete_namespace(api_client: ApiClient, namespace: str) -> None:
+    """Delete `namespace` (an absent one is no error)."""
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        with api_call("delete", f"namespace {namespace}"):
+            call_json(CoreV1Api(api_client).delete_namespace, namespace)
+    except ApiException as error:
+        if error.status != 404:
+            raise
 
 
 def _status_of(error: BaseException | None) -> int | None:

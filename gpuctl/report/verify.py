@@ -61,6 +61,8 @@ def to_json(result: VerifyResult) -> dict[str, Any]:
         "namespace": result.namespace,
         "pods_created": result.pods_created,
         "duration_s": round(result.duration_s, 3),
+        "kept_pods": list(result.kept_pods),
+        "cleanup_command": result.cleanup_command or None,
     }
 
 
@@ -89,25 +91,40 @@ def _problem(check: Check | None) -> str:
     return f"{text}\nhint: {check.hint}" if check.hint else text
 
 
-def _nodes_table(result: VerifyResult) -> object:
+def _problems(node: NodeResult) -> str:
+    """wide: every failing check, then every warning, each with its hint."""
+    wanted = [c for c in node.checks if c.failed] + [c for c in node.checks if c.status is CheckStatus.WARN]
+    return "\n".join(_problem(check) for check in wanted)
+
+
+def _sharing(node: NodeResult) -> str:
+    sharing = node.sharing
+    text = sharing.mode if sharing.replicas <= 1 else f"{sharing.mode} x{sharing.replicas}"
+    return text if sharing.mig_strategy == "none" else f"{text}, MIG {sharing.mig_strategy}"
+
+
+def _nodes_table(result: VerifyResult, *, wide: bool = False) -> object:
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title="GPU nodes", title_justify="left", show_lines=True)
-    for column in ("NODE", "GPUS exp/cap/alloc/seen", "PRODUCT", "DRIVER", "STATUS"):
+    extra = ("SHARING", "PHYSICAL") if wide else ()
+    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT", "DRIVER", "STATUS"):
         table.add_column(column, no_wrap=True)
-    table.add_column("FIRST PROBLEM + HINT", overflow="fold")
+    table.add_column("PROBLEMS + HINTS" if wide else "FIRST PROBLEM + HINT", overflow="fold")
     for node in result.nodes:
         gpus = node.gpus
         counts = "/".join(_count(v) for v in (gpus.expected, gpus.capacity, gpus.allocatable, gpus.seen))
         status = _node_status(node)
+        extra = (_sharing(node), _count(node.sharing.physical)) if wide else ()
         table.add_row(
             node.name,
             counts,
+            *extra,
             node.product or "-",
             node.driver_version or "-",
             Text(status.value.upper(), style=_STYLE[status]),
-            Text(_problem(node.first_problem)),
+            Text(_problems(node) if wide else _problem(node.first_problem)),
         )
     return table
 
@@ -126,9 +143,14 @@ def _cluster_table(result: VerifyResult) -> object:
     return table
 
 
-def print_table(result: VerifyResult, console: Console) -> None:
+def print_wide(result: VerifyResult, console: Console) -> None:
+    """`-o wide`: also each node's sharing and physical GPUs, and every problem, not the first."""
+    print_table(result, console, wide=True)
+
+
+def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -> None:
     if result.nodes:
-        console.print(_nodes_table(result))
+        console.print(_nodes_table(result, wide=wide))
     console.print(_cluster_table(result))
     failed_nodes = sum(not node.ok for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
@@ -139,6 +161,16 @@ def print_table(result: VerifyResult, console: Console) -> None:
         f"{result.duration_s:.1f}s)",
         style="green" if result.ok else "bold red",
         markup=False,
+    )
+    if result.kept_pods:
+        console.print(kept_pods_note(result), markup=False, highlight=False)
+
+
+def kept_pods_note(result: VerifyResult) -> str:
+    """--keep-pods: which pods stayed, and the command that removes them."""
+    return (
+        f"kept {len(result.kept_pods)} verification pod(s) in namespace {result.namespace} (--keep-pods): "
+        f"{', '.join(result.kept_pods)}\nremove them with `{result.cleanup_command}`"
     )
 
 

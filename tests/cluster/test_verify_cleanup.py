@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.kubectl import KUBECTL, needs_kubectl
 from tests.polling import wait_until
 
 
@@ -209,3 +210,47 @@ def test_forbidden_pod_creation_exits_3_naming_verb_and_resource(sim: Any, cli: 
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])
     _assert_one_line_error(result, 3, "create", "pods")
     assert cluster.verification_pods() == []
+
+
+@needs_kubectl
+def test_keep_pods_names_the_pods_kept_and_the_command_that_removes_them(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    table = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods"])
+    assert table.exit_code == 0, table.output
+    kept = sorted(pod.metadata.name for pod in cluster.verification_pods())
+    assert len(kept) == 2
+    assert all(name in table.stdout for name in kept)
+    line = next(line for line in table.stdout.splitlines() if "kubectl" in line)
+    removal = line[line.index("`") + 1 : line.rindex("`")].split()
+    report = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "-o", "json"])
+    document = json.loads(report.stdout)
+    assert len(document["kept_pods"]) == 2
+    assert document["cleanup_command"] in report.stderr  # said on stderr too: stdout is the document
+    # The printed command, run by a real kubectl, removes the first run's pods and only those.
+    assert removal[0] == "kubectl"
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), *removal[1:]],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "HOME": str(cluster.kubeconfig.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    left = sorted(pod.metadata.name for pod in cluster.verification_pods())
+    assert left == sorted(document["kept_pods"])
+
+
+def test_verify_removes_the_namespace_it_created_when_it_created_no_pod(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(forbidden=["create pods"]))
+    wait_until(lambda: gpus_advertised(cluster), "GPUs advertised")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--namespace", "fresh-check"])
+    assert result.exit_code == 3, result.output
+    assert "create pods" in result.stderr
+    from kubernetes.client import CoreV1Api
+
+    def namespace_gone() -> bool:
+        names = [item.metadata.name for item in CoreV1Api(cluster.api_client()).list_namespace().items]
+        return "fresh-check" not in names
+
+    wait_until(namespace_gone, "namespace fresh-check deleted (a real one is Terminating a while)")

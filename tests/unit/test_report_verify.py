@@ -60,6 +60,17 @@ def test_json_envelope_keys_are_the_contract() -> None:
         assert check["status"] in {"pass", "fail", "warn", "skip"}
     assert node["checks"][1]["diagnosis"] == "node.unhealthy-gpus"
     assert data["nodes"][0]["ok"] is True
+    assert data["kept_pods"] == []
+    assert data["cleanup_command"] is None
+
+
+def test_kept_pods_are_named_with_the_command_that_removes_them() -> None:
+    from dataclasses import replace
+
+    kept = replace(_result(), kept_pods=("gpuctl-verify-abcd1234-gpu-0",))
+    data = to_json(kept)
+    assert data["kept_pods"] == ["gpuctl-verify-abcd1234-gpu-0"]
+    assert data["cleanup_command"] == "kubectl -n gpuctl-system delete pods -l gpuctl.io/verify-run=abcd1234"
 
 
 def test_ok_is_true_only_without_failures() -> None:

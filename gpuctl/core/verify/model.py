@@ -8,6 +8,8 @@ from enum import Enum
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
 
+RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
+
 
 class CheckStatus(str, Enum):
     """The verdict of one check."""
@@ -92,6 +94,16 @@ class NodeResult:
 
 
 @dataclass(frozen=True)
+class RunFacts:
+    """What one run did, besides checking: its id, the pods it created and kept, its wall time."""
+
+    run_id: str
+    pods_created: int
+    duration_s: float
+    kept_pods: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     nodes: tuple[NodeResult, ...]
     cluster_checks: tuple[Check, ...]
@@ -99,6 +111,14 @@ class VerifyResult:
     namespace: str
     pods_created: int = 0
     duration_s: float = 0.0
+    kept_pods: tuple[str, ...] = ()  # --keep-pods: the verification pods left in `namespace`
+
+    @property
+    def cleanup_command(self) -> str:
+        """The command that removes the kept pods ("" when none were kept)."""
+        if not self.kept_pods:
+            return ""
+        return f"kubectl -n {self.namespace} delete pods -l {RUN_LABEL_KEY}={self.run_id}"
 
     @property
     def ok(self) -> bool:

@@ -6,7 +6,7 @@ import hashlib
 import re
 import secrets
 
-from gpuctl.core.verify.model import Toleration, VerifyOptions
+from gpuctl.core.verify.model import RUN_LABEL_KEY, Toleration, VerifyOptions
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
@@ -17,7 +17,7 @@ MIG_VERIFY_ARGS = ("sh", "-c", "nvidia-smi -L && " + " ".join(VERIFY_ARGS))
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 COMPONENT = "app.kubernetes.io/component"
-RUN_ID_LABEL = "gpuctl.io/verify-run"
+RUN_ID_LABEL = RUN_LABEL_KEY
 NODE_ANNOTATION = "gpuctl.io/node"
 CONTAINER = "nvidia-smi"
 NAMESPACE_LABELS = {

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from gpuctl.core.verify.model import PodEvaluation
 from gpuctl.core.verify.pod_judgement import stuck_for_good
+from gpuctl.core.verify.progress import PodProgress
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodBatch, PodOutcome
 from gpuctl.kube.raw import JsonDict, name_of
@@ -25,8 +26,16 @@ Judge = Callable[[PodOutcome, NodeInfo], PodEvaluation]
 class PodRun:
     """Create one verification pod per node, follow them, judge each as it ends."""
 
-    def __init__(self, batch: PodBatch, pods: list[tuple[JsonDict, NodeInfo]], container: str, judge: Judge):
+    def __init__(
+        self,
+        batch: PodBatch,
+        pods: list[tuple[JsonDict, NodeInfo]],
+        container: str,
+        judge: Judge,
+        progress: PodProgress | None = None,
+    ):
         self.batch = batch
+        self.progress = progress
         self.container = container
         self.judge = judge
         self.manifests = [manifest for manifest, _ in pods]
@@ -37,6 +46,10 @@ class PodRun:
     def start(self) -> None:
         """Queue every creation (returns at once)."""
         self.creations = self.batch.create_all(self.manifests)
+        if self.progress is not None:
+            progress = self.progress
+            for creation in self.creations:
+                creation.add_done_callback(lambda done: progress.created() if done.result() is None else None)
 
     def _evaluate(self, outcome: PodOutcome) -> PodEvaluation:
         if outcome.state in ("succeeded", "failed"):
@@ -48,6 +61,8 @@ class PodRun:
         return stuck_for_good(events)
 
     def _on_done(self, outcome: PodOutcome) -> None:
+        if self.progress is not None:
+            self.progress.finished(outcome.name)
         if outcome.state in ("succeeded", "failed"):
             self.evaluations[outcome.name] = self.batch.executor.submit(self._evaluate, outcome)
 
@@ -63,7 +78,8 @@ class PodRun:
         created = (creation.result() for creation in self.creations)
         outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
         following = set(self.node_by_pod) - outcomes.keys()
-        outcomes |= self.batch.follow(following, deadline, self._on_done, self._stuck_for_good)
+        on_phase = self.progress.phase if self.progress is not None else None
+        outcomes |= self.batch.follow(following, deadline, self._on_done, self._stuck_for_good, on_phase)
         pending = [outcome for name, outcome in outcomes.items() if name not in self.evaluations]
         results = {name: future.result() for name, future in self.evaluations.items()}
         for outcome in _fill_from_events(self.batch, pending):

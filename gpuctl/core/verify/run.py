@@ -21,6 +21,7 @@ from gpuctl.core.verify.model import (
     GpuCounts,
     NodeResult,
     PodEvaluation,
+    RunFacts,
     SharingSummary,
     VerifyOptions,
     VerifyResult,
@@ -37,11 +38,13 @@ from gpuctl.core.verify.pod_manifest import (
     verification_pod,
 )
 from gpuctl.core.verify.pod_run import PodRun
+from gpuctl.core.verify.progress import PodProgress
 from gpuctl.core.verify.sharing import SharingPlan, expected_seen, plan_for, sharing_check
+from gpuctl.errors import GpuctlError
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
-from gpuctl.kube.pods import PodBatch, PodOutcome, ensure_namespace, read_pod_log
+from gpuctl.kube.pods import PodBatch, PodOutcome, delete_namespace, ensure_namespace, read_pod_log
 from gpuctl.kube.runtime_classes import list_runtime_classes
 
 if TYPE_CHECKING:
@@ -125,22 +128,28 @@ def _can_run_pod(node: NodeInfo) -> str:
     return ""
 
 
-def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
-    """Run every check; create, follow and always delete the verification pods."""
+def verify(
+    api_client: ApiClient, options: VerifyOptions, progress: PodProgress | None = None
+) -> VerifyResult:
+    """Run every check; create, follow and always delete the verification pods (counted in
+    `progress` as they go, for a live display)."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
     snapshot = _settled_snapshot(api_client, options, started)
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
+    namespace_created = False
     try:
         targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node)]
         pod_run: PodRun | None = None
         if options.run_pods and targets:
-            ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
+            namespace_created = ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
             pods = [pod for node in targets for pod in _pods_for(node, run_id, options)]
-            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options))
+            if progress is not None:
+                progress.planned(nodes=len(targets), pods=len(pods), timeout_s=options.timeout_s)
+            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options), progress)
             # --timeout is the wait for the pods: listing a large cluster first does not eat it.
             started_pods = time.monotonic()
             pod_run.start()
@@ -149,13 +158,37 @@ def verify(api_client: ApiClient, options: VerifyOptions) -> VerifyResult:
             by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
             snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
-    finally:
-        if batch is not None:
-            batch.stop.set()
-        executor.shutdown(wait=True, cancel_futures=True)
-        if batch is not None and not options.keep_pods:
-            batch.delete_all()
-    return _result(snapshot, options, run_id, batch.created if batch else 0, time.monotonic() - started)
+    except BaseException:
+        _clean_up(api_client, executor, batch, options, namespace_created=namespace_created, failing=True)
+        raise
+    _clean_up(api_client, executor, batch, options, namespace_created=namespace_created, failing=False)
+    kept = tuple(sorted(batch.created_names)) if batch is not None and options.keep_pods else ()
+    run = RunFacts(run_id, batch.created if batch else 0, time.monotonic() - started, kept)
+    return _result(snapshot, options, run)
+
+
+def _clean_up(
+    api_client: ApiClient,
+    executor: ThreadPoolExecutor,
+    batch: PodBatch | None,
+    options: VerifyOptions,
+    *,
+    namespace_created: bool,
+    failing: bool,
+) -> None:
+    """Delete the pods (unless --keep-pods), and the namespace this run created if it created no
+    pod in it. While another error is on its way out, a failing namespace delete does not hide it."""
+    if batch is not None:
+        batch.stop.set()
+    executor.shutdown(wait=True, cancel_futures=True)
+    if batch is not None and not options.keep_pods:
+        batch.delete_all()
+    if namespace_created and (batch is None or batch.created == 0):
+        try:
+            delete_namespace(api_client, options.namespace)
+        except GpuctlError:
+            if not failing:
+                raise
 
 
 def _pods_for(node: NodeInfo, run_id: str, options: VerifyOptions) -> list[tuple[JsonDict, NodeInfo]]:
@@ -307,9 +340,7 @@ def _expected_globs(missing: list[str]) -> list[Check]:
     ]
 
 
-def _result(
-    snapshot: ClusterSnapshot, options: VerifyOptions, run_id: str, pods_created: int, duration_s: float
-) -> VerifyResult:
+def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) -> VerifyResult:
     nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
     nodes += [_missing_node(p, options) for p in snapshot.missing if not is_glob(p)]
     labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
@@ -322,5 +353,11 @@ def _result(
         cluster.driver_drift(nodes, labels),
     ]
     return VerifyResult(
-        tuple(nodes), tuple(cluster_checks), run_id, options.namespace, pods_created, duration_s
+        tuple(nodes),
+        tuple(cluster_checks),
+        run.run_id,
+        options.namespace,
+        run.pods_created,
+        run.duration_s,
+        run.kept_pods,
     )
