@@ -82,8 +82,27 @@ def _stdout_closed() -> bool:
     return "PacifyFlushWrapper" in type(sys.stdout).__name__
 
 
+# Set by the global flags for the modules that read them; restored after an in-process run.
+_FLAG_ENVIRONMENT = ("GPUCTL_DEBUG", "NO_COLOR")
+
+
 def run(argv: list[str] | None = None) -> int:
-    """Run gpuctl with `argv` and return the exit code; user-facing failures never raise."""
+    """Run gpuctl with `argv` and return the exit code; user-facing failures never raise.
+
+    The environment the global flags set (--debug, --no-color) is put back afterwards, so one
+    in-process run does not change the next (tests, embedding)."""
+    saved = {name: os.environ.get(name) for name in _FLAG_ENVIRONMENT}
+    try:
+        return _run(argv)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _run(argv: list[str] | None) -> int:
     args = reorder(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
     if os.environ.get(completion.COMPLETE_VAR):  # the shell asks for completions (TAB)
