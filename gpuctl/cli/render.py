@@ -64,10 +64,14 @@ def _check_values(
         check_image(image, DEVICE_PLUGIN_IMAGE)
     if given(ctx, "replicas") and ctx.params.get("sharing") in (None, Sharing.none):
         raise refuse_without("--replicas", "--sharing", "gpuctl render --sharing time-slicing --replicas 4")
-    for option in ("rbac_subject", "verify_namespace"):
-        if given(ctx, option) and not given(ctx, "rbac"):
+    if given(ctx, "rbac_subject") and not given(ctx, "rbac"):
+        raise refuse_without("--rbac-subject", "--rbac", "gpuctl render --rbac --rbac-subject ...")
+    if given(ctx, "verify_namespace") and not (given(ctx, "rbac") or given(ctx, "verify_cronjob")):
+        raise refuse_without("--verify-namespace", "--rbac", "gpuctl render --rbac --verify-namespace ...")
+    for option in ("verify_schedule", "gpuctl_image"):
+        if given(ctx, option) and not given(ctx, "verify_cronjob"):
             flag = "--" + option.replace("_", "-")
-            raise refuse_without(flag, "--rbac", f"gpuctl render --rbac {flag} ...")
+            raise refuse_without(flag, "--verify-cronjob", f"gpuctl render --verify-cronjob {flag} ...")
 
 
 def command(
@@ -112,6 +116,20 @@ def command(
     verify_namespace: Annotated[
         str, typer.Option("--verify-namespace", help="Namespace of the verification pods (RBAC).")
     ] = GPUCTL_NAMESPACE,
+    verify_cronjob: Annotated[
+        bool,
+        typer.Option(
+            "--verify-cronjob",
+            help="Also render a CronJob running `gpuctl verify --output json` in the cluster "
+            "(namespace --verify-namespace, its ServiceAccount and least-privilege role).",
+        ),
+    ] = False,
+    verify_schedule: Annotated[
+        str, typer.Option("--verify-schedule", help="Cron schedule of --verify-cronjob.")
+    ] = "*/30 * * * *",
+    gpuctl_image: Annotated[
+        str, typer.Option("--gpuctl-image", help="Image holding gpuctl, for --verify-cronjob.")
+    ] = "",
 ) -> None:
     from gpuctl.core.render import (
         RenderOptions,
@@ -137,6 +155,9 @@ def command(
         rbac_subject=parse_rbac_subject(rbac_subject),
         verify_namespace=verify_namespace,
         node_selector=_node_selector(node_selector or []),
+        verify_cronjob=verify_cronjob,
+        verify_schedule=verify_schedule,
+        gpuctl_image=gpuctl_image,
     )
     result = render_manifests(options)
     if out is None:

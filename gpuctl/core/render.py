@@ -37,6 +37,9 @@ MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
 
+DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
+VERIFY_SERVICE_ACCOUNT = "gpuctl"
+VERIFY_CRONJOB_TIMEOUT_S = 300
 MigStrategy = Literal["none", "single", "mixed"]
 Sharing = Literal["none", "time-slicing", "mps"]
 
@@ -67,6 +70,9 @@ class RenderOptions:
     rbac_subject: RbacSubject = field(default_factory=RbacSubject)
     verify_namespace: str = GPUCTL_NAMESPACE
     node_selector: tuple[tuple[str, str], ...] = ()
+    verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
+    verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
+    gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,40 @@ def rbac_files(subject: RbacSubject, verify_namespace: str) -> list[RenderedFile
     ]
 
 
+def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
+    """The CronJob that keeps proving the GPUs, its namespace and ServiceAccount, and the verify
+    role bound to that ServiceAccount."""
+    if not options.gpuctl_image.strip() or any(ch.isspace() for ch in options.gpuctl_image):
+        raise ConfigError(
+            "--verify-cronjob needs --gpuctl-image: the image that holds gpuctl",
+            hint="build one from this repository (`pip install .` on a Python base image) and pass "
+            "`--gpuctl-image REGISTRY/gpuctl:TAG`",
+        )
+    if len(options.verify_schedule.split()) != 5:
+        raise ConfigError(
+            f"--verify-schedule {options.verify_schedule!r}: not a five-field cron schedule",
+            hint=f"e.g. --verify-schedule '{DEFAULT_VERIFY_SCHEDULE}'",
+        )
+    subject = RbacSubject("ServiceAccount", VERIFY_SERVICE_ACCOUNT, options.verify_namespace)
+    cronjob = render_template(
+        "verify-cronjob.yaml.j2",
+        namespace=options.verify_namespace,
+        service_account=VERIFY_SERVICE_ACCOUNT,
+        schedule=options.verify_schedule,
+        image=options.gpuctl_image,
+        timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
+        deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
+    )
+    rbac = render_template(
+        "rbac-verify.yaml.j2",
+        subject_kind=subject.kind,
+        subject_name=subject.name,
+        subject_namespace=subject.namespace,
+        verify_namespace=options.verify_namespace,
+    )
+    return [RenderedFile("verify-cronjob.yaml", cronjob), RenderedFile("verify-cronjob-rbac.yaml", rbac)]
+
+
 def render_manifests(options: RenderOptions) -> RenderResult:
     """Render the cluster layer: the static device plugin (+ sharing config, + the MPS control
     daemon for MPS) and RuntimeClass, or, with `gpu_operator`, the GPU Operator's Helm values
@@ -238,6 +278,8 @@ def render_manifests(options: RenderOptions) -> RenderResult:
     files = _gpu_operator_files(options) if options.gpu_operator else _device_plugin_files(options)
     if options.rbac:
         files.extend(rbac_files(options.rbac_subject, options.verify_namespace))
+    if options.verify_cronjob:
+        files.extend(verify_cronjob_files(options))
     return RenderResult(files=tuple(files))
 
 
@@ -263,6 +305,7 @@ _OWN_NAMES = (
     "rbac-taint.yaml",
     "rbac-status.yaml",
     "verify-cronjob.yaml",
+    "verify-cronjob-rbac.yaml",
 )
 _MANAGED_BY_GPUCTL = "app.kubernetes.io/managed-by: gpuctl"
 

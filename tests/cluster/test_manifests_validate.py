@@ -31,6 +31,9 @@ OPTION_SETS = {
     "rbac-serviceaccount": RenderOptions(rbac=True),
     "rbac-group": RenderOptions(rbac=True, rbac_subject=parse_rbac_subject("Group:gpu-admins")),
     "rbac-user": RenderOptions(rbac=True, rbac_subject=parse_rbac_subject("User:alice")),
+    "verify-cronjob": RenderOptions(
+        verify_cronjob=True, verify_namespace="gpu-proof", gpuctl_image="example.org/gpuctl:0.1.0"
+    ),
 }
 
 

@@ -285,6 +285,7 @@ def test_every_template_is_reachable_from_render() -> None:
         RenderOptions(sharing="time-slicing", rbac=True),
         RenderOptions(sharing="mps"),
         RenderOptions(gpu_operator=True),
+        RenderOptions(verify_cronjob=True, gpuctl_image="example.org/gpuctl:0.1.0"),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}
     mine = {name for name in template_names() if name != "verify-pod.yaml.j2"}
@@ -368,3 +369,45 @@ def test_out_dir_holds_exactly_the_current_render(tmp_path: Path) -> None:
     assert names == ["kustomization.yaml", "nvidia-device-plugin.yaml", "runtimeclass-nvidia.yaml"]
     assert f"removed {out / 'nvidia-device-plugin-mps-control-daemon.yaml'}" in second.stdout
     assert f"removed {out / 'runtimeclass-gpu.yaml'}" in second.stdout
+
+
+def test_verify_cronjob_runs_verify_as_a_restricted_least_privilege_pod() -> None:
+    options = RenderOptions(
+        verify_cronjob=True,
+        verify_namespace="gpu-proof",
+        verify_schedule="0 * * * *",
+        gpuctl_image="example.org/gpuctl:0.1.0",
+    )
+    files = {rendered.filename: rendered.content for rendered in render_manifests(options).files}
+    documents = list(yaml.safe_load_all(files["verify-cronjob.yaml"]))
+    by_kind = {document["kind"]: document for document in documents}
+    namespace = by_kind["Namespace"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    cronjob = by_kind["CronJob"]
+    assert cronjob["spec"]["schedule"] == "0 * * * *"
+    assert cronjob["spec"]["concurrencyPolicy"] == "Forbid"
+    pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == by_kind["ServiceAccount"]["metadata"]["name"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    assert container["command"][:4] == ["gpuctl", "verify", "--output", "json"]
+    assert container["command"][4:6] == ["--namespace", "gpu-proof"]
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    rbac = list(yaml.safe_load_all(files["verify-cronjob-rbac.yaml"]))
+    subjects = [subject for doc in rbac if doc and "subjects" in doc for subject in doc["subjects"]]
+    assert subjects
+    assert all(
+        subject == {"kind": "ServiceAccount", "name": "gpuctl", "namespace": "gpu-proof"}
+        for subject in subjects
+    )
+
+
+def test_verify_cronjob_needs_an_image_and_a_cron_schedule() -> None:
+    with pytest.raises(ConfigError, match="--gpuctl-image"):
+        render_manifests(RenderOptions(verify_cronjob=True))
+    with pytest.raises(ConfigError, match="five-field"):
+        render_manifests(
+            RenderOptions(verify_cronjob=True, gpuctl_image="x/gpuctl:1", verify_schedule="hourly")
+        )

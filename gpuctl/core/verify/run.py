@@ -7,6 +7,7 @@ three per GPU node (create the verification pod, read its log, read the device p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -159,9 +160,9 @@ def verify(
             snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     except BaseException:
-        _clean_up(api_client, executor, batch, options, namespace_created=namespace_created, failing=True)
+        _clean_up(api_client, executor, batch, options, namespace_created=namespace_created)
         raise
-    _clean_up(api_client, executor, batch, options, namespace_created=namespace_created, failing=False)
+    _clean_up(api_client, executor, batch, options, namespace_created=namespace_created)
     kept = tuple(sorted(batch.created_names)) if batch is not None and options.keep_pods else ()
     run = RunFacts(run_id, batch.created if batch else 0, time.monotonic() - started, kept)
     return _result(snapshot, options, run)
@@ -174,21 +175,19 @@ def _clean_up(
     options: VerifyOptions,
     *,
     namespace_created: bool,
-    failing: bool,
 ) -> None:
     """Delete the pods (unless --keep-pods), and the namespace this run created if it created no
-    pod in it. While another error is on its way out, a failing namespace delete does not hide it."""
+    pod in it."""
     if batch is not None:
         batch.stop.set()
     executor.shutdown(wait=True, cancel_futures=True)
     if batch is not None and not options.keep_pods:
         batch.delete_all()
     if namespace_created and (batch is None or batch.created == 0):
-        try:
+        # A courtesy: gpuctl's least-privilege role (docs/rbac.md) may create namespaces but not
+        # delete them, and a failed cleanup must not turn a run's verdict (or its error) into another.
+        with contextlib.suppress(GpuctlError):
             delete_namespace(api_client, options.namespace)
-        except GpuctlError:
-            if not failing:
-                raise
 
 
 def _pods_for(node: NodeInfo, run_id: str, options: VerifyOptions) -> list[tuple[JsonDict, NodeInfo]]:
