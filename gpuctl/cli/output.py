@@ -21,6 +21,12 @@ def emit(result: CommandResult, output: Enum, report: Any) -> None:
     """Print `result` as `output` (table, wide, json, yaml or junit) with `report`, the command's
     gpuctl.report module (SCHEMA, to_json, print_table; print_wide and to_junit where offered),
     then exit with the result's exit code: returns only when it is 0."""
+    print_result(result, output, report)
+    exit_with(result.exit_code)
+
+
+def print_result(result: CommandResult, output: Enum, report: Any) -> None:
+    """Print `result` as `output` with `report` (see emit), without exiting."""
     if output.value == "json":
         sys.stdout.write(json.dumps(report.to_json(result), indent=2) + "\n")
     elif output.value == "yaml":
@@ -35,7 +41,6 @@ def emit(result: CommandResult, output: Enum, report: Any) -> None:
         # wide: every column the report has; a report whose table has them all prints it as is
         wide = output.value == "wide" and hasattr(report, "print_wide")
         (report.print_wide if wide else report.print_table)(result, make_console())
-    exit_with(result.exit_code)
 
 
 def exit_with(code: ExitCode) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -119,6 +120,13 @@ def command(
         bool, typer.Option("--keep-pods", help="Leave the verification pods for debugging.")
     ] = False,
     no_pods: Annotated[bool, typer.Option("--no-pods", help="Read-only checks only; create no pod.")] = False,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", "-w", help="Verify again every --interval and print only what changed."),
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=5, help="Seconds between --watch runs.")
+    ] = 300.0,
 ) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.cli.signals import interruptible
@@ -141,11 +149,43 @@ def command(
         toleration=toleration or [],
     )
     api_client = load_api_client(kubeconfig, context)
+    if watch:
+        _watch(api_client, options, output, interval)
     with interruptible(_interrupted_cleanup(options)), _progress() as progress:
         result = verify(api_client, options, progress)
     if result.kept_pods and output not in (Output.table, Output.wide):
         sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit(result, output, report)
+
+
+def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float) -> None:
+    """Verify now, print the result, then every `interval` print only what changed; Ctrl-C or
+    SIGTERM ends it (exit 130, pods cleaned up)."""
+    import time
+    from datetime import datetime, timezone
+
+    from gpuctl.cli.output import print_result
+    from gpuctl.cli.signals import interruptible
+    from gpuctl.core.verify import verify
+    from gpuctl.core.verify.watch import changes
+    from gpuctl.report import verify as report
+    from gpuctl.report.console import make_console
+
+    console = make_console()
+    with interruptible("stopped watching; " + _interrupted_cleanup(options)):
+        previous = verify(api_client, options)
+        print_result(previous, output, report)
+        while True:
+            time.sleep(interval)
+            current = verify(api_client, options)
+            found = changes(previous, current)
+            when = datetime.now(tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if found and output.value == "json":
+                sys.stdout.write(json.dumps(report.change_json(found, when, current)) + "\n")
+            elif found:
+                report.print_changes(found, when, console)
+            sys.stdout.flush()
+            previous = current
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
+from gpuctl.core.verify.watch import Change
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -219,3 +220,25 @@ def to_junit(result: VerifyResult) -> str:
         _suite(root, f"node {node.name}", f"node.{node.name}", node.checks)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def print_changes(changes: list[Change], when: str, console: Console) -> None:
+    """`verify --watch`: one line per change, stamped with the run's time."""
+    from rich.text import Text
+
+    for change in changes:
+        before = change.before or "new"
+        after = change.after or "gone"
+        console.print(Text(f"{when} {change.subject}: {before} -> {after}", style="" if change.ok else "red"))
+
+
+def change_json(changes: list[Change], when: str, result: VerifyResult) -> dict[str, Any]:
+    """`verify --watch -o json`: one line per run that changed something (NDJSON)."""
+    return {
+        "time": when,
+        "changes": [
+            {"subject": c.subject, "before": c.before or None, "after": c.after or None, "ok": c.ok}
+            for c in changes
+        ],
+        "verify": to_json(result),
+    }
