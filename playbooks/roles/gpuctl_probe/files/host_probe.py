@@ -5,6 +5,7 @@
 #   files: paths -> {path: {type, mode, owner, group, sha1 (regular files)}}; missing paths are left out
 #   read: paths -> {path: text}, for the files whose content the role parses; missing: left out
 #   globs: {key: pattern} -> {key: sorted matching paths}
+#   disks: paths -> {path: bytes available to unprivileged users on its filesystem}
 #   packages: names -> {name: {version, want, status}} from dpkg (want: install | hold | ...)
 #   commands: {key: argv} -> {key: {rc, stdout, stdout_lines, stderr}}; rc -1 and msg when the
 #     program is missing
@@ -43,6 +44,14 @@ def name_of(lookup, number):
         return lookup(number)[0]
     except KeyError:
         return str(number)
+
+
+def available_bytes(path):
+    try:
+        info = os.statvfs(path)
+    except OSError:
+        return None
+    return info.f_bavail * info.f_frsize
 
 
 def read_text(path):
@@ -94,6 +103,7 @@ def main():
         "files": {path: found for path, found in files.items() if found is not None},
         "read": {path: text for path, text in texts.items() if text is not None},
         "globs": {key: sorted(glob.glob(pattern)) for key, pattern in request.get("globs", {}).items()},
+        "disks": {path: available_bytes(path) for path in request.get("disks", [])},
         "packages": packages(request.get("packages", [])),
         "commands": {key: run(argv) for key, argv in request.get("commands", {}).items()},
     }
