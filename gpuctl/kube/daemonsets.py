@@ -69,6 +69,8 @@ class DaemonSetInfo:
     selector: dict[str, str]
     runtime_class: str
     component: str  # see gpu_component; "" for a DaemonSet that is not a GPU component
+    # The controller has not yet placed a pod on every node it should (just created or updated).
+    rolling_out: bool = False
 
     @property
     def is_device_plugin(self) -> bool:
@@ -116,6 +118,20 @@ def daemonset_from_json(item: JsonDict) -> DaemonSetInfo:
         selector=dict(dig(item, "spec", "selector", "matchLabels", default={})),
         runtime_class=str(pod_spec.get("runtimeClassName") or ""),
         component=component,
+        rolling_out=_rolling_out(item),
+    )
+
+
+def _rolling_out(item: JsonDict) -> bool:
+    """The DaemonSet controller has not caught up: it has not seen this generation yet, or it
+    has not placed (or updated) a pod on every node that should run one."""
+    status = item.get("status") or {}
+    generation = dig(item, "metadata", "generation", default=0) or 0
+    if int(status.get("observedGeneration") or 0) < int(generation):
+        return True
+    desired = int(status.get("desiredNumberScheduled") or 0)
+    return int(status.get("currentNumberScheduled") or 0) < desired or (
+        int(status.get("updatedNumberScheduled", desired) or 0) < desired
     )
 
 

@@ -297,5 +297,5 @@ def test_a_failing_task_is_surfaced(nodes: list[TestNode], capsys: pytest.Captur
     assert f"--limit {nodes[0].name}" in failed["hint"]
     # The table names the task and the message too.
     assert run(["bootstrap", "--phase", "host", *args]) == 1
-    out = capsys.readouterr().out
-    assert f"task {failed['task']!r} failed" in out
+    err = capsys.readouterr().err  # errors go to stderr, the summary table to stdout
+    assert f"task {failed['task']!r} failed" in err

@@ -98,9 +98,14 @@ def _plugin_starting(snapshot: ClusterSnapshot) -> list[str]:
     """GPU nodes whose device plugin pod is still starting: they advertise nothing yet, and are
     not broken for that (a cluster verified right after the plugin was deployed)."""
     starting = []
+    rolling_out = any(plugin.rolling_out for plugin in snapshot.plugins)
     for node in snapshot.gpu_nodes:
         pod = snapshot.plugin_pods.get(node.name)
-        if pod is None or pod.ready or pod.restarts:
+        if pod is None:
+            if rolling_out:  # its pod is not created yet
+                starting.append(node.name)
+            continue
+        if pod.ready or pod.restarts:
             continue
         if pod.phase == "Pending" or pod.waiting_reason in checks.STARTING:
             starting.append(node.name)
