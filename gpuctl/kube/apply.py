@@ -10,12 +10,11 @@ over with `force`.
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
-from gpuctl.kube.client import api_call
+from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.raw import JsonDict, call_json, dig
 
 if TYPE_CHECKING:
@@ -128,7 +127,13 @@ class Applier:
                 result = call_json(patch, *args, manifest, **kwargs)
         except ApiException as error:
             if error.status == 409:
-                return Applied(kind, namespace, name, "conflict", message=_api_message(error))
+                return Applied(
+                    kind,
+                    namespace,
+                    name,
+                    "conflict",
+                    message=server_message(error) or f"{error.status} {error.reason}",
+                )
             raise
         verb = "create" if live is None else "configure"
         action = f"would {verb}" if self.dry_run else f"{verb}d"
@@ -155,10 +160,3 @@ def _diff(before: JsonDict | None, after: JsonDict, ref: str) -> str:
         lineterm="",
     )
     return "\n".join(lines)
-
-
-def _api_message(error: Any) -> str:
-    try:
-        return str(json.loads(error.body).get("message") or error.reason)
-    except (TypeError, ValueError, AttributeError):
-        return f"{error.status} {error.reason}"

@@ -177,12 +177,18 @@ def pooled_client(api_client: ApiClient, size: int) -> ApiClient:
     return type(api_client)(configuration)
 
 
-def _denied_message(verb: str, resource: str, error: Any) -> str:
-    reason = ""
-    with contextlib.suppress(Exception):
-        import json
+def server_message(error: Any) -> str:
+    """The API server's own words in an ApiException's Status body ("" when it sent none)."""
+    import json
 
-        reason = json.loads(error.body).get("message", "")
+    try:
+        return str(json.loads(error.body).get("message") or "")
+    except (TypeError, ValueError, AttributeError):
+        return ""
+
+
+def _denied_message(verb: str, resource: str, error: Any) -> str:
+    reason = server_message(error)
     return f"{verb} {resource}: {error.status} {error.reason}" + (f" ({reason})" if reason else "")
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from gpuctl.errors import UnreachableError
-from gpuctl.kube.client import api_call
+from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
 from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of
@@ -217,10 +217,5 @@ def _status_of(error: BaseException | None) -> int | None:
 
 
 def _api_message(error: Any) -> str:
-    import json
-
-    try:
-        message = str(json.loads(error.body).get("message", ""))
-    except (TypeError, ValueError, AttributeError):
-        message = ""
+    message = server_message(error)
     return f"{error.status} {error.reason}" + (f": {message}" if message else "")
