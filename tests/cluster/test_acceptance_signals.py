@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from typing import Any
 
+from tests.interrupt import interrupt_when
 from tests.polling import wait_until
 
 
@@ -31,18 +30,13 @@ def test_sigint_cleans_up_when_started_as_a_background_job(sim: Any) -> None:
     }
     cluster = sim(scenario)
     wait_until(lambda: _gpus_advertised(cluster), "GPUs advertised")
-    argv = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, "-m", "gpuctl", "verify"]
-    argv += ["--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_until(lambda: len(cluster.verification_pods()) == 2, "verification pods created")
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 130, stderr
+    code, stderr = interrupt_when(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig)],
+        lambda: len(cluster.verification_pods()) == 2,
+        [signal.SIGINT],
+        launcher=("-c", IGNORE_SIGINT_THEN_EXEC),
+    )
+    assert code == 130, stderr
     assert "Traceback" not in stderr
     assert cluster.verification_pods() == []
 
@@ -56,18 +50,12 @@ def test_sigterm_stops_bootstrap_in_its_verify_phase_and_deletes_the_pods(sim: A
     }
     cluster = sim(scenario)
     wait_until(lambda: _gpus_advertised(cluster), "GPUs advertised")
-    argv = [sys.executable, "-m", "gpuctl", "bootstrap", "--phase", "verify"]
-    argv += ["--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_until(lambda: len(cluster.verification_pods()) == 2, "verification pods created")
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 130, stderr
+    code, stderr = interrupt_when(
+        ["bootstrap", "--phase", "verify", "--kubeconfig", str(cluster.kubeconfig)],
+        lambda: len(cluster.verification_pods()) == 2,
+        [signal.SIGTERM],
+    )
+    assert code == 130, stderr
     assert "interrupted:" in stderr
     assert "Traceback" not in stderr
     assert cluster.verification_pods() == []

@@ -18,6 +18,7 @@ from gpuctl.core.render import (
     render_manifests,
 )
 from tests.polling import wait_until
+from tests.rendered import create_documents
 
 # Together these produce every template (tests/unit/test_render.py checks that none is left out).
 MPS_DAEMON = "nvidia-device-plugin-mps-control-daemon"
@@ -84,24 +85,11 @@ def test_rendered_plugin_brings_gpus_to_a_tainted_cluster(sim: Callable[..., Any
     cluster = sim({"devicePlugin": "absent", "podStartSeconds": 0.05,
                    "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 8, "taints": [taint]}]})  # fmt: skip
     api_client = cluster.api_client()
-    _apply(api_client, _kubernetes_documents(RenderOptions(sharing="time-slicing")))
+    create_documents(api_client, _kubernetes_documents(RenderOptions(sharing="time-slicing")))
     assert NodeV1Api(api_client).read_runtime_class("nvidia").handler == "nvidia"
     core = CoreV1Api(api_client)
     # Two time-slicing replicas of each of the 8 GPUs, as NVIDIA's plugin advertises them.
     wait_until(lambda: _gpus(core) == {"gpu-0": "16", "gpu-1": "16"}, "both nodes to advertise 16 GPUs")
-
-
-def _apply(api_client: Any, documents: list[dict[str, Any]]) -> None:
-    from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api
-
-    for document in documents:
-        namespace = document["metadata"].get("namespace", "")
-        if document["kind"] == "DaemonSet":
-            AppsV1Api(api_client).create_namespaced_daemon_set(namespace, document)
-        elif document["kind"] == "ConfigMap":
-            CoreV1Api(api_client).create_namespaced_config_map(namespace, document)
-        else:
-            NodeV1Api(api_client).create_runtime_class(document)
 
 
 def _nodes_running(core: Any, selector: str) -> list[str]:
@@ -121,7 +109,7 @@ def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., A
         {"name": "gpu-{i}", "count": 1, "gpus": 4, "taints": [taint]},
     ]})  # fmt: skip
     api_client = cluster.api_client()
-    _apply(api_client, _kubernetes_documents(RenderOptions(sharing="mps", replicas=4)))
+    create_documents(api_client, _kubernetes_documents(RenderOptions(sharing="mps", replicas=4)))
     core = CoreV1Api(api_client)
 
     def placed() -> tuple[list[str], list[str]]:

@@ -6,13 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.interrupt import interrupt_when
 from tests.kubectl import KUBECTL, needs_kubectl
 from tests.polling import wait_until
 
@@ -87,24 +86,12 @@ def interrupted_verify(
     cluster: Any, signals: list[signal.Signals], *args: str, env: dict[str, str] | None = None
 ) -> tuple[int, str]:
     """Run `gpuctl verify`, send `signals` once its pods exist; its exit code and stderr."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gpuctl", "verify", "--kubeconfig", str(cluster.kubeconfig), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    return interrupt_when(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig), *args],
+        lambda: len(cluster.verification_pods()) == 2,
+        signals,
         env=env,
     )
-    try:
-        wait_until(lambda: len(cluster.verification_pods()) == 2, "verification pods created")
-        for sent in signals:
-            process.send_signal(sent)
-            time.sleep(0.005)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    return process.returncode, stderr
 
 
 def test_sigint_deletes_pods_and_exits_130(sim: Any) -> None:

@@ -351,9 +351,8 @@ def test_junit_output_parses(sim: Any, cli: Any) -> None:
 
 def test_a_plugin_still_starting_is_waited_for_not_called_broken(sim: Any, cli: Any) -> None:
     """Verify right after the device plugin was deployed: its pods start in 3 s; verify waits."""
-    from kubernetes.client import AppsV1Api
-
-    from gpuctl.core.render import RenderOptions, render_manifests
+    from gpuctl.core.render import RenderOptions
+    from tests.rendered import create_documents, rendered_documents
 
     cluster = sim(
         {
@@ -362,11 +361,8 @@ def test_a_plugin_still_starting_is_waited_for_not_called_broken(sim: Any, cli: 
             "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 8}],
         }
     )
-    import yaml
-
-    for document in yaml.safe_load_all(render_manifests(RenderOptions()).as_stream()):
-        if document and document["kind"] == "DaemonSet":
-            AppsV1Api(cluster.api_client()).create_namespaced_daemon_set("kube-system", document)
+    daemonsets = [doc for doc in rendered_documents(RenderOptions()) if doc["kind"] == "DaemonSet"]
+    create_documents(cluster.api_client(), daemonsets)
     code, data = verify_json(cli, cluster, "--expect-nodes", "gpu-0,gpu-1")
     assert code == 0, [c for n in data["nodes"] for c in n["checks"] if c["status"] == "fail"]
     assert {node["name"]: node["gpus"]["seen"] for node in data["nodes"]} == {"gpu-0": 8, "gpu-1": 8}

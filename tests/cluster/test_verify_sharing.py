@@ -8,25 +8,13 @@ from typing import Any
 
 import pytest
 
-from gpuctl.core.render import RenderOptions, render_manifests
+from gpuctl.core.render import RenderOptions
 from tests.polling import wait_until
+from tests.rendered import create_documents, rendered_documents
 
 
 def _apply(cluster: Any, options: RenderOptions) -> None:
-    import yaml
-    from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api
-
-    api_client = cluster.api_client()
-    for document in yaml.safe_load_all(render_manifests(options).as_stream()):
-        if not document:
-            continue
-        namespace = document["metadata"].get("namespace", "")
-        if document["kind"] == "DaemonSet":
-            AppsV1Api(api_client).create_namespaced_daemon_set(namespace, document)
-        elif document["kind"] == "ConfigMap":
-            CoreV1Api(api_client).create_namespaced_config_map(namespace, document)
-        else:
-            NodeV1Api(api_client).create_runtime_class(document)
+    create_documents(cluster.api_client(), rendered_documents(options))
 
 
 def _allocatable(cluster: Any) -> dict[str, dict[str, str]]:

@@ -1,0 +1,27 @@
+"""Create what `gpuctl render` printed in a (simulated) cluster, as `kubectl create -f` would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from gpuctl.core.render import RenderOptions, render_manifests
+
+
+def rendered_documents(options: RenderOptions) -> list[dict[str, Any]]:
+    return [document for document in yaml.safe_load_all(render_manifests(options).as_stream()) if document]
+
+
+def create_documents(api_client: Any, documents: list[dict[str, Any]]) -> None:
+    """Create the device plugin stack's kinds: DaemonSets, ConfigMaps and RuntimeClasses."""
+    from kubernetes.client import AppsV1Api, CoreV1Api, NodeV1Api
+
+    for document in documents:
+        namespace = document["metadata"].get("namespace", "")
+        if document["kind"] == "DaemonSet":
+            AppsV1Api(api_client).create_namespaced_daemon_set(namespace, document)
+        elif document["kind"] == "ConfigMap":
+            CoreV1Api(api_client).create_namespaced_config_map(namespace, document)
+        else:
+            NodeV1Api(api_client).create_runtime_class(document)
