@@ -26,6 +26,11 @@ _SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 
 
+# A host's Kubernetes node name where it is not the inventory name: read by gpuctl itself
+# (`bootstrap`, `sim up --hosts-from`), not by the playbooks.
+NODE_NAME_VAR = "gpuctl_node_name"
+
+
 @dataclass(frozen=True)
 class Host:
     """One host to prepare, with the connection settings Ansible would use for it."""
@@ -44,6 +49,12 @@ class Host:
     become_user: str = "root"
     groups: tuple[str, ...] = ()
     vars: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+def node_name(host: Host) -> str:
+    """The host's Kubernetes node name as gpuctl maps it first: its gpuctl_node_name, else its
+    inventory name."""
+    return str(host.vars.get(NODE_NAME_VAR) or host.name)
 
 
 @dataclass(frozen=True)

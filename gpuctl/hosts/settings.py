@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError
-from gpuctl.hosts.inventory import Host, Inventory
+from gpuctl.hosts.inventory import NODE_NAME_VAR, Host, Inventory
 from gpuctl.package_data import default_driver_branch
 
 Check = Callable[[Any], str]  # returns "" when the value is fine, else what is wrong
@@ -216,4 +216,4 @@ def known_settings(defaults_files: list[Path]) -> frozenset[str]:
             continue
         if isinstance(data, Mapping):
             names.update(str(key) for key in data if str(key).startswith("gpuctl_"))
-    return frozenset(names)
+    return frozenset(names | {NODE_NAME_VAR})  # gpuctl's own setting, not the playbooks'

@@ -11,19 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpuctl.errors import ConfigError
-from gpuctl.hosts.inventory import Host
+from gpuctl.hosts.inventory import NODE_NAME_VAR, Host, node_name
 from gpuctl.kube.nodes import GFD_COUNT_LABEL, NodeInfo, as_int
-
-NODE_NAME_VAR = "gpuctl_node_name"
 
 
 def _candidates(host: Host, nodes: list[NodeInfo]) -> list[NodeInfo]:
-    wanted = str(host.vars.get(NODE_NAME_VAR) or "")
-    if wanted:
-        return [node for node in nodes if node.name == wanted]
-    by_name = [node for node in nodes if node.name == host.name]
-    if by_name:
-        return by_name
+    named = [node for node in nodes if node.name == node_name(host)]
+    if named or host.vars.get(NODE_NAME_VAR):  # an explicit name is the only candidate
+        return named
     keys = {host.name, host.address}
     return [node for node in nodes if node.hostname in keys or host.address in node.addresses]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpuctl.hosts.inventory import Host, load_inventory
+from gpuctl.hosts.inventory import NODE_NAME_VAR, load_inventory, node_name
 from gpuctl.nvidia_smi import parse_query_csv
 from gpuctl.sim.runtime.host_nodes import HostTruth
 from gpuctl.sim.scenario import NodeSpec, Scenario
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from gpuctl.hosts.ssh import SshSettings
 
-NODE_NAME_VAR = "gpuctl_node_name"
 CONNECT_TIMEOUT_S = 5.0
 COMMAND_TIMEOUT_S = 60.0
 _MARK = "@@gpuctl-probe "
@@ -40,11 +39,6 @@ elif grep -qs 'crio.runtime.runtimes.nvidia' /etc/crio/crio.conf /etc/crio/crio.
 then echo nvidia
 else echo none; fi
 """
-
-
-def node_name(host: Host) -> str:
-    """The Kubernetes node name of an inventory host (as `gpuctl bootstrap` maps it)."""
-    return str(host.vars.get(NODE_NAME_VAR) or host.name)
 
 
 def parse_probe(output: str) -> HostTruth:
