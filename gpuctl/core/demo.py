@@ -13,15 +13,12 @@ from typing import TYPE_CHECKING, Union
 
 from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun, ClusterOptions, run_bootstrap
 from gpuctl.core.status import StatusResult, gpu_status
-from gpuctl.core.taint import TaintResult, taint_gpu_nodes
+from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
 from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
-from gpuctl.defaults import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
-from gpuctl.kube.nodes import Taint
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
 
-DEMO_TAINT = Taint(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
 DEMO_VERIFY_TIMEOUT_S = 60.0
 # The broken nodes never get their GPUs: the wait gives up on them quickly and says why.
 DEMO_GPU_WAIT_S = 5.0
@@ -41,7 +38,7 @@ def demo_steps(api_client: ApiClient) -> list[DemoStep]:
     """The steps in order; each runs only when called, so its output can appear as it happens."""
 
     def taint() -> StepResult:
-        return taint_gpu_nodes(api_client, taint=DEMO_TAINT)
+        return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT)
 
     cluster_phase = BootstrapRequest(
         phase="cluster", cluster=ClusterOptions(taint=False, timeout_s=DEMO_GPU_WAIT_S)

@@ -37,7 +37,12 @@ def to_json(run: BootstrapRun) -> dict[str, Any]:
 
 def _no_host(run: BootstrapRun) -> dict[str, Any]:
     inventory = str(run.request.inventory) if run.request.inventory else None
-    return {"status": "", "inventory": inventory, "playbook": None, "hosts": [], "failed_tasks": []} | {
+    return {
+        "status": "",
+        "inventory": inventory,
+        "playbook": None,
+        "hosts": [],
+        "failed_tasks": [],
         "error": "",
         "interrupted": False,
         "artifacts_dir": None,

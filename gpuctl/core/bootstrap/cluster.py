@@ -17,22 +17,20 @@ from typing import TYPE_CHECKING
 import yaml
 
 from gpuctl.core.render import RenderOptions, render_manifests
-from gpuctl.core.taint import TaintResult, taint_gpu_nodes
+from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
 from gpuctl.core.verify import Check, VerifyOptions, verify
 from gpuctl.core.verify.model import Expectations
 from gpuctl.core.verify.sharing import physical_allocatable
-from gpuctl.defaults import GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ExitCode
 from gpuctl.kube.apply import Applied, Applier
 from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
-from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, Taint, list_nodes
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, list_nodes
 from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
 
 POLL_S = 1.0
-GPU_TAINT = Taint(GPU_TAINT_KEY, GPU_TAINT_VALUE, GPU_TAINT_EFFECT)
 
 
 @dataclass(frozen=True)
@@ -168,14 +166,15 @@ def apply_cluster_layer(
     applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
     names = sorted(expected) if label_nodes else []
     objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
+    conflicted = any(obj.action == "conflict" for obj in objects)
     taint = None
-    if options.taint and expected and not any(obj.action == "conflict" for obj in objects):
+    if options.taint and expected and not conflicted:
         taint = taint_gpu_nodes(
-            api_client, taint=GPU_TAINT, node_names=sorted(expected), dry_run=options.check
+            api_client, taint=DEFAULT_TAINT, node_names=sorted(expected), dry_run=options.check
         )
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
-    if not options.check and not any(obj.action == "conflict" for obj in objects):
+    if not options.check and not conflicted:
         states, timed_out = wait_for_gpus(api_client, expected, options.timeout_s, on_progress)
     return ClusterResult(
         options.check, objects, taint, tuple(states), timed_out, round(time.monotonic() - started, 2)

@@ -2,6 +2,6 @@
 the GPU DaemonSets against it (audit)."""
 
 from gpuctl.core.taint.apply import NodeTaintChange, TaintResult, plan_taints, taint_gpu_nodes
-from gpuctl.core.taint.rules import taint_spec
+from gpuctl.core.taint.rules import DEFAULT_TAINT, taint_spec
 
-__all__ = ["NodeTaintChange", "TaintResult", "plan_taints", "taint_gpu_nodes", "taint_spec"]
+__all__ = ["DEFAULT_TAINT", "NodeTaintChange", "TaintResult", "plan_taints", "taint_gpu_nodes", "taint_spec"]

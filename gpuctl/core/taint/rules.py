@@ -18,6 +18,10 @@ _EQUALITY_RE = re.compile(r"^(?P<key>[^=!\s]+)\s*(?P<op>==|!=|=)\s*(?P<value>\S*
 _EXISTS_RE = re.compile(r"^(?P<bang>!?)\s*(?P<key>[^=!\s(),]+)$")
 
 
+# The taint gpuctl sets by default (bootstrap, the demo, `taint-gpu-nodes` without flags).
+DEFAULT_TAINT = Taint(key=GPU_TAINT_KEY, value=GPU_TAINT_VALUE, effect=GPU_TAINT_EFFECT)
+
+
 def taint_spec(key: str, value: str, effect: str) -> Taint:
     """Validate the taint flags and build the spec, or raise ConfigError naming the flag."""
     hint = (
