@@ -28,6 +28,20 @@ VERIFY_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 DEVICE_PLUGIN_VERSION = "v0.17.1"
 DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
 
+# NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`).
+OPERATOR_CHART = "nvidia/gpu-operator"
+OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
+OPERATOR_CHART_VERSION = "v26.7.0"
+OPERATOR_RELEASE = "gpu-operator"
+OPERATOR_NAMESPACE = "gpu-operator"
+
+# The DRA driver for NVIDIA GPUs (`bootstrap --stack dra`, `render --stack dra`).
+DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
+DRA_DRIVER_CHART_VERSION = "0.4.1"
+DRA_DRIVER_RELEASE = "dra-driver-nvidia-gpu"
+DRA_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
+DRA_DEVICE_CLASS = "gpu.nvidia.com"
+
 # Role defaults files and the keys that hold the host-side defaults (read, never copied).
 DRIVER_ROLE = "nvidia_driver"
 DRIVER_BRANCH_KEY = "gpuctl_driver_branch"
