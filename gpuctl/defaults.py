@@ -1,8 +1,8 @@
 """gpuctl's defaults and version pins, one home each: everything else imports them from here.
 
 Standard library only and no imports of gpuctl modules, so the CLI can read the defaults for its
-`--help` without loading anything heavy. The driver branch and the host preflight thresholds are
-Ansible role defaults (playbooks/roles/*/defaults/main.yml), read through
+`--help` without loading anything heavy. The driver branch, the container toolkit version and the
+host preflight thresholds are Ansible role defaults (playbooks/roles/*/defaults/main.yml), read through
 `gpuctl.package_data.role_default`, because the playbooks use them without gpuctl.
 """
 
@@ -24,8 +24,9 @@ RUNTIME_CLASS = "nvidia"
 # The verification pods' image: nvidia-smi itself is injected by the NVIDIA container runtime.
 VERIFY_IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 
-# NVIDIA's k8s-device-plugin, rendered by `gpuctl render` and applied by bootstrap.
-DEVICE_PLUGIN_VERSION = "v0.17.1"
+# NVIDIA's k8s-device-plugin, rendered by `gpuctl render` and applied by bootstrap. The same image
+# carries GPU feature discovery (gpu-feature-discovery) and the MPS control daemon.
+DEVICE_PLUGIN_VERSION = "v0.20.0"
 DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
 
 # NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`).
@@ -45,6 +46,8 @@ DRA_DEVICE_CLASS = "gpu.nvidia.com"
 # Role defaults files and the keys that hold the host-side defaults (read, never copied).
 DRIVER_ROLE = "nvidia_driver"
 DRIVER_BRANCH_KEY = "gpuctl_driver_branch"
+TOOLKIT_ROLE = "nvidia_container_toolkit"
+TOOLKIT_VERSION_KEY = "gpuctl_toolkit_version"
 PREFLIGHT_ROLE = "gpuctl_preflight"
 MIN_FREE_MIB_KEY = "gpuctl_preflight_min_free_mib"
 

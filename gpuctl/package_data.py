@@ -78,6 +78,13 @@ def default_driver_branch() -> str:
     return str(role_default(DRIVER_ROLE, DRIVER_BRANCH_KEY))
 
 
+def default_toolkit_version() -> str:
+    """The NVIDIA container toolkit version the toolkit role installs (Debian revision included)."""
+    from gpuctl.defaults import TOOLKIT_ROLE, TOOLKIT_VERSION_KEY
+
+    return str(role_default(TOOLKIT_ROLE, TOOLKIT_VERSION_KEY))
+
+
 def min_free_disk_gib() -> float:
     """Below this much free space preflight fails a host (the preflight role's threshold)."""
     from gpuctl.defaults import MIN_FREE_MIB_KEY, PREFLIGHT_ROLE

@@ -10,7 +10,19 @@ from typing import Annotated
 import typer
 
 from gpuctl import __version__
-from gpuctl.cli import bootstrap, completion, demo, explain, preflight, render, sim, status, taint, verify
+from gpuctl.cli import (
+    bootstrap,
+    completion,
+    demo,
+    explain,
+    preflight,
+    render,
+    sim,
+    status,
+    taint,
+    verify,
+    version,
+)
 from gpuctl.cli.argv import reorder
 from gpuctl.errors import ExitCode, GpuctlError
 
@@ -64,6 +76,7 @@ app.add_typer(sim.app, name="sim")
 app.command("demo", help=demo.HELP)(demo.command)
 app.command("explain", help=explain.HELP)(explain.command)
 app.command("completion", help=completion.HELP)(completion.command)
+app.command("version", help=version.HELP)(version.command)
 
 
 def _one_line(text: str) -> str:

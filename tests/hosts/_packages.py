@@ -16,8 +16,12 @@ from pathlib import Path
 STANDINS = Path(__file__).parent / "standins"
 NVIDIA_SMI_MODULE = Path(__file__).parents[2] / "gpuctl" / "nvidia_smi.py"
 
-DRIVER_VERSIONS = ("550.90.07-1", "570.86.15-1")
-TOOLKIT_VERSIONS = ("1.17.8-1", "1.16.2-1")
+# One version on the role's default branch (580) and older branches that tests pin (550, 570).
+DRIVER_VERSIONS = ("580.95.05-1", "550.90.07-1", "570.86.15-1")
+# The role's default (1.20), the last toolkit before the CDI refresh units (1.17) and an older pin (1.16).
+TOOLKIT_VERSIONS = ("1.20.0-1", "1.17.8-1", "1.16.2-1")
+# nvidia-container-toolkit-base ships the nvidia-cdi-refresh units since 1.18.0.
+CDI_REFRESH_SINCE = (1, 18)
 DRIVER_PACKAGES = ("cuda-drivers", "nvidia-open")
 DRIVER_LIBDIR = "/usr/lib/gpuctl-standin/driver"
 
@@ -109,8 +113,25 @@ def kernel_headers_package(kernel_release: str) -> Package:
     )
 
 
+def toolkit_base_files(version: str) -> tuple[PackageFile, ...]:
+    """nvidia-ctk, the runtime and its config; from 1.18 on also the CDI refresh units."""
+    files = (
+        _standin("nvidia-ctk", version),
+        _standin("nvidia-container-runtime", version),
+        _standin("config.toml", version, 0o644, "/etc/nvidia-container-runtime/config.toml"),
+    )
+    if tuple(int(part) for part in upstream(version).split(".")[:2]) < CDI_REFRESH_SINCE:
+        return files
+    return files + (
+        _standin("nvidia-cdi-refresh.service", version, 0o644, "/lib/systemd/system/nvidia-cdi-refresh.service"),
+        _standin("nvidia-cdi-refresh.path", version, 0o644, "/lib/systemd/system/nvidia-cdi-refresh.path"),
+        _standin("nvidia-cdi-refresh.env", version, 0o644, "/etc/nvidia-container-toolkit/nvidia-cdi-refresh.env"),
+    )
+
+
 def toolkit_packages(version: str) -> list[Package]:
     same = f"(= {version})"
+    conffiles = [f.path for f in toolkit_base_files(version) if f.path.startswith("/etc/")]
     return [
         Package(
             "libnvidia-container1",
@@ -129,13 +150,9 @@ def toolkit_packages(version: str) -> list[Package]:
             "nvidia-container-toolkit-base",
             version,
             "NVIDIA Container Toolkit base (gpuctl test stand-in)",
-            (
-                _standin("nvidia-ctk", version),
-                _standin("nvidia-container-runtime", version),
-                _standin("config.toml", version, 0o644, "/etc/nvidia-container-runtime/config.toml"),
-            ),
+            toolkit_base_files(version),
             depends=("python3",),
-            conffiles=("/etc/nvidia-container-runtime/config.toml",),
+            conffiles=tuple(conffiles),
         ),
         Package(
             "nvidia-container-toolkit",

@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from gpuctl.package_data import default_driver_branch
+
+BRANCH = default_driver_branch()  # the role's default: the pin these renders exercise
 PLAYBOOK = Path(__file__).resolve().parent / "playbooks" / "render_driver.yml"
 NVIDIA = "https://developer.download.nvidia.com/compute/cuda/repos"
 KERNEL = "6.8.0-45-generic"
@@ -75,14 +78,15 @@ def test_apt_systems_from_the_cuda_repository(
         f"deb [signed-by=/etc/apt/keyrings/gpuctl-nvidia-cuda.asc] {NVIDIA}/{distro}/x86_64/ /\n"
     )
     assert rendered["cuda_key_url"] == f"{NVIDIA}/{distro}/x86_64/3bf863cc.pub"
-    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, "550.*")
+    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, f"{BRANCH}.*")
     assert rendered["initramfs"] == ["update-initramfs", "-u"]
 
 
 def test_exact_version_pin(tmp_path: Path) -> None:
-    code, rendered, log = render(tmp_path, "ubuntu2404", "-e", "gpuctl_driver_version=550.90.07")
+    pinned = ("-e", "gpuctl_driver_branch=570", "-e", "gpuctl_driver_version=570.86.15")
+    code, rendered, log = render(tmp_path, "ubuntu2404", *pinned)
     assert code == 0, log
-    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, "550.90.07-*")
+    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, "570.86.15-*")
 
 
 def test_debian_distribution_headless_set(tmp_path: Path) -> None:
@@ -114,8 +118,8 @@ def test_debian_distribution_headless_set(tmp_path: Path) -> None:
 def test_ubuntu_distribution_server_driver(tmp_path: Path, os_name: str) -> None:
     code, rendered, log = render(tmp_path, os_name, "-e", "gpuctl_driver_source=distribution")
     assert code == 0, log
-    assert rendered["packages"] == rendered["held"] == ["nvidia-driver-550-server-open"]
-    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, "550.*")
+    assert rendered["packages"] == rendered["held"] == [f"nvidia-driver-{BRANCH}-server-open"]
+    assert rendered["pin"] == pin(CUDA_PIN_PACKAGES, f"{BRANCH}.*")
     assert rendered["debian_sources"] == ""
 
 
@@ -124,7 +128,7 @@ def test_el9_module_stream_and_versionlock(tmp_path: Path, os_name: str) -> None
     code, rendered, log = render(tmp_path, os_name, "-e", "gpuctl_driver_open_kernel_modules=false")
     assert code == 0, log
     assert rendered["packager"] == "dnf"
-    assert rendered["dnf_stream"] == "@nvidia-driver:550-dkms"
+    assert rendered["dnf_stream"] == f"@nvidia-driver:{BRANCH}-dkms"
     assert rendered["dnf_locked"] == ["nvidia-driver", "kmod-nvidia-latest-dkms", "kmod-nvidia-open-dkms"]
     assert rendered["cuda_repo_url"] == f"{NVIDIA}/rhel9/x86_64/"
     assert rendered["cuda_key_url"] == f"{NVIDIA}/rhel9/x86_64/D42D0685.pub"

@@ -198,7 +198,8 @@ def test_crio_dropin(tmp_path: Path) -> None:
     rc, output = run_role(tmp_path, gpuctl_container_runtime="crio")
 
     assert rc == 0, output
-    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.conf").read_text())
+    # The file `nvidia-ctk runtime configure --runtime=crio` writes (toolkit 1.18 and later).
+    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.toml").read_text())
     assert dropin["crio"]["runtime"]["default_runtime"] == "nvidia"
     assert dropin["crio"]["runtime"]["runtimes"]["nvidia"] == {
         "runtime_path": NVIDIA_RUNTIME,
@@ -210,8 +211,30 @@ def test_crio_dropin_without_default_runtime(tmp_path: Path) -> None:
     rc, output = run_role(tmp_path, gpuctl_container_runtime="crio", gpuctl_nvidia_runtime_default=False)
 
     assert rc == 0, output
-    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.conf").read_text())
+    dropin = tomllib.loads((tmp_path / "crio/crio.conf.d/99-nvidia.toml").read_text())
     assert "default_runtime" not in dropin["crio"]["runtime"]
+
+
+def test_crio_dropin_of_earlier_releases_is_replaced_and_others_kept(tmp_path: Path) -> None:
+    dropins = tmp_path / "crio" / "crio.conf.d"
+    dropins.mkdir(parents=True)
+    (dropins / "99-nvidia.conf").write_text(
+        "# Ansible managed (role container_runtime)\n[crio.runtime.runtimes.nvidia]\nruntime_type = \"oci\"\n"
+    )
+    (dropins / "10-site.conf").write_text('[crio.runtime]\nlog_level = "info"\n')
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="crio")
+    assert rc == 0, output
+    assert sorted(path.name for path in dropins.iterdir()) == ["10-site.conf", "99-nvidia.toml"]
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="crio")
+    assert rc == 0, output
+    assert changed_count(output) == 0
+
+    # Someone else's 99-nvidia.conf is not gpuctl's to remove.
+    (dropins / "99-nvidia.conf").write_text('[crio.runtime]\nlog_level = "debug"\n')
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="crio")
+    assert rc == 0, output
+    assert (dropins / "99-nvidia.conf").exists()
 
 
 def test_docker_daemon_json_is_merged_not_overwritten(tmp_path: Path) -> None:
