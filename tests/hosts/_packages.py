@@ -122,10 +122,12 @@ def toolkit_base_files(version: str) -> tuple[PackageFile, ...]:
     )
     if tuple(int(part) for part in upstream(version).split(".")[:2]) < CDI_REFRESH_SINCE:
         return files
-    return files + (
-        _standin("nvidia-cdi-refresh.service", version, 0o644, "/lib/systemd/system/nvidia-cdi-refresh.service"),
-        _standin("nvidia-cdi-refresh.path", version, 0o644, "/lib/systemd/system/nvidia-cdi-refresh.path"),
-        _standin("nvidia-cdi-refresh.env", version, 0o644, "/etc/nvidia-container-toolkit/nvidia-cdi-refresh.env"),
+    units, settings = "/lib/systemd/system", "/etc/nvidia-container-toolkit"
+    return (
+        *files,
+        _standin("nvidia-cdi-refresh.service", version, 0o644, f"{units}/nvidia-cdi-refresh.service"),
+        _standin("nvidia-cdi-refresh.path", version, 0o644, f"{units}/nvidia-cdi-refresh.path"),
+        _standin("nvidia-cdi-refresh.env", version, 0o644, f"{settings}/nvidia-cdi-refresh.env"),
     )
 
 

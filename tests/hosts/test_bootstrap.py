@@ -27,6 +27,7 @@ import yaml
 
 from gpuctl.cli.main import run
 from gpuctl.core.bootstrap import run_host_bootstrap
+from gpuctl.package_data import default_driver_branch, default_toolkit_version
 from tests.hosts.conftest import skip_without_host_requirements
 from tests.hosts.nodes import TestNode, down, node_exec, up
 
@@ -237,7 +238,10 @@ def test_nodes_are_prepared_on_disk(nodes: list[TestNode], index: int) -> None:
     assert {"nvidia-open", "cuda-drivers"} & set(held)
     selections = sh(node, "dpkg --get-selections")
     assert any(line.split() == ["nvidia-container-toolkit", "hold"] for line in selections.splitlines())
-    assert "1.17.8-1" in sh(node, "dpkg-query -W -f '${Version}' nvidia-container-toolkit")
+    # The pins: the role's default toolkit version, the newest driver of its default branch.
+    assert sh(node, "dpkg-query -W -f '${Version}' nvidia-container-toolkit") == default_toolkit_version()
+    driver = sh(node, "dpkg-query -W -f '${Version}' nvidia-open")
+    assert driver.startswith(f"{default_driver_branch()}."), driver
     assert "blacklist nouveau" in sh(node, "cat /etc/modprobe.d/*nouveau*.conf")
     dump = sh(node, "containerd config dump")
     assert "runtimes.nvidia]" in dump
@@ -263,7 +267,8 @@ def test_preflight_on_a_bootstrapped_node_sees_the_installed_driver(
     for host in json.loads(captured.out)["hosts"]:
         findings = {finding["id"]: finding for finding in host["findings"]}
         assert findings["driver"]["status"] == "pass", findings["driver"]
-        assert findings["driver"]["message"].startswith("driver 550.90.07 installed"), findings["driver"]
+        driver = findings["driver"]
+        assert driver["message"].startswith(f"driver {default_driver_branch()}."), driver
         assert findings["containerd-config"]["status"] == "pass", findings["containerd-config"]
 
 
