@@ -6,9 +6,13 @@ output), as a pod event, or pasted from a journal, so these rows apply to all of
 
 from __future__ import annotations
 
+from gpuctl.defaults import VERIFY_IMAGE
+from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.signatures import DRIVER_FIX, HARDWARE_FIX, REBOOT_FIX, TOOLKIT_FIX, sig
 
 _ALSO = ("nvidia-smi", "events", "plugin-log")
+# nvcr.io/nvidia/cuda:12.4.1-base-... → CUDA 12.4 → its oldest driver.
+_VERIFY_IMAGE_MIN_DRIVER = min_driver_for(".".join(VERIFY_IMAGE.rsplit(":", 1)[1].split(".")[:2]))
 
 RUNTIME = (
     sig(
@@ -32,7 +36,7 @@ RUNTIME = (
         "driver {min_driver} or newer)",
         "upgrade the driver on {node} to {min_driver}+ (`gpuctl bootstrap --phase host -i INVENTORY "
         "--limit {node}`), or use an image built for an older CUDA; gpuctl's default verification "
-        "image nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04 needs driver 550.54.14+, pick another "
+        f"image {VERIFY_IMAGE} needs driver {_VERIFY_IMAGE_MIN_DRIVER}+, pick another "
         "with `gpuctl verify --image`",
         also=_ALSO,
     ),

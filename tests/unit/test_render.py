@@ -44,7 +44,8 @@ def test_default_render_is_nvidia_static_plugin_and_runtime_class() -> None:
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert pod["priorityClassName"] == "system-node-critical"
     container = pod["containers"][0]
-    assert container["image"] == DEVICE_PLUGIN_IMAGE == "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    # The pin (gpuctl/defaults.py), as NVIDIA's static manifest of that release names the image.
+    assert container["image"] == DEVICE_PLUGIN_IMAGE == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
     assert {"name": "MIG_STRATEGY", "value": "none"} in container["env"]
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,
@@ -96,7 +97,7 @@ def test_mps_and_mig_single() -> None:
 
 
 def test_mps_renders_nvidias_control_daemon() -> None:
-    """What NVIDIA's chart v0.17.1 renders for MPS (templates/daemonset-mps-control-daemon.yml)."""
+    """What NVIDIA's chart v0.20.0 renders for MPS (templates/daemonset-mps-control-daemon.yml)."""
     options = RenderOptions(
         sharing="mps", replicas=4, namespace="nvidia", node_selector=(("pool", "gpu"),), taint_key="gpu"
     )
@@ -107,7 +108,7 @@ def test_mps_renders_nvidias_control_daemon() -> None:
     assert pod["nodeSelector"] == {"pool": "gpu", "nvidia.com/mps.capable": "true"}
     assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert pod["priorityClassName"] == "system-node-critical"
-    assert "hostPID" not in pod  # chart v0.17.1 has no mps.enableHostPID
+    assert pod["hostPID"] is True  # the chart's mps.enableHostPID, on by default since v0.18
     assert "serviceAccountName" not in pod  # no config-manager sidecar: nothing reads the API
     [init] = pod["initContainers"]
     assert init["image"] == DEVICE_PLUGIN_IMAGE
