@@ -219,7 +219,7 @@ def test_crio_dropin_of_earlier_releases_is_replaced_and_others_kept(tmp_path: P
     dropins = tmp_path / "crio" / "crio.conf.d"
     dropins.mkdir(parents=True)
     (dropins / "99-nvidia.conf").write_text(
-        "# Ansible managed (role container_runtime)\n[crio.runtime.runtimes.nvidia]\nruntime_type = \"oci\"\n"
+        '# Ansible managed (role container_runtime)\n[crio.runtime.runtimes.nvidia]\nruntime_type = "oci"\n'
     )
     (dropins / "10-site.conf").write_text('[crio.runtime]\nlog_level = "info"\n')
 
