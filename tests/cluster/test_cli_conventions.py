@@ -112,5 +112,6 @@ def test_completion_scripts_and_completions() -> None:
     assert words == ["--keep-pods"]
     env |= {"COMP_WORDS": "gpuctl ver", "COMP_CWORD": "1"}
     assert subprocess.run(gpuctl, capture_output=True, text=True, check=True, env=env).stdout.split() == [
-        "verify"
+        "verify",
+        "version",
     ]
