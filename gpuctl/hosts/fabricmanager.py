@@ -41,8 +41,8 @@ def parse_fabricmanager(text: str) -> FabricManager:
     package, version = "", ""
     for line in text.splitlines():
         key, sep, value = line.strip().partition("=")
-        if sep and key in ("LoadState", "ActiveState", "UnitFileState"):
-            values[key] = value.strip()
+        if sep and key in ("LoadState", "ActiveState", "UnitFileState") and len(value.split()) == 1:
+            values[key] = value.strip()  # not systemd's error text ("Failed to get unit file state ...")
         fields = line.split()
         if len(fields) == 3 and fields[0] == "package" and not package:
             package, version = fields[1], fields[2]

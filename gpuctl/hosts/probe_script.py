@@ -56,7 +56,7 @@ if command -v systemctl >/dev/null 2>&1; then
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
   dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' 'nvidia-fabricmanager*' 2>/dev/null |
-    grep '^ii' | grep -v -- '-dev' | sed 's/^ii */package /'
+    awk '$1 ~ /^.i/ && $2 !~ /-dev/ {print "package", $2, $3}'
 elif command -v rpm >/dev/null 2>&1; then
   rpm -q --qf 'package %{NAME} %{VERSION}-%{RELEASE}\n' nvidia-fabricmanager 2>/dev/null | grep '^package'
 fi
