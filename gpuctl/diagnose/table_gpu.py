@@ -51,6 +51,17 @@ GPU = (
         HARDWARE_FIX, also=("plugin-log", "kernel", "events", "runtime"),
     ),
     sig(
+        "gpu.fabric-not-ready", "nvidia-smi", "driver",
+        r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+        "CUDA cannot start (error 802): the GPUs are joined by NVSwitches and NVIDIA Fabric Manager "
+        "is not running on the node, or its version differs from the driver's; nvidia-smi still lists "
+        "the GPUs",
+        "on {node}: `systemctl status nvidia-fabricmanager` and `journalctl -u nvidia-fabricmanager`; "
+        "install nvidia-fabricmanager of exactly the driver's version and start it (`gpuctl bootstrap "
+        "--phase host -i INVENTORY --limit {node}` does both), then `gpuctl preflight --limit {node}`",
+        also=("plugin-log", "events", "runtime"),
+    ),
+    sig(
         "gpu.fallen-off-bus", "kernel", "hardware",
         r"fallen off the bus|Xid \(PCI:[^)]*\): 79\b",
         "a GPU stopped responding on PCIe (Xid 79: hardware, power or thermal fault)",
