@@ -75,10 +75,13 @@ GPU = (
     ),
     sig(
         "smi.nvml-missing", "nvidia-smi", "toolkit",
-        r"NVML library not found|could not load NVML library|libnvidia-ml\.so[^ ]* cannot open",
-        "the container has nvidia-smi but no NVML library: the NVIDIA runtime did not inject "
-        "the driver libraries",
-        TOOLKIT_FIX,
+        # nvidia-smi's own words: "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."
+        r"NVML library not found|could not load NVML library|libnvidia-ml\.so[^ ]* cannot open|"
+        r"couldn't find libnvidia-ml\.so",
+        "the container has nvidia-smi but cannot load the NVML library: the NVIDIA runtime did not "
+        "inject the driver libraries, or the container's linker cache does not list them",
+        TOOLKIT_FIX + "; if the libraries are in the container, check `ldconfig` in "
+        "/etc/nvidia-container-runtime/config.toml on {node}",
     ),
     sig(
         "smi.no-devices", "nvidia-smi", "runtime",
