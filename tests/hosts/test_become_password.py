@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pexpect  # ansible-runner's own dependency: a real terminal for the prompt
 import pytest
 
 from tests.hosts.conftest import skip_without_host_requirements
@@ -160,3 +161,23 @@ def test_the_password_is_written_nowhere(node: TestNode, bootstrapped: Run, verb
     assert files_holding(harness_dir(node.inventory) / "node-0" / "upper", SECRET) == []
     code, out, _ = node_exec(node, ["grep", "-rlaF", "--", SECRET, "/run", "/tmp"])
     assert (code, out) == (1, "")  # grep: no match
+
+
+@pytest.mark.usefixtures("bootstrapped")
+def test_ask_become_pass_prompts_on_the_terminal_without_echo(node: TestNode, tmp_path: Path) -> None:
+    """-K: the prompt on a real terminal (a pty), the answer typed there, not echoed, used by Ansible."""
+    env = {k: v for k, v in os.environ.items() if k != "GPUCTL_BECOME_PASSWORD"} | {"TMPDIR": str(tmp_path)}
+    args = ["-m", "gpuctl", "bootstrap", "--phase", "host", "-i", str(node.inventory), "-K"]
+    terminal = pexpect.spawn(
+        sys.executable, args, env=env, encoding="utf-8", timeout=300, dimensions=(50, 200)
+    )
+    terminal.expect("BECOME password")
+    prompt = str(terminal.before) + str(terminal.after)
+    terminal.sendline(SECRET)
+    terminal.expect(pexpect.EOF)
+    terminal.close()
+    screen = prompt + str(terminal.before)
+    assert terminal.exitstatus == 0, screen
+    assert "1 of 1 host(s) prepared, 0 change(s)" in screen
+    assert SECRET not in screen
+    assert files_holding(tmp_path, SECRET) == []
