@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.errors import ExitCode
+from gpuctl.hosts.findings import Finding
 from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
-from gpuctl.hosts.probes import Finding, host_findings, nvidia_gpus, parse_pci
+from gpuctl.hosts.probes import host_findings, nvidia_gpus, parse_pci
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.hosts.ssh import SshFailure, SshSettings, connect, resolve, run_script
 from gpuctl.package_data import role_defaults_files

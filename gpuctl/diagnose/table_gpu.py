@@ -51,6 +51,17 @@ GPU = (
         HARDWARE_FIX, also=("plugin-log", "kernel", "events", "runtime"),
     ),
     sig(
+        "gpu.fabric-not-ready", "nvidia-smi", "driver",
+        r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+        "CUDA cannot start (error 802): the GPUs are joined by NVSwitches and NVIDIA Fabric Manager "
+        "is not running on the node, or its version differs from the driver's; nvidia-smi still lists "
+        "the GPUs",
+        "on {node}: `systemctl status nvidia-fabricmanager` and `journalctl -u nvidia-fabricmanager`; "
+        "install nvidia-fabricmanager of exactly the driver's version and start it (`gpuctl bootstrap "
+        "--phase host -i INVENTORY --limit {node}` does both), then `gpuctl preflight --limit {node}`",
+        also=("plugin-log", "events", "runtime"),
+    ),
+    sig(
         "gpu.fallen-off-bus", "kernel", "hardware",
         r"fallen off the bus|Xid \(PCI:[^)]*\): 79\b",
         "a GPU stopped responding on PCIe (Xid 79: hardware, power or thermal fault)",
@@ -64,10 +75,13 @@ GPU = (
     ),
     sig(
         "smi.nvml-missing", "nvidia-smi", "toolkit",
-        r"NVML library not found|could not load NVML library|libnvidia-ml\.so[^ ]* cannot open",
-        "the container has nvidia-smi but no NVML library: the NVIDIA runtime did not inject "
-        "the driver libraries",
-        TOOLKIT_FIX,
+        # nvidia-smi's own words: "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."
+        r"NVML library not found|could not load NVML library|libnvidia-ml\.so[^ ]* cannot open|"
+        r"couldn't find libnvidia-ml\.so",
+        "the container has nvidia-smi but cannot load the NVML library: the NVIDIA runtime did not "
+        "inject the driver libraries, or the container's linker cache does not list them",
+        TOOLKIT_FIX + "; if the libraries are in the container, check `ldconfig` in "
+        "/etc/nvidia-container-runtime/config.toml on {node}",
     ),
     sig(
         "smi.no-devices", "nvidia-smi", "runtime",

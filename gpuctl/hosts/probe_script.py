@@ -50,6 +50,16 @@ s dkms
 if command -v dkms >/dev/null 2>&1; then
   t dkms status 2>&1; [ -e "/lib/modules/$(uname -r)/build" ] && echo "headers present"
 fi
+s fabricmanager
+if command -v systemctl >/dev/null 2>&1; then
+  t systemctl show -p LoadState -p ActiveState -p UnitFileState nvidia-fabricmanager 2>/dev/null
+fi
+if command -v dpkg-query >/dev/null 2>&1; then
+  dpkg-query -W -f '${db:Status-Abbrev} ${Package} ${Version}\n' 'nvidia-fabricmanager*' 2>/dev/null |
+    awk '$1 ~ /^.i/ && $2 !~ /-dev/ {print "package", $2, $3}'
+elif command -v rpm >/dev/null 2>&1; then
+  rpm -q --qf 'package %{NAME} %{VERSION}-%{RELEASE}\n' nvidia-fabricmanager 2>/dev/null | grep '^package'
+fi
 s runtimes
 for b in containerd docker crio k3s rke2; do
   command -v "$b" >/dev/null 2>&1 && echo "$b $(t "$b" --version 2>&1 | head -n 1)"

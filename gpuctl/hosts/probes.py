@@ -6,12 +6,12 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
+from gpuctl.hosts.fabricmanager import fabricmanager_finding, parse_fabricmanager
+from gpuctl.hosts.findings import Finding, Status
 from gpuctl.package_data import default_driver_branch, min_free_disk_gib
-
-Status = Literal["pass", "warn", "fail"]
 
 NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")  # VGA controller, 3D controller
@@ -26,14 +26,6 @@ DEVICE_NAMES = {
     "0x20f1": "A100 PCIe 40GB", "0x26b9": "L40S", "0x26b5": "L40", "0x27b8": "L4", "0x1eb8": "T4",
     "0x1db6": "V100 PCIe 32GB", "0x2236": "A10",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    status: Status
-    message: str
-    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -126,7 +118,13 @@ def gpus_finding(host: str, devices: list[PciDevice]) -> Finding:
     return Finding("gpus", "pass", f"{len(gpus)} NVIDIA GPU(s) on the PCI bus: {kinds}")
 
 
-def nvswitch_finding(devices: list[PciDevice], fabricmanager: Any) -> Finding:
+def nvswitch_finding(
+    devices: list[PciDevice],
+    fabricmanager: Any,
+    sections: Mapping[str, str] | None = None,
+    host: str = "HOST",
+) -> Finding:
+    """`sections` (the probe's): what Fabric Manager and the driver do on a host that has a driver."""
     switches = nvswitches(devices)
     if not switches:
         return Finding("nvswitch", "pass", "no NVSwitch: fabricmanager not needed")
@@ -137,9 +135,10 @@ def nvswitch_finding(devices: list[PciDevice], fabricmanager: Any) -> Finding:
             f"{len(switches)} NVSwitch(es) but gpuctl_fabricmanager is off: CUDA will not start on this host",
             hint="set gpuctl_fabricmanager: auto",
         )
-    return Finding(
-        "nvswitch", "pass", f"{len(switches)} NVSwitch(es): bootstrap installs nvidia-fabricmanager"
-    )
+    sections = sections or {}
+    driver_version, _ = installed_driver_version(sections.get("driver", ""), sections.get("nvidia-smi", ""))
+    service = parse_fabricmanager(sections.get("fabricmanager", ""))
+    return fabricmanager_finding(host, len(switches), service, driver_version)
 
 
 def nouveau_finding(modules: str) -> Finding:
@@ -363,7 +362,7 @@ def host_findings(
         os_finding(sections.get("os-release", "")),
         headers_finding(sections.get("kernel", "unknown"), sections.get("headers", "")),
         gpus_finding(host, devices),
-        nvswitch_finding(devices, settings.get("gpuctl_fabricmanager", "auto")),
+        nvswitch_finding(devices, settings.get("gpuctl_fabricmanager", "auto"), sections, host),
         nouveau_finding(sections.get("modules", "")),
         secure_boot_finding(sections.get("secure-boot", "")),
         driver_finding(sections.get("driver", ""), sections.get("nvidia-smi", ""), branch),

@@ -112,6 +112,12 @@ class FakeHardware:
     gpus: int
     device_id: int
     nvswitches: int = 0
+    nvswitch_nodes: int | None = None  # the first N nodes get the NVSwitches; None: every node
+
+    def of_node(self, index: int) -> FakeHardware:
+        """What node `index` of the run gets."""
+        with_switches = self.nvswitch_nodes is None or index < self.nvswitch_nodes
+        return FakeHardware(self.gpus, self.device_id, self.nvswitches if with_switches else 0)
 
 
 def boot(state: HarnessState, layout: NodeLayout, netns: str, hardware: FakeHardware) -> int:

@@ -235,15 +235,18 @@ def up(
     inventory: Path,
     device_id: int = H100_SXM5_80GB,
     nvswitches: int = 0,
+    nvswitch_nodes: int | None = None,
     owner_pid: int | None = None,
     log: Log = _stderr,
 ) -> list[TestNode]:
     """Bring up `nodes` nodes with `gpus` fake GPUs each; write `inventory`; return the nodes.
 
+    `nvswitches` NVSwitches go on the first `nvswitch_nodes` nodes (all of them by default), so one
+    run can hold HGX nodes next to nodes without NVSwitches.
     With `owner_pid` (a test session), a later `up` removes the nodes once that process is gone.
     """
-    if not 1 <= nodes <= MAX_NODES or gpus < 0 or nvswitches < 0:
-        raise ValueError(f"--nodes must be 1..{MAX_NODES}, --gpus and --nvswitches at least 0")
+    if not 1 <= nodes <= MAX_NODES or min(gpus, nvswitches, nvswitch_nodes or 0) < 0:
+        raise ValueError(f"--nodes must be 1..{MAX_NODES}, --gpus, --nvswitches, --nvswitch-nodes >= 0")
     inventory = Path(inventory).absolute()
     timer = _Timer(log)
     _registry.sweep_orphans(log)
@@ -261,7 +264,7 @@ def up(
     state.record("dir", path=str(directory))
     state.record("file", path=str(inventory))
     try:
-        hardware = _node.FakeHardware(gpus, device_id, nvswitches)
+        hardware = _node.FakeHardware(gpus, device_id, nvswitches, nvswitch_nodes)
         www = _mirror.publish(harness_dir(inventory) / "www", mirror, debian_archive)
         _bring_up(state, rootfs, www, nodes=nodes, hardware=hardware, timer=timer)
         write_inventory(inventory, _inventory_for(state))
@@ -296,7 +299,7 @@ def _bring_up(
         netns = _network.add_node_network(state, subnet, index, layout.name)
         _node.mount_overlay(state, layout, rootfs)
         host_key = _node.prepare_root(layout, subnet.node_address(index), admin_key)
-        nspawn_pid = _node.boot(state, layout, netns, hardware)
+        nspawn_pid = _node.boot(state, layout, netns, hardware.of_node(index))
         booting.append((index, layout, netns, host_key, nspawn_pid))
     timer.lap(f"{nodes} node(s) started")
     host_keys, facts = {}, []
@@ -341,6 +344,7 @@ def _parser() -> argparse.ArgumentParser:
         "--gpu-device-id", default=f"0x{H100_SXM5_80GB:04x}", help="PCI device id of the fake GPUs"
     )
     up_parser.add_argument("--nvswitches", type=int, default=0, help="fake NVSwitches per node")
+    up_parser.add_argument("--nvswitch-nodes", type=int, help="only the first N nodes get NVSwitches")
     down_parser = commands.add_parser("down", help="remove everything up created")
     down_parser.add_argument("--inventory", type=Path, required=True)
     exec_parser = commands.add_parser("exec", help="run a command inside a node")
@@ -376,6 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 inventory=args.inventory,
                 device_id=device_id,
                 nvswitches=args.nvswitches,
+                nvswitch_nodes=args.nvswitch_nodes,
             )
             return 0
         if args.command == "down":

@@ -146,6 +146,14 @@ def test_a_changed_host_key_is_refused(
         message = host["findings"][0]["message"]
         assert "host key does not match the known_hosts entry (possible man-in-the-middle)" in message
         assert "ssh-keygen -R" in host["findings"][0]["hint"]
+    # Ansible, which bootstrap runs with host key checking on, refuses the same hosts before any task.
+    code = run(["bootstrap", "--phase", "host", "--inventory", str(inventory), "--output", "json"])
+    bootstrap = json.loads(capsys.readouterr().out)
+    assert code == 3, bootstrap  # every host unreachable
+    assert all(host["unreachable"] and not host["ok"] and host["changed"] == 0 for host in bootstrap["hosts"])
+    assert all(
+        "REMOTE HOST IDENTIFICATION HAS CHANGED" in task["message"] for task in bootstrap["failed_tasks"]
+    )
 
 
 def test_ssh_config_fills_in_what_the_inventory_leaves_out(

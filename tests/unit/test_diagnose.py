@@ -74,7 +74,8 @@ KNOWN_MESSAGES = [
     ),
     (
         "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA "
-        "Display Driver is properly installed and present in your system.\nNVML library not found",
+        "Display Driver is properly installed and present in your system.\nPlease also try adding "
+        "directory that contains libnvidia-ml.so to your system PATH.",
         "nvidia-smi",
         "smi.nvml-missing",
     ),

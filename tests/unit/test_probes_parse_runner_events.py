@@ -115,3 +115,20 @@ def test_ssh_control_sockets_stay_short_under_a_long_tmpdir(tmp_path: Path) -> N
         )
     finally:
         control_dir.rmdir()
+
+
+def test_a_sudo_password_failure_names_the_two_ways_to_give_one() -> None:
+    from gpuctl.core.bootstrap import failed_task_hint
+    from gpuctl.hosts.events import FailedTask
+
+    missing = FailedTask("n0", "Preflight | gather facts", "Task failed: Missing sudo password")
+    assert failed_task_hint(missing, "hosts.yml") == (
+        "sudo on n0 asks for a password: set GPUCTL_BECOME_PASSWORD or pass --ask-become-pass, "
+        "then `gpuctl bootstrap --phase host --inventory hosts.yml --limit n0`"
+    )
+    wrong = FailedTask("n0", "Preflight | gather facts", "Task failed: Incorrect sudo password")
+    assert failed_task_hint(wrong, "hosts.yml").startswith(
+        "sudo on n0 refused the password: set GPUCTL_BECOME"
+    )
+    other = FailedTask("n0", "Driver | install", "No package matching 'x'")
+    assert "GPUCTL_BECOME_PASSWORD" not in failed_task_hint(other, "hosts.yml")

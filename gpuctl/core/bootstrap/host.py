@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -168,7 +169,18 @@ def _early_error(state: ProgressState, rc: int) -> str:
     return " ".join(f"ansible-playbook exited with {rc}: {text or 'no output'}".split())
 
 
+# Ansible's words when sudo on the host asks for a password it was not given, or rejects it.
+_SUDO_PASSWORD = re.compile(r"(Missing|Incorrect) sudo password", re.IGNORECASE)
+
+
 def failed_task_hint(task: FailedTask, inventory: str) -> str:
+    password = _SUDO_PASSWORD.search(task.message)
+    if password:
+        problem = "asks for a password" if password.group(1).lower() == "missing" else "refused the password"
+        return (
+            f"sudo on {task.host} {problem}: set GPUCTL_BECOME_PASSWORD or pass --ask-become-pass, "
+            f"then `gpuctl bootstrap --phase host --inventory {inventory} --limit {task.host}`"
+        )
     if task.unreachable:
         return f"check SSH to the host: `gpuctl preflight --inventory {inventory} --limit {task.host}`"
     return f"fix the cause, then `gpuctl bootstrap --phase host --inventory {inventory} --limit {task.host}`"
