@@ -16,6 +16,7 @@ from gpuctl.defaults import (
     GPUCTL_NAMESPACE,
     RUNTIME_CLASS,
 )
+from gpuctl.core.operator_values import OperatorSettings, template_variables
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.names import qualified_name_problem
@@ -73,6 +74,7 @@ class RenderOptions:
     verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
     verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
     gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
+    operator: OperatorSettings = field(default_factory=OperatorSettings)  # with gpu_operator
 
 
 @dataclass(frozen=True)
@@ -216,8 +218,7 @@ def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
     values = render_template(
         "gpu-operator-values.yaml.j2",
         **_sharing_variables(options),
-        driver_enabled=False,
-        toolkit_enabled=False,
+        **template_variables(options.operator, options.node_selector),
     )
     return [RenderedFile("gpu-operator-values.yaml", values, helm_values=True)]
 
