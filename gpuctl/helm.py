@@ -8,15 +8,13 @@ Standard library only, so gpuctl.core may use it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,12 +106,13 @@ class Helm:
             args += ["--kube-context", self.context]
         return args
 
-    def run(self, args: Sequence[str]) -> str:
-        """Run `helm ARGS`; its stdout, or HelmError with its own message."""
+    def run(self, args: Sequence[str], stdin: str | None = None) -> str:
+        """Run `helm ARGS` (values on stdin for `--values -`); its stdout, or HelmError with its
+        own message."""
         command = [*self.base(), *args]
         try:
-            done = subprocess.run(  # noqa: S603 - the user's helm, arguments built here, no shell
-                command, capture_output=True, text=True, timeout=self.timeout_s, check=False
+            done = subprocess.run(
+                command, input=stdin, capture_output=True, text=True, timeout=self.timeout_s, check=False
             )
         except subprocess.TimeoutExpired as error:
             raise HelmError(
@@ -121,7 +120,9 @@ class Helm:
                 hint="check the cluster's API server, then rerun: helm resumes from where it stopped",
             ) from error
         except OSError as error:
-            raise ConfigError(f"helm {self.binary}: cannot run: {error.strerror or error}", hint=INSTALL_HINT) from error
+            raise ConfigError(
+                f"helm {self.binary}: cannot run: {error.strerror or error}", hint=INSTALL_HINT
+            ) from error
         if done.returncode != 0:
             message = _last_error(done.stderr) or f"exit status {done.returncode}"
             raise HelmError(f"helm failed: {message}", hint=f"the command was: {display(command)}")
@@ -140,7 +141,9 @@ class Helm:
 
     def release(self, name: str, namespace: str) -> Release | None:
         """The release `name` in `namespace` (any state), or None when there is none."""
-        listed = self.run(["list", "-n", namespace, "--all", "--filter", f"^{re.escape(name)}$", "-o", "json"])
+        listed = self.run(
+            ["list", "-n", namespace, "--all", "--filter", f"^{re.escape(name)}$", "-o", "json"]
+        )
         for item in json.loads(listed or "[]"):
             if item.get("name") == name:
                 return Release(
@@ -158,20 +161,18 @@ class Helm:
         loaded = json.loads(self.run(["get", "values", name, "-n", namespace, "-o", "json"]) or "null")
         return loaded if isinstance(loaded, dict) else {}
 
-    def upgrade_install_args(
-        self, name: str, namespace: str, chart: Chart, values_file: Path
-    ) -> list[str]:
-        """`upgrade --install` with exactly these values (--reset-values: nothing kept from an
-        earlier revision), creating the namespace; no --wait, gpuctl waits and diagnoses itself."""
+    def upgrade_install_command(self, name: str, namespace: str, chart: Chart) -> list[str]:
+        """The whole `helm upgrade --install` command line: exactly these values, read from stdin
+        (--reset-values: nothing kept from an earlier revision), the namespace created; no --wait,
+        the caller waits and diagnoses itself."""
         return [
-            "upgrade", "--install", name, *chart.args(),
-            "--namespace", namespace, "--create-namespace",
-            "--values", str(values_file), "--reset-values",
+            *self.base(), "upgrade", "--install", name, *chart.args(),
+            "--namespace", namespace, "--create-namespace", "--values", "-", "--reset-values",
         ]  # fmt: skip
 
     def upgrade_install(self, name: str, namespace: str, chart: Chart, values: str) -> str:
-        with _values_file(values) as path:
-            return self.run(self.upgrade_install_args(name, namespace, chart, path))
+        command = self.upgrade_install_command(name, namespace, chart)
+        return self.run(command[len(self.base()) :], stdin=values)
 
     def uninstall(self, name: str, namespace: str) -> str:
         return self.run(["uninstall", name, "-n", namespace])
@@ -181,8 +182,9 @@ class Helm:
 
     def template(self, name: str, namespace: str, chart: Chart, values: str) -> str:
         """The manifests the chart renders with these values (no cluster needed)."""
-        with _values_file(values) as path:
-            return self.run(["template", name, *chart.args(), "--namespace", namespace, "--values", str(path)])
+        return self.run(
+            ["template", name, *chart.args(), "--namespace", namespace, "--values", "-"], stdin=values
+        )
 
 
 def display(command: Sequence[str]) -> str:
@@ -196,16 +198,3 @@ def _last_error(stderr: str) -> str:
         if line.startswith("Error:"):
             return line.removeprefix("Error:").strip()
     return lines[-1] if lines else ""
-
-
-@contextlib.contextmanager
-def _values_file(values: str) -> Iterator[Path]:
-    """A private temporary values file, removed afterwards."""
-    handle, name = tempfile.mkstemp(prefix="gpuctl-values-", suffix=".yaml")
-    path = Path(name)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(values)
-        yield path
-    finally:
-        path.unlink(missing_ok=True)

@@ -117,9 +117,7 @@ def command(
             "--node-selector", help="KEY=VALUE to pin the device plugin (repeatable).", show_default=False
         ),
     ] = None,
-    gpu_operator: Annotated[
-        bool, typer.Option("--gpu-operator", help="Same as --stack operator.")
-    ] = False,
+    gpu_operator: Annotated[bool, typer.Option("--gpu-operator", help="Same as --stack operator.")] = False,
     stack: StackOption = Stack.device_plugin,
     distribution: DistributionOption = Distribution.auto,
     operator_driver: OperatorDriverOption = None,
@@ -159,7 +157,9 @@ def command(
         ctx, namespace=namespace, runtime_class=runtime_class, verify_namespace=verify_namespace, image=image
     )
     if stack is Stack.dra:
-        raise NotImplementedYet("--stack dra: not implemented yet", hint="use --stack device-plugin or operator")
+        raise NotImplementedYet(
+            "--stack dra: not implemented yet", hint="use --stack device-plugin or operator"
+        )
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
         driver_enabled=bool(operator_driver),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from gpuctl.core.operator_values import OperatorSettings, template_variables
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
@@ -16,7 +17,6 @@ from gpuctl.defaults import (
     GPUCTL_NAMESPACE,
     RUNTIME_CLASS,
 )
-from gpuctl.core.operator_values import OperatorSettings, template_variables
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.names import qualified_name_problem

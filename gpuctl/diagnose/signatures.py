@@ -22,7 +22,8 @@ class Signature:
     """
 
     id: str
-    source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node | operator-driver
+    source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node
+    # | operator-driver
     pattern: re.Pattern[str]
     cause: str
     hint: str

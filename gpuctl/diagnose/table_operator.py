@@ -29,4 +29,4 @@ OPERATOR = (
         "install the driver on the host instead: `gpuctl bootstrap --phase host -i INVENTORY --limit "
         f"{{node}}` then `{_OPERATOR_RERUN} --no-operator-driver`; or run a kernel the driver image supports",
     ),
-)
+)  # fmt: skip

@@ -94,7 +94,9 @@ def operand_pod(item: JsonDict) -> OperandPod | None:
         node=str(dig(item, "spec", "nodeName", default="") or ""),
         phase=str(dig(item, "status", "phase", default="Pending") or "Pending"),
         ready=any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions),
-        init_containers=tuple(map(_container, dig(item, "status", "initContainerStatuses", default=[]) or [])),
+        init_containers=tuple(
+            map(_container, dig(item, "status", "initContainerStatuses", default=[]) or [])
+        ),
         containers=tuple(map(_container, dig(item, "status", "containerStatuses", default=[]) or [])),
     )
 
@@ -126,4 +128,18 @@ def cluster_policy_states(api_client: ApiClient) -> dict[str, str] | None:
         if error.status == 404:
             return None
         raise
-    return {name_of(item): str(dig(item, "status", "state", default="") or "") for item in body.get("items") or []}
+    return {
+        name_of(item): str(dig(item, "status", "state", default="") or "") for item in body.get("items") or []
+    }
+
+
+def kubelet_versions(api_client: ApiClient) -> list[str]:
+    """Every node's kubelet version (`v1.31.4+k3s1` names the distribution)."""
+    from kubernetes.client import CoreV1Api
+
+    with api_call("list", "nodes"):
+        body = call_json(CoreV1Api(api_client).list_node)
+    return [
+        str(dig(item, "status", "nodeInfo", "kubeletVersion", default="") or "")
+        for item in body.get("items") or []
+    ]
