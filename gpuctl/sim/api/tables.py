@@ -173,6 +173,10 @@ _COLUMNS: dict[str, tuple[list[Obj], Callable[[Obj], list[Any]]]] = {
         ],
         _daemonset_row,
     ),
+    "CustomResourceDefinition": (
+        [_column("Name", fmt="name"), _column("Created At", "date")],
+        lambda crd: [crd["metadata"]["name"], crd["metadata"].get("creationTimestamp")],
+    ),
     "Event": (
         [
             _column("Last Seen"),
@@ -186,8 +190,16 @@ _COLUMNS: dict[str, tuple[list[Obj], Callable[[Obj], list[Any]]]] = {
 }
 
 
-def table(kind: str, items: list[Obj], resource_version: str, include_object: str) -> Obj:
-    columns, row = _COLUMNS.get(kind, ([_column("Name", fmt="name"), _column("Age")], _generic_row))
+def table(
+    kind: str,
+    items: list[Obj],
+    resource_version: str,
+    include_object: str,
+    custom: tuple[list[Obj], Callable[[Obj], list[Any]]] | None = None,
+) -> Obj:
+    """`custom`: the columns and row builder of a CRD's additionalPrinterColumns."""
+    generic = ([_column("Name", fmt="name"), _column("Age")], _generic_row)
+    columns, row = custom or _COLUMNS.get(kind, generic)
     rows = []
     for item in items:
         entry: Obj = {"cells": row(item)}

@@ -155,6 +155,10 @@ class Cluster:
     def daemonset_changed(self) -> None:
         self.daemonsets_soon()
 
+    def custom_resource_changed(self) -> None:
+        """A custom resource (or its CRD) was written or deleted; no controller of the sim
+        watches custom kinds yet."""
+
     def schedule_soon(self) -> None:
         if not self.settling:
             self.engine.soon("scheduler", lambda: scheduler.run_pass(self), delay=0.01)
