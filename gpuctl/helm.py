@@ -89,6 +89,17 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
+def supported_version(text: str, binary: str = "helm") -> str:
+    """`v3.16.2` / `v4.2.3` out of `helm version --short`; ConfigError for any other major."""
+    parsed = parse_version(text)
+    if parsed is None or parsed[0] not in SUPPORTED_MAJORS:
+        raise ConfigError(
+            f"helm {binary}: version {text.strip() or '?'} is not supported (Helm 3.x or 4.x)",
+            hint=INSTALL_HINT,
+        )
+    return "v{}.{}.{}".format(*parsed)
+
+
 @dataclass(frozen=True)
 class Helm:
     """One helm binary, pointed at the cluster gpuctl talks to (kubeconfig/context as given)."""
@@ -130,14 +141,7 @@ class Helm:
 
     def version(self) -> str:
         """helm's version (`v4.2.3`); ConfigError when it is not Helm 3 or 4."""
-        text = self.run(["version", "--short"]).strip()
-        parsed = parse_version(text)
-        if parsed is None or parsed[0] not in SUPPORTED_MAJORS:
-            raise ConfigError(
-                f"helm {self.binary}: version {text or '?'} is not supported (Helm 3.x or 4.x)",
-                hint=INSTALL_HINT,
-            )
-        return "v{}.{}.{}".format(*parsed)
+        return supported_version(self.run(["version", "--short"]), str(self.binary))
 
     def release(self, name: str, namespace: str) -> Release | None:
         """The release `name` in `namespace` (any state), or None when there is none."""
