@@ -145,8 +145,10 @@ class Helm:
 
     def release(self, name: str, namespace: str) -> Release | None:
         """The release `name` in `namespace` (any state), or None when there is none."""
+        # The state flags, not --all: Helm 4 dropped --all, both majors take these.
+        states = ["--deployed", "--failed", "--pending"]
         listed = self.run(
-            ["list", "-n", namespace, "--all", "--filter", f"^{re.escape(name)}$", "-o", "json"]
+            ["list", "-n", namespace, *states, "--filter", f"^{re.escape(name)}$", "-o", "json"]
         )
         for item in json.loads(listed or "[]"):
             if item.get("name") == name:
