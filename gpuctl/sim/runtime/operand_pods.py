@@ -53,6 +53,12 @@ Starting installation of NVIDIA driver version {version} for Linux kernel versio
 """
 
 
+def is_nfd_worker(pod: Obj) -> bool:
+    """A Node Feature Discovery worker (the chart's nfd subchart): it labels the node it runs on."""
+    labels = pod["metadata"].get("labels") or {}
+    return labels.get("app.kubernetes.io/name") == "node-feature-discovery" and labels.get("role") == "worker"
+
+
 def is_operand(pod: Obj) -> bool:
     return bool(pod["metadata"].get("labels", {}).get(MANAGED_BY[0]) == MANAGED_BY[1])
 
@@ -195,7 +201,9 @@ def _init_conditions() -> list[Obj]:
 
 
 def outcome(cluster: Cluster, pod: Obj, container: Obj) -> Outcome | None:
-    """What an operand's main container does; None: not an operand's, the kubelet decides."""
+    """What an operand's (or NFD worker's) main container does; None: the kubelet decides."""
+    if is_nfd_worker(pod):
+        return Outcome(run_seconds=FOREVER)
     if not is_operand(pod):
         return None
     from gpuctl.sim.runtime import operator

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl import defaults
 from gpuctl.sim.runtime import kubelet
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
-from gpuctl.sim.runtime.operand_pods import MANAGED_BY
+from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
 from gpuctl.sim.runtime.operator_operands import (
     DEPLOY_COMPONENTS,
     DEPLOY_LABEL,
@@ -159,22 +159,34 @@ def _label_nodes(cluster: Cluster) -> tuple[bool, list[str]]:
     """Label GPU nodes for the operands (keeping a value an admin set, e.g. =false to opt a node
     out); drop the labels from nodes NFD no longer reports as GPU nodes. (has NFD labels, GPU nodes)"""
     has_nfd, gpu_nodes = False, []
+    nfd_workers = _nfd_worker_nodes(cluster)
     for node in cluster.store.items("nodes"):
         labels = dict(node["metadata"].get("labels") or {})
+        name = node["metadata"]["name"]
+        if name in nfd_workers and cluster.node_spec(name).gpus > 0:
+            labels.setdefault(NFD_PCI_LABEL, "true")  # what NFD's PCI source finds: NVIDIA, 10de
         has_nfd = has_nfd or any(key.startswith(NFD_PREFIX) for key in labels)
         is_gpu = any(labels.get(key) == "true" for key in GPU_PCI_LABELS)
         wanted_labels = {DEPLOY_LABEL.format(c) for c in DEPLOY_COMPONENTS} | {"nvidia.com/gpu.present"}
         if is_gpu:
-            gpu_nodes.append(node["metadata"]["name"])
+            gpu_nodes.append(name)
             updated = {**dict.fromkeys(wanted_labels, "true"), **labels}
         else:
             updated = {
                 k: v for k, v in labels.items() if k not in wanted_labels or k == "nvidia.com/gpu.present"
             }
-        if updated != labels:
+        if updated != node["metadata"].get("labels"):
             cluster.store.put("nodes", dict(node, metadata=dict(node["metadata"], labels=updated)))
             cluster.node_changed()
     return has_nfd, gpu_nodes
+
+
+def _nfd_worker_nodes(cluster: Cluster) -> set[str]:
+    return {
+        str(pod["spec"].get("nodeName"))
+        for pod in cluster.store.items("pods")
+        if is_nfd_worker(pod) and (pod.get("status") or {}).get("phase") == "Running"
+    }
 
 
 def _apply_daemonsets(cluster: Cluster, desired: list[Obj]) -> None:
