@@ -60,6 +60,8 @@ class NodeSpec:
     memory: str = "263921228Ki"
     # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
     mig: tuple[tuple[str, int], ...] = ()
+    # Node Feature Discovery has labelled the node (`nodes[].nfd`); false: no NFD labels.
+    nfd: bool = True
 
     @property
     def host_can_advertise(self) -> bool:
@@ -112,6 +114,7 @@ _NODE_KEYS = {
     "cpu",
     "memory",
     "mig",
+    "nfd",
 }
 
 
@@ -300,6 +303,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
         mig=_parse_mig(node),
+        nfd=node.boolean("nfd", True),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:

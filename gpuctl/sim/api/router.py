@@ -358,7 +358,7 @@ def _log_container(request: Request, pod: Obj) -> str:
         raise bad_request(
             f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
         )
-    if container not in names:
+    if container not in names + [c["name"] for c in pod["spec"].get("initContainers") or []]:
         raise bad_request(f"container {container} is not valid for pod {pod_name}")
     return container
 
