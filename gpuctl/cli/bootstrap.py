@@ -96,8 +96,8 @@ def command(
     chart: ChartOption = DEFAULT_CHART,
     chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
     distribution: DistributionOption = Distribution.auto,
-    operator_driver: OperatorDriverOption = None,
-    operator_toolkit: OperatorToolkitOption = None,
+    operator_driver: OperatorDriverOption = False,
+    operator_toolkit: OperatorToolkitOption = False,
     sharing: SharingOption = Sharing.none,
     replicas: ReplicasOption = 2,
     mig_strategy: MigStrategyOption = MigStrategy.none,
@@ -142,11 +142,11 @@ def command(
             f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
         )
     password = _become_password(ask_become_pass) if phase in (Phase.host, Phase.all) else None
-    # The host layer installs the driver and toolkit on the inventory's hosts: the Operator's
-    # own containers for them are off there, on without an inventory, unless told otherwise.
+    # The host layer installs the driver and toolkit (the phase before this one): the Operator's
+    # own containers for them stay off unless asked for, as the device plugin stack assumes too.
     operator = OperatorSettings(
-        driver_enabled=inventory is None if operator_driver is None else operator_driver,
-        toolkit_enabled=inventory is None if operator_toolkit is None else operator_toolkit,
+        driver_enabled=operator_driver,
+        toolkit_enabled=operator_toolkit,
         distribution=distribution.value,
         chart=chart,
         chart_version=chart_version,

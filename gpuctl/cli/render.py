@@ -120,8 +120,8 @@ def command(
     gpu_operator: Annotated[bool, typer.Option("--gpu-operator", help="Same as --stack operator.")] = False,
     stack: StackOption = Stack.device_plugin,
     distribution: DistributionOption = Distribution.auto,
-    operator_driver: OperatorDriverOption = None,
-    operator_toolkit: OperatorToolkitOption = None,
+    operator_driver: OperatorDriverOption = False,
+    operator_toolkit: OperatorToolkitOption = False,
     chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
     rbac: Annotated[bool, typer.Option("--rbac", help="Also render the gpuctl RBAC roles.")] = False,
     rbac_subject: Annotated[
@@ -162,8 +162,8 @@ def command(
         )
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
-        driver_enabled=bool(operator_driver),
-        toolkit_enabled=bool(operator_toolkit),
+        driver_enabled=operator_driver,
+        toolkit_enabled=operator_toolkit,
         distribution="standard" if distribution is Distribution.auto else distribution.value,
         chart_version=chart_version,
     )

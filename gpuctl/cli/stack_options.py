@@ -41,20 +41,20 @@ DistributionOption = Annotated[
     ),
 ]
 OperatorDriverOption = Annotated[
-    Optional[bool],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    bool,
     typer.Option(
         "--operator-driver/--no-operator-driver",
-        help="Let the GPU Operator install the driver (driver.enabled); default: off when the "
-        "host layer installs it (render, or bootstrap with --inventory), on otherwise.",
+        help="Let the GPU Operator install the driver (driver.enabled=true); default: off, the "
+        "host layer (`bootstrap --phase host`) installs it.",
         show_default=False,
     ),
 ]
 OperatorToolkitOption = Annotated[
-    Optional[bool],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    bool,
     typer.Option(
         "--operator-toolkit/--no-operator-toolkit",
-        help="Let the GPU Operator install the container toolkit (toolkit.enabled); default as "
-        "for --operator-driver.",
+        help="Let the GPU Operator install the container toolkit (toolkit.enabled=true); "
+        "default: off, the host layer installs it.",
         show_default=False,
     ),
 ]

@@ -95,13 +95,15 @@ def _validator_problem(
             "the Operator's driver container on the node is not ready: `" + _logs_command(pod) + "`"
             if driver_enabled
             else "no working driver on the host (driver.enabled=false): install it with "
-            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`"
+            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, or let the Operator "
+            "install it: `gpuctl bootstrap --phase cluster --stack operator --operator-driver`"
         ),
         "toolkit-validation": (
             "the Operator's container toolkit on the node is not ready"
             if toolkit_enabled
             else "no container toolkit on the host (toolkit.enabled=false): install it with "
-            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`"
+            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, or let the Operator "
+            "install it: `gpuctl bootstrap --phase cluster --stack operator --operator-toolkit`"
         ),
     }
     hint = hints.get(pending, f"read why: `{_logs_command(pod)}`")

@@ -58,7 +58,7 @@ def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: A
     assert (
         f" {CHART} --namespace gpu-operator --create-namespace --values - --reset-values" in helm["command"]
     )
-    assert helm["values"]["driver"] == {"enabled": True}  # no inventory: the Operator installs it
+    assert helm["values"]["driver"] == {"enabled": False}  # the host layer installs it
     assert helm["values"]["daemonsets"]["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert data["cluster"]["stack"] == "operator"
     counts = cluster.server.requests_by_verb()
@@ -88,3 +88,24 @@ def test_the_release_is_installed_with_gpuctls_values(sim: Any, cli: Any, tmp_pa
     assert {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"} in values["toolkit"][
         "env"
     ]
+
+
+@needs_helm
+def test_the_operator_validates_every_gpu_node_and_a_second_run_changes_nothing(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=2)))
+    code, first, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert first["cluster"]["helm"]["action"] == "installed"
+    nodes = first["cluster"]["nodes"]
+    assert [(n["name"], n["allocatable"], n["operator_validator"], n["ready"]) for n in nodes] == [
+        ("gpu-0", 4, "ready", True),
+        ("gpu-1", 4, "ready", True),
+    ]
+    assert first["cluster"]["cluster_policies"] == {"cluster-policy": "ready"}
+
+    before = writes(cluster)
+    code, second, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert second["cluster"]["helm"]["action"] == "unchanged"
+    assert second["cluster"]["writes"] == 0
+    assert writes(cluster) == before  # helm skipped, no label, taint or apply sent
