@@ -109,3 +109,44 @@ def test_the_operator_validates_every_gpu_node_and_a_second_run_changes_nothing(
     assert second["cluster"]["helm"]["action"] == "unchanged"
     assert second["cluster"]["writes"] == 0
     assert writes(cluster) == before  # helm skipped, no label, taint or apply sent
+
+
+@needs_helm
+def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagnosed(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "installed", "toolkit": "configured"})))
+    code, data, result = operator_bootstrap(cli, cluster, "--operator-driver", "--timeout", "3")
+    assert code == 1, result.output
+    (node,) = data["cluster"]["nodes"]
+    assert node["ready"] is False
+    assert node["operator_validator"] == "waiting: driver-validation"
+    assert node["problem"]["diagnosis"] == "operator.driver-preinstalled"
+    assert "driver is in use" in node["problem"]["message"]
+    assert "--no-operator-driver" in node["problem"]["hint"]
+    assert data["cluster"]["helm"]["values"]["driver"] == {"enabled": True}
+    assert data["cluster"]["timed_out"] is True
+
+
+@needs_helm
+def test_a_node_nfd_never_labelled_is_diagnosed(sim: Any, cli: Any) -> None:
+    # NFD has not labelled it, and its worker does not tolerate the node's own taint: no label ever.
+    dedicated = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]
+    unlabelled = gpu_nodes(count=1, name="gpu-nolabel", nfd=False, taints=dedicated)
+    cluster = sim(scenario(gpu_nodes(count=1), unlabelled))
+    code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
+    assert code == 1, result.output
+    nodes = {node["name"]: node for node in data["cluster"]["nodes"]}
+    assert nodes["gpu-0"]["ready"] is True
+    problem = nodes["gpu-nolabel"]["problem"]
+    assert "feature.node.kubernetes.io/pci-10de.present" in problem["message"]
+    assert "node-feature-discovery" in problem["hint"]
+
+
+@needs_helm
+def test_a_host_without_a_driver_while_the_operator_leaves_it_to_the_host(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "missing", "toolkit": "configured"})))
+    code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
+    assert code == 1, result.output
+    (node,) = data["cluster"]["nodes"]
+    assert node["operator_validator"] == "waiting: driver-validation"
+    assert "no working driver on the host" in node["problem"]["hint"]
+    assert "--operator-driver" in node["problem"]["hint"]
