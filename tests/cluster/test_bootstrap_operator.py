@@ -182,3 +182,26 @@ def test_verify_without_the_operator_reports_null(sim: Any, cli: Any) -> None:
     assert data["gpu_operator"] is None
     assert data["nodes"][0]["operator_validation"] is None
     assert "operator.validation" not in {check["id"] for check in data["nodes"][0]["checks"]}
+
+
+@needs_helm
+def test_helm_failing_is_its_own_message_exit_1_and_a_rerun_fixes_it(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    missing = tmp_path / "no-chart-here"
+    result = cli(
+        [
+            "bootstrap", "--phase", "cluster", "--stack", "operator", "--kubeconfig", str(cluster.kubeconfig),
+            "--helm", HELM, "--chart", f"oci://{missing}", "--timeout", "5",
+        ]
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: helm failed: ")
+    assert "hint: the command was: " in result.stderr
+    assert "Traceback" not in result.output
+    assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []
+    code, data, result = operator_bootstrap(cli, cluster)  # the same cluster, a chart that exists
+    assert code == 0, result.output
+    assert data["cluster"]["helm"]["action"] == "installed"
