@@ -126,6 +126,7 @@ def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagno
     assert "--no-operator-driver" in node["problem"]["hint"]
     assert data["cluster"]["helm"]["values"]["driver"] == {"enabled": True}
     assert data["cluster"]["timed_out"] is True
+    assert data["resume"] == "gpuctl bootstrap --phase cluster --stack operator"
 
 
 @needs_helm
