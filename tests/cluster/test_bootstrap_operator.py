@@ -206,3 +206,56 @@ def test_helm_failing_is_its_own_message_exit_1_and_a_rerun_fixes_it(
     code, data, result = operator_bootstrap(cli, cluster)  # the same cluster, a chart that exists
     assert code == 0, result.output
     assert data["cluster"]["helm"]["action"] == "installed"
+
+
+def _mark_release(cluster: Any, revision: int, status: str) -> None:
+    """Leave the release as a helm interrupted mid-operation leaves it: its record `pending-*`."""
+    import base64
+    import gzip
+
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(cluster.api_client())
+    name = f"sh.helm.release.v1.gpu-operator.v{revision}"
+    secret = core.read_namespaced_secret(name, NAMESPACE)
+    release = json.loads(gzip.decompress(base64.b64decode(base64.b64decode(secret.data["release"]))))
+    release["info"]["status"] = status
+    encoded = base64.b64encode(gzip.compress(json.dumps(release).encode())).decode()
+    body = {
+        "metadata": {"labels": {"status": status}},
+        "data": {"release": base64.b64encode(encoded.encode()).decode()},
+    }
+    core.patch_namespaced_secret(name, NAMESPACE, body)
+
+
+@needs_helm
+def test_a_release_left_pending_by_an_interrupted_helm_is_repaired_by_a_rerun(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    assert operator_bootstrap(cli, cluster)[0] == 0
+    _mark_release(cluster, 1, "pending-install")
+    helm = Helm(cluster, tmp_path / "helm")
+    assert [r["status"] for r in helm.json("list", "-n", NAMESPACE, "--pending")] == ["pending-install"]
+    code, data, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert (data["cluster"]["helm"]["repaired"], data["cluster"]["helm"]["action"]) == (
+        "uninstalled",
+        "installed",
+    )
+    assert [r["status"] for r in helm.json("list", "-n", NAMESPACE)] == ["deployed"]
+
+    assert operator_bootstrap(cli, cluster, "--sharing", "time-slicing")[0] == 0  # revision 2
+    _mark_release(cluster, 2, "pending-upgrade")
+    code, data, result = operator_bootstrap(cli, cluster, "--sharing", "time-slicing")
+    assert code == 0, result.output
+    assert (data["cluster"]["helm"]["repaired"], data["cluster"]["helm"]["action"]) == (
+        "rolled back",
+        "upgraded",
+    )
+    (release,) = helm.json("list", "-n", NAMESPACE)
+    assert release["status"] == "deployed"
+    assert (
+        helm.json("get", "values", "gpu-operator", "-n", NAMESPACE)["devicePlugin"]["config"]["create"]
+        is True
+    )
