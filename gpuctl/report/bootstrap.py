@@ -96,6 +96,7 @@ def _helm_json(cluster: ClusterResult) -> dict[str, Any] | None:
         "release_status": helm.release_status,
         "repaired": helm.repaired,
         "values": helm.values,
+        "diff": helm.diff,
     }
 
 
@@ -275,6 +276,8 @@ def _print_helm(cluster: ClusterResult, console: Console) -> None:
     deployed = f" (deployed: {helm.deployed_chart}, {helm.release_status})" if helm.deployed_chart else ""
     console.print(Text(f"helm {helm.helm_version}: {helm.action} {helm.chart}{deployed}"))
     console.print(Text(f"  {helm.command}"), soft_wrap=True)
+    if cluster.check and helm.diff:
+        console.print(Text(helm.diff.rstrip("\n")))
     for node in cluster.nodes:
         if node.validator not in (None, "", "ready"):
             console.print(Text(f"{node.node}: Operator validator {node.validator}"))

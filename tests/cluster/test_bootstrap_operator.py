@@ -71,6 +71,8 @@ def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: A
     )  # fmt: skip
     assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []  # nothing installed
     assert "would-install gpu-operator-v26.7.0" in table.stdout
+    assert "+# chart: gpu-operator-v26.7.0" in table.stdout  # the diff: no release yet → the values
+    assert "+  enabled: false" in table.stdout
     assert "upgrade --install gpu-operator" in table.stdout
 
 
@@ -259,3 +261,20 @@ def test_a_release_left_pending_by_an_interrupted_helm_is_repaired_by_a_rerun(
         helm.json("get", "values", "gpu-operator", "-n", NAMESPACE)["devicePlugin"]["config"]["create"]
         is True
     )
+
+
+@needs_helm
+def test_check_on_an_installed_release_shows_what_the_upgrade_would_change(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    assert operator_bootstrap(cli, cluster)[0] == 0
+    code, data, result = operator_bootstrap(cli, cluster, "--check", "--operator-toolkit")
+    assert code == 0, result.output
+    helm = data["cluster"]["helm"]
+    assert (helm["action"], helm["deployed_chart"], helm["release_status"]) == (
+        "would-upgrade", "gpu-operator-v26.7.0", "deployed",
+    )  # fmt: skip
+    assert " toolkit:\n-  enabled: false\n+  enabled: true\n" in helm["diff"]
+    (release,) = Helm(cluster, tmp_path / "helm").json("list", "-n", NAMESPACE)
+    assert release["revision"] == "1"  # nothing upgraded

@@ -9,6 +9,7 @@ pending is put back first (uninstalled when it never deployed, rolled back other
 
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,7 @@ class HelmOutcome:
     release_status: str  # of the release before ("" when none)
     values: dict[str, Any] = field(default_factory=dict)
     repaired: str = ""  # "uninstalled" or "rolled back" when a pending release was put back first
+    diff: str = ""  # deployed → wanted chart and values, unified (empty when unchanged)
 
     @property
     def writes(self) -> int:
@@ -68,6 +70,18 @@ def _unchanged(
         and release.chart == chart
         and deployed_values == values
     )
+
+
+def values_diff(old_chart: str, old: dict[str, Any], new_chart: str, new: dict[str, Any]) -> str:
+    """What the upgrade changes, as a unified diff of the chart and the values (YAML)."""
+    before = f"# chart: {old_chart or '(no release)'}\n" + (
+        yaml.safe_dump(old, sort_keys=True) if old else ""
+    )
+    after = f"# chart: {new_chart}\n" + yaml.safe_dump(new, sort_keys=True)
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), "deployed", "gpuctl", n=2
+    )
+    return "".join(lines)
 
 
 def install_operator_chart(
@@ -87,6 +101,7 @@ def install_operator_chart(
     )  # fmt: skip
     if _unchanged(release, wanted, deployed, values):
         return outcome
+    outcome = replace(outcome, diff=values_diff(release.chart if release else "", deployed, wanted, values))
     if check:
         return replace(outcome, action="would-upgrade" if release else "would-install")
     repaired = ""
