@@ -28,7 +28,7 @@ from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, list_nodes
 from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
-    from gpuctl.core.bootstrap.operator import HelmOutcome
+    from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.helm import Helm
     from gpuctl.kube.client import ApiClient
 

@@ -2,20 +2,16 @@
 helm and the values `gpuctl render --stack operator` prints, then wait until the Operator's
 validator reports success on every GPU node and the GPUs are advertised, diagnosing stuck operands.
 
-The upgrade is skipped when the deployed release already runs the wanted chart version with the
-same values and is `deployed`, so a second run writes nothing. A release an interrupted helm left
-pending is put back first (uninstalled when it never deployed, rolled back otherwise).
+The release is brought to the wanted chart and values by gpuctl.core.chart_release (skipped when
+it already matches, so a second run writes nothing; a pending release put back first).
 """
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from gpuctl.core.bootstrap.cluster import (
     POLL_S,
@@ -26,11 +22,12 @@ from gpuctl.core.bootstrap.cluster import (
     diagnose_with_verify,
     readiness,
 )
-from gpuctl.core.operator_values import OperatorSettings, chart_identity, distribution_of
+from gpuctl.core.chart_release import HelmOutcome, install_release
+from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
-from gpuctl.helm import PENDING_STATES, Helm, Release, display
+from gpuctl.helm import Helm
 from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
@@ -41,79 +38,13 @@ if TYPE_CHECKING:
 LOG_TAIL = 200
 
 
-@dataclass(frozen=True)
-class HelmOutcome:
-    """What gpuctl did with helm: `installed`, `upgraded`, `unchanged`, or with --check
-    `would-install`, `would-upgrade`, `unchanged`."""
-
-    command: str  # the exact helm command (values on its stdin)
-    action: str
-    helm_version: str
-    chart: str  # name-version wanted
-    deployed_chart: str  # name-version deployed before ("" when no release)
-    release_status: str  # of the release before ("" when none)
-    values: dict[str, Any] = field(default_factory=dict)
-    repaired: str = ""  # "uninstalled" or "rolled back" when a pending release was put back first
-    diff: str = ""  # deployed → wanted chart and values, unified (empty when unchanged)
-
-    @property
-    def writes(self) -> int:
-        return int(self.action in ("installed", "upgraded")) + int(bool(self.repaired))
-
-
-def _unchanged(
-    release: Release | None, chart: str, deployed_values: dict[str, Any], values: dict[str, Any]
-) -> bool:
-    return (
-        release is not None
-        and release.status == "deployed"
-        and release.chart == chart
-        and deployed_values == values
-    )
-
-
-def values_diff(old_chart: str, old: dict[str, Any], new_chart: str, new: dict[str, Any]) -> str:
-    """What the upgrade changes, as a unified diff of the chart and the values (YAML)."""
-    before = f"# chart: {old_chart or '(no release)'}\n" + (
-        yaml.safe_dump(old, sort_keys=True) if old else ""
-    )
-    after = f"# chart: {new_chart}\n" + yaml.safe_dump(new, sort_keys=True)
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), "deployed", "gpuctl", n=2
-    )
-    return "".join(lines)
-
-
 def install_operator_chart(
     helm: Helm, settings: OperatorSettings, values_yaml: str, *, check: bool
 ) -> HelmOutcome:
     """`helm upgrade --install` the Operator chart unless the release already matches."""
-    version = helm.version()
-    chart = settings.chart_ref()
-    wanted = chart_identity(chart)
-    values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
-    release = helm.release(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
-    deployed = helm.values(OPERATOR_RELEASE, OPERATOR_NAMESPACE) if release is not None else {}
-    command = display(helm.upgrade_install_command(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart))
-    outcome = HelmOutcome(
-        command, "unchanged", version, wanted,
-        release.chart if release else "", release.status if release else "", values,
-    )  # fmt: skip
-    if _unchanged(release, wanted, deployed, values):
-        return outcome
-    outcome = replace(outcome, diff=values_diff(release.chart if release else "", deployed, wanted, values))
-    if check:
-        return replace(outcome, action="would-upgrade" if release else "would-install")
-    repaired = ""
-    if release is not None and release.status in PENDING_STATES:
-        if release.status == "pending-install" or release.revision <= 1:
-            helm.uninstall(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
-            repaired, release = "uninstalled", None
-        else:
-            helm.rollback(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
-            repaired = "rolled back"
-    helm.upgrade_install(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart, values_yaml)
-    return replace(outcome, action="upgraded" if release else "installed", repaired=repaired)
+    return install_release(
+        helm, OPERATOR_RELEASE, OPERATOR_NAMESPACE, settings.chart_ref(), values_yaml, check=check
+    )
 
 
 def _operator_readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
