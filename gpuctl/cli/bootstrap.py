@@ -134,6 +134,7 @@ def command(
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
     from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import RenderOptions
+    from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
     if stack is Stack.dra and phase in (Phase.cluster, Phase.all):
         raise NotImplementedYet(
@@ -153,8 +154,14 @@ def command(
         chart=chart,
         chart_version=chart_version,
     )
+    # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
+    operator_on_inventory = stack is Stack.operator and inventory is not None
     render = RenderOptions(
-        mig_strategy=mig_strategy.value, sharing=sharing.value, replicas=replicas, operator=operator
+        mig_strategy=mig_strategy.value,
+        sharing=sharing.value,
+        replicas=replicas,
+        operator=operator,
+        node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
     )
     helm_runner = None
     if stack is Stack.operator and phase in (Phase.cluster, Phase.all):
