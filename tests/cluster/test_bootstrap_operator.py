@@ -147,14 +147,24 @@ def test_a_node_nfd_never_labelled_is_diagnosed(sim: Any, cli: Any) -> None:
 
 
 @needs_helm
-def test_a_host_without_a_driver_while_the_operator_leaves_it_to_the_host(sim: Any, cli: Any) -> None:
-    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "missing", "toolkit": "configured"})))
+@pytest.mark.parametrize(
+    ("host", "stage", "flag"),
+    [
+        ({"driver": "missing", "toolkit": "configured"}, "driver-validation", "--operator-driver"),
+        ({"driver": "installed", "toolkit": "missing"}, "toolkit-validation", "--operator-toolkit"),
+    ],
+)
+def test_a_host_lacking_what_the_operator_leaves_to_the_host_layer(
+    sim: Any, cli: Any, host: dict[str, str], stage: str, flag: str
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host=host)))
     code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
     assert code == 1, result.output
     (node,) = data["cluster"]["nodes"]
-    assert node["operator_validator"] == "waiting: driver-validation"
-    assert "no working driver on the host" in node["problem"]["hint"]
-    assert "--operator-driver" in node["problem"]["hint"]
+    assert node["operator_validator"] == f"waiting: {stage}"
+    assert f"waits on {stage}" in node["problem"]["message"]
+    assert "gpuctl bootstrap --phase host" in node["problem"]["hint"]
+    assert flag in node["problem"]["hint"]
 
 
 @needs_helm
