@@ -79,6 +79,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
         "stack": "operator" if cluster.helm is not None else "device-plugin",
         "helm": _helm_json(cluster),
         "cluster_policies": dict(cluster.policy_states),
+        "warnings": list(cluster.warnings),
     }
 
 
@@ -271,6 +272,8 @@ def _print_helm(cluster: ClusterResult, console: Console) -> None:
     helm = cluster.helm
     if helm is None:
         return
+    for warning in cluster.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
     if helm.repaired:
         console.print(Text(f"helm: the release was left pending by an earlier run: {helm.repaired}"))
     deployed = f" (deployed: {helm.deployed_chart}, {helm.release_status})" if helm.deployed_chart else ""

@@ -288,3 +288,15 @@ def test_check_on_an_installed_release_shows_what_the_upgrade_would_change(
     assert " toolkit:\n-  enabled: false\n+  enabled: true\n" in helm["diff"]
     (release,) = Helm(cluster, tmp_path / "helm").json("list", "-n", NAMESPACE)
     assert release["revision"] == "1"  # nothing upgraded
+
+
+@needs_helm
+def test_a_device_plugin_left_beside_the_operators_is_a_warning(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(gpu_nodes(count=1)), "devicePlugin": "installed"})
+    code, data, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    (warning,) = data["cluster"]["warnings"]
+    assert warning.startswith(
+        "device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs beside"
+    )
+    assert "kubectl -n kube-system delete daemonset nvidia-device-plugin-daemonset" in warning

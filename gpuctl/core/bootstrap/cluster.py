@@ -75,6 +75,7 @@ class ClusterResult:
     duration_s: float = 0.0
     helm: HelmOutcome | None = None  # --stack operator: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
+    warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
     @property
     def writes(self) -> int:

@@ -28,7 +28,8 @@ from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
 from gpuctl.helm import Helm
-from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, kubelet_versions, list_operand_pods
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 
@@ -113,8 +114,6 @@ def resolved_settings(api_client: ApiClient, settings: OperatorSettings) -> Oper
     """`--distribution auto`: from the kubelet versions of the cluster's nodes."""
     if settings.distribution != "auto":
         return settings
-    from gpuctl.kube.gpu_operator import kubelet_versions
-
     return replace(settings, distribution=distribution_of(kubelet_versions(api_client)))
 
 
@@ -143,4 +142,16 @@ def apply_operator_layer(
     return ClusterResult(
         options.check, objects, taint, tuple(states), timed_out,
         round(time.monotonic() - started, 2), helm=outcome, policy_states=tuple(sorted(policies.items())),
+        warnings=tuple(_other_device_plugins(api_client)),
     )  # fmt: skip
+
+
+def _other_device_plugins(api_client: ApiClient) -> list[str]:
+    """A device plugin beside the Operator's (e.g. the device plugin stack applied before): two
+    plugins register nvidia.com/gpu with each kubelet, and the last one to register wins."""
+    return [
+        f"device plugin DaemonSet {ds.namespace}/{ds.name} runs beside the GPU Operator's; remove it: "
+        f"`kubectl -n {ds.namespace} delete daemonset {ds.name}`"
+        for ds in list_gpu_daemonsets(api_client)
+        if ds.is_device_plugin and ds.namespace != OPERATOR_NAMESPACE
+    ]
