@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import defaults
-from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime import crd_objects, kubelet, objects
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
 from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
 from gpuctl.sim.runtime.operator_operands import (
@@ -33,7 +33,7 @@ from gpuctl.sim.runtime.operator_operands import (
 )
 from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
 from gpuctl.sim.runtime.predicates import is_terminated
-from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.runtime.store import clone, rfc3339
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
@@ -118,6 +118,32 @@ def wait_for_node_change(cluster: Cluster, pod: Obj) -> None:
     """An init container waits on the node's state: start the pod again after the next reconcile."""
     meta = pod["metadata"]
     cluster.operator.waiting_pods[meta["uid"]] = (meta["namespace"], meta["name"])
+
+
+def install(cluster: Cluster, spec: Obj, created: float) -> None:
+    """The scenario's `gpuOperator`: the CRD, the namespace and a ClusterPolicy, present at start."""
+    store = cluster.store
+    if store.get("namespaces", "", defaults.OPERATOR_NAMESPACE) is None:
+        store.add("namespaces", objects.namespace(defaults.OPERATOR_NAMESPACE), created)
+    store.add("customresourcedefinitions.apiextensions.k8s.io", crd_objects.cluster_policy_crd(), created)
+    policy = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy", "generation": 1},
+        "spec": clone(spec),
+    }
+    store.add(CLUSTER_POLICIES, policy, created)
+
+
+def settle(cluster: Cluster) -> None:
+    """Converge at start-up (the engine is not running): each pass gets the operands one stage
+    further (driver, toolkit, plugin, validator)."""
+    from gpuctl.sim.runtime import daemonsets, scheduler
+
+    for _ in range(8):
+        reconcile(cluster)
+        daemonsets.reconcile(cluster)
+        scheduler.run_pass(cluster)
 
 
 # -- the reconcile loop ------------------------------------------------------------------------
