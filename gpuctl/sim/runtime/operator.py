@@ -57,6 +57,8 @@ class OperatorState:
     namespace: str = ""
     original_hosts: dict[str, NodeSpec] = field(default_factory=dict)  # before operands changed them
     waiting_pods: dict[str, tuple[str, str]] = field(default_factory=dict)  # uid → (namespace, name)
+    # (app, node) → (namespace, name, uid) of the operand pod last started there
+    pods_by_node: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,15 +85,21 @@ def driver_version(cluster: Cluster) -> str:
     return str(section(cluster.operator.spec, "driver").get("version") or "")
 
 
+def register_pod(cluster: Cluster, pod: Obj) -> None:
+    """An operand pod the kubelet is starting: the one to look at for its operand on its node."""
+    meta = pod["metadata"]
+    key = ((meta.get("labels") or {}).get("app", ""), str(pod["spec"].get("nodeName")))
+    cluster.operator.pods_by_node[key] = (meta["namespace"], meta["name"], meta["uid"])
+
+
 def _operand_ready(cluster: Cluster, app: str, node_name: str) -> bool:
-    for pod in cluster.store.items("pods", cluster.operator.namespace):
-        labels = pod["metadata"].get("labels") or {}
-        if labels.get("app") != app or pod["spec"].get("nodeName") != node_name or is_terminated(pod):
-            continue
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-            return True
-    return False
+    """The operand's pod on the node (the last one the kubelet started there) is Ready."""
+    found = cluster.operator.pods_by_node.get((app, node_name))
+    pod = cluster.store.get("pods", found[0], found[1]) if found else None
+    if pod is None or found is None or pod["metadata"]["uid"] != found[2] or is_terminated(pod):
+        return False
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
@@ -161,7 +169,7 @@ def reconcile(cluster: Cluster) -> None:
         if state.active:
             _apply_daemonsets(cluster, [])
             _restore_hosts(cluster)
-            state.active, state.spec, state.waiting_pods = False, {}, {}
+            state.active, state.spec, state.waiting_pods, state.pods_by_node = False, {}, {}, {}
         return
     policy, ignored = policies[0], policies[1:]
     for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others
