@@ -85,6 +85,9 @@ class Scenario:
     forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
     source: str = "scenario"
     extra_namespaces: tuple[str, ...] = field(default=())
+    # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
+    # chart's values keys: driver.enabled, toolkit.enabled ...); None: not installed.
+    gpu_operator: dict[str, Any] | None = field(default=None, hash=False)
 
 
 _TOP_KEYS = {
@@ -96,6 +99,7 @@ _TOP_KEYS = {
     "imagePullFailures",
     "forbidden",
     "namespaces",
+    "gpuOperator",
 }
 _NODE_KEYS = {
     "name",
@@ -255,7 +259,19 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         forbidden=_parse_forbidden(top),
         source=source,
         extra_namespaces=top.string_list("namespaces", ()),
+        gpu_operator=_parse_gpu_operator(top),
     )
+
+
+def _parse_gpu_operator(top: _Fields) -> dict[str, Any] | None:
+    if "gpuOperator" not in top.data:
+        return None
+    spec = {} if top.data["gpuOperator"] is None else top.data["gpuOperator"]
+    if not isinstance(spec, dict) or not all(isinstance(value, dict) for value in spec.values()):
+        top.fail(
+            "gpuOperator", "must be a mapping of ClusterPolicy spec sections, like {driver: {enabled: false}}"
+        )
+    return dict(spec)
 
 
 def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
