@@ -300,3 +300,22 @@ def test_a_device_plugin_left_beside_the_operators_is_a_warning(sim: Any, cli: A
         "device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs beside"
     )
     assert "kubectl -n kube-system delete daemonset nvidia-device-plugin-daemonset" in warning
+
+
+def test_verify_reports_a_node_the_operator_has_not_validated(sim: Any, cli: Any) -> None:
+    nodes = [gpu_nodes(count=1), gpu_nodes(count=1, name="gpu-nodriver", host={"driver": "missing"})]
+    cluster = sim({"podStartSeconds": 0.05, "gpuOperator": {"driver": {"enabled": False}}, "nodes": nodes})
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "10"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["gpu_operator"]["validators"] == {
+        "gpu-0": "ready",
+        "gpu-nodriver": "waiting: driver-validation",
+    }
+    assert data["gpu_operator"]["cluster_policies"] == {"cluster-policy": "notReady"}
+    by_name = {node["name"]: node for node in data["nodes"]}
+    assert by_name["gpu-0"]["ok"] is True
+    checks = {check["id"]: check for check in by_name["gpu-nodriver"]["checks"]}
+    assert checks["operator.validation"]["status"] == "warn"
+    assert "driver-validation" in checks["operator.validation"]["message"]
+    assert by_name["gpu-nodriver"]["ok"] is False  # gpuctl's own checks fail it: no GPUs advertised
