@@ -23,6 +23,7 @@ class Signature:
 
     id: str
     source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node
+    # | operator-driver
     pattern: re.Pattern[str]
     cause: str
     hint: str
@@ -72,9 +73,10 @@ HARDWARE_FIX = (
 def _all() -> tuple[Signature, ...]:
     from gpuctl.diagnose.table_cluster import CLUSTER
     from gpuctl.diagnose.table_gpu import GPU
+    from gpuctl.diagnose.table_operator import OPERATOR
     from gpuctl.diagnose.table_runtime import RUNTIME
 
-    return (*RUNTIME, *GPU, *CLUSTER)
+    return (*RUNTIME, *GPU, *CLUSTER, *OPERATOR)
 
 
 # Table order is priority: the first specific match wins, generic rows only when nothing else does.

@@ -60,6 +60,8 @@ class NodeSpec:
     memory: str = "263921228Ki"
     # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
     mig: tuple[tuple[str, int], ...] = ()
+    # Node Feature Discovery has labelled the node (`nodes[].nfd`); false: no NFD labels.
+    nfd: bool = True
 
     @property
     def host_can_advertise(self) -> bool:
@@ -83,6 +85,9 @@ class Scenario:
     forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
     source: str = "scenario"
     extra_namespaces: tuple[str, ...] = field(default=())
+    # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
+    # chart's values keys: driver.enabled, toolkit.enabled ...); None: not installed.
+    gpu_operator: dict[str, Any] | None = field(default=None, hash=False)
 
 
 _TOP_KEYS = {
@@ -94,6 +99,7 @@ _TOP_KEYS = {
     "imagePullFailures",
     "forbidden",
     "namespaces",
+    "gpuOperator",
 }
 _NODE_KEYS = {
     "name",
@@ -112,6 +118,7 @@ _NODE_KEYS = {
     "cpu",
     "memory",
     "mig",
+    "nfd",
 }
 
 
@@ -252,7 +259,19 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         forbidden=_parse_forbidden(top),
         source=source,
         extra_namespaces=top.string_list("namespaces", ()),
+        gpu_operator=_parse_gpu_operator(top),
     )
+
+
+def _parse_gpu_operator(top: _Fields) -> dict[str, Any] | None:
+    if "gpuOperator" not in top.data:
+        return None
+    spec = {} if top.data["gpuOperator"] is None else top.data["gpuOperator"]
+    if not isinstance(spec, dict) or not all(isinstance(value, dict) for value in spec.values()):
+        top.fail(
+            "gpuOperator", "must be a mapping of ClusterPolicy spec sections, like {driver: {enabled: false}}"
+        )
+    return dict(spec)
 
 
 def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
@@ -300,6 +319,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
         mig=_parse_mig(node),
+        nfd=node.boolean("nfd", True),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:

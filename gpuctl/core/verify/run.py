@@ -30,6 +30,7 @@ from gpuctl.core.verify.model import (
     passed,
     skipped,
 )
+from gpuctl.core.verify.operator_checks import OperatorView, operator_validation, read_operator
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
 from gpuctl.core.verify.pod_manifest import (
     CONTAINER,
@@ -72,6 +73,7 @@ class ClusterSnapshot:
     runtime_classes: set[str]
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
+    operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
 
 
 def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
@@ -91,7 +93,10 @@ def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     plugins = [ds for ds in daemonsets if ds.is_device_plugin]
     plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
     runtime_classes = list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
-    return ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
+    operator = read_operator(api_client, daemonsets, [node.name for node in gpu_nodes]) if gpu_nodes else None
+    return ClusterSnapshot(
+        nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes, operator=operator
+    )
 
 
 def _plugin_starting(snapshot: ClusterSnapshot) -> list[str]:
@@ -261,6 +266,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         checks.node_schedulable(node),
         *plugin_and_gpus,
         checks.taint_toleration(node, snapshot.plugins),
+        *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
     ]
     plan = plan_for(node)
     others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
@@ -364,4 +370,5 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         run.pods_created,
         run.duration_s,
         run.kept_pods,
+        snapshot.operator,
     )

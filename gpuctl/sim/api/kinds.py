@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,16 @@ RESOURCE_TYPES = (
     ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     ResourceType(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        False,
+        ("crd", "crds"),
+        ("status",),
+        categories=("api-extensions",),
+    ),
+    ResourceType(
         "authorization.k8s.io",
         "v1",
         "SelfSubjectAccessReview",
@@ -75,10 +86,6 @@ NAMESPACED_KEYS = tuple(r.key for r in RESOURCE_TYPES if r.namespaced)
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCE_TYPES
 }
-GROUPS: dict[str, list[str]] = {}
-for _resource in RESOURCE_TYPES:
-    if _resource.group and _resource.version not in GROUPS.setdefault(_resource.group, []):
-        GROUPS[_resource.group].append(_resource.version)
 
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:
@@ -93,24 +100,41 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _group(name: str) -> Obj:
-    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
-    return {"name": name, "versions": versions, "preferredVersion": versions[0]}
+def groups(served: Sequence[ResourceType]) -> dict[str, list[str]]:
+    """Group -> its versions, in the order first served (a CRD's storage version first)."""
+    found: dict[str, list[str]] = {}
+    for resource in served:
+        if resource.group and resource.version not in found.setdefault(resource.group, []):
+            found[resource.group].append(resource.version)
+    return found
 
 
-def api_group_list() -> Obj:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(name) for name in GROUPS]}
+def _group(name: str, versions: list[str]) -> Obj:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
-def api_group(name: str) -> Obj | None:
-    if name not in GROUPS:
+def api_group_list(served: Sequence[ResourceType] = RESOURCE_TYPES) -> Obj:
+    found = groups(served)
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(name, versions) for name, versions in found.items()],
+    }
+
+
+def api_group(name: str, served: Sequence[ResourceType] = RESOURCE_TYPES) -> Obj | None:
+    found = groups(served)
+    if name not in found:
         return None
-    return dict(_group(name), kind="APIGroup", apiVersion="v1")
+    return dict(_group(name, found[name]), kind="APIGroup", apiVersion="v1")
 
 
-def api_resource_list(group: str, version: str) -> Obj | None:
+def api_resource_list(
+    group: str, version: str, served: Sequence[ResourceType] = RESOURCE_TYPES
+) -> Obj | None:
     entries: list[Obj] = []
-    for resource in RESOURCE_TYPES:
+    for resource in served:
         if (resource.group, resource.version) != (group, version):
             continue
         entry: Obj = {

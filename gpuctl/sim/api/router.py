@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import kinds, openapi, protobuf, tables, writes
+from gpuctl.sim.api import crds, discovery, kinds, openapi, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
@@ -59,21 +59,23 @@ class Api:
         path = request.path
         if path in ("/healthz", "/readyz", "/livez"):
             return Response(200, b"ok", "text/plain")
+        if aggregated := discovery.aggregated(path, request.header("accept"), self.cluster.store):
+            return aggregated
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
             "/api": lambda: kinds.api_versions(self.server_address),
-            "/apis": kinds.api_group_list,
+            "/apis": lambda: kinds.api_group_list(crds.served(self.cluster.store)),
             "/api/v1": lambda: kinds.api_resource_list("", "v1"),
         }
         if path in documents and (document := documents[path]()) is not None:
             return Response(200, encode(document))
-        parts = path.strip("/").split("/")
-        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1])):
+        parts, served = path.strip("/").split("/"), crds.served(self.cluster.store)
+        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1], served)):
             return Response(200, encode(group))
         if (
             parts[0] == "apis"
             and len(parts) == 3
-            and (listing := kinds.api_resource_list(parts[1], parts[2]))
+            and (listing := kinds.api_resource_list(parts[1], parts[2], served))
         ):
             return Response(200, encode(listing))
         error = ApiError(404, "NotFound", "the server could not find the requested resource", {})
@@ -93,10 +95,10 @@ class Api:
             return None
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3:
-            candidate = kinds.lookup(group, version, rest[2])
+            candidate = crds.lookup(self.cluster.store, group, version, rest[2])
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
-        resource = kinds.lookup(group, version, rest[0])
+        resource = crds.lookup(self.cluster.store, group, version, rest[0])
         if resource is None or len(rest) > 3:
             raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
         name = rest[1] if len(rest) > 1 else ""
@@ -161,16 +163,15 @@ class Api:
     def _wants_table(self, request: Request) -> bool:
         return "as=Table" in request.header("accept")
 
+    def _table(self, request: Request, route: Route, items: list[Obj], version: str) -> Response:
+        include = request.query.get("includeObject", "")
+        return Response(200, encode(crds.table(self.cluster.store, route.resource, items, version, include)))
+
     def _list(self, request: Request, route: Route) -> Response:
         items = self.matching(request, route)
         version = str(self.cluster.store.resource_version)
         if self._wants_table(request):
-            return Response(
-                200,
-                encode(
-                    tables.table(route.resource.kind, items, version, request.query.get("includeObject", ""))
-                ),
-            )
+            return self._table(request, route, items, version)
         listing = {
             "kind": f"{route.resource.kind}List",
             "apiVersion": route.resource.api_version,
@@ -193,12 +194,7 @@ class Api:
             return Response(200, self._log(request, obj).encode(), "text/plain")
         if self._wants_table(request):
             version = obj["metadata"]["resourceVersion"]
-            return Response(
-                200,
-                encode(
-                    tables.table(route.resource.kind, [obj], version, request.query.get("includeObject", ""))
-                ),
-            )
+            return self._table(request, route, [obj], version)
         return Response(200, encode(obj))
 
     def _log(self, request: Request, pod: Obj) -> str:
@@ -364,7 +360,7 @@ def _log_container(request: Request, pod: Obj) -> str:
         raise bad_request(
             f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
         )
-    if container not in names:
+    if container not in names + [c["name"] for c in pod["spec"].get("initContainers") or []]:
         raise bad_request(f"container {container} is not valid for pod {pod_name}")
     return container
 

@@ -14,6 +14,7 @@ from gpuctl.sim.runtime import (
     kubelet,
     mig_containers,
     objects,
+    operator,
     plugin_runtime,
     podstatus,
     scheduler,
@@ -54,6 +55,7 @@ class Cluster:
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
         self.plugin_configs: dict[str, PluginConfig] = {}  # node → config its plugin started with
         self.settling = False
+        self.operator = operator.OperatorState()  # the GPU Operator the sim plays (ClusterPolicy)
         self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
         self.host_links = {link.node_name: link for link in host_links}
         self.prober = host_nodes.HostProber(self, list(self.host_links.values()))
@@ -72,6 +74,8 @@ class Cluster:
             self.prober.probe_all_now()
             if self.scenario.device_plugin == "installed":
                 self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
+            if self.scenario.gpu_operator is not None:
+                operator.install(self, self.scenario.gpu_operator, created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
             # start() returns, without events, as if it had been running for a day.
             self.settling = True
@@ -79,11 +83,14 @@ class Cluster:
                 daemonsets.reconcile(self)
                 scheduler.run_pass(self)
                 daemonsets.reconcile(self)
+                if self.scenario.gpu_operator is not None:
+                    operator.settle(self)
             finally:
                 self.settling = False
 
     def start(self) -> None:
         self.engine.start()
+        self.operator_soon()  # anything the start-up settling left to converge
         if self.host_links:
             self.prober.start()
 
@@ -155,13 +162,23 @@ class Cluster:
     def daemonset_changed(self) -> None:
         self.daemonsets_soon()
 
+    def custom_resource_changed(self) -> None:
+        """A custom resource (or its CRD) was written or deleted: a ClusterPolicy drives the Operator."""
+        self.operator_soon()
+
+    def operator_soon(self) -> None:
+        if not self.settling and (self.operator.active or self.store.count(operator.CLUSTER_POLICIES)):
+            self.engine.soon("operator", lambda: operator.reconcile(self), delay=0.02)
+
     def schedule_soon(self) -> None:
         if not self.settling:
             self.engine.soon("scheduler", lambda: scheduler.run_pass(self), delay=0.01)
 
     def daemonsets_soon(self) -> None:
+        """DaemonSets follow nodes and pods; so does the Operator (node labels, operand readiness)."""
         if not self.settling:
             self.engine.soon("daemonsets", lambda: daemonsets.reconcile(self), delay=0.01)
+            self.operator_soon()
 
     def record_event(self, involved: Obj, reason: str, message: str, **kwargs: Any) -> None:
         if self.settling:

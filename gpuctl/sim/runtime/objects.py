@@ -73,7 +73,7 @@ def node_labels(spec: NodeSpec) -> dict[str, str]:
         "kubernetes.io/hostname": spec.name,
         "kubernetes.io/os": "linux",
     }
-    if spec.gpus > 0:
+    if spec.gpus > 0 and spec.nfd:
         labels[NFD_PCI_LABEL] = "true"
     labels.update(dict(spec.labels))
     return labels
