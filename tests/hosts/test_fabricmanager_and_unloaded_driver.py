@@ -22,7 +22,9 @@ import pytest
 from gpuctl.core.bootstrap import run_host_bootstrap
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED
 from gpuctl.nvidia_smi import DRIVER_NOT_LOADED
+from gpuctl.package_data import default_driver_branch
 from gpuctl.report.bootstrap import host_json
+from tests.hosts._packages import DRIVER_VERSIONS
 from tests.hosts.conftest import skip_without_host_requirements
 from tests.hosts.nodes import TestNode, down, node_exec, up
 
@@ -30,7 +32,9 @@ pytestmark = [pytest.mark.hosts, pytest.mark.slow]
 NVSWITCHES = 2
 NOT_LOADED_SWITCH = "/run/gpuctl-test/driver-not-loaded"
 REBOOT_MARKER = "/run/gpuctl-reboot-required"  # the driver role's, under /run: a reboot clears it
-DRIVER = "550.90.07-1"  # the newest of branch 550 in the mirror, which also offers 570.86.15-1
+# The mirror's one version on the role's default branch; it also offers other branches (550, 570),
+# whose Fabric Manager must not be picked.
+DRIVER = next(v for v in DRIVER_VERSIONS if v.startswith(f"{default_driver_branch()}."))
 SERVICES = ("nvidia-fabricmanager", "nvidia-persistenced")
 
 
@@ -123,7 +127,7 @@ def test_an_nvswitch_node_gets_fabric_manager_of_the_driver_version_running(
         "nvidia-open": DRIVER,
         "nvidia-fabricmanager": DRIVER,
     }
-    # The mirror offers Fabric Manager of branch 570 too: the driver's pin chose 550's.
+    # The mirror offers Fabric Manager of other branches too: the driver's pin chose its own.
     assert "570.86.15-1" in sh(node, "apt-cache madison nvidia-fabricmanager")
     assert "nvidia-fabricmanager" in sh(node, "apt-mark showhold").split()
     assert bootstrapped.services[node.name]["nvidia-fabricmanager"] == ("enabled", "active")
@@ -167,7 +171,7 @@ def test_preflight_after_the_bootstrap(
     assert (
         running["nvswitch"]["message"] == f"{NVSWITCHES} NVSwitch(es): nvidia-fabricmanager {DRIVER} active"
     )
-    assert running["driver"]["message"].startswith("driver 550.90.07 installed")
+    assert running["driver"]["message"].startswith(f"driver {DRIVER.split('-')[0]} installed")
     assert unloaded["driver"]["status"] == "warn"
     assert (
         unloaded["driver"]["message"]

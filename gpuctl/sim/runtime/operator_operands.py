@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from gpuctl.defaults import OPERATOR_CHART_VERSION
 from gpuctl.sim.runtime import defaults
 from gpuctl.sim.runtime.objects import short_hash
 from gpuctl.sim.runtime.operand_pods import DRIVER_MANAGER, MANAGED_BY, VALIDATION_STAGES
@@ -70,7 +71,8 @@ def _image(spec: Obj, key: str, fallback: str, suffix: str = "") -> str:
 
 
 def _validation(spec: Obj, stage: str) -> Obj:
-    image = _image(spec, "validator", "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v26.7.0")
+    default = f"nvcr.io/nvidia/cloud-native/gpu-operator-validator:{OPERATOR_CHART_VERSION}"
+    image = _image(spec, "validator", default)
     component = stage.removesuffix("-validation")
     return {
         "name": stage,
