@@ -47,6 +47,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         },
         "product": node.product or None,
         "driver_version": node.driver_version or None,
+        "pod_seconds": None if node.pod_seconds is None else round(node.pod_seconds, 3),
         "checks": [check_dict(check) for check in node.checks],
     }
 
@@ -176,10 +177,18 @@ def kept_pods_note(result: VerifyResult) -> str:
 
 
 CLUSTER_CLASSNAME = "cluster"
+# Checks judged from the node's verification pod: their time is the pod's, create request to end.
+_POD_CHECK_PREFIXES = ("pod.", "nvidia-smi.")
 
 
-def _testcase(parent: ET.Element, classname: str, check: Check) -> None:
-    case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time="0")
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _testcase(parent: ET.Element, classname: str, check: Check, pod_seconds: float | None) -> None:
+    timed = pod_seconds is not None and check.id.startswith(_POD_CHECK_PREFIXES)
+    seconds = _seconds(pod_seconds) if timed and pod_seconds is not None else "0"
+    case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time=seconds)
     if check.status is CheckStatus.FAIL:
         failure = ET.SubElement(case, "failure", message=check.message, type=check.diagnosis or "check")
         failure.text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
@@ -190,7 +199,9 @@ def _testcase(parent: ET.Element, classname: str, check: Check) -> None:
         out.text = f"warning: {check.message}" + (f"\nhint: {check.hint}" if check.hint else "")
 
 
-def _suite(root: ET.Element, name: str, classname: str, checks: Iterable[Check]) -> None:
+def _suite(
+    root: ET.Element, name: str, classname: str, checks: Iterable[Check], pod_seconds: float | None = None
+) -> None:
     items = list(checks)
     suite = ET.SubElement(
         root,
@@ -200,9 +211,10 @@ def _suite(root: ET.Element, name: str, classname: str, checks: Iterable[Check])
         failures=str(sum(c.status is CheckStatus.FAIL for c in items)),
         errors="0",
         skipped=str(sum(c.status is CheckStatus.SKIP for c in items)),
+        time=_seconds(pod_seconds or 0.0),
     )
     for check in items:
-        _testcase(suite, classname, check)
+        _testcase(suite, classname, check, pod_seconds)
 
 
 def to_junit(result: VerifyResult) -> str:
@@ -214,10 +226,11 @@ def to_junit(result: VerifyResult) -> str:
         failures=str(sum(c.status is CheckStatus.FAIL for c in checks)),
         errors="0",
         skipped=str(sum(c.status is CheckStatus.SKIP for c in checks)),
+        time=_seconds(result.duration_s),
     )
     _suite(root, "cluster", CLUSTER_CLASSNAME, result.cluster_checks)
     for node in result.nodes:
-        _suite(root, f"node {node.name}", f"node.{node.name}", node.checks)
+        _suite(root, f"node {node.name}", f"node.{node.name}", node.checks, node.pod_seconds)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
