@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.preflight import PreflightResult
+from gpuctl.report.tables import keep_words_whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,7 +53,7 @@ def print_table(result: PreflightResult, console: Console) -> None:
             )
             cells = (host.name, finding.id, finding.status.upper(), message)
             table.add_row(*(Text(cell) for cell in cells), style=_STYLES.get(finding.status))
-    console.print(table)
+    console.print(keep_words_whole(table, console.width))
     console.print(_summary(result), markup=False, highlight=False)
 
 

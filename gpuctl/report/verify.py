@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
 from gpuctl.core.verify.watch import Change
+from gpuctl.report.tables import keep_words_whole, product_name
+from gpuctl.report.verify_problems import print_shared_problems
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,15 +107,26 @@ def _sharing(node: NodeResult) -> str:
     return text if sharing.mig_strategy == "none" else f"{text}, MIG {sharing.mig_strategy}"
 
 
-def _nodes_table(result: VerifyResult, *, wide: bool = False) -> object:
+def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> object:
+    """wide: a boxed table with every problem and hint per node; else one line per node, its
+    first problem named by check id (the problems follow the table, each once)."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="GPU nodes", title_justify="left", show_lines=True)
+    table = Table(
+        title="GPU nodes",
+        title_justify="left",
+        show_lines=wide,
+        box=box.HEAVY_HEAD if wide else None,
+        pad_edge=wide,
+    )
     extra = ("SHARING", "PHYSICAL") if wide else ()
-    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT", "DRIVER", "STATUS"):
+    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT"):
+        table.add_column(column, overflow="fold")
+    for column in ("DRIVER", "STATUS"):
         table.add_column(column, no_wrap=True)
-    table.add_column("PROBLEMS + HINTS" if wide else "FIRST PROBLEM + HINT", overflow="fold")
+    table.add_column("PROBLEMS + HINTS" if wide else "PROBLEM", overflow="fold")
     for node in result.nodes:
         gpus = node.gpus
         counts = "/".join(_count(v) for v in (gpus.expected, gpus.capacity, gpus.allocatable, gpus.seen))
@@ -123,15 +136,20 @@ def _nodes_table(result: VerifyResult, *, wide: bool = False) -> object:
             node.name,
             counts,
             *extra,
-            node.product or "-",
+            product_name(node.product) or "-",
             node.driver_version or "-",
             Text(status.value.upper(), style=_STYLE[status]),
-            Text(_problems(node) if wide else _problem(node.first_problem)),
+            Text(_problems(node) if wide else _first_problem_id(node)),
         )
-    return table
+    return keep_words_whole(table, width)
 
 
-def _cluster_table(result: VerifyResult) -> object:
+def _first_problem_id(node: NodeResult) -> str:
+    check = node.first_problem
+    return "-" if check is None else check.id
+
+
+def _cluster_table(result: VerifyResult, width: int) -> object:
     from rich.table import Table
     from rich.text import Text
 
@@ -142,7 +160,7 @@ def _cluster_table(result: VerifyResult) -> object:
     for check in result.cluster_checks:
         text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
         table.add_row(check.id, Text(check.status.value.upper(), style=_STYLE[check.status]), Text(text))
-    return table
+    return keep_words_whole(table, width)
 
 
 def print_wide(result: VerifyResult, console: Console) -> None:
@@ -152,8 +170,10 @@ def print_wide(result: VerifyResult, console: Console) -> None:
 
 def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -> None:
     if result.nodes:
-        console.print(_nodes_table(result, wide=wide))
-    console.print(_cluster_table(result))
+        console.print(_nodes_table(result, console.width, wide=wide))
+        if not wide:
+            print_shared_problems(result.nodes, console)
+    console.print(_cluster_table(result, console.width))
     failed_nodes = sum(not node.ok for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
     if not result.ok and failed_nodes == 0:
