@@ -102,6 +102,10 @@ def test_preflight_table_fits_80_columns(tmp_path: Path, cli: Any, monkeypatch: 
     assert max(len(line) for line in table) <= 80, result.stdout
     assert "gpu-host-with-a-long-name-0" in result.stdout.split()
     assert all(line == line.rstrip() for line in lines), result.stdout
+    assert "ADDRESS" not in result.stdout
+    wide = cli("preflight", "--inventory", inventory, "-o", "wide").stdout
+    assert wide.split()[:2] == ["HOST", "ADDRESS"]
+    assert "127.0.0.1" in wide.split()
 
 
 @pytest.mark.parametrize("output", ["table", "wide"])
