@@ -24,6 +24,7 @@ from gpuctl.cli import (
     version,
 )
 from gpuctl.cli.argv import reorder
+from gpuctl.cli.click_errors import ClickException, NoArgsIsHelpError, UsageError
 from gpuctl.errors import ExitCode, GpuctlError
 
 HELP = """\
@@ -90,6 +91,27 @@ def _print_error(error: GpuctlError) -> None:
         sys.stderr.write(f"hint: {_one_line(error.hint)}\n")
 
 
+def _click_failure(error: ClickException | typer.Abort) -> int:
+    """What Click refused (a usage error, exit 2), or Ctrl-C outside a command's own handling."""
+    if isinstance(error, typer.Abort):
+        return int(ExitCode.INTERRUPTED)
+    if isinstance(error, UsageError):
+        return _usage_error(error)
+    sys.stderr.write(f"error: {_one_line(error.format_message())}\n")
+    return int(error.exit_code)
+
+
+def _usage_error(error: UsageError) -> int:
+    """A bad flag or command: one `error:` line and a hint naming the help to read (exit 2)."""
+    if NoArgsIsHelpError is not None and isinstance(error, NoArgsIsHelpError):  # `gpuctl`, `gpuctl sim`
+        error.show()
+        return int(error.exit_code)
+    sys.stderr.write(f"error: {_one_line(error.format_message())}\n")
+    command = error.ctx.command_path if error.ctx is not None else "gpuctl"
+    sys.stderr.write(f"hint: see `{command} -h`\n")
+    return int(error.exit_code)
+
+
 def _stdout_closed() -> bool:
     """Click swaps stdout for its PacifyFlushWrapper once a write hit a closed pipe (EPIPE)."""
     return "PacifyFlushWrapper" in type(sys.stdout).__name__
@@ -121,12 +143,15 @@ def _run(argv: list[str] | None) -> int:
     if os.environ.get(completion.COMPLETE_VAR):  # the shell asks for completions (TAB)
         completion.register_shells()
     try:
-        # Standalone mode: Typer prints usage errors (exit 2) and maps Ctrl-C to exit 130.
-        app(args=args, prog_name="gpuctl")
+        # Not standalone: usage errors come back here to be said in one line like every error.
+        returned = app(args=args, prog_name="gpuctl", standalone_mode=False)
+        return returned if isinstance(returned, int) else 0
+    except (ClickException, typer.Abort) as error:
+        return _click_failure(error)
     except SystemExit as exit_:
-        if _stdout_closed():
-            return 0  # `gpuctl status | head -1`: a reader that stopped reading is no error
-        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+        # `gpuctl status | head -1`: a reader that stopped reading is no error
+        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+        return 0 if _stdout_closed() else code
     except GpuctlError as error:
         if debug:
             traceback.print_exc()
@@ -138,7 +163,6 @@ def _run(argv: list[str] | None) -> int:
         sys.stderr.write(f"error: internal error: {type(error).__name__}: {_one_line(str(error))}\n")
         sys.stderr.write("hint: rerun with --debug and report the traceback\n")
         return int(ExitCode.INTERNAL)
-    return 0
 
 
 def main() -> None:

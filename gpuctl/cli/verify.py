@@ -148,6 +148,11 @@ def command(
         allow_empty=allow_empty,
         toleration=toleration or [],
     )
+    if watch and output.value in ("junit", "yaml"):
+        raise ConfigError(
+            f"--watch with -o {output.value}: --watch prints a line per change (or NDJSON with -o json)",
+            hint="use -o table, wide or json with --watch",
+        )
     api_client = load_api_client(kubeconfig, context)
     if watch:
         _watch(api_client, options, output, interval)

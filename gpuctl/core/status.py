@@ -34,6 +34,12 @@ class GpuNodeSummary:
     ready: bool
     schedulable: bool
     sharing: SharingPlan | None = None  # time-slicing / MPS replicas, MIG devices (from GFD labels)
+    # -o wide: the node's software and the GPU memory GFD reports ("" / 0 when unknown)
+    kubelet_version: str = ""
+    container_runtime: str = ""
+    kernel_version: str = ""
+    os_image: str = ""
+    gpu_memory_mib: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,11 @@ def _node_summary(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeSummary:
         ready=info.ready,
         schedulable=not info.unschedulable,
         sharing=plan_for(info),
+        kubelet_version=info.system.get("kubeletVersion", ""),
+        container_runtime=info.system.get("containerRuntimeVersion", ""),
+        kernel_version=info.system.get("kernelVersion", ""),
+        os_image=info.system.get("osImage", ""),
+        gpu_memory_mib=info.memory_label_mib,
     )
 
 

@@ -162,6 +162,7 @@ def _parse(source: Path) -> tuple[Any, Any]:
         if parsed:
             manager.reconcile_inventory()
     if not parsed:
+        _raise_ini_failure(source)
         raise ConfigError(
             f"{source}: cannot parse inventory: {_parse_failure(captured.getvalue(), source)}",
             hint=_PARSE_HINT,
@@ -170,6 +171,20 @@ def _parse(source: Path) -> tuple[Any, Any]:
 
 
 _PARSE_HINT = "check it with `ansible-inventory -i PATH --graph` (YAML or INI inventory formats)"
+
+
+def _raise_ini_failure(source: Path) -> None:
+    """An INI inventory (any file not named .yml/.yaml/.json) that ansible refused: say the line."""
+    if source.is_dir() or source.suffix in (".yml", ".yaml", ".json"):
+        return
+    from gpuctl.hosts.inventory_ini import INI_SHAPES, ini_failure
+
+    failure = ini_failure(source)
+    if failure is not None:
+        raise ConfigError(
+            f"{source}:{failure.line}: cannot parse inventory line {failure.text!r}: {failure.reason}",
+            hint=f"{INI_SHAPES}; check it with `ansible-inventory -i {source} --graph`",
+        )
 
 
 def _first_line(text: str) -> str:

@@ -153,6 +153,9 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
             hint="pass --kubeconfig, set KUBECONFIG, or start a simulated cluster with `gpuctl sim up`",
         )
     _check_mappings(existing)
+    from gpuctl.kube.kubeconfig_checks import check_kubeconfig
+
+    check_kubeconfig(existing, context)  # before the client logs its own complaints
     try:
         config.load_kube_config(
             config_file=os.pathsep.join(str(path) for path in existing),
@@ -229,7 +232,7 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
                 f"raise {TIMEOUT_ENV} (seconds)",
             ) from error
         raise UnreachableError(
-            f"cannot reach the cluster ({verb} {resource}): {_short(error)}",
+            f"cannot reach the cluster{_address(error)} ({verb} {resource}): {_short(error)}",
             hint="check that the API server is up and the kubeconfig points at it "
             "(`kubectl cluster-info`); for the simulated cluster run `gpuctl sim up`",
         ) from error
@@ -257,6 +260,13 @@ def _is_read_timeout(error: BaseException) -> bool:
     if isinstance(error, MaxRetryError):
         return isinstance(error.reason, ReadTimeoutError)
     return isinstance(error, ReadTimeoutError)
+
+
+def _address(error: BaseException) -> str:
+    """' at SCHEME://HOST:PORT' of the connection that failed, when urllib3 says it."""
+    pool = getattr(error, "pool", None)
+    host = getattr(pool, "host", None)
+    return f" at {getattr(pool, 'scheme', 'http')}://{host}:{getattr(pool, 'port', '')}" if host else ""
 
 
 def _short(error: BaseException) -> str:

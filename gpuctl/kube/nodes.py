@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuctl.defaults import GPU_RESOURCE
@@ -103,6 +103,8 @@ class NodeInfo:
     # Every device-plugin resource (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*).
     device_capacity: tuple[tuple[str, int], ...] = ()
     device_allocatable: tuple[tuple[str, int], ...] = ()
+    # status.nodeInfo: kubeletVersion, containerRuntimeVersion, kernelVersion, osImage ...
+    system: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def hostname(self) -> str:
@@ -168,6 +170,7 @@ def node_from_json(node: JsonDict) -> NodeInfo:
         addresses=_addresses(node),
         device_capacity=_devices(dig(node, "status", "capacity", default={})),
         device_allocatable=_devices(dig(node, "status", "allocatable", default={})),
+        system={str(k): str(v) for k, v in dig(node, "status", "nodeInfo", default={}).items()},
     )
 
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.segment import Segment
 
 # Width used when the output is not a terminal (CI logs, pipes): wide enough that tables do not wrap.
 PIPE_WIDTH = 160
+_TRAILING_SPACE = re.compile(r"[ \t]+(?=\n|$)")
 
 
 def make_console(stream: TextIO | None = None, *, stderr: bool = False) -> Console:
@@ -22,6 +26,12 @@ def make_console(stream: TextIO | None = None, *, stderr: bool = False) -> Conso
     from rich.console import Console
 
     class PipeTolerantConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            # Table cells are padded to their column's width; off a terminal that padding would
+            # end lines in spaces (diffs, grep and copy-paste see them), so it is cut.
+            text = super()._render_buffer(buffer)
+            return text if self.is_terminal else _TRAILING_SPACE.sub("", text)
+
         def on_broken_pipe(self) -> None:
             # `gpuctl status | head -1`: the reader has what it wanted; that is no error (rich
             # itself exits 1 here). Later writes go to /dev/null so the exit stays quiet.

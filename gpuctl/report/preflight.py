@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.preflight import PreflightResult
+from gpuctl.report.tables import keep_words_whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,23 +37,28 @@ def to_json(result: PreflightResult) -> dict[str, Any]:
     }
 
 
-def print_table(result: PreflightResult, console: Console) -> None:
+def print_wide(result: PreflightResult, console: Console) -> None:
+    """`-o wide`: also the address each host was probed at, and the hints of passing checks."""
+    print_table(result, console, wide=True)
+
+
+def print_table(result: PreflightResult, console: Console, *, wide: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
     for warning in result.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     table = Table(box=None, pad_edge=False)
-    for column in ("HOST", "CHECK", "STATUS", "FINDING"):
+    for column in ("HOST", *(("ADDRESS",) if wide else ()), "CHECK", "STATUS", "FINDING"):
         table.add_column(column, overflow="fold")
     for host in result.hosts:
         for finding in host.findings:
-            message = finding.message + (
-                f"\n  hint: {finding.hint}" if finding.hint and finding.status != "pass" else ""
-            )
-            cells = (host.name, finding.id, finding.status.upper(), message)
+            shown = finding.hint and (wide or finding.status != "pass")
+            message = finding.message + (f"\n  hint: {finding.hint}" if shown else "")
+            address = (host.address,) if wide else ()
+            cells = (host.name, *address, finding.id, finding.status.upper(), message)
             table.add_row(*(Text(cell) for cell in cells), style=_STYLES.get(finding.status))
-    console.print(table)
+    console.print(keep_words_whole(table, console.width))
     console.print(_summary(result), markup=False, highlight=False)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.status import GpuNodeSummary, StatusResult
+from gpuctl.report.tables import keep_words_whole, product_name
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,6 +34,11 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                 "taints": list(node.taints),
                 "ready": node.ready,
                 "schedulable": node.schedulable,
+                "gpu_memory_mib": node.gpu_memory_mib or None,
+                "kubelet_version": node.kubelet_version or None,
+                "container_runtime": node.container_runtime or None,
+                "kernel_version": node.kernel_version or None,
+                "os_image": node.os_image or None,
             }
             for node in result.nodes
         ],
@@ -66,7 +72,23 @@ def _sharing_text(node: GpuNodeSummary) -> str:
     return f"{plan.mode} x{plan.replicas}"
 
 
-def print_table(result: StatusResult, console: Console) -> None:
+def print_wide(result: StatusResult, console: Console) -> None:
+    """`-o wide`: also each node's GPU memory, kubelet, container runtime, kernel and OS image."""
+    print_table(result, console, wide=True)
+
+
+_COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "STATUS")
+_WIDE_COLUMNS = ("GPU MEMORY", "KUBELET", "RUNTIME", "KERNEL", "OS IMAGE")
+_ONE_WORD = frozenset({"DRIVER", "STATUS", "KUBELET"})  # short values that never wrap
+
+
+def _wide_cells(node: GpuNodeSummary) -> tuple[str, ...]:
+    memory = f"{node.gpu_memory_mib} MiB" if node.gpu_memory_mib else "-"
+    software = (node.kubelet_version, node.container_runtime, node.kernel_version, node.os_image)
+    return (memory, *(value or "-" for value in software))
+
+
+def print_table(result: StatusResult, console: Console, *, wide: bool = False) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -78,21 +100,22 @@ def print_table(result: StatusResult, console: Console) -> None:
         )
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "STATUS"):
-        table.add_column(column, overflow="fold")
+    for column in (*_COLUMNS, *(_WIDE_COLUMNS if wide else ())):
+        table.add_column(column, overflow="fold", no_wrap=column in _ONE_WORD)
     for node in result.nodes:
         degraded = not node.ready or node.gpu_allocatable < node.gpu_capacity or not node.gpu_capacity
         cells = (
             node.name,
-            node.product,
+            product_name(node.product),
             f"{node.gpu_capacity}/{node.gpu_allocatable}/{node.gpu_in_use}",
             _sharing_text(node),
             node.driver,
             ", ".join(node.taints) or "-",
             _ready_text(node.ready, node.schedulable),
+            *(_wide_cells(node) if wide else ()),
         )
         table.add_row(*(Text(cell) for cell in cells), style="yellow" if degraded else None)
-    console.print(table)
+    console.print(keep_words_whole(table, console.width))
     totals = result.totals
     console.print(
         f"{totals['gpu_nodes']} GPU node(s) of {result.cluster_nodes}: {totals['capacity']} GPUs, "

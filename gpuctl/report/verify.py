@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
 from gpuctl.core.verify.watch import Change
+from gpuctl.report.tables import keep_words_whole, product_name
+from gpuctl.report.verify_problems import print_shared_problems
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,6 +49,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         },
         "product": node.product or None,
         "driver_version": node.driver_version or None,
+        "pod_seconds": None if node.pod_seconds is None else round(node.pod_seconds, 3),
         "checks": [check_dict(check) for check in node.checks],
     }
 
@@ -124,15 +127,26 @@ def _sharing(node: NodeResult) -> str:
     return text if sharing.mig_strategy == "none" else f"{text}, MIG {sharing.mig_strategy}"
 
 
-def _nodes_table(result: VerifyResult, *, wide: bool = False) -> object:
+def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> object:
+    """wide: a boxed table with every problem and hint per node; else one line per node, its
+    first problem named by check id (the problems follow the table, each once)."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title="GPU nodes", title_justify="left", show_lines=True)
+    table = Table(
+        title="GPU nodes",
+        title_justify="left",
+        show_lines=wide,
+        box=box.HEAVY_HEAD if wide else None,
+        pad_edge=wide,
+    )
     extra = ("SHARING", "PHYSICAL") if wide else ()
-    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT", "DRIVER", "STATUS"):
+    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT"):
+        table.add_column(column, overflow="fold")
+    for column in ("DRIVER", "STATUS"):
         table.add_column(column, no_wrap=True)
-    table.add_column("PROBLEMS + HINTS" if wide else "FIRST PROBLEM + HINT", overflow="fold")
+    table.add_column("PROBLEMS + HINTS" if wide else "PROBLEM", overflow="fold")
     for node in result.nodes:
         gpus = node.gpus
         counts = "/".join(_count(v) for v in (gpus.expected, gpus.capacity, gpus.allocatable, gpus.seen))
@@ -142,15 +156,20 @@ def _nodes_table(result: VerifyResult, *, wide: bool = False) -> object:
             node.name,
             counts,
             *extra,
-            node.product or "-",
+            product_name(node.product) or "-",
             node.driver_version or "-",
             Text(status.value.upper(), style=_STYLE[status]),
-            Text(_problems(node) if wide else _problem(node.first_problem)),
+            Text(_problems(node) if wide else _first_problem_id(node)),
         )
-    return table
+    return keep_words_whole(table, width)
 
 
-def _cluster_table(result: VerifyResult) -> object:
+def _first_problem_id(node: NodeResult) -> str:
+    check = node.first_problem
+    return "-" if check is None else check.id
+
+
+def _cluster_table(result: VerifyResult, width: int) -> object:
     from rich.table import Table
     from rich.text import Text
 
@@ -161,7 +180,7 @@ def _cluster_table(result: VerifyResult) -> object:
     for check in result.cluster_checks:
         text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
         table.add_row(check.id, Text(check.status.value.upper(), style=_STYLE[check.status]), Text(text))
-    return table
+    return keep_words_whole(table, width)
 
 
 def print_wide(result: VerifyResult, console: Console) -> None:
@@ -171,8 +190,10 @@ def print_wide(result: VerifyResult, console: Console) -> None:
 
 def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -> None:
     if result.nodes:
-        console.print(_nodes_table(result, wide=wide))
-    console.print(_cluster_table(result))
+        console.print(_nodes_table(result, console.width, wide=wide))
+        if not wide:
+            print_shared_problems(result.nodes, console)
+    console.print(_cluster_table(result, console.width))
     _print_operator(result, console)
     failed_nodes = sum(not node.ok for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
@@ -215,10 +236,18 @@ def kept_pods_note(result: VerifyResult) -> str:
 
 
 CLUSTER_CLASSNAME = "cluster"
+# Checks judged from the node's verification pod: their time is the pod's, create request to end.
+_POD_CHECK_PREFIXES = ("pod.", "nvidia-smi.")
 
 
-def _testcase(parent: ET.Element, classname: str, check: Check) -> None:
-    case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time="0")
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _testcase(parent: ET.Element, classname: str, check: Check, pod_seconds: float | None) -> None:
+    timed = pod_seconds is not None and check.id.startswith(_POD_CHECK_PREFIXES)
+    seconds = _seconds(pod_seconds) if timed and pod_seconds is not None else "0"
+    case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time=seconds)
     if check.status is CheckStatus.FAIL:
         failure = ET.SubElement(case, "failure", message=check.message, type=check.diagnosis or "check")
         failure.text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
@@ -229,7 +258,9 @@ def _testcase(parent: ET.Element, classname: str, check: Check) -> None:
         out.text = f"warning: {check.message}" + (f"\nhint: {check.hint}" if check.hint else "")
 
 
-def _suite(root: ET.Element, name: str, classname: str, checks: Iterable[Check]) -> None:
+def _suite(
+    root: ET.Element, name: str, classname: str, checks: Iterable[Check], pod_seconds: float | None = None
+) -> None:
     items = list(checks)
     suite = ET.SubElement(
         root,
@@ -239,9 +270,10 @@ def _suite(root: ET.Element, name: str, classname: str, checks: Iterable[Check])
         failures=str(sum(c.status is CheckStatus.FAIL for c in items)),
         errors="0",
         skipped=str(sum(c.status is CheckStatus.SKIP for c in items)),
+        time=_seconds(pod_seconds or 0.0),
     )
     for check in items:
-        _testcase(suite, classname, check)
+        _testcase(suite, classname, check, pod_seconds)
 
 
 def to_junit(result: VerifyResult) -> str:
@@ -253,10 +285,11 @@ def to_junit(result: VerifyResult) -> str:
         failures=str(sum(c.status is CheckStatus.FAIL for c in checks)),
         errors="0",
         skipped=str(sum(c.status is CheckStatus.SKIP for c in checks)),
+        time=_seconds(result.duration_s),
     )
     _suite(root, "cluster", CLUSTER_CLASSNAME, result.cluster_checks)
     for node in result.nodes:
-        _suite(root, f"node {node.name}", f"node.{node.name}", node.checks)
+        _suite(root, f"node {node.name}", f"node.{node.name}", node.checks, node.pod_seconds)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -85,6 +85,11 @@ def test_status_json_inventory(sim: Callable[..., Any], cli: Callable[..., Any])
         "taints",
         "ready",
         "schedulable",
+        "gpu_memory_mib",
+        "kubelet_version",
+        "container_runtime",
+        "kernel_version",
+        "os_image",
     }
     assert nodes["gpu-0"]["gpus"] == {"capacity": 8, "allocatable": 8, "in_use": 0}
     assert nodes["gpu-0"]["product"] == "NVIDIA-H100-80GB-HBM3"

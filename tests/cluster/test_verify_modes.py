@@ -347,6 +347,13 @@ def test_junit_output_parses(sim: Any, cli: Any) -> None:
     assert len(cases) == 3 * 15 + 5
     failing = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failing == [("node.bad-0", "nvidia-smi.run")]
+    # Checks read from a verification pod take the time that pod took; the others took none.
+    for suite in root.findall("testsuite")[1:]:
+        times = {case.get("name"): float(case.get("time") or "nan") for case in suite.findall("testcase")}
+        assert times["pod.scheduled"] > 0
+        assert times["nvidia-smi.run"] == times["pod.scheduled"] == float(suite.get("time") or "nan")
+        assert times["node.ready"] == 0
+    assert float(root.get("time") or "nan") >= max(float(s.get("time") or 0) for s in root)
 
 
 def test_a_plugin_still_starting_is_waited_for_not_called_broken(sim: Any, cli: Any) -> None:

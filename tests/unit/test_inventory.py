@@ -257,3 +257,26 @@ def test_cluster_phase_needs_a_kubeconfig_and_phase_is_required(
     assert run(["bootstrap", "--phase", "cluster", "--kubeconfig", str(missing)]) == 2
     assert str(missing) in capsys.readouterr().err
     assert run(["bootstrap", "--inventory", "x.yml"]) == 2  # --phase is required
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [
+        ("[all]\n\n[gpu_nodes\nnode1\n", 3, "'[gpu_nodes': a section header without its closing ']'"),
+        ("[gpu_nodes]\nnode1 ansible_port\n", 2, "Expected key=value host variable assignment"),
+        ("[gpu_nodes:vars]\nfoo\n", 2, "'foo': Expected key=value, got: foo"),
+        ("[gpu_nodes]\nn1\n[gpu_nodes:children]\n# kids\nmissing\n", 5, "includes undefined group 'missing'"),
+        ("[gpu_nodes]\nnode[1:]\n", 2, "host range must specify end value"),
+    ],
+)
+def test_a_malformed_ini_inventory_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int, reason: str
+) -> None:
+    path = write(tmp_path, "hosts.ini", text)
+    assert run(["preflight", "--inventory", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"error: {path.resolve()}:{line}: cannot parse inventory line ")
+    assert reason in err[0]
+    assert "values to unpack" not in err[0]
+    assert err[1].startswith("hint: an INI line is a section `[group]`")
+    assert len(err) == 2

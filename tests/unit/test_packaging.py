@@ -36,6 +36,8 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
 def test_wheel_ships_playbooks_templates_and_the_default_scenario(wheel_names: set[str]) -> None:
     shipped = {
         "gpuctl/sim/scenarios/default.yaml",
+        "gpuctl/schemas/verify.v1.schema.json",
+        "gpuctl/schemas/status.v1.schema.json",
         "gpuctl/playbooks/site.yml",
         "gpuctl/playbooks/roles/nvidia_driver/defaults/main.yml",
         "gpuctl/templates/nvidia-device-plugin.yaml.j2",

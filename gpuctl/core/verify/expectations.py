@@ -24,6 +24,10 @@ def matches(pattern: str, name: str) -> bool:
 
 def _node_patterns(text: str, flag: str) -> tuple[str, ...]:
     patterns = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not patterns:
+        raise ConfigError(
+            f"{flag} {text!r}: names no node", hint="e.g. --expect-nodes 'gpu-*,dgx-01', or leave it out"
+        )
     for pattern in patterns:
         if not _NODE_PATTERN.match(pattern):
             raise ConfigError(

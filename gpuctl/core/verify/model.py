@@ -82,6 +82,7 @@ class NodeResult:
     product: str = ""
     driver_version: str = ""
     sharing: SharingSummary = field(default_factory=SharingSummary)
+    pod_seconds: float | None = None  # the node's verification pod, create request to end
 
     @property
     def ok(self) -> bool:
@@ -184,3 +185,6 @@ class PodEvaluation:
     driver_version: str = ""
     uuids: tuple[str, ...] = ()  # the GPUs nvidia-smi listed
     mig_devices: int = 0  # MIG devices `nvidia-smi -L` listed
+    # Seconds from the pod's create request to its end (the longest of the node's pods), None
+    # when no pod ran: JUnit's testcase time.
+    pod_seconds: float | None = None

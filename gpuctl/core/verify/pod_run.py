@@ -8,6 +8,7 @@ and judged on the pool too, so the main thread only follows the watch.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
@@ -42,9 +43,12 @@ class PodRun:
         self.node_by_pod = {name_of(manifest): node for manifest, node in pods}
         self.creations: list[Future[PodOutcome | None]] = []
         self.evaluations: dict[str, Future[PodEvaluation]] = {}
+        self.started_at = 0.0  # monotonic: the create requests were queued
+        self.ended_at: dict[str, float] = {}  # pod name → monotonic time its outcome was known
 
     def start(self) -> None:
         """Queue every creation (returns at once)."""
+        self.started_at = time.monotonic()
         self.creations = self.batch.create_all(self.manifests)
         if self.progress is not None:
             progress = self.progress
@@ -61,6 +65,7 @@ class PodRun:
         return stuck_for_good(events)
 
     def _on_done(self, outcome: PodOutcome) -> None:
+        self.ended_at[outcome.name] = time.monotonic()
         if self.progress is not None:
             self.progress.finished(outcome.name)
         if outcome.state in ("succeeded", "failed"):
@@ -84,7 +89,11 @@ class PodRun:
         results = {name: future.result() for name, future in self.evaluations.items()}
         for outcome in _fill_from_events(self.batch, pending):
             results[outcome.name] = self._evaluate(outcome)
-        return results
+        now = time.monotonic()
+        return {
+            name: replace(evaluation, pod_seconds=self.ended_at.get(name, now) - self.started_at)
+            for name, evaluation in results.items()
+        }
 
 
 def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:

@@ -221,7 +221,10 @@ def _merge_by_node(by_pod: dict[str, PodEvaluation], nodes: dict[str, NodeInfo])
         uuids = tuple(dict.fromkeys(u for e in evaluations for u in e.uuids))
         mig = sum(e.mig_devices for e in evaluations)
         seen = len(uuids) if uuids else first.seen
-        merged[node] = PodEvaluation(first.checks, seen, first.product, first.driver_version, uuids, mig)
+        seconds = max((e.pod_seconds for e in evaluations if e.pod_seconds is not None), default=None)
+        merged[node] = PodEvaluation(
+            first.checks, seen, first.product, first.driver_version, uuids, mig, pod_seconds=seconds
+        )
     return merged
 
 
@@ -282,6 +285,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         evaluation.product,
         evaluation.driver_version,
         summary,
+        evaluation.pod_seconds,
     )
 
 

@@ -1,0 +1,84 @@
+"""What every table of gpuctl shares: words are never split across lines (a column is at least as
+wide as its longest word, so rich wraps cells at spaces only), one spelling of GPU product names,
+and node lists folded into ranges (gpu-[0-49]) where many nodes share one line."""
+
+from __future__ import annotations
+
+import re
+from itertools import groupby
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.table import Column, Table
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+_FOLD_MIN = 8  # a column folded as a last resort keeps this many characters a line
+
+
+def keep_words_whole(table: Table, width: int) -> Table:
+    """Fit `table` into `width` columns by narrowing its wrapping columns, widest first, but never
+    below their longest word, so rich breaks cells between words ("NVIDIA H100" / "80GB HBM3"),
+    not inside one ("NVIDIA H1" / "00 80GB"). Only when the longest words alone do not fit is the
+    column with the longest word folded. (Rich's own shrinking ignores words and crops columns.)"""
+    columns = table.columns
+    natural = [_longest(column, str.splitlines) for column in columns]
+    floor = [
+        natural[i] if column.no_wrap else _longest(column, str.split) for i, column in enumerate(columns)
+    ]
+    boxed = table.box is not None
+    overhead = 3 * len(columns) + 1 if boxed else 2 * (len(columns) - 1)
+    widths = list(natural)
+    excess = sum(widths) + overhead - width
+    while excess > 0:
+        wrapping = [i for i, column in enumerate(columns) if not column.no_wrap and widths[i] > floor[i]]
+        if not wrapping:  # the words alone are too wide: fold the column with the longest one
+            foldable = [i for i, column in enumerate(columns) if not column.no_wrap and widths[i] > _FOLD_MIN]
+            if not foldable:
+                break
+            longest = max(foldable, key=lambda i: floor[i])
+            floor[longest] = max(_FOLD_MIN, widths[longest] - excess)
+            continue
+        widest = max(wrapping, key=lambda i: widths[i])  # one character at a time: widths stay even
+        widths[widest] -= 1
+        excess -= 1
+    for column, wanted, full in zip(columns, widths, natural, strict=True):
+        if wanted < full:
+            column.width = wanted
+    return table
+
+
+def _longest(column: Column, split: Callable[[str], list[str]]) -> int:
+    texts = [str(column.header), *(str(cell) for cell in column.cells)]
+    return max((len(part) for text in texts for part in split(text)), default=1)
+
+
+def product_name(name: str) -> str:
+    """One spelling for a GPU product, whether it comes from nvidia-smi ("NVIDIA A100-SXM4-40GB") or
+    from the node label GFD derived from it ("NVIDIA-A100-SXM4-40GB"): words separated by spaces."""
+    return " ".join(name.replace("-", " ").split()) if name and name != "-" else name
+
+
+def node_ranges(names: list[str]) -> str:
+    """`gpu-0, gpu-1, gpu-2, gpu-7, cpu-a` → `cpu-a, gpu-[0-2,7]`: nodes numbered alike, folded."""
+    numbered: dict[str, list[int]] = {}
+    plain: list[str] = []
+    for name in names:
+        found = _NUMBERED.match(name)
+        if found and not (len(found.group(2)) > 1 and found.group(2).startswith("0")):
+            numbered.setdefault(found.group(1), []).append(int(found.group(2)))
+        else:
+            plain.append(name)
+    parts = list(plain)
+    for prefix, numbers in numbered.items():
+        if len(numbers) == 1:
+            parts.append(f"{prefix}{numbers[0]}")
+            continue
+        spans = []
+        ordered = sorted(set(numbers))
+        for _, run in groupby(enumerate(ordered), key=lambda pair: pair[1] - pair[0]):
+            values = [value for _, value in run]
+            spans.append(str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}")
+        parts.append(f"{prefix}[{','.join(spans)}]")
+    return ", ".join(sorted(parts))
