@@ -236,3 +236,30 @@ def test_a_cluster_without_gpu_nodes_is_ready_with_no_gpu_nodes(sim: Any, tmp_pa
     policy = operator.wait_state("ready")
     assert _conditions(policy)["Ready"] == ("True", "NoGPUNodes")
     assert operator.daemonsets() == {}
+
+
+def test_a_device_plugin_config_from_the_values_shares_the_gpus(operator: Operator, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "devicePlugin:\n"
+        "  config:\n"
+        "    create: true\n"
+        "    name: time-slicing\n"
+        "    default: config.yaml\n"
+        "    data:\n"
+        "      config.yaml: |\n"
+        "        version: v1\n"
+        "        sharing:\n"
+        "          timeSlicing:\n"
+        "            resources:\n"
+        "            - name: nvidia.com/gpu\n"
+        "              replicas: 4\n"
+        "mig:\n"
+        "  strategy: none\n"
+    )
+    operator.helm.ok(*INSTALL, "-f", str(values), "--wait", "--timeout", "60s")
+    operator.wait_state("ready")
+    assert operator.allocatable() == {"gpu-0": "32", "gpu-1": "32", "cpu-0": ""}
+    plugin = operator.daemonsets()["nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]
+    assert plugin["volumes"] == [{"name": "config", "configMap": {"name": "time-slicing"}}]
+    assert {"name": "CONFIG_FILE", "value": "/config/config.yaml"} in plugin["containers"][0]["env"]
