@@ -123,6 +123,8 @@ def test_install_deploys_the_operands_and_the_validator_passes_on_every_gpu_node
     labels = operator.get("node", "gpu-0")["metadata"]["labels"]
     assert labels["nvidia.com/gpu.deploy.operator-validator"] == "true"
     assert "nvidia.com/gpu.deploy.driver" not in operator.get("node", "cpu-0")["metadata"]["labels"]
+    classes = {rc["metadata"]["name"]: rc["handler"] for rc in operator.get("runtimeclasses")["items"]}
+    assert classes == {"nvidia": "nvidia", "nvidia-cdi": "nvidia-cdi", "nvidia-legacy": "nvidia-legacy"}
     table = operator.kubectl.ok("get", "clusterpolicies").split()
     assert table[:3] == ["NAME", "STATUS", "AGE"]
     assert table[3:5] == ["cluster-policy", "ready"]
@@ -143,6 +145,7 @@ def test_the_same_values_again_change_nothing_and_uninstall_cleans_up(operator: 
     operator.helm.ok("uninstall", RELEASE, "-n", NAMESPACE, "--wait")
     wait_until(lambda: not operator.get("pods", "-n", NAMESPACE)["items"], "the operand pods to go")
     assert operator.daemonsets() == {}
+    assert operator.get("runtimeclasses")["items"] == []
     assert operator.allocatable() == {"gpu-0": "", "gpu-1": "", "cpu-0": ""}  # the driver left with its pod
 
 

@@ -178,6 +178,19 @@ def _pod_spec(spec: Obj, operand: Operand) -> Obj:
     return _with_plugin_config(spec, pod_spec) if operand.spec_key in ("devicePlugin", "gfd") else pod_spec
 
 
+def owner_reference(policy: Obj) -> Obj:
+    """What the Operator creates is owned by its ClusterPolicy (garbage collected with it)."""
+    meta = policy["metadata"]
+    return {
+        "apiVersion": policy.get("apiVersion", "nvidia.com/v1"),
+        "kind": "ClusterPolicy",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def daemonset(spec: Obj, operand: Operand, namespace: str, owner: Obj) -> Obj:
     """The DaemonSet of one operand, owned by the ClusterPolicy `owner` (garbage collected with it)."""
     labels = {"app": operand.name, MANAGED_BY[0]: MANAGED_BY[1], "app.kubernetes.io/part-of": "nvidia-gpu"}
@@ -192,16 +205,7 @@ def daemonset(spec: Obj, operand: Operand, namespace: str, owner: Obj) -> Obj:
             "namespace": namespace,
             "labels": labels,
             "annotations": {HASH_ANNOTATION: short_hash(json.dumps(body, sort_keys=True))},
-            "ownerReferences": [
-                {
-                    "apiVersion": owner["apiVersion"],
-                    "kind": owner["kind"],
-                    "name": owner["metadata"]["name"],
-                    "uid": owner["metadata"]["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_reference(owner)],
             "generation": 1,
         },
         "spec": dict(body, updateStrategy={"type": "RollingUpdate"}),
