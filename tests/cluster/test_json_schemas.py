@@ -122,6 +122,17 @@ def test_explain_and_preflight_documents_are_valid(tmp_path: Path, cli: Any) -> 
     _assert_valid(preflight)
 
 
+def test_version_documents_are_valid(cli: Any) -> None:
+    plain = json.loads(cli("version", "-o", "json").stdout)
+    assert "components" not in plain
+    _assert_valid(plain)
+    components = json.loads(cli("version", "--components", "-o", "json").stdout)
+    assert {item["name"] for item in components["components"]} >= {"k8s-device-plugin", "gpu-operator"}
+    _assert_valid(components)
+    components["components"][0]["layer"] = "kernel"
+    assert list(_validator("gpuctl.version/v1").iter_errors(components))
+
+
 def test_a_document_missing_a_contract_key_is_refused() -> None:
     """The schemas pin the contract: dropping a key DESIGN.md promises fails validation."""
     broken = {"schema": "gpuctl.verify/v1", "ok": True, "nodes": [{"name": "n", "ok": True, "checks": []}]}
