@@ -174,4 +174,9 @@ def main() -> None:
         # interpreter's own flush at exit does not complain, and end as if all was read.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0 if code == ExitCode.OK else code
+    if code == ExitCode.INTERRUPTED:
+        # The cleanup has run; worker threads the interrupt left blocked (a watch, a pool) must
+        # not turn the interpreter's shutdown into a crash (seen as SIGABRT under load).
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
