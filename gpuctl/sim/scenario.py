@@ -18,6 +18,7 @@ VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
 DEFAULT_IMAGE_PULL_FAILURES = ("*does-not-exist*",)
+GPU_ALLOCATIONS = ("device-plugin", "dra")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class NodeSpec:
     memory: str = "263921228Ki"
     # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
     mig: tuple[tuple[str, int], ...] = ()
+    # How the node's GPUs reach pods: the device plugin (nvidia.com/gpu) or DRA (ResourceSlices).
+    gpu_allocation: str = "device-plugin"
 
     @property
     def host_can_advertise(self) -> bool:
@@ -83,6 +86,13 @@ class Scenario:
     forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
     source: str = "scenario"
     extra_namespaces: tuple[str, ...] = field(default=())
+    gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
+    dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
+
+    @property
+    def uses_dra(self) -> bool:
+        """Some node gets its GPUs through DRA: the API serves resource.k8s.io."""
+        return any(node.gpu_allocation == "dra" for node in self.nodes)
 
 
 _TOP_KEYS = {
@@ -94,6 +104,8 @@ _TOP_KEYS = {
     "imagePullFailures",
     "forbidden",
     "namespaces",
+    "gpuAllocation",
+    "draDriver",
 }
 _NODE_KEYS = {
     "name",
@@ -112,6 +124,7 @@ _NODE_KEYS = {
     "cpu",
     "memory",
     "mig",
+    "gpuAllocation",
 }
 
 
@@ -232,8 +245,9 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         top.fail("nodes", f"must be a list, got {_type_name(raw_nodes)}")
     nodes: list[NodeSpec] = []
     seen: dict[str, str] = {}
+    allocation = top.choice("gpuAllocation", "device-plugin", GPU_ALLOCATIONS)
     for index, raw in enumerate(raw_nodes):
-        for node in _parse_node_group(raw, f"nodes[{index}]", source):
+        for node in _parse_node_group(raw, f"nodes[{index}]", source, allocation):
             if node.name in seen:
                 top.fail(
                     f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})"
@@ -252,6 +266,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         forbidden=_parse_forbidden(top),
         source=source,
         extra_namespaces=top.string_list("namespaces", ()),
+        gpu_allocation=allocation,
+        dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
     )
 
 
@@ -268,7 +284,7 @@ def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
     return tuple(" ".join(entry.split()) for entry in entries)
 
 
-def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
+def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list[NodeSpec]:
     node = _Fields(raw, path, source, _NODE_KEYS)
     if not node.has("name"):
         node.fail(node.at("name"), "required")
@@ -300,6 +316,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
         mig=_parse_mig(node),
+        gpu_allocation=node.choice("gpuAllocation", allocation, GPU_ALLOCATIONS),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:

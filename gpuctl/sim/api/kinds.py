@@ -20,6 +20,7 @@ class ResourceType:
     subresources: tuple[str, ...] = ()
     verbs: tuple[str, ...] = tuple(ALL_VERBS)
     categories: tuple[str, ...] = ()
+    gate: str = ""  # served only when the scenario turns this on ("dra": resource.k8s.io)
 
     @property
     def api_version(self) -> str:
@@ -68,10 +69,21 @@ RESOURCE_TYPES = (
         False,
         verbs=("create",),
     ),
+    *(
+        ResourceType("resource.k8s.io", version, kind, plural, namespaced, gate="dra", subresources=sub)
+        for version in ("v1", "v1beta2")  # v1 first: the preferred version
+        for kind, plural, namespaced, sub in (
+            ("DeviceClass", "deviceclasses", False, ()),
+            ("ResourceSlice", "resourceslices", False, ()),
+            ("ResourceClaim", "resourceclaims", True, ("status",)),
+            ("ResourceClaimTemplate", "resourceclaimtemplates", True, ()),
+        )
+    ),
 )
+NO_GATES: frozenset[str] = frozenset()
 
 # What deleting a namespace empties, in this order (the runtime is told, it does not look up kinds).
-NAMESPACED_KEYS = tuple(r.key for r in RESOURCE_TYPES if r.namespaced)
+NAMESPACED_KEYS = tuple(dict.fromkeys(r.key for r in RESOURCE_TYPES if r.namespaced))
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCE_TYPES
 }
@@ -81,8 +93,13 @@ for _resource in RESOURCE_TYPES:
         GROUPS[_resource.group].append(_resource.version)
 
 
-def lookup(group: str, version: str, plural: str) -> ResourceType | None:
-    return BY_PATH.get((group, version, plural))
+def lookup(group: str, version: str, plural: str, gates: frozenset[str] = NO_GATES) -> ResourceType | None:
+    resource = BY_PATH.get((group, version, plural))
+    return resource if resource is not None and (not resource.gate or resource.gate in gates) else None
+
+
+def _served(name: str, gates: frozenset[str]) -> bool:
+    return any(r.group == name and (not r.gate or r.gate in gates) for r in RESOURCE_TYPES)
 
 
 def api_versions(server_address: str) -> Obj:
@@ -98,20 +115,21 @@ def _group(name: str) -> Obj:
     return {"name": name, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list() -> Obj:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(name) for name in GROUPS]}
+def api_group_list(gates: frozenset[str] = NO_GATES) -> Obj:
+    groups = [_group(name) for name in GROUPS if _served(name, gates)]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_group(name: str) -> Obj | None:
-    if name not in GROUPS:
+def api_group(name: str, gates: frozenset[str] = NO_GATES) -> Obj | None:
+    if name not in GROUPS or not _served(name, gates):
         return None
     return dict(_group(name), kind="APIGroup", apiVersion="v1")
 
 
-def api_resource_list(group: str, version: str) -> Obj | None:
+def api_resource_list(group: str, version: str, gates: frozenset[str] = NO_GATES) -> Obj | None:
     entries: list[Obj] = []
     for resource in RESOURCE_TYPES:
-        if (resource.group, resource.version) != (group, version):
+        if (resource.group, resource.version) != (group, version) or (resource.gate not in ("", *gates)):
             continue
         entry: Obj = {
             "name": resource.plural,

@@ -25,6 +25,7 @@ class Api:
     def __init__(self, cluster: Cluster, server_address: str) -> None:
         self.cluster = cluster
         self.server_address = server_address
+        self.gates = frozenset({"dra"} if cluster.scenario.uses_dra else ())
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
@@ -62,18 +63,18 @@ class Api:
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
             "/api": lambda: kinds.api_versions(self.server_address),
-            "/apis": kinds.api_group_list,
+            "/apis": lambda: kinds.api_group_list(self.gates),
             "/api/v1": lambda: kinds.api_resource_list("", "v1"),
         }
         if path in documents and (document := documents[path]()) is not None:
             return Response(200, encode(document))
         parts = path.strip("/").split("/")
-        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1])):
+        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1], self.gates)):
             return Response(200, encode(group))
         if (
             parts[0] == "apis"
             and len(parts) == 3
-            and (listing := kinds.api_resource_list(parts[1], parts[2]))
+            and (listing := kinds.api_resource_list(parts[1], parts[2], self.gates))
         ):
             return Response(200, encode(listing))
         error = ApiError(404, "NotFound", "the server could not find the requested resource", {})
@@ -93,10 +94,10 @@ class Api:
             return None
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3:
-            candidate = kinds.lookup(group, version, rest[2])
+            candidate = kinds.lookup(group, version, rest[2], self.gates)
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
-        resource = kinds.lookup(group, version, rest[0])
+        resource = kinds.lookup(group, version, rest[0], self.gates)
         if resource is None or len(rest) > 3:
             raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
         name = rest[1] if len(rest) > 1 else ""
