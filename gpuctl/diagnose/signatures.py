@@ -71,10 +71,11 @@ HARDWARE_FIX = (
 
 def _all() -> tuple[Signature, ...]:
     from gpuctl.diagnose.table_cluster import CLUSTER
+    from gpuctl.diagnose.table_dra import DRA
     from gpuctl.diagnose.table_gpu import GPU
     from gpuctl.diagnose.table_runtime import RUNTIME
 
-    return (*RUNTIME, *GPU, *CLUSTER)
+    return (*RUNTIME, *DRA, *GPU, *CLUSTER)
 
 
 # Table order is priority: the first specific match wins, generic rows only when nothing else does.

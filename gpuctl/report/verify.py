@@ -47,6 +47,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         },
         "product": node.product or None,
         "driver_version": node.driver_version or None,
+        "gpu_allocation": node.gpu_allocation,
         "checks": [check_dict(check) for check in node.checks],
     }
 

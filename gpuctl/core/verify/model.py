@@ -78,6 +78,7 @@ class NodeResult:
     product: str = ""
     driver_version: str = ""
     sharing: SharingSummary = field(default_factory=SharingSummary)
+    gpu_allocation: str = "device-plugin"  # device-plugin | dra: how the node gives pods its GPUs
 
     @property
     def ok(self) -> bool:
