@@ -147,3 +147,22 @@ class ClaimWatch:
                     getattr(self._response, "shutdown", self._response.close)()
         self._thread.join(timeout=2.0)
         return dict(self.by_pod)
+
+
+def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
+    """Node → devices of the DRA GPU driver held by allocated claims (one request; {} where
+    RBAC does not allow listing claims)."""
+    from gpuctl.kube.dra import DRIVER, read_listing
+
+    body = read_listing(
+        lambda: call_json(versioned_api(api_client, version).list_resource_claim_for_all_namespaces),
+        "resourceclaims",
+    )
+    used: dict[str, int] = {}
+    for claim in body.get("items") or [] if isinstance(body, dict) else []:
+        results = dig(claim, "status", "allocation", "devices", "results", default=[]) or []
+        found = allocation_of(claim)
+        held = sum(1 for result in results if result.get("driver") == DRIVER)
+        if found is not None and found.node and held:
+            used[found.node] = used.get(found.node, 0) + held
+    return used

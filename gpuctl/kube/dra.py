@@ -84,7 +84,7 @@ def served_version(api_client: ApiClient) -> str:
     """The newest resource.k8s.io version the server serves, "" when it serves none."""
     from kubernetes.client import ResourceApi
 
-    body = _read(lambda: call_json(ResourceApi(api_client).get_api_group), f"the {GROUP} API group")
+    body = read_listing(lambda: call_json(ResourceApi(api_client).get_api_group), f"the {GROUP} API group")
     if not isinstance(body, dict):
         return ""
     served = {str(v.get("version")) for v in body.get("versions") or []}
@@ -105,8 +105,8 @@ def read_inventory(api_client: ApiClient) -> DraInventory:
     if not version:
         return DraInventory()
     api = versioned_api(api_client, version)
-    classes = _read(lambda: call_json(api.list_device_class), "deviceclasses")
-    slices = _read(
+    classes = read_listing(lambda: call_json(api.list_device_class), "deviceclasses")
+    slices = read_listing(
         lambda: call_json(api.list_resource_slice, field_selector=f"spec.driver={DRIVER}"), "resourceslices"
     )
     denied = [what for what, body in (("deviceclasses", classes), ("resourceslices", slices)) if body == 403]
@@ -127,7 +127,7 @@ def _items(body: JsonDict | int) -> list[JsonDict]:
     return list(body.get("items") or []) if isinstance(body, dict) else []
 
 
-def _read(call: Any, what: str) -> JsonDict | int:
+def read_listing(call: Any, what: str) -> JsonDict | int:
     """The body, or the status (403, 404) that means "not for gpuctl to see" rather than an outage."""
     from kubernetes.client.exceptions import ApiException
 

@@ -124,8 +124,8 @@ def test_a_claim_the_scheduler_cannot_allocate_is_diagnosed_with_its_reason(sim:
     assert [name for name in leftovers(cluster) if "gpuctl" in name] == []
 
 
-def _hold_one_gpu(cluster: Any) -> None:
-    """Another workload's claim holds one GPU of gpu-0 (a claim of count 1, a pod that runs on)."""
+def _hold_one_gpu(cluster: Any, node: str = "") -> None:
+    """Another workload's claim holds one GPU (on `node`): a claim of count 1, a pod that runs on."""
     from kubernetes.client import CoreV1Api, ResourceV1Api
 
     api = cluster.api_client()
@@ -143,6 +143,7 @@ def _hold_one_gpu(cluster: Any) -> None:
         "kind": "Pod",
         "metadata": {"name": "training"},
         "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node} if node else None,
             "resourceClaims": [{"name": "gpu", "resourceClaimName": "training"}],
             "containers": [
                 {

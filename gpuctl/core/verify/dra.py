@@ -216,8 +216,8 @@ def claim_pod(pod: JsonDict, template: str) -> JsonDict:
 
 
 def judge(outcome: PodOutcome, node: NodeInfo, facts: DraFacts, namespace: str, image: str) -> PodEvaluation:
-    """Like a device-plugin pod (GPUs seen = the published GPUs a claim can get), and nvidia-smi's GPUs against the
-    published devices' uuid, productName and driverVersion."""
+    """Like a device-plugin pod (GPUs seen = the published GPUs a claim can get), and nvidia-smi's
+    GPUs against the published devices' uuid, productName and driverVersion."""
     published = facts.published(node)
     evaluation = evaluate(outcome, node, claimable(published), namespace, image)
     if evaluation.seen is None:
