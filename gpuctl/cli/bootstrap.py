@@ -23,11 +23,25 @@ from gpuctl.cli.options import (
     TableOrJson,
     TableOrJsonOutput,
 )
+from gpuctl.cli.stack_options import (
+    DEFAULT_CHART,
+    DEFAULT_CHART_VERSION,
+    ChartOption,
+    ChartVersionOption,
+    Distribution,
+    DistributionOption,
+    HelmOption,
+    OperatorDriverOption,
+    OperatorToolkitOption,
+    Stack,
+    StackOption,
+)
 from gpuctl.defaults import GPU_TAINT
 from gpuctl.errors import ConfigError, NotImplementedYet
 
 if TYPE_CHECKING:
     from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun
+    from gpuctl.helm import Helm
 
 HELP = """\
 Take GPU nodes from bare to proven, in phases (--phase, required):
@@ -49,12 +63,6 @@ unreachable, 130 interrupted.
 """
 
 PASSWORD_ENV = "GPUCTL_BECOME_PASSWORD"
-
-
-class Stack(str, Enum):
-    device_plugin = "device-plugin"
-    operator = "operator"
-    dra = "dra"
 
 
 class Phase(str, Enum):
@@ -83,7 +91,13 @@ def command(
             "--tags", "-t", help="Only tasks with these tags (comma-separated).", show_default=False
         ),
     ] = None,
-    stack: Annotated[Stack, typer.Option("--stack", help="Cluster stack.")] = Stack.device_plugin,
+    stack: StackOption = Stack.device_plugin,
+    helm: HelmOption = None,
+    chart: ChartOption = DEFAULT_CHART,
+    chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
+    distribution: DistributionOption = Distribution.auto,
+    operator_driver: OperatorDriverOption = False,
+    operator_toolkit: OperatorToolkitOption = False,
     sharing: SharingOption = Sharing.none,
     replicas: ReplicasOption = 2,
     mig_strategy: MigStrategyOption = MigStrategy.none,
@@ -116,9 +130,10 @@ def command(
 ) -> None:
     from gpuctl.cli.signals import interruptible
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
+    from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import RenderOptions
 
-    if stack is not Stack.device_plugin and phase in (Phase.cluster, Phase.all):
+    if stack is Stack.dra and phase in (Phase.cluster, Phase.all):
         raise NotImplementedYet(
             f"--stack {stack.value}: not implemented yet", hint="use --stack device-plugin (the default)"
         )
@@ -127,7 +142,21 @@ def command(
             f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
         )
     password = _become_password(ask_become_pass) if phase in (Phase.host, Phase.all) else None
-    render = RenderOptions(mig_strategy=mig_strategy.value, sharing=sharing.value, replicas=replicas)
+    # The host layer installs the driver and toolkit (the phase before this one): the Operator's
+    # own containers for them stay off unless asked for, as the device plugin stack assumes too.
+    operator = OperatorSettings(
+        driver_enabled=operator_driver,
+        toolkit_enabled=operator_toolkit,
+        distribution=distribution.value,
+        chart=chart,
+        chart_version=chart_version,
+    )
+    render = RenderOptions(
+        mig_strategy=mig_strategy.value, sharing=sharing.value, replicas=replicas, operator=operator
+    )
+    helm_runner = None
+    if stack is Stack.operator and phase in (Phase.cluster, Phase.all):
+        helm_runner = _helm(helm, kubeconfig, context)
     request = BootstrapRequest(
         phase=phase.value,
         inventory=inventory,
@@ -140,7 +169,13 @@ def command(
             "keep_artifacts": keep_artifacts,
         },
         cluster=ClusterOptions(
-            render=render, check=check, taint=not no_taint, force_conflicts=force_conflicts, timeout_s=timeout
+            render=render,
+            check=check,
+            taint=not no_taint,
+            force_conflicts=force_conflicts,
+            timeout_s=timeout,
+            stack=stack.value,
+            helm=helm_runner,
         ),
         verify_timeout_s=timeout,
     )
@@ -152,6 +187,17 @@ def command(
             live=output in (TableOrJson.table, TableOrJson.wide) and sys.stdout.isatty(),
         )
     _emit(result, output)
+
+
+def _helm(explicit: Path | None, kubeconfig: Path | None, context: str | None) -> Helm:
+    """The user's helm, checked before anything is written (exit 2 when absent or too old)."""
+    from gpuctl.helm import INSTALL_HINT, Helm, find_helm
+
+    hint = f"{INSTALL_HINT}, or use --stack device-plugin (no helm needed)"
+    binary = find_helm(explicit, hint=hint)
+    runner = Helm(binary, kubeconfig=kubeconfig, context=context)
+    runner.version()
+    return runner
 
 
 def _become_password(ask: bool) -> str | None:

@@ -17,6 +17,16 @@ from gpuctl.cli.options import (
     given,
     refuse_without,
 )
+from gpuctl.cli.stack_options import (
+    DEFAULT_CHART_VERSION,
+    ChartVersionOption,
+    Distribution,
+    DistributionOption,
+    OperatorDriverOption,
+    OperatorToolkitOption,
+    Stack,
+    StackOption,
+)
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
@@ -26,13 +36,14 @@ from gpuctl.defaults import (
     GPUCTL_NAMESPACE,
     RUNTIME_CLASS,
 )
-from gpuctl.errors import ConfigError
+from gpuctl.errors import ConfigError, NotImplementedYet
 
 HELP = """\
 Print the manifests gpuctl would apply for the cluster layer (for GitOps): the NVIDIA
 device plugin DaemonSet (optional time-slicing/MPS ConfigMap, MIG strategy; with MPS, also
-NVIDIA's MPS control daemon) and the RuntimeClass `nvidia`; or, with --gpu-operator, Helm
-values for the NVIDIA GPU Operator; with --rbac, the least-privilege roles of verify,
+NVIDIA's MPS control daemon) and the RuntimeClass `nvidia`; or, with --stack operator (alias
+--gpu-operator), the Helm values `gpuctl bootstrap --stack operator` installs the NVIDIA GPU
+Operator with; with --rbac, the least-privilege roles of verify,
 taint-gpu-nodes and status. Multi-document YAML on stdout, or one file per manifest with
 --out DIR.
 """
@@ -106,9 +117,12 @@ def command(
             "--node-selector", help="KEY=VALUE to pin the device plugin (repeatable).", show_default=False
         ),
     ] = None,
-    gpu_operator: Annotated[
-        bool, typer.Option("--gpu-operator", help="Helm values for the NVIDIA GPU Operator instead.")
-    ] = False,
+    gpu_operator: Annotated[bool, typer.Option("--gpu-operator", help="Same as --stack operator.")] = False,
+    stack: StackOption = Stack.device_plugin,
+    distribution: DistributionOption = Distribution.auto,
+    operator_driver: OperatorDriverOption = False,
+    operator_toolkit: OperatorToolkitOption = False,
+    chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
     rbac: Annotated[bool, typer.Option("--rbac", help="Also render the gpuctl RBAC roles.")] = False,
     rbac_subject: Annotated[
         str, typer.Option("--rbac-subject", help="ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME.")
@@ -131,6 +145,7 @@ def command(
         str, typer.Option("--gpuctl-image", help="Image holding gpuctl, for --verify-cronjob.")
     ] = "",
 ) -> None:
+    from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import (
         RenderOptions,
         parse_rbac_subject,
@@ -141,6 +156,17 @@ def command(
     _check_values(
         ctx, namespace=namespace, runtime_class=runtime_class, verify_namespace=verify_namespace, image=image
     )
+    if stack is Stack.dra:
+        raise NotImplementedYet(
+            "--stack dra: not implemented yet", hint="use --stack device-plugin or operator"
+        )
+    # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
+    operator = OperatorSettings(
+        driver_enabled=operator_driver,
+        toolkit_enabled=operator_toolkit,
+        distribution="standard" if distribution is Distribution.auto else distribution.value,
+        chart_version=chart_version,
+    )
     options = RenderOptions(
         namespace=namespace,
         image=image or DEVICE_PLUGIN_IMAGE,
@@ -150,7 +176,8 @@ def command(
         taint_key=taint_key,
         taint_effect=taint_effect,
         runtime_class=runtime_class,
-        gpu_operator=gpu_operator,
+        gpu_operator=gpu_operator or stack is Stack.operator,
+        operator=operator,
         rbac=rbac,
         rbac_subject=parse_rbac_subject(rbac_subject),
         verify_namespace=verify_namespace,

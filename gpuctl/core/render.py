@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from gpuctl.core.operator_values import OperatorSettings, template_variables
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
@@ -73,6 +74,7 @@ class RenderOptions:
     verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
     verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
     gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
+    operator: OperatorSettings = field(default_factory=OperatorSettings)  # with gpu_operator
 
 
 @dataclass(frozen=True)
@@ -216,8 +218,7 @@ def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
     values = render_template(
         "gpu-operator-values.yaml.j2",
         **_sharing_variables(options),
-        driver_enabled=False,
-        toolkit_enabled=False,
+        **template_variables(options.operator, options.node_selector),
     )
     return [RenderedFile("gpu-operator-values.yaml", values, helm_values=True)]
 

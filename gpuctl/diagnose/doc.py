@@ -79,6 +79,7 @@ SOURCES = {
     "image-pull": "Image pull (container waiting reason and message, Failed events)",
     "events": "Pod events (FailedCreatePodSandBox, FailedMount)",
     "node": "Node state",
+    "operator-driver": "GPU Operator driver container log (`bootstrap --stack operator`)",
 }
 
 

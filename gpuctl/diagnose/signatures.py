@@ -23,6 +23,7 @@ class Signature:
 
     id: str
     source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node
+    # | operator-driver
     pattern: re.Pattern[str]
     cause: str
     hint: str
@@ -73,9 +74,10 @@ def _all() -> tuple[Signature, ...]:
     from gpuctl.diagnose.table_cluster import CLUSTER
     from gpuctl.diagnose.table_dra import DRA
     from gpuctl.diagnose.table_gpu import GPU
+    from gpuctl.diagnose.table_operator import OPERATOR
     from gpuctl.diagnose.table_runtime import RUNTIME
 
-    return (*RUNTIME, *DRA, *GPU, *CLUSTER)
+    return (*RUNTIME, *DRA, *GPU, *CLUSTER, *OPERATOR)
 
 
 # Table order is priority: the first specific match wins, generic rows only when nothing else does.

@@ -1,5 +1,5 @@
-"""Rows for GPUs under Dynamic Resource Allocation: the DRA driver's kubelet plugin log and the
-scheduler's DynamicResources filter."""
+"""Rows for GPUs under Dynamic Resource Allocation: the DRA driver's kubelet plugin log (the
+scheduler's "cannot allocate all claims" shares sched.insufficient-gpu)."""
 
 from __future__ import annotations
 
@@ -24,15 +24,5 @@ DRA = (
         "the DRA driver's health check marked a GPU unhealthy (an Xid event): it is published with a "
         "NoSchedule device taint and no claim gets it",
         HARDWARE_FIX,
-    ),
-    sig(
-        "sched.dra-cannot-allocate",
-        "scheduling",
-        "scheduling",
-        r"cannot allocate all claims",
-        "the scheduler found no devices for the pod's ResourceClaim on the node: its GPUs are held "
-        "by other claims, tainted, or not published in a ResourceSlice",
-        "`kubectl get resourceslices --field-selector spec.nodeName={node} -o yaml` (devices, taints) "
-        "and `kubectl get resourceclaims -A` (who holds them)",
     ),
 )

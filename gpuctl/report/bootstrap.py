@@ -73,8 +73,29 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
                 "ready": node.ready,
                 "problem": verify_report.check_dict(node.problem) if node.problem else None,
             }
+            | ({"operator_validator": node.validator} if node.validator is not None else {})
             for node in cluster.nodes
         ],
+        "stack": "operator" if cluster.helm is not None else "device-plugin",
+        "helm": _helm_json(cluster),
+        "cluster_policies": dict(cluster.policy_states),
+    }
+
+
+def _helm_json(cluster: ClusterResult) -> dict[str, Any] | None:
+    """--stack operator: the exact helm command and what it did (null for the device plugin)."""
+    helm = cluster.helm
+    if helm is None:
+        return None
+    return {
+        "command": helm.command,
+        "action": helm.action,
+        "helm_version": helm.helm_version,
+        "chart": helm.chart,
+        "deployed_chart": helm.deployed_chart,
+        "release_status": helm.release_status,
+        "repaired": helm.repaired,
+        "values": helm.values,
     }
 
 
@@ -226,6 +247,7 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
             console.print(Text("  hint: rerun with --force-conflicts to take these fields over"))
     if cluster.taint is not None:
         console.print(Text(f"GPU taint: {cluster.taint.writes} node write(s)"))
+    _print_helm(cluster, console)
     for node in cluster.nodes:
         if node.problem is not None:
             console.print(Text(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
@@ -240,3 +262,19 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
     if cluster.timed_out:
         summary += " (timed out waiting for the GPUs)"
     console.print(Text(f"{summary}, {cluster.duration_s:.1f}s"))
+
+
+def _print_helm(cluster: ClusterResult, console: Console) -> None:
+    from rich.text import Text
+
+    helm = cluster.helm
+    if helm is None:
+        return
+    if helm.repaired:
+        console.print(Text(f"helm: the release was left pending by an earlier run: {helm.repaired}"))
+    deployed = f" (deployed: {helm.deployed_chart}, {helm.release_status})" if helm.deployed_chart else ""
+    console.print(Text(f"helm {helm.helm_version}: {helm.action} {helm.chart}{deployed}"))
+    console.print(Text(f"  {helm.command}"), soft_wrap=True)
+    for node in cluster.nodes:
+        if node.validator not in (None, "", "ready"):
+            console.print(Text(f"{node.node}: Operator validator {node.validator}"))

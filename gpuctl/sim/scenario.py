@@ -63,6 +63,8 @@ class NodeSpec:
     mig: tuple[tuple[str, int], ...] = ()
     # How the node's GPUs reach pods: the device plugin (nvidia.com/gpu) or DRA (ResourceSlices).
     gpu_allocation: str = "device-plugin"
+    # Node Feature Discovery has labelled the node (`nodes[].nfd`); false: no NFD labels.
+    nfd: bool = True
 
     @property
     def host_can_advertise(self) -> bool:
@@ -125,6 +127,7 @@ _NODE_KEYS = {
     "memory",
     "mig",
     "gpuAllocation",
+    "nfd",
 }
 
 
@@ -317,6 +320,7 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
         memory=node.string("memory", NodeSpec.memory),
         mig=_parse_mig(node),
         gpu_allocation=node.choice("gpuAllocation", allocation, GPU_ALLOCATIONS),
+        nfd=node.boolean("nfd", True),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:

@@ -117,10 +117,10 @@ def test_a_claim_the_scheduler_cannot_allocate_is_diagnosed_with_its_reason(sim:
     code, report = verify_json(cli, cluster, "--timeout", "5")
     assert code == 1
     checks = checks_of(report, "gpu-0")
-    assert checks["pod.scheduled"]["diagnosis"] == "sched.dra-cannot-allocate"
+    assert checks["pod.scheduled"]["diagnosis"] == "sched.insufficient-gpu"
     assert "cannot allocate all claims" in checks["pod.scheduled"]["message"]
     assert checks["dra.claim"]["status"] == "fail"
-    assert checks["dra.claim"]["diagnosis"] == "sched.dra-cannot-allocate"
+    assert checks["dra.claim"]["diagnosis"] == "sched.insufficient-gpu"
     assert [name for name in leftovers(cluster) if "gpuctl" in name] == []
 
 

@@ -28,6 +28,8 @@ from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, list_nodes
 from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
+    from gpuctl.core.bootstrap.operator import HelmOutcome
+    from gpuctl.helm import Helm
     from gpuctl.kube.client import ApiClient
 
 POLL_S = 1.0
@@ -40,6 +42,8 @@ class ClusterOptions:
     taint: bool = True
     force_conflicts: bool = False
     timeout_s: float = 300.0
+    stack: str = "device-plugin"  # device-plugin | operator (render.operator: the chart's settings)
+    helm: Helm | None = None  # the user's helm, for --stack operator
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,13 @@ class NodeReadiness:
     allocatable: int = 0
     plugin_ready: bool = False
     problem: Check | None = None  # why it is stuck, once the wait gave up
+    # --stack operator: the Operator's validator on the node (ready, absent, waiting: ...).
+    validator: str | None = None
 
     @property
     def ready(self) -> bool:
         enough = self.allocatable == self.expected if self.expected is not None else self.allocatable > 0
-        return self.plugin_ready and enough
+        return self.plugin_ready and enough and self.validator in (None, "ready")
 
 
 @dataclass(frozen=True)
@@ -67,12 +73,14 @@ class ClusterResult:
     nodes: tuple[NodeReadiness, ...]
     timed_out: bool = False
     duration_s: float = 0.0
+    helm: HelmOutcome | None = None  # --stack operator: what helm did
+    policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
 
     @property
     def writes(self) -> int:
-        """Writes sent (server-side dry runs included): applies plus taint patches."""
+        """Writes sent (server-side dry runs included): applies, taint patches, helm changes."""
         applied = sum(obj.action not in ("unchanged",) for obj in self.objects)
-        return applied + (self.taint.writes if self.taint else 0)
+        return applied + (self.taint.writes if self.taint else 0) + (self.helm.writes if self.helm else 0)
 
     @property
     def conflicts(self) -> tuple[Applied, ...]:
@@ -89,12 +97,9 @@ class ClusterResult:
         return ExitCode.OK if self.ok else ExitCode.CHECK_FAILED
 
 
-def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict]:
-    """The rendered device plugin stack as objects, then a label for each named GPU node."""
-    manifests: list[JsonDict] = []
-    for rendered in render_manifests(options).files:
-        manifests.extend(doc for doc in yaml.safe_load_all(rendered.content) if doc)
-    labels = [
+def node_labels(nodes: list[str]) -> list[JsonDict]:
+    """The nvidia.com/gpu.present label of each named GPU node, as objects to apply."""
+    return [
         {
             "apiVersion": "v1",
             "kind": "Node",
@@ -102,10 +107,17 @@ def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict
         }
         for name in nodes
     ]
-    return manifests + labels
 
 
-def _readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
+def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict]:
+    """The rendered device plugin stack as objects, then a label for each named GPU node."""
+    manifests: list[JsonDict] = []
+    for rendered in render_manifests(options).files:
+        manifests.extend(doc for doc in yaml.safe_load_all(rendered.content) if doc)
+    return manifests + node_labels(nodes)
+
+
+def readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
     nodes = {node.name: node for node in list_nodes(api_client)}
     plugin_pods = device_plugin_pods(api_client, list_gpu_daemonsets(api_client))
     states = []
@@ -123,7 +135,7 @@ def _readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[N
     return states
 
 
-def _diagnose(api_client: ApiClient, stuck: list[NodeReadiness]) -> dict[str, Check | None]:
+def diagnose_with_verify(api_client: ApiClient, stuck: list[NodeReadiness]) -> dict[str, Check | None]:
     """Why each stuck node is stuck: verify's read-only checks (plugin pod, its log, capacity)."""
     gpus = tuple((node.node, node.expected) for node in stuck if node.expected is not None)
     expectations = Expectations(node_patterns=tuple(node.node for node in stuck), gpus_by_pattern=gpus)
@@ -140,7 +152,7 @@ def wait_for_gpus(
     """Poll until every node in `expected` is ready or `timeout_s` passes; (states, timed out)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        states = _readiness(api_client, expected)
+        states = readiness(api_client, expected)
         if on_progress is not None:
             on_progress(states)
         if all(state.ready for state in states):
@@ -149,8 +161,24 @@ def wait_for_gpus(
             break
         time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
     stuck = [state for state in states if not state.ready]
-    problems = _diagnose(api_client, stuck)
+    problems = diagnose_with_verify(api_client, stuck)
     return [replace(state, problem=problems.get(state.node)) for state in states], True
+
+
+def _taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:
+    if not options.taint or not nodes:
+        return None
+    return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT, node_names=nodes, dry_run=options.check)
+
+
+def apply_node_layer(
+    api_client: ApiClient, options: ClusterOptions, expected: dict[str, int | None], *, label_nodes: bool
+) -> tuple[tuple[Applied, ...], TaintResult | None]:
+    """What every stack needs on the nodes: the GPU label (inventory nodes) and the GPU taint."""
+    applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
+    objects = tuple(applier.apply(label) for label in node_labels(sorted(expected) if label_nodes else []))
+    conflicted = any(obj.action == "conflict" for obj in objects)
+    return objects, None if conflicted else _taint(api_client, options, sorted(expected))
 
 
 def apply_cluster_layer(
@@ -162,16 +190,20 @@ def apply_cluster_layer(
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> ClusterResult:
     """Apply, taint, wait. `expected`: GPU node name → GPUs it must advertise (None: >= 1)."""
+    if options.stack == "operator":
+        from gpuctl.core.bootstrap.operator import apply_operator_layer
+
+        if options.helm is None:
+            raise ValueError("--stack operator needs a helm")  # the CLI always passes one
+        return apply_operator_layer(
+            api_client, options.helm, options, expected, label_nodes=label_nodes, on_progress=on_progress
+        )
     started = time.monotonic()
     applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
     names = sorted(expected) if label_nodes else []
     objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
     conflicted = any(obj.action == "conflict" for obj in objects)
-    taint = None
-    if options.taint and expected and not conflicted:
-        taint = taint_gpu_nodes(
-            api_client, taint=DEFAULT_TAINT, node_names=sorted(expected), dry_run=options.check
-        )
+    taint = None if conflicted else _taint(api_client, options, sorted(expected))
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,16 @@ RESOURCE_TYPES = (
     ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     ResourceType(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        False,
+        ("crd", "crds"),
+        ("status",),
+        categories=("api-extensions",),
+    ),
+    ResourceType(
         "authorization.k8s.io",
         "v1",
         "SelfSubjectAccessReview",
@@ -80,26 +91,29 @@ RESOURCE_TYPES = (
         )
     ),
 )
-NO_GATES: frozenset[str] = frozenset()
 
 # What deleting a namespace empties, in this order (the runtime is told, it does not look up kinds).
 NAMESPACED_KEYS = tuple(dict.fromkeys(r.key for r in RESOURCE_TYPES if r.namespaced))
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCE_TYPES
 }
-GROUPS: dict[str, list[str]] = {}
-for _resource in RESOURCE_TYPES:
-    if _resource.group and _resource.version not in GROUPS.setdefault(_resource.group, []):
-        GROUPS[_resource.group].append(_resource.version)
 
 
-def lookup(group: str, version: str, plural: str, gates: frozenset[str] = NO_GATES) -> ResourceType | None:
-    resource = BY_PATH.get((group, version, plural))
-    return resource if resource is not None and (not resource.gate or resource.gate in gates) else None
+def lookup(group: str, version: str, plural: str) -> ResourceType | None:
+    return BY_PATH.get((group, version, plural))
 
 
-def _served(name: str, gates: frozenset[str]) -> bool:
-    return any(r.group == name and (not r.gate or r.gate in gates) for r in RESOURCE_TYPES)
+def gates_for(uses_dra: bool) -> frozenset[str]:
+    return frozenset({"dra"} if uses_dra else ())
+
+
+def gated_off(resource: ResourceType, gates: frozenset[str]) -> bool:
+    return bool(resource.gate) and resource.gate not in gates
+
+
+def ungated(served: Sequence[ResourceType], gates: frozenset[str]) -> Sequence[ResourceType]:
+    """The served types without those whose gate is off (resource.k8s.io without DRA)."""
+    return [resource for resource in served if not gated_off(resource, gates)]
 
 
 def api_versions(server_address: str) -> Obj:
@@ -110,26 +124,42 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _group(name: str) -> Obj:
-    versions = [{"groupVersion": f"{name}/{v}", "version": v} for v in GROUPS[name]]
-    return {"name": name, "versions": versions, "preferredVersion": versions[0]}
+def groups(served: Sequence[ResourceType]) -> dict[str, list[str]]:
+    """Group -> its versions, in the order first served (a CRD's storage version first)."""
+    found: dict[str, list[str]] = {}
+    for resource in served:
+        if resource.group and resource.version not in found.setdefault(resource.group, []):
+            found[resource.group].append(resource.version)
+    return found
 
 
-def api_group_list(gates: frozenset[str] = NO_GATES) -> Obj:
-    groups = [_group(name) for name in GROUPS if _served(name, gates)]
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+def _group(name: str, versions: list[str]) -> Obj:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
-def api_group(name: str, gates: frozenset[str] = NO_GATES) -> Obj | None:
-    if name not in GROUPS or not _served(name, gates):
+def api_group_list(served: Sequence[ResourceType] = RESOURCE_TYPES) -> Obj:
+    found = groups(served)
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(name, versions) for name, versions in found.items()],
+    }
+
+
+def api_group(name: str, served: Sequence[ResourceType] = RESOURCE_TYPES) -> Obj | None:
+    found = groups(served)
+    if name not in found:
         return None
-    return dict(_group(name), kind="APIGroup", apiVersion="v1")
+    return dict(_group(name, found[name]), kind="APIGroup", apiVersion="v1")
 
 
-def api_resource_list(group: str, version: str, gates: frozenset[str] = NO_GATES) -> Obj | None:
+def api_resource_list(
+    group: str, version: str, served: Sequence[ResourceType] = RESOURCE_TYPES
+) -> Obj | None:
     entries: list[Obj] = []
-    for resource in RESOURCE_TYPES:
-        if (resource.group, resource.version) != (group, version) or (resource.gate not in ("", *gates)):
+    for resource in served:
+        if (resource.group, resource.version) != (group, version):
             continue
         entry: Obj = {
             "name": resource.plural,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import kinds, openapi, protobuf, tables, writes
+from gpuctl.sim.api import crds, kinds, openapi, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
@@ -25,7 +25,7 @@ class Api:
     def __init__(self, cluster: Cluster, server_address: str) -> None:
         self.cluster = cluster
         self.server_address = server_address
-        self.gates = frozenset({"dra"} if cluster.scenario.uses_dra else ())
+        self.gates = kinds.gates_for(cluster.scenario.uses_dra)
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
@@ -63,18 +63,18 @@ class Api:
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
             "/api": lambda: kinds.api_versions(self.server_address),
-            "/apis": lambda: kinds.api_group_list(self.gates),
+            "/apis": lambda: kinds.api_group_list(kinds.ungated(crds.served(self.cluster.store), self.gates)),
             "/api/v1": lambda: kinds.api_resource_list("", "v1"),
         }
         if path in documents and (document := documents[path]()) is not None:
             return Response(200, encode(document))
-        parts = path.strip("/").split("/")
-        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1], self.gates)):
+        parts, served = path.strip("/").split("/"), kinds.ungated(crds.served(self.cluster.store), self.gates)
+        if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1], served)):
             return Response(200, encode(group))
         if (
             parts[0] == "apis"
             and len(parts) == 3
-            and (listing := kinds.api_resource_list(parts[1], parts[2], self.gates))
+            and (listing := kinds.api_resource_list(parts[1], parts[2], served))
         ):
             return Response(200, encode(listing))
         error = ApiError(404, "NotFound", "the server could not find the requested resource", {})
@@ -94,11 +94,11 @@ class Api:
             return None
         namespace = ""
         if rest[0] == "namespaces" and len(rest) >= 3:
-            candidate = kinds.lookup(group, version, rest[2], self.gates)
+            candidate = crds.lookup(self.cluster.store, group, version, rest[2])
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
-        resource = kinds.lookup(group, version, rest[0], self.gates)
-        if resource is None or len(rest) > 3:
+        resource = crds.lookup(self.cluster.store, group, version, rest[0])
+        if resource is None or len(rest) > 3 or kinds.gated_off(resource, self.gates):
             raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
         name = rest[1] if len(rest) > 1 else ""
         subresource = rest[2] if len(rest) > 2 else ""
@@ -162,16 +162,15 @@ class Api:
     def _wants_table(self, request: Request) -> bool:
         return "as=Table" in request.header("accept")
 
+    def _table(self, request: Request, route: Route, items: list[Obj], version: str) -> Response:
+        include = request.query.get("includeObject", "")
+        return Response(200, encode(crds.table(self.cluster.store, route.resource, items, version, include)))
+
     def _list(self, request: Request, route: Route) -> Response:
         items = self.matching(request, route)
         version = str(self.cluster.store.resource_version)
         if self._wants_table(request):
-            return Response(
-                200,
-                encode(
-                    tables.table(route.resource.kind, items, version, request.query.get("includeObject", ""))
-                ),
-            )
+            return self._table(request, route, items, version)
         listing = {
             "kind": f"{route.resource.kind}List",
             "apiVersion": route.resource.api_version,
@@ -194,12 +193,7 @@ class Api:
             return Response(200, self._log(request, obj).encode(), "text/plain")
         if self._wants_table(request):
             version = obj["metadata"]["resourceVersion"]
-            return Response(
-                200,
-                encode(
-                    tables.table(route.resource.kind, [obj], version, request.query.get("includeObject", ""))
-                ),
-            )
+            return self._table(request, route, [obj], version)
         return Response(200, encode(obj))
 
     def _log(self, request: Request, pod: Obj) -> str:
@@ -365,7 +359,7 @@ def _log_container(request: Request, pod: Obj) -> str:
         raise bad_request(
             f"a container name must be specified for pod {pod_name}, choose one of: [{' '.join(names)}]"
         )
-    if container not in names:
+    if container not in names + [c["name"] for c in pod["spec"].get("initContainers") or []]:
         raise bad_request(f"container {container} is not valid for pod {pod_name}")
     return container
 

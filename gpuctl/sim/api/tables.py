@@ -60,9 +60,28 @@ def _node_row(node: Obj) -> list[Any]:
     ]
 
 
+def _init_reason(pod: Obj) -> str:
+    """kubectl's Init:N/M, Init:<reason> while an init container has not completed; "" after."""
+    statuses = (pod.get("status") or {}).get("initContainerStatuses") or []
+    total = len(pod.get("spec", {}).get("initContainers") or [])
+    for index, container in enumerate(statuses):
+        state = container.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting") or {}
+        if terminated and terminated.get("exitCode") == 0:
+            continue
+        if terminated:
+            return "Init:" + (terminated.get("reason") or f"ExitCode:{terminated.get('exitCode')}")
+        if waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            return "Init:" + str(waiting["reason"])
+        return f"Init:{index}/{total}"
+    return ""
+
+
 def _pod_status_reason(pod: Obj) -> str:
     status = pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or "Unknown"
+    if (initializing := _init_reason(pod)) and not pod["metadata"].get("deletionTimestamp"):
+        return initializing
     for container in status.get("containerStatuses") or []:
         state = container.get("state") or {}
         if "waiting" in state and state["waiting"].get("reason"):
@@ -80,7 +99,9 @@ def _pod_row(pod: Obj) -> list[Any]:
     containers = pod.get("spec", {}).get("containers") or []
     statuses = status.get("containerStatuses") or []
     ready = sum(1 for s in statuses if s.get("ready"))
-    restarts = sum(int(s.get("restartCount", 0)) for s in statuses)
+    restarts = sum(
+        int(s.get("restartCount", 0)) for s in statuses + (status.get("initContainerStatuses") or [])
+    )
     return [
         pod["metadata"]["name"],
         f"{ready}/{len(containers)}",
@@ -207,6 +228,10 @@ _COLUMNS: dict[str, tuple[list[Obj], Callable[[Obj], list[Any]]]] = {
         _resource_slice_row,
     ),
     "ResourceClaim": ([_column("Name", fmt="name"), _column("State"), _column("Age")], _resource_claim_row),
+    "CustomResourceDefinition": (
+        [_column("Name", fmt="name"), _column("Created At", "date")],
+        lambda crd: [crd["metadata"]["name"], crd["metadata"].get("creationTimestamp")],
+    ),
     "Event": (
         [
             _column("Last Seen"),
@@ -220,8 +245,16 @@ _COLUMNS: dict[str, tuple[list[Obj], Callable[[Obj], list[Any]]]] = {
 }
 
 
-def table(kind: str, items: list[Obj], resource_version: str, include_object: str) -> Obj:
-    columns, row = _COLUMNS.get(kind, ([_column("Name", fmt="name"), _column("Age")], _generic_row))
+def table(
+    kind: str,
+    items: list[Obj],
+    resource_version: str,
+    include_object: str,
+    custom: tuple[list[Obj], Callable[[Obj], list[Any]]] | None = None,
+) -> Obj:
+    """`custom`: the columns and row builder of a CRD's additionalPrinterColumns."""
+    generic = ([_column("Name", fmt="name"), _column("Age")], _generic_row)
+    columns, row = custom or _COLUMNS.get(kind, generic)
     rows = []
     for item in items:
         entry: Obj = {"cells": row(item)}

@@ -53,8 +53,21 @@ def kind_shape(resource: ResourceType) -> Shape:
     shape = _kind_shapes.get(resource)  # the hot path: one dict lookup per write
     if shape is None:
         with _lock:
-            shape = _kind_shapes[resource] = _shape(schemas.kind_model(resource))
+            model = schemas.kind_model(resource)
+            shape = _kind_shapes[resource] = _shape(model) if model else _custom_shape()
     return shape
+
+
+def _custom_shape() -> Shape:
+    """A custom resource: what a structural schema keeps at the top; spec and status are free."""
+    anything: tuple[str, Shape | None] = ("", None)
+    return {
+        "apiVersion": anything,
+        "kind": anything,
+        "metadata": ("", _shape("V1ObjectMeta")),
+        "spec": anything,
+        "status": anything,
+    }
 
 
 def prune_unknown(obj: Obj, shape: Shape, path: Path = ()) -> list[Path]:

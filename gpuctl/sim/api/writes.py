@@ -7,7 +7,7 @@ import copy
 import json
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import ownership, patches
+from gpuctl.sim.api import crds, ownership, patches
 from gpuctl.sim.api.api_errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from gpuctl.sim.api.kinds import NAMESPACED_KEYS, ResourceType
 from gpuctl.sim.api.ownership import Writer
@@ -94,10 +94,14 @@ def _apply_kind_defaults(resource: ResourceType, obj: Obj) -> None:
         # every `kubectl apply` would see the tolerations differ and report "configured".
         defaults.apply_pod_spec_defaults(template)
         template.pop("status", None)
+    elif resource.kind == "CustomResourceDefinition":
+        obj["status"] = crds.established_status(obj)
 
 
 def _validate(resource: ResourceType, obj: Obj) -> None:
     errors = defaults.validate(resource.kind, obj)
+    if resource == crds.CRD:
+        errors += crds.validate(obj)
     if errors:
         raise invalid(resource.kind, obj["metadata"].get("name", ""), errors, resource.group)
 
@@ -139,6 +143,8 @@ def _after_write(cluster: Cluster, resource: ResourceType, obj: Obj, created: bo
         cluster.node_changed()
     elif resource.kind == "DaemonSet":
         cluster.daemonset_changed()
+    elif crds.is_custom(resource):
+        cluster.custom_resource_changed()
 
 
 def _merge_into_existing(resource: ResourceType, existing: Obj, candidate: Obj, subresource: str) -> Obj:
@@ -349,4 +355,8 @@ def delete(
         cluster.daemonset_changed()
     elif resource.kind == "Node":
         cluster.node_changed()
+    elif resource == crds.CRD:
+        crds.removed(cluster, removed)
+    elif crds.is_custom(resource):
+        cluster.custom_resource_changed()
     return removed

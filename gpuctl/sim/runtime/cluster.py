@@ -16,6 +16,7 @@ from gpuctl.sim.runtime import (
     kubelet,
     mig_containers,
     objects,
+    operator,
     plugin_runtime,
     podstatus,
     scheduler,
@@ -56,6 +57,7 @@ class Cluster:
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
         self.plugin_configs: dict[str, PluginConfig] = {}  # node → config its plugin started with
         self.settling = False
+        self.operator = operator.OperatorState()  # the GPU Operator the sim plays (ClusterPolicy)
         self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
         self.host_links = {link.node_name: link for link in host_links}
         self.prober = host_nodes.HostProber(self, list(self.host_links.values()))
@@ -161,13 +163,23 @@ class Cluster:
     def daemonset_changed(self) -> None:
         self.daemonsets_soon()
 
+    def custom_resource_changed(self) -> None:
+        """A custom resource (or its CRD) was written or deleted: a ClusterPolicy drives the Operator."""
+        self.operator_soon()
+
+    def operator_soon(self) -> None:
+        if not self.settling and (self.operator.active or self.store.count(operator.CLUSTER_POLICIES)):
+            self.engine.soon("operator", lambda: operator.reconcile(self), delay=0.02)
+
     def schedule_soon(self) -> None:
         if not self.settling:
             self.engine.soon("scheduler", lambda: scheduler.run_pass(self), delay=0.01)
 
     def daemonsets_soon(self) -> None:
+        """DaemonSets follow nodes and pods; so does the Operator (node labels, operand readiness)."""
         if not self.settling:
             self.engine.soon("daemonsets", lambda: daemonsets.reconcile(self), delay=0.01)
+            self.operator_soon()
 
     def record_event(self, involved: Obj, reason: str, message: str, **kwargs: Any) -> None:
         if self.settling:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers, dra, dra_claims, plugin_runtime, sandbox
+from gpuctl.sim.runtime import containers, dra, dra_claims, operand_pods, plugin_runtime, sandbox
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
 from gpuctl.sim.runtime.objects import node_address
@@ -94,6 +94,9 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     spec = cluster.node_spec(node_name)
     if sandbox.refused(cluster, pod, spec, lambda: start(cluster, namespace, name, uid)):
         return
+    if operand_pods.init_blocked(cluster, pod):  # a GPU Operator operand's init containers
+        return
+    pod = cluster.store.get("pods", namespace, name) or pod  # with its init containers' statuses
     for container in pod["spec"].get("containers") or []:
         problem = containers.image_problem(container.get("image", ""), cluster.scenario.image_pull_failures)
         if problem is not None:
@@ -101,7 +104,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             return
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
-    runtime.logs = {}
+    runtime.logs = operand_pods.init_logs(pod, runtime.logs)
     for container in pod["spec"].get("containers") or []:
         container_name = container["name"]
         if containers.is_device_plugin_container(container):
@@ -110,9 +113,8 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         elif dra.is_plugin_container(container):
             outcomes[container_name], runtime.logs[container_name] = dra.start_plugin(cluster, node_name)
         else:
-            argv = containers.argv_of(container)
-            outcomes[container_name] = cluster.run_container(
-                node_name, argv, runtime.gpu_indices, runtime.devices
+            outcomes[container_name] = operand_pods.outcome(cluster, pod, container) or cluster.run_container(
+                node_name, containers.argv_of(container), runtime.gpu_indices, runtime.devices
             )
             runtime.logs[container_name] = outcomes[container_name].log
     runtime.started = time.time()

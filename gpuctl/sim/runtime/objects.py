@@ -73,7 +73,7 @@ def node_labels(spec: NodeSpec) -> dict[str, str]:
         "kubernetes.io/hostname": spec.name,
         "kubernetes.io/os": "linux",
     }
-    if spec.gpus > 0:
+    if spec.gpus > 0 and spec.nfd:
         labels[NFD_PCI_LABEL] = "true"
     if spec.gpus > 0 and spec.gpu_allocation == "dra":
         labels["nvidia.com/dra-kubelet-plugin"] = "true"  # selects the DRA driver's kubelet plugin

@@ -1,0 +1,73 @@
+"""Options of the cluster stack (`--stack`) shared by `gpuctl render` and `gpuctl bootstrap`, and
+the GPU Operator's chart and values options."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from gpuctl.defaults import OPERATOR_CHART, OPERATOR_CHART_VERSION
+
+
+class Stack(str, Enum):
+    device_plugin = "device-plugin"
+    operator = "operator"
+    dra = "dra"
+
+
+class Distribution(str, Enum):
+    auto = "auto"
+    standard = "standard"
+    k3s = "k3s"
+    rke2 = "rke2"
+
+
+StackOption = Annotated[
+    Stack,
+    typer.Option(
+        "--stack",
+        help="Cluster stack: gpuctl's device plugin manifests, NVIDIA's GPU Operator (Helm), or DRA.",
+    ),
+]
+DistributionOption = Annotated[
+    Distribution,
+    typer.Option(
+        "--distribution",
+        help="Kubernetes distribution, for the toolkit's containerd config and socket paths "
+        "(--stack operator); auto: from the kubelet versions (bootstrap), standard (render).",
+    ),
+]
+OperatorDriverOption = Annotated[
+    bool,
+    typer.Option(
+        "--operator-driver/--no-operator-driver",
+        help="Let the GPU Operator install the driver (driver.enabled=true); default: off, the "
+        "host layer (`bootstrap --phase host`) installs it.",
+        show_default=False,
+    ),
+]
+OperatorToolkitOption = Annotated[
+    bool,
+    typer.Option(
+        "--operator-toolkit/--no-operator-toolkit",
+        help="Let the GPU Operator install the container toolkit (toolkit.enabled=true); "
+        "default: off, the host layer installs it.",
+        show_default=False,
+    ),
+]
+ChartOption = Annotated[
+    str,
+    typer.Option(
+        "--chart", help="GPU Operator chart: REPO/NAME, oci://REFERENCE or a local chart directory."
+    ),
+]
+ChartVersionOption = Annotated[str, typer.Option("--chart-version", help="Chart version to pin.")]
+HelmOption = Annotated[
+    Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option("--helm", help="The helm binary (default: helm on PATH).", show_default=False),
+]
+DEFAULT_CHART = OPERATOR_CHART
+DEFAULT_CHART_VERSION = OPERATOR_CHART_VERSION

@@ -1,0 +1,200 @@
+"""`bootstrap --phase cluster --stack operator`: install NVIDIA's GPU Operator chart with the user's
+helm and the values `gpuctl render --stack operator` prints, then wait until the Operator's
+validator reports success on every GPU node and the GPUs are advertised, diagnosing stuck operands.
+
+The upgrade is skipped when the deployed release already runs the wanted chart version with the
+same values and is `deployed`, so a second run writes nothing. A release an interrupted helm left
+pending is put back first (uninstalled when it never deployed, rolled back otherwise).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from gpuctl.core.bootstrap.cluster import (
+    POLL_S,
+    ClusterOptions,
+    ClusterResult,
+    NodeReadiness,
+    apply_node_layer,
+    diagnose_with_verify,
+    readiness,
+)
+from gpuctl.core.operator_state import diagnose_operator_node, validator_state, validators_by_node
+from gpuctl.core.operator_values import OperatorSettings, chart_identity, distribution_of
+from gpuctl.core.render import render_manifests
+from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
+from gpuctl.helm import PENDING_STATES, Helm, Release, display
+from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods
+from gpuctl.kube.nodes import list_nodes
+from gpuctl.kube.pods import LogUnavailable, read_pod_log
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+
+LOG_TAIL = 200
+
+
+@dataclass(frozen=True)
+class HelmOutcome:
+    """What gpuctl did with helm: `installed`, `upgraded`, `unchanged`, or with --check
+    `would-install`, `would-upgrade`, `unchanged`."""
+
+    command: str  # the exact helm command (values on its stdin)
+    action: str
+    helm_version: str
+    chart: str  # name-version wanted
+    deployed_chart: str  # name-version deployed before ("" when no release)
+    release_status: str  # of the release before ("" when none)
+    values: dict[str, Any] = field(default_factory=dict)
+    repaired: str = ""  # "uninstalled" or "rolled back" when a pending release was put back first
+
+    @property
+    def writes(self) -> int:
+        return int(self.action in ("installed", "upgraded")) + int(bool(self.repaired))
+
+
+def _unchanged(
+    release: Release | None, chart: str, deployed_values: dict[str, Any], values: dict[str, Any]
+) -> bool:
+    return (
+        release is not None
+        and release.status == "deployed"
+        and release.chart == chart
+        and deployed_values == values
+    )
+
+
+def install_operator_chart(
+    helm: Helm, settings: OperatorSettings, values_yaml: str, *, check: bool
+) -> HelmOutcome:
+    """`helm upgrade --install` the Operator chart unless the release already matches."""
+    version = helm.version()
+    chart = settings.chart_ref()
+    wanted = chart_identity(chart)
+    values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
+    release = helm.release(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
+    deployed = helm.values(OPERATOR_RELEASE, OPERATOR_NAMESPACE) if release is not None else {}
+    command = display(helm.upgrade_install_command(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart))
+    outcome = HelmOutcome(
+        command, "unchanged", version, wanted,
+        release.chart if release else "", release.status if release else "", values,
+    )  # fmt: skip
+    if _unchanged(release, wanted, deployed, values):
+        return outcome
+    if check:
+        return replace(outcome, action="would-upgrade" if release else "would-install")
+    repaired = ""
+    if release is not None and release.status in PENDING_STATES:
+        if release.status == "pending-install" or release.revision <= 1:
+            helm.uninstall(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
+            repaired, release = "uninstalled", None
+        else:
+            helm.rollback(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
+            repaired = "rolled back"
+    helm.upgrade_install(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart, values_yaml)
+    return replace(outcome, action="upgraded" if release else "installed", repaired=repaired)
+
+
+def _operator_readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
+    validators = validators_by_node(list_operand_pods(api_client, OPERATOR_NAMESPACE))
+    return [
+        replace(state, validator=validator_state(validators.get(state.node)))
+        for state in readiness(api_client, expected)
+    ]
+
+
+def _log_reader(api_client: ApiClient) -> Callable[[OperandPod, str], str]:
+    def read(pod: OperandPod, container: str) -> str:
+        text = read_pod_log(api_client, pod.namespace, pod.name, container, tail_lines=LOG_TAIL)
+        return "" if isinstance(text, LogUnavailable) else text
+
+    return read
+
+
+def _diagnose(
+    api_client: ApiClient, stuck: list[NodeReadiness], settings: OperatorSettings
+) -> dict[str, Any]:
+    pods = list_operand_pods(api_client, OPERATOR_NAMESPACE)
+    labels = {node.name: node.labels for node in list_nodes(api_client)}
+    reader = _log_reader(api_client)
+    problems = {
+        state.node: diagnose_operator_node(
+            state.node,
+            labels.get(state.node, {}),
+            pods,
+            namespace=OPERATOR_NAMESPACE,
+            driver_enabled=settings.driver_enabled,
+            toolkit_enabled=settings.toolkit_enabled,
+            read_log=reader,
+        )
+        for state in stuck
+    }
+    # Validated but without its GPUs: the device plugin's side, which verify's checks read.
+    rest = [state for state in stuck if problems[state.node] is None]
+    return {**problems, **(diagnose_with_verify(api_client, rest) if rest else {})}
+
+
+def wait_for_operator(
+    api_client: ApiClient,
+    expected: dict[str, int | None],
+    settings: OperatorSettings,
+    timeout_s: float,
+    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> tuple[list[NodeReadiness], bool]:
+    """Poll until every node's validator reports success and its GPUs are advertised."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = _operator_readiness(api_client, expected)
+        if on_progress is not None:
+            on_progress(states)
+        if all(state.ready for state in states) or time.monotonic() >= deadline:
+            break
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
+    stuck = [state for state in states if not state.ready]
+    if not stuck:
+        return states, False
+    problems = _diagnose(api_client, stuck, settings)
+    return [replace(state, problem=problems.get(state.node)) for state in states], True
+
+
+def resolved_settings(api_client: ApiClient, settings: OperatorSettings) -> OperatorSettings:
+    """`--distribution auto`: from the kubelet versions of the cluster's nodes."""
+    if settings.distribution != "auto":
+        return settings
+    from gpuctl.kube.gpu_operator import kubelet_versions
+
+    return replace(settings, distribution=distribution_of(kubelet_versions(api_client)))
+
+
+def apply_operator_layer(
+    api_client: ApiClient,
+    helm: Helm,
+    options: ClusterOptions,
+    expected: dict[str, int | None],
+    *,
+    label_nodes: bool,
+    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> ClusterResult:
+    """Label and taint the GPU nodes, install the chart, wait for the Operator's validation."""
+    started = time.monotonic()
+    settings = resolved_settings(api_client, options.render.operator)
+    render = replace(options.render, gpu_operator=True, operator=settings)
+    values_yaml = render_manifests(render).files[0].content
+    objects, taint = apply_node_layer(api_client, options, expected, label_nodes=label_nodes)
+    conflicted = any(obj.action == "conflict" for obj in objects)
+    outcome = None if conflicted else install_operator_chart(helm, settings, values_yaml, check=options.check)
+    states = [NodeReadiness(name, count, validator="") for name, count in sorted(expected.items())]
+    timed_out = False
+    if not options.check and not conflicted:
+        states, timed_out = wait_for_operator(api_client, expected, settings, options.timeout_s, on_progress)
+    policies = cluster_policy_states(api_client) or {}
+    return ClusterResult(
+        options.check, objects, taint, tuple(states), timed_out,
+        round(time.monotonic() - started, 2), helm=outcome, policy_states=tuple(sorted(policies.items())),
+    )  # fmt: skip

@@ -1,0 +1,145 @@
+"""What NVIDIA's GPU Operator reports: its ClusterPolicy's state and its operand pods per node.
+
+The operand DaemonSets carry fixed names (and an `app` label of the same name); the validator's
+init containers are the Operator's own per-node checks, in order: driver, toolkit, CUDA, plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuctl.kube.client import api_call
+from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+VALIDATOR = "nvidia-operator-validator"
+DRIVER = "nvidia-driver-daemonset"
+TOOLKIT = "nvidia-container-toolkit-daemonset"
+DEVICE_PLUGIN = "nvidia-device-plugin-daemonset"
+OPERANDS = (VALIDATOR, DRIVER, TOOLKIT, DEVICE_PLUGIN)
+VALIDATIONS = ("driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation")
+POLICY_GROUP, POLICY_VERSION, POLICY_PLURAL = "nvidia.com", "v1", "clusterpolicies"
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    name: str
+    state: str  # running | waiting | terminated
+    reason: str  # CrashLoopBackOff, Completed, PodInitializing, ...
+    exit_code: int | None
+    ready: bool
+    restarts: int
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state == "terminated" and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class OperandPod:
+    """One operand pod on one node: which operand, its phase, its init and main containers."""
+
+    operand: str
+    namespace: str
+    name: str
+    node: str
+    phase: str
+    ready: bool
+    init_containers: tuple[ContainerState, ...]
+    containers: tuple[ContainerState, ...]
+
+    @property
+    def crash_looping(self) -> bool:
+        return any(c.reason == "CrashLoopBackOff" for c in (*self.init_containers, *self.containers))
+
+    @property
+    def restarts(self) -> int:
+        return sum(c.restarts for c in (*self.init_containers, *self.containers))
+
+
+def _container(status: JsonDict) -> ContainerState:
+    state_doc: JsonDict = status.get("state") or {}
+    state = next(iter(state_doc), "waiting")
+    detail: JsonDict = state_doc.get(state) or {}
+    code = detail.get("exitCode")
+    return ContainerState(
+        name=str(status.get("name") or ""),
+        state=state,
+        reason=str(detail.get("reason") or ""),
+        exit_code=int(code) if code is not None else None,
+        ready=bool(status.get("ready")),
+        restarts=int(status.get("restartCount") or 0),
+    )
+
+
+def _operand(item: JsonDict) -> str:
+    app = labels_of(item).get("app", "")
+    if app in OPERANDS:
+        return app
+    return next((operand for operand in OPERANDS if name_of(item).startswith(operand + "-")), "")
+
+
+def operand_pod(item: JsonDict) -> OperandPod | None:
+    operand = _operand(item)
+    if not operand:
+        return None
+    conditions = dig(item, "status", "conditions", default=[]) or []
+    return OperandPod(
+        operand=operand,
+        namespace=str(dig(item, "metadata", "namespace", default="")),
+        name=name_of(item),
+        node=str(dig(item, "spec", "nodeName", default="") or ""),
+        phase=str(dig(item, "status", "phase", default="Pending") or "Pending"),
+        ready=any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions),
+        init_containers=tuple(
+            map(_container, dig(item, "status", "initContainerStatuses", default=[]) or [])
+        ),
+        containers=tuple(map(_container, dig(item, "status", "containerStatuses", default=[]) or [])),
+    )
+
+
+def list_operand_pods(api_client: ApiClient, namespace: str) -> list[OperandPod]:
+    """The Operator's operand pods in `namespace` (one request)."""
+    from kubernetes.client import CoreV1Api
+
+    with api_call("list", f"pods in {namespace}"):
+        body = call_json(CoreV1Api(api_client).list_namespaced_pod, namespace)
+    pods = (operand_pod(item) for item in body.get("items") or [])
+    return [pod for pod in pods if pod is not None]
+
+
+def cluster_policy_states(api_client: ApiClient) -> dict[str, str] | None:
+    """ClusterPolicy name → status.state (ready, notReady, ""); None when the CRD is not served."""
+    from kubernetes.client import CustomObjectsApi
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        with api_call("list", POLICY_PLURAL):
+            body = call_json(
+                CustomObjectsApi(api_client).list_cluster_custom_object,
+                POLICY_GROUP,
+                POLICY_VERSION,
+                POLICY_PLURAL,
+            )
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+    return {
+        name_of(item): str(dig(item, "status", "state", default="") or "") for item in body.get("items") or []
+    }
+
+
+def kubelet_versions(api_client: ApiClient) -> list[str]:
+    """Every node's kubelet version (`v1.31.4+k3s1` names the distribution)."""
+    from kubernetes.client import CoreV1Api
+
+    with api_call("list", "nodes"):
+        body = call_json(CoreV1Api(api_client).list_node)
+    return [
+        str(dig(item, "status", "nodeInfo", "kubeletVersion", default="") or "")
+        for item in body.get("items") or []
+    ]

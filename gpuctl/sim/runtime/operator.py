@@ -1,0 +1,310 @@
+"""The sim plays NVIDIA's GPU Operator once a ClusterPolicy (nvidia.com/v1) exists.
+
+Like the real controller it: labels the nodes NFD marked as NVIDIA PCI devices
+(feature.node.kubernetes.io/pci-10de.present=true) with nvidia.com/gpu.present and the
+nvidia.com/gpu.deploy.<operand>=true labels; creates the operand DaemonSets (operator_operands.py)
+in its namespace (the policy's Helm release namespace) for the operands the policy enables; deletes
+them when an operand is disabled or the policy is gone; and writes the policy's status
+(state ready/notReady, namespace, conditions Ready and Error with the real reasons and messages).
+
+Operands change the simulated host: a Ready driver pod leaves the node with a loaded driver, a
+Ready toolkit pod with containerd configured (the node's effective NodeSpec), so the device
+plugin operand advertises nvidia.com/gpu through the kubelet's usual path. The original host state
+is kept, and restored when the policy is deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from gpuctl import defaults
+from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
+from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
+from gpuctl.sim.runtime.operator_operands import (
+    DEPLOY_COMPONENTS,
+    DEPLOY_LABEL,
+    HASH_ANNOTATION,
+    OPERANDS,
+    enabled,
+    section,
+    wanted,
+)
+from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
+from gpuctl.sim.runtime.predicates import is_terminated
+from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.scenario import NodeSpec
+
+if TYPE_CHECKING:
+    from gpuctl.sim.runtime.cluster import Cluster
+
+Obj = dict[str, Any]
+CLUSTER_POLICIES = "clusterpolicies.nvidia.com"
+DAEMONSETS = "daemonsets.apps"
+NFD_PREFIX = "feature.node.kubernetes.io/"
+# The PCI labels NFD gives NVIDIA devices that the Operator counts as GPU nodes (10de: NVIDIA).
+GPU_PCI_LABELS = (NFD_PCI_LABEL, NFD_PREFIX + "pci-0302_10de.present", NFD_PREFIX + "pci-0300_10de.present")
+READY_MESSAGE = "ClusterPolicy is ready as all resources have been successfully reconciled"
+
+
+@dataclass
+class OperatorState:
+    """What the simulated Operator remembers between reconciles."""
+
+    active: bool = False
+    spec: Obj = field(default_factory=dict)  # the reconciled policy's spec
+    namespace: str = ""
+    original_hosts: dict[str, NodeSpec] = field(default_factory=dict)  # before operands changed them
+    waiting_pods: dict[str, tuple[str, str]] = field(default_factory=dict)  # uid → (namespace, name)
+
+
+@dataclass(frozen=True)
+class Readiness:
+    driver: bool
+    toolkit: bool
+    plugin: bool
+
+
+# -- what operand pods ask (operand_pods.py) ---------------------------------------------------
+
+
+def _host(cluster: Cluster, node_name: str) -> NodeSpec:
+    return cluster.operator.original_hosts.get(node_name) or cluster.node_spec(node_name)
+
+
+def host_driver_loaded(cluster: Cluster, node_name: str) -> bool:
+    """The host itself has an NVIDIA driver loaded (installed, or a mismatched upgrade)."""
+    host = _host(cluster, node_name)
+    return host.gpus > 0 and host.driver in ("installed", "mismatch")
+
+
+def driver_version(cluster: Cluster) -> str:
+    return str(section(cluster.operator.spec, "driver").get("version") or "")
+
+
+def _operand_ready(cluster: Cluster, app: str, node_name: str) -> bool:
+    for pod in cluster.store.items("pods", cluster.operator.namespace):
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get("app") != app or pod["spec"].get("nodeName") != node_name or is_terminated(pod):
+            continue
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            return True
+    return False
+
+
+def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
+    """What the validator's stages find on a node: a driver (the operand's, else the host's), a
+    configured toolkit (likewise), and nvidia.com/gpu allocatable (when the plugin is enabled)."""
+    spec, host = cluster.operator.spec, _host(cluster, node_name)
+    if enabled(spec, "driver"):
+        driver = _operand_ready(cluster, "nvidia-driver-daemonset", node_name)
+    else:
+        driver = host.driver == "installed" and host.gpus > 0
+    if enabled(spec, "toolkit"):
+        toolkit = _operand_ready(cluster, "nvidia-container-toolkit-daemonset", node_name)
+    else:
+        toolkit = host.toolkit == "configured"
+    node = cluster.store.get("nodes", "", node_name) or {}
+    allocatable = int(str((node.get("status") or {}).get("allocatable", {}).get(GPU, "0")) or 0)
+    plugin = allocatable > 0 or not enabled(spec, "devicePlugin")
+    if driver and toolkit:
+        _sync_host(cluster, node_name)  # what the plugin starting next will find
+    return Readiness(driver, toolkit, plugin)
+
+
+def wait_for_node_change(cluster: Cluster, pod: Obj) -> None:
+    """An init container waits on the node's state: start the pod again after the next reconcile."""
+    meta = pod["metadata"]
+    cluster.operator.waiting_pods[meta["uid"]] = (meta["namespace"], meta["name"])
+
+
+# -- the reconcile loop ------------------------------------------------------------------------
+
+
+def _policies(cluster: Cluster) -> list[Obj]:
+    policies = cluster.store.items(CLUSTER_POLICIES)
+    return sorted(policies, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
+
+
+def reconcile(cluster: Cluster) -> None:
+    state = cluster.operator
+    policies = _policies(cluster)
+    if not policies:
+        if state.active:
+            _apply_daemonsets(cluster, [])
+            _restore_hosts(cluster)
+            state.active, state.spec, state.waiting_pods = False, {}, {}
+        return
+    policy, ignored = policies[0], policies[1:]
+    for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others
+        _write_status(cluster, other, {"state": "ignored"})
+    annotations = policy["metadata"].get("annotations") or {}
+    state.active = True
+    state.spec = section(policy, "spec")
+    state.namespace = annotations.get("meta.helm.sh/release-namespace") or defaults.OPERATOR_NAMESPACE
+    has_nfd, gpu_nodes = _label_nodes(cluster)
+    desired = []
+    if gpu_nodes and cluster.store.get("namespaces", "", state.namespace) is not None:
+        desired = [operand_daemonset(state.spec, op, state.namespace, policy) for op in wanted(state.spec)]
+    _apply_daemonsets(cluster, desired)
+    for node_name in gpu_nodes:
+        _sync_host(cluster, node_name)
+    _retry_waiting_pods(cluster)
+    _write_status(cluster, policy, _status(cluster, has_nfd, bool(gpu_nodes), desired))
+
+
+def _label_nodes(cluster: Cluster) -> tuple[bool, list[str]]:
+    """Label GPU nodes for the operands (keeping a value an admin set, e.g. =false to opt a node
+    out); drop the labels from nodes NFD no longer reports as GPU nodes. (has NFD labels, GPU nodes)"""
+    has_nfd, gpu_nodes = False, []
+    nfd_workers = _nfd_worker_nodes(cluster)
+    for node in cluster.store.items("nodes"):
+        labels = dict(node["metadata"].get("labels") or {})
+        name = node["metadata"]["name"]
+        if name in nfd_workers and cluster.node_spec(name).gpus > 0:
+            labels.setdefault(NFD_PCI_LABEL, "true")  # what NFD's PCI source finds: NVIDIA, 10de
+        has_nfd = has_nfd or any(key.startswith(NFD_PREFIX) for key in labels)
+        is_gpu = any(labels.get(key) == "true" for key in GPU_PCI_LABELS)
+        wanted_labels = {DEPLOY_LABEL.format(c) for c in DEPLOY_COMPONENTS} | {"nvidia.com/gpu.present"}
+        if is_gpu:
+            gpu_nodes.append(name)
+            updated = {**dict.fromkeys(wanted_labels, "true"), **labels}
+        else:
+            updated = {
+                k: v for k, v in labels.items() if k not in wanted_labels or k == "nvidia.com/gpu.present"
+            }
+        if updated != node["metadata"].get("labels"):
+            cluster.store.put("nodes", dict(node, metadata=dict(node["metadata"], labels=updated)))
+            cluster.node_changed()
+    return has_nfd, gpu_nodes
+
+
+def _nfd_worker_nodes(cluster: Cluster) -> set[str]:
+    return {
+        str(pod["spec"].get("nodeName"))
+        for pod in cluster.store.items("pods")
+        if is_nfd_worker(pod) and (pod.get("status") or {}).get("phase") == "Running"
+    }
+
+
+def _apply_daemonsets(cluster: Cluster, desired: list[Obj]) -> None:
+    """Create or update the wanted operand DaemonSets; delete the Operator's others."""
+    store, changed = cluster.store, False
+    wanted_keys = {(ds["metadata"]["namespace"], ds["metadata"]["name"]) for ds in desired}
+    for existing in store.items(DAEMONSETS):
+        meta = existing["metadata"]
+        owned = (meta.get("labels") or {}).get(MANAGED_BY[0]) == MANAGED_BY[1]
+        if owned and (meta["namespace"], meta["name"]) not in wanted_keys:
+            store.remove(DAEMONSETS, meta["namespace"], meta["name"])
+            changed = True
+    for ds in desired:
+        meta = ds["metadata"]
+        current = store.get(DAEMONSETS, meta["namespace"], meta["name"])
+        if current is None:
+            store.add(DAEMONSETS, ds)
+        elif (current["metadata"].get("annotations") or {}).get(HASH_ANNOTATION) != meta["annotations"][
+            HASH_ANNOTATION
+        ]:
+            generation = int(current["metadata"].get("generation", 1)) + 1
+            metadata = dict(current["metadata"], annotations=meta["annotations"], generation=generation)
+            store.put(DAEMONSETS, dict(current, metadata=metadata, spec=ds["spec"]))
+        else:
+            continue
+        changed = True
+    if changed:
+        cluster.daemonset_changed()
+
+
+def _sync_host(cluster: Cluster, node_name: str) -> None:
+    """The node's effective host: the original, plus what Ready driver/toolkit operands installed."""
+    state = cluster.operator
+    original = state.original_hosts.setdefault(node_name, cluster.node_spec(node_name))
+    changes: Obj = {}
+    if enabled(state.spec, "driver") and _operand_ready(cluster, "nvidia-driver-daemonset", node_name):
+        changes.update(driver="installed", driver_version=driver_version(cluster) or original.driver_version)
+    if enabled(state.spec, "toolkit") and _operand_ready(
+        cluster, "nvidia-container-toolkit-daemonset", node_name
+    ):
+        changes.update(toolkit="configured")
+    effective = replace(original, **changes)
+    if cluster.node_specs.get(node_name) != effective:
+        cluster.node_specs[node_name] = effective
+        kubelet.refresh_node_gpus(cluster, node_name)
+
+
+def _restore_hosts(cluster: Cluster) -> None:
+    for node_name, original in cluster.operator.original_hosts.items():
+        if cluster.node_specs.get(node_name) != original:
+            cluster.node_specs[node_name] = original
+            kubelet.refresh_node_gpus(cluster, node_name)
+    cluster.operator.original_hosts.clear()
+
+
+def _retry_waiting_pods(cluster: Cluster) -> None:
+    waiting, cluster.operator.waiting_pods = cluster.operator.waiting_pods, {}
+    for uid, (namespace, name) in waiting.items():
+        pod = cluster.store.get("pods", namespace, name)
+        if pod is not None and pod["metadata"]["uid"] == uid and not pod["metadata"].get("deletionTimestamp"):
+            kubelet.start(cluster, namespace, name, uid)
+
+
+# -- ClusterPolicy status ----------------------------------------------------------------------
+
+
+def _daemonset_ready(cluster: Cluster, ds: Obj) -> bool:
+    """As the Operator judges a DaemonSet: nothing desired, or every desired pod available."""
+    current = cluster.store.get(DAEMONSETS, ds["metadata"]["namespace"], ds["metadata"]["name"])
+    status = (current or {}).get("status") or {}
+    desired = int(status.get("desiredNumberScheduled", 0))
+    return desired == 0 or (
+        int(status.get("numberAvailable", 0)) >= desired and not status.get("numberUnavailable")
+    )
+
+
+def _status(cluster: Cluster, has_nfd: bool, has_gpu_nodes: bool, desired: list[Obj]) -> Obj:
+    if not has_nfd:
+        return _conditions_ready("NFDLabelsMissing", "No NFD labels found")
+    if not has_gpu_nodes:
+        return _conditions_ready(
+            "NoGPUNodes", "No GPU node found, watching for new nodes to join the cluster."
+        )
+    names = {op.name: op.state for op in OPERANDS}
+    not_ready = [names[ds["metadata"]["name"]] for ds in desired if not _daemonset_ready(cluster, ds)]
+    if not not_ready:
+        return _conditions_ready("Reconciled", READY_MESSAGE)
+    message = f"ClusterPolicy is not ready, states not ready: [{' '.join(not_ready)}]"
+    return {
+        "state": "notReady",
+        "conditions": [
+            {"type": "Ready", "status": "False", "reason": "OperandNotReady", "message": message},
+            {"type": "Error", "status": "True", "reason": "OperandNotReady", "message": message},
+        ],
+    }
+
+
+def _conditions_ready(reason: str, message: str) -> Obj:
+    return {
+        "state": "ready",
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": reason, "message": message},
+            {"type": "Error", "status": "False", "reason": "Ready", "message": ""},
+        ],
+    }
+
+
+def _write_status(cluster: Cluster, policy: Obj, status: Obj) -> None:
+    """Write status.state, .namespace and .conditions; a condition keeps its lastTransitionTime
+    while its status stays the same (no write at all when nothing changed)."""
+    old = policy.get("status") or {}
+    previous = {c.get("type"): c for c in old.get("conditions") or []}
+    for condition in status.get("conditions", []):
+        before = previous.get(condition["type"]) or {}
+        same = before.get("status") == condition["status"]
+        condition["lastTransitionTime"] = before.get("lastTransitionTime") if same else rfc3339()
+    if status["state"] != "ignored":
+        status["namespace"] = cluster.operator.namespace
+    if old == status:
+        return
+    cluster.store.put(CLUSTER_POLICIES, dict(policy, status=status))

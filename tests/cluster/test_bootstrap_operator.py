@@ -1,0 +1,152 @@
+"""`gpuctl bootstrap --phase cluster --stack operator` against the simulated cluster with a real
+helm (v4) and the stand-in gpu-operator chart (tests/charts): the sim plays the GPU Operator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.test_bootstrap_cluster import gpu_nodes, scenario, writes
+from tests.helm import HELM, Helm, needs_helm
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+CHART = Path(__file__).resolve().parents[1] / "charts" / "gpu-operator"
+NAMESPACE = "gpu-operator"
+
+
+def operator_bootstrap(cli: Any, cluster: Any, *args: str) -> tuple[int, dict[str, Any], Any]:
+    result = cli(
+        [
+            "bootstrap", "--phase", "cluster", "--stack", "operator", "--kubeconfig", str(cluster.kubeconfig),
+            "--helm", HELM, "--chart", str(CHART), "-o", "json", "--timeout", "30", *args,
+        ]
+    )  # fmt: skip
+    assert "Traceback" not in result.output
+    return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else {}, result
+
+
+def test_without_helm_on_path_exit_2_with_the_hint_and_no_write(
+    sim: Any, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    result = cli(
+        ["bootstrap", "--phase", "cluster", "--stack", "operator", "--kubeconfig", str(cluster.kubeconfig)]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == "error: helm not found on PATH"
+    assert "install Helm 3 or 4" in result.stderr
+    assert "--stack device-plugin" in result.stderr
+    assert cluster.server.requests_by_verb() == {}  # not even a read before the helm check
+
+
+@needs_helm
+def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: Any, tmp_path: Path) -> None:
+    cluster = sim(scenario(gpu_nodes(count=2)))
+    code, data, result = operator_bootstrap(cli, cluster, "--check")
+    assert code == 0, result.output
+    helm = data["cluster"]["helm"]
+    assert helm["action"] == "would-install"
+    assert helm["chart"] == "gpu-operator-v26.7.0"
+    assert helm["command"].startswith(
+        f"{HELM} --kubeconfig {cluster.kubeconfig} upgrade --install gpu-operator "
+    )
+    assert (
+        f" {CHART} --namespace gpu-operator --create-namespace --values - --reset-values" in helm["command"]
+    )
+    assert helm["values"]["driver"] == {"enabled": False}  # the host layer installs it
+    assert helm["values"]["daemonsets"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert data["cluster"]["stack"] == "operator"
+    counts = cluster.server.requests_by_verb()
+    assert (counts.get("create", 0), counts.get("update", 0), counts.get("delete", 0)) == (0, 0, 0)
+    table = cli(
+        [
+            "bootstrap", "--phase", "cluster", "--stack", "operator", "--check", "--no-taint",
+            "--kubeconfig", str(cluster.kubeconfig), "--helm", HELM, "--chart", str(CHART),
+        ]
+    )  # fmt: skip
+    assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []  # nothing installed
+    assert "would-install gpu-operator-v26.7.0" in table.stdout
+    assert "upgrade --install gpu-operator" in table.stdout
+
+
+@needs_helm
+def test_the_release_is_installed_with_gpuctls_values(sim: Any, cli: Any, tmp_path: Path) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    operator_bootstrap(cli, cluster, "--timeout", "1", "--no-operator-driver", "--distribution", "rke2")
+    helm = Helm(cluster, tmp_path / "helm")
+    releases = helm.json("list", "-n", NAMESPACE)
+    assert [(r["name"], r["chart"], r["status"]) for r in releases] == [
+        ("gpu-operator", "gpu-operator-v26.7.0", "deployed")
+    ]
+    values = helm.json("get", "values", "gpu-operator", "-n", NAMESPACE)
+    assert values["driver"] == {"enabled": False}
+    assert {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"} in values["toolkit"][
+        "env"
+    ]
+
+
+@needs_helm
+def test_the_operator_validates_every_gpu_node_and_a_second_run_changes_nothing(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=2)))
+    code, first, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert first["cluster"]["helm"]["action"] == "installed"
+    nodes = first["cluster"]["nodes"]
+    assert [(n["name"], n["allocatable"], n["operator_validator"], n["ready"]) for n in nodes] == [
+        ("gpu-0", 4, "ready", True),
+        ("gpu-1", 4, "ready", True),
+    ]
+    assert first["cluster"]["cluster_policies"] == {"cluster-policy": "ready"}
+
+    before = writes(cluster)
+    code, second, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert second["cluster"]["helm"]["action"] == "unchanged"
+    assert second["cluster"]["writes"] == 0
+    assert writes(cluster) == before  # helm skipped, no label, taint or apply sent
+
+
+@needs_helm
+def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagnosed(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "installed", "toolkit": "configured"})))
+    code, data, result = operator_bootstrap(cli, cluster, "--operator-driver", "--timeout", "3")
+    assert code == 1, result.output
+    (node,) = data["cluster"]["nodes"]
+    assert node["ready"] is False
+    assert node["operator_validator"] == "waiting: driver-validation"
+    assert node["problem"]["diagnosis"] == "operator.driver-preinstalled"
+    assert "driver is in use" in node["problem"]["message"]
+    assert "--no-operator-driver" in node["problem"]["hint"]
+    assert data["cluster"]["helm"]["values"]["driver"] == {"enabled": True}
+    assert data["cluster"]["timed_out"] is True
+
+
+@needs_helm
+def test_a_node_nfd_never_labelled_is_diagnosed(sim: Any, cli: Any) -> None:
+    # NFD has not labelled it, and its worker does not tolerate the node's own taint: no label ever.
+    dedicated = [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]
+    unlabelled = gpu_nodes(count=1, name="gpu-nolabel", nfd=False, taints=dedicated)
+    cluster = sim(scenario(gpu_nodes(count=1), unlabelled))
+    code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
+    assert code == 1, result.output
+    nodes = {node["name"]: node for node in data["cluster"]["nodes"]}
+    assert nodes["gpu-0"]["ready"] is True
+    problem = nodes["gpu-nolabel"]["problem"]
+    assert "feature.node.kubernetes.io/pci-10de.present" in problem["message"]
+    assert "node-feature-discovery" in problem["hint"]
+
+
+@needs_helm
+def test_a_host_without_a_driver_while_the_operator_leaves_it_to_the_host(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "missing", "toolkit": "configured"})))
+    code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
+    assert code == 1, result.output
+    (node,) = data["cluster"]["nodes"]
+    assert node["operator_validator"] == "waiting: driver-validation"
+    assert "no working driver on the host" in node["problem"]["hint"]
+    assert "--operator-driver" in node["problem"]["hint"]
