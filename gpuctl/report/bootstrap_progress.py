@@ -92,12 +92,19 @@ def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
     from rich.text import Text
 
     ready = sum(state.ready for state in states)
+    operator = any(state.validator is not None for state in states)  # --stack operator
     table = Table(box=None, pad_edge=False)
-    for column in ("NODE", "DEVICE PLUGIN", "GPUS ADVERTISED"):
+    for column in (
+        "NODE",
+        *(("OPERATOR VALIDATOR",) if operator else ()),
+        "DEVICE PLUGIN",
+        "GPUS ADVERTISED",
+    ):
         table.add_column(column)
     for state in states:
         wanted = "≥1" if state.expected is None else str(state.expected)
         plugin = "ready" if state.plugin_ready else "waiting"
         style = "green" if state.ready else None
-        table.add_row(Text(state.node), plugin, f"{state.allocatable}/{wanted}", style=style)
+        validator = (state.validator or "-",) if operator else ()
+        table.add_row(Text(state.node), *validator, plugin, f"{state.allocatable}/{wanted}", style=style)
     return Group(Text(f"waiting for the GPUs: {ready}/{len(states)} node(s) ready"), table)

@@ -57,7 +57,10 @@ def to_json(result: VerifyResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "ok": result.ok,
-        "nodes": [node_dict(node) for node in result.nodes],
+        "nodes": [
+            node_dict(node) | {"operator_validation": _operator_state(result, node.name)}
+            for node in result.nodes
+        ],
         "cluster_checks": [check_dict(check) for check in result.cluster_checks],
         "run_id": result.run_id,
         "namespace": result.namespace,
@@ -65,6 +68,23 @@ def to_json(result: VerifyResult) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 3),
         "kept_pods": list(result.kept_pods),
         "cleanup_command": result.cleanup_command or None,
+        "gpu_operator": _operator_json(result),
+    }
+
+
+def _operator_state(result: VerifyResult, node: str) -> str | None:
+    """The GPU Operator's validator on the node (null when the Operator does not manage GPUs)."""
+    return result.operator.state_of(node) if result.operator is not None else None
+
+
+def _operator_json(result: VerifyResult) -> dict[str, Any] | None:
+    operator = result.operator
+    if operator is None:
+        return None
+    return {
+        "namespace": operator.namespace,
+        "cluster_policies": dict(operator.cluster_policies),
+        "validators": dict(operator.validators),
     }
 
 
@@ -154,6 +174,7 @@ def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -
     if result.nodes:
         console.print(_nodes_table(result, wide=wide))
     console.print(_cluster_table(result))
+    _print_operator(result, console)
     failed_nodes = sum(not node.ok for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
     if not result.ok and failed_nodes == 0:
@@ -166,6 +187,24 @@ def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -
     )
     if result.kept_pods:
         console.print(kept_pods_note(result), markup=False, highlight=False)
+
+
+def _print_operator(result: VerifyResult, console: Console) -> None:
+    """On an Operator-managed cluster: the Operator's own validation next to gpuctl's checks."""
+    operator = result.operator
+    if operator is None:
+        return
+    policies = ", ".join(f"{name} {state or 'no state'}" for name, state in operator.cluster_policies)
+    ready = sum(state == "ready" for _, state in operator.validators)
+    console.print(
+        f"GPU Operator (namespace {operator.namespace}): ClusterPolicy {policies or 'none'}; "
+        f"operator.validation: {ready}/{len(operator.validators)} node(s) validated",
+        markup=False,
+        highlight=False,
+    )
+    for node, state in operator.validators:
+        if state != "ready":
+            console.print(f"  {node}: validator {state}", markup=False, highlight=False)
 
 
 def kept_pods_note(result: VerifyResult) -> str:

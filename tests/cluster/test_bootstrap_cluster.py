@@ -153,9 +153,10 @@ def test_a_host_matching_no_node_is_an_error_before_any_write(sim: Any, cli: Any
 def test_stacks_not_built_yet_exit_2(sim: Any, cli: Any) -> None:
     cluster = sim(scenario(gpu_nodes(count=1)))
     result = cli(
-        ["bootstrap", "--phase", "cluster", "--stack", "operator", "--kubeconfig", str(cluster.kubeconfig)]
+        ["bootstrap", "--phase", "cluster", "--stack", "dra", "--kubeconfig", str(cluster.kubeconfig)]
     )
     assert result.exit_code == 2
+    assert "not implemented yet" in result.stderr
     assert "--stack device-plugin" in result.stderr
 
 

@@ -112,7 +112,9 @@ def test_the_operator_validates_every_gpu_node_and_a_second_run_changes_nothing(
 
 
 @needs_helm
-def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagnosed(sim: Any, cli: Any) -> None:
+def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagnosed(
+    sim: Any, cli: Any
+) -> None:
     cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "installed", "toolkit": "configured"})))
     code, data, result = operator_bootstrap(cli, cluster, "--operator-driver", "--timeout", "3")
     assert code == 1, result.output
@@ -150,3 +152,56 @@ def test_a_host_without_a_driver_while_the_operator_leaves_it_to_the_host(sim: A
     assert node["operator_validator"] == "waiting: driver-validation"
     assert "no working driver on the host" in node["problem"]["hint"]
     assert "--operator-driver" in node["problem"]["hint"]
+
+
+@needs_helm
+def test_verify_recognises_the_operator_and_reports_its_validation(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario(gpu_nodes(count=2)))
+    assert operator_bootstrap(cli, cluster)[0] == 0
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "30"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["gpu_operator"] == {
+        "namespace": NAMESPACE,
+        "cluster_policies": {"cluster-policy": "ready"},
+        "validators": {"gpu-0": "ready", "gpu-1": "ready"},
+    }
+    for node in data["nodes"]:
+        assert node["operator_validation"] == "ready"
+        checks = {check["id"]: check["status"] for check in node["checks"]}
+        assert checks["operator.validation"] == "pass"
+        assert checks["device-plugin.pod"] == "pass"  # the Operator's plugin DaemonSet is recognised
+    table = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "--timeout", "30"])
+    assert "operator.validation" in table.stdout
+
+
+def test_verify_without_the_operator_reports_null(sim: Any, cli: Any) -> None:
+    cluster = sim({"podStartSeconds": 0.05, "nodes": [gpu_nodes(count=1)]})
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "30"])
+    data = json.loads(result.stdout)
+    assert data["gpu_operator"] is None
+    assert data["nodes"][0]["operator_validation"] is None
+    assert "operator.validation" not in {check["id"] for check in data["nodes"][0]["checks"]}
+
+
+@needs_helm
+def test_helm_failing_is_its_own_message_exit_1_and_a_rerun_fixes_it(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    missing = tmp_path / "no-chart-here"
+    result = cli(
+        [
+            "bootstrap", "--phase", "cluster", "--stack", "operator", "--kubeconfig", str(cluster.kubeconfig),
+            "--helm", HELM, "--chart", f"oci://{missing}", "--timeout", "5",
+        ]
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: helm failed: ")
+    assert "hint: the command was: " in result.stderr
+    assert "Traceback" not in result.output
+    assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []
+    code, data, result = operator_bootstrap(cli, cluster)  # the same cluster, a chart that exists
+    assert code == 0, result.output
+    assert data["cluster"]["helm"]["action"] == "installed"

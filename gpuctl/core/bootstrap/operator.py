@@ -25,9 +25,9 @@ from gpuctl.core.bootstrap.cluster import (
     diagnose_with_verify,
     readiness,
 )
-from gpuctl.core.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.core.operator_values import OperatorSettings, chart_identity, distribution_of
 from gpuctl.core.render import render_manifests
+from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
 from gpuctl.helm import PENDING_STATES, Helm, Release, display
 from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods

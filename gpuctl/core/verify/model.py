@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
+
+if TYPE_CHECKING:
+    from gpuctl.core.verify.operator_checks import OperatorView
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
 
@@ -113,6 +117,7 @@ class VerifyResult:
     pods_created: int = 0
     duration_s: float = 0.0
     kept_pods: tuple[str, ...] = ()  # --keep-pods: the verification pods left in `namespace`
+    operator: OperatorView | None = None  # the GPU Operator's view, on an Operator-managed cluster
 
     @property
     def cleanup_command(self) -> str:

@@ -18,7 +18,15 @@ from gpuctl.core.verify import cluster_checks as cluster
 from gpuctl.core.verify import dra
 from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.dra_run import DraRun
-from gpuctl.core.verify.expectations import all_patterns, expected_gpus, is_expected, is_glob, matches
+from gpuctl.core.verify.expectations import (
+    all_patterns,
+    expected_globs,
+    expected_gpus,
+    is_expected,
+    is_glob,
+    matches,
+    missing_node,
+)
 from gpuctl.core.verify.model import (
     Check,
     GpuCounts,
@@ -28,9 +36,9 @@ from gpuctl.core.verify.model import (
     SharingSummary,
     VerifyOptions,
     VerifyResult,
-    failed,
     skipped,
 )
+from gpuctl.core.verify.operator_checks import OperatorView, operator_validation, read_operator
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
 from gpuctl.core.verify.pod_manifest import (
     CONTAINER,
@@ -76,6 +84,7 @@ class ClusterSnapshot:
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
     claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
+    operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
 
     def through_dra(self, node: NodeInfo) -> bool:
         return self.dra.uses_dra(node)
@@ -101,8 +110,9 @@ def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     plugins = [ds for ds in daemonsets if ds.is_device_plugin]
     plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
     runtime_classes = list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
+    operator = read_operator(api_client, daemonsets, [node.name for node in gpu_nodes]) if gpu_nodes else None
     snapshot = ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
-    snapshot.dra = dra_facts
+    snapshot.dra, snapshot.operator = dra_facts, operator
     return snapshot
 
 
@@ -308,6 +318,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         checks.node_schedulable(node),
         *plugin_and_gpus,
         checks.taint_toleration(node, list(snapshot.dra.plugins) if through_dra else snapshot.plugins),
+        *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
     ]
     plan = plan_for(node)
     others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
@@ -347,37 +358,14 @@ def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOption
     return evaluation
 
 
-def _missing_node(pattern: str, options: VerifyOptions) -> NodeResult:
-    check = failed(
-        "node.exists",
-        f"expected node {pattern} is not in the cluster",
-        "`kubectl get nodes` — is the node joined, and is the name in --expect-nodes/--expect-gpus right?",
-    )
-    counts = GpuCounts(expected_gpus(options.expectations, pattern), 0, 0, None)
-    return NodeResult(pattern, counts, (check,))
-
-
-def _expected_globs(missing: list[str]) -> list[Check]:
-    globs = [pattern for pattern in missing if is_glob(pattern)]
-    if not globs:
-        return []
-    return [
-        failed(
-            "cluster.expected-nodes",
-            f"no node matches {', '.join(globs)}",
-            "`kubectl get nodes` and check the globs passed to --expect-nodes/--expect-gpus",
-        )
-    ]
-
-
 def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) -> VerifyResult:
     nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
-    nodes += [_missing_node(p, options) for p in snapshot.missing if not is_glob(p)]
+    nodes += [missing_node(p, options.expectations) for p in snapshot.missing if not is_glob(p)]
     labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
     plugin_nodes = [node for node in snapshot.gpu_nodes if not snapshot.through_dra(node)]
     cluster_checks = [
         cluster.gpu_nodes_present(snapshot.gpu_nodes, options.allow_empty),
-        *_expected_globs(snapshot.missing),
+        *expected_globs(snapshot.missing),
         cluster.device_plugin_present(snapshot.plugins, plugin_nodes),
         *dra.cluster_checks(snapshot.dra, [n for n in snapshot.gpu_nodes if n not in plugin_nodes]),
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
@@ -392,4 +380,5 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         run.pods_created,
         run.duration_s,
         run.kept_pods,
+        snapshot.operator,
     )

@@ -1,0 +1,58 @@
+"""An Operator-managed cluster: NVIDIA's GPU Operator runs its validator DaemonSet. verify reads
+the Operator's own per-node validation (the validator pod's init containers) and its ClusterPolicy
+state, and reports them next to its own checks: a validator not reporting success is a warning
+(gpuctl's own checks decide whether the GPUs work)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuctl.core.verify.model import Check, passed, warned
+from gpuctl.core.verify.operator_state import READY, validator_state, validators_by_node
+from gpuctl.kube.gpu_operator import VALIDATOR, cluster_policy_states, list_operand_pods
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo
+
+VALIDATOR_COMPONENT = "GPU Operator validator"  # gpuctl.kube.daemonsets' name for its DaemonSet
+
+
+@dataclass(frozen=True)
+class OperatorView:
+    """What the GPU Operator says: its namespace, each node's validator state, its policies."""
+
+    namespace: str
+    validators: tuple[tuple[str, str], ...]  # node → ready | absent | waiting: <validation> | phase
+    cluster_policies: tuple[tuple[str, str], ...]  # ClusterPolicy → status.state
+
+    def state_of(self, node: str) -> str:
+        return dict(self.validators).get(node, "absent")
+
+
+def read_operator(
+    api_client: ApiClient, daemonsets: list[DaemonSetInfo], nodes: list[str]
+) -> OperatorView | None:
+    """The Operator's view, or None when no validator DaemonSet says the Operator manages GPUs
+    (then no extra request is made)."""
+    validator_sets = [ds for ds in daemonsets if ds.component == VALIDATOR_COMPONENT or ds.name == VALIDATOR]
+    if not validator_sets:
+        return None
+    namespace = validator_sets[0].namespace
+    pods = validators_by_node(list_operand_pods(api_client, namespace))
+    states = tuple((node, validator_state(pods.get(node))) for node in sorted(nodes))
+    policies = cluster_policy_states(api_client) or {}
+    return OperatorView(namespace, states, tuple(sorted(policies.items())))
+
+
+def operator_validation(node: str, view: OperatorView) -> Check:
+    state = view.state_of(node)
+    if state == READY:
+        return passed("operator.validation", "the GPU Operator's validator reports success")
+    return warned(
+        "operator.validation",
+        f"the GPU Operator's validator on the node: {state}",
+        f"`kubectl -n {view.namespace} get pods -o wide --field-selector spec.nodeName={node}`; "
+        f"`gpuctl bootstrap --phase cluster --stack operator` diagnoses stuck operands",
+    )
