@@ -110,7 +110,7 @@ def test_root_document_lists_every_group_version() -> None:
         "apis/scheduling.k8s.io/v1",
         "apis/rbac.authorization.k8s.io/v1",
         "apis/apiextensions.k8s.io/v1",
-            "apis/authorization.k8s.io/v1",
+        "apis/authorization.k8s.io/v1",
     }
     url = paths["apis/apps/v1"]["serverRelativeURL"]
     assert url.startswith("/openapi/v3/apis/apps/v1?hash=")
