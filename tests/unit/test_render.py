@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import (
     RbacSubject,
     RenderOptions,
@@ -292,6 +293,7 @@ def test_every_template_is_reachable_from_render() -> None:
         RenderOptions(sharing="time-slicing", rbac=True),
         RenderOptions(sharing="mps"),
         RenderOptions(gpu_operator=True),
+        RenderOptions(dra=DraSettings()),
         RenderOptions(verify_cronjob=True, gpuctl_image="example.org/gpuctl:0.1.0"),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}
