@@ -35,9 +35,10 @@ from gpuctl.cli.stack_options import (
     OperatorToolkitOption,
     Stack,
     StackOption,
+    dra_settings,
 )
 from gpuctl.defaults import GPU_TAINT
-from gpuctl.errors import ConfigError, NotImplementedYet
+from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
     from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun
@@ -133,10 +134,6 @@ def command(
     from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import RenderOptions
 
-    if stack is Stack.dra and phase in (Phase.cluster, Phase.all):
-        raise NotImplementedYet(
-            f"--stack {stack.value}: not implemented yet", hint="use --stack device-plugin (the default)"
-        )
     if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
         raise ConfigError(
             f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
@@ -152,10 +149,14 @@ def command(
         chart_version=chart_version,
     )
     render = RenderOptions(
-        mig_strategy=mig_strategy.value, sharing=sharing.value, replicas=replicas, operator=operator
+        mig_strategy=mig_strategy.value,
+        sharing=sharing.value,
+        replicas=replicas,
+        operator=operator,
+        dra=dra_settings(chart, chart_version) if stack is Stack.dra else None,
     )
     helm_runner = None
-    if stack is Stack.operator and phase in (Phase.cluster, Phase.all):
+    if stack in (Stack.operator, Stack.dra) and phase in (Phase.cluster, Phase.all):
         helm_runner = _helm(helm, kubeconfig, context)
     request = BootstrapRequest(
         phase=phase.value,

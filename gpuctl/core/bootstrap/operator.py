@@ -29,7 +29,7 @@ from gpuctl.core.operator_values import OperatorSettings, chart_identity, distri
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
-from gpuctl.helm import PENDING_STATES, Helm, Release, display
+from gpuctl.helm import PENDING_STATES, Chart, Helm, Release, display
 from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
@@ -74,13 +74,23 @@ def install_operator_chart(
     helm: Helm, settings: OperatorSettings, values_yaml: str, *, check: bool
 ) -> HelmOutcome:
     """`helm upgrade --install` the Operator chart unless the release already matches."""
-    version = helm.version()
     chart = settings.chart_ref()
+    return install_chart(
+        helm, chart, values_yaml, release_name=OPERATOR_RELEASE, namespace=OPERATOR_NAMESPACE, check=check
+    )
+
+
+def install_chart(
+    helm: Helm, chart: Chart, values_yaml: str, *, release_name: str, namespace: str, check: bool
+) -> HelmOutcome:
+    """`helm upgrade --install` a chart (the Operator's, the DRA driver's) unless the release
+    already runs it with these values; a release left pending is put back first."""
+    version = helm.version()
     wanted = chart_identity(chart)
     values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
-    release = helm.release(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
-    deployed = helm.values(OPERATOR_RELEASE, OPERATOR_NAMESPACE) if release is not None else {}
-    command = display(helm.upgrade_install_command(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart))
+    release = helm.release(release_name, namespace)
+    deployed = helm.values(release_name, namespace) if release is not None else {}
+    command = display(helm.upgrade_install_command(release_name, namespace, chart))
     outcome = HelmOutcome(
         command, "unchanged", version, wanted,
         release.chart if release else "", release.status if release else "", values,
@@ -92,12 +102,12 @@ def install_operator_chart(
     repaired = ""
     if release is not None and release.status in PENDING_STATES:
         if release.status == "pending-install" or release.revision <= 1:
-            helm.uninstall(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
+            helm.uninstall(release_name, namespace)
             repaired, release = "uninstalled", None
         else:
-            helm.rollback(OPERATOR_RELEASE, OPERATOR_NAMESPACE)
+            helm.rollback(release_name, namespace)
             repaired = "rolled back"
-    helm.upgrade_install(OPERATOR_RELEASE, OPERATOR_NAMESPACE, chart, values_yaml)
+    helm.upgrade_install(release_name, namespace, chart, values_yaml)
     return replace(outcome, action="upgraded" if release else "installed", repaired=repaired)
 
 
