@@ -96,10 +96,19 @@ class ClaimWatch:
         self.by_pod: dict[str, ClaimAllocation] = {}
         self._stop = threading.Event()
         self._response: Any = None
+        self._version = ""
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="gpuctl-claims", daemon=True)
 
     def start(self) -> None:
+        """List now (so no claim created from here on is missed), then watch on a thread."""
+        with api_call("list", f"resourceclaims in namespace {self.namespace}"):
+            body = call_json(
+                self.api.list_namespaced_resource_claim, self.namespace, label_selector=self.selector
+            )
+        for claim in body.get("items") or []:
+            self._record(claim)
+        self._version = str(dig(body, "metadata", "resourceVersion", default=""))
         self._thread.start()
 
     def _record(self, claim: JsonDict) -> None:
@@ -108,13 +117,8 @@ class ClaimWatch:
             self.by_pod[found.pod or found.claim] = found
 
     def _run(self) -> None:
+        version = self._version
         with contextlib.suppress(Exception):  # a lost watch only loses the claim check, said so later
-            body = call_json(
-                self.api.list_namespaced_resource_claim, self.namespace, label_selector=self.selector
-            )
-            for claim in body.get("items") or []:
-                self._record(claim)
-            version = str(dig(body, "metadata", "resourceVersion", default=""))
             while not self._stop.is_set():
                 version = self._watch(version)
 
