@@ -51,16 +51,18 @@ toolkit, container runtime configured for the nvidia runtime; live per-host prog
 cluster: the NVIDIA device plugin (sharing and MIG flags as in `gpuctl render`), RuntimeClass,
 node labels and the GPU taint, applied server-side (field manager gpuctl); then waits until
 every GPU node advertises the GPUs its PCI bus shows (with --inventory) or its
-nvidia.com/gpu.count label says, diagnosing the nodes that do not.
+nvidia.com/gpu.count label says, diagnosing the nodes that do not. --stack operator: NVIDIA's
+GPU Operator chart instead, installed with your helm (3.x/4.x) and the values `gpuctl render
+--stack operator` prints; waits until the Operator's validator passes on every GPU node.
 verify: `gpuctl verify`, each inventory host's node held to its PCI GPU count.
 all: host, cluster, verify; stops at the first failing phase and names the command to resume.
 A second run changes nothing. --check: Ansible check mode with diff, a server-side dry run
 (dryRun=All) with a diff of each object, no verification pod.
 Extra ansible-playbook arguments go after `--`. Become password: --ask-become-pass or
 GPUCTL_BECOME_PASSWORD (never written to disk).
-Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, a node without its
-GPUs, a verify check), 2 bad inventory or flag or a host matching no node, 3 hosts or cluster
-unreachable, 130 interrupted.
+Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, helm, a node without its
+GPUs, a verify check), 2 bad inventory or flag, a host matching no node, or no helm for --stack
+operator, 3 hosts or cluster unreachable, 130 interrupted.
 """
 
 PASSWORD_ENV = "GPUCTL_BECOME_PASSWORD"
@@ -133,6 +135,7 @@ def command(
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
     from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import RenderOptions
+    from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
     if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
         raise ConfigError(
@@ -148,12 +151,15 @@ def command(
         chart=chart,
         chart_version=chart_version,
     )
+    # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
+    operator_on_inventory = stack is Stack.operator and inventory is not None
     render = RenderOptions(
         mig_strategy=mig_strategy.value,
         sharing=sharing.value,
         replicas=replicas,
         operator=operator,
         dra=dra_settings(chart, chart_version) if stack is Stack.dra else None,
+        node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
     )
     helm_runner = None
     if stack in (Stack.operator, Stack.dra) and phase in (Phase.cluster, Phase.all):

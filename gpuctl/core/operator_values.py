@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
-
-import yaml
 
 from gpuctl.defaults import (
     OPERATOR_CHART,
@@ -100,12 +97,3 @@ def distribution_of(kubelet_versions: Iterable[str]) -> str:
         if any(f"+{distribution}" in version for version in versions):
             return distribution
     return "standard"
-
-
-def chart_identity(chart: Chart) -> str:
-    """`name-version` as `helm list` reports a release's chart (for a local chart: its Chart.yaml)."""
-    if chart.is_local:
-        meta = yaml.safe_load((Path(chart.reference) / "Chart.yaml").read_text(encoding="utf-8")) or {}
-        return f"{meta.get('name', '')}-{meta.get('version', '')}"
-    name = chart.reference.rstrip("/").rsplit("/", 1)[-1]
-    return f"{name}-{chart.version}" if chart.version else name

@@ -79,6 +79,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
         "stack": cluster.stack or ("operator" if cluster.helm is not None else "device-plugin"),
         "helm": _helm_json(cluster),
         "cluster_policies": dict(cluster.policy_states),
+        "warnings": list(cluster.warnings),
     }
 
 
@@ -96,6 +97,7 @@ def _helm_json(cluster: ClusterResult) -> dict[str, Any] | None:
         "release_status": helm.release_status,
         "repaired": helm.repaired,
         "values": helm.values,
+        "diff": helm.diff,
     }
 
 
@@ -270,11 +272,15 @@ def _print_helm(cluster: ClusterResult, console: Console) -> None:
     helm = cluster.helm
     if helm is None:
         return
+    for warning in cluster.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
     if helm.repaired:
         console.print(Text(f"helm: the release was left pending by an earlier run: {helm.repaired}"))
     deployed = f" (deployed: {helm.deployed_chart}, {helm.release_status})" if helm.deployed_chart else ""
     console.print(Text(f"helm {helm.helm_version}: {helm.action} {helm.chart}{deployed}"))
     console.print(Text(f"  {helm.command}"), soft_wrap=True)
+    if cluster.check and helm.diff:
+        console.print(Text(helm.diff.rstrip("\n")))
     for node in cluster.nodes:
         if node.validator not in (None, "", "ready"):
             console.print(Text(f"{node.node}: Operator validator {node.validator}"))

@@ -71,6 +71,8 @@ def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: A
     )  # fmt: skip
     assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []  # nothing installed
     assert "would-install gpu-operator-v26.7.0" in table.stdout
+    assert "+# chart: gpu-operator-v26.7.0" in table.stdout  # the diff: no release yet → the values
+    assert "+  enabled: false" in table.stdout
     assert "upgrade --install gpu-operator" in table.stdout
 
 
@@ -126,6 +128,7 @@ def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagno
     assert "--no-operator-driver" in node["problem"]["hint"]
     assert data["cluster"]["helm"]["values"]["driver"] == {"enabled": True}
     assert data["cluster"]["timed_out"] is True
+    assert data["resume"] == "gpuctl bootstrap --phase cluster --stack operator"
 
 
 @needs_helm
@@ -144,14 +147,24 @@ def test_a_node_nfd_never_labelled_is_diagnosed(sim: Any, cli: Any) -> None:
 
 
 @needs_helm
-def test_a_host_without_a_driver_while_the_operator_leaves_it_to_the_host(sim: Any, cli: Any) -> None:
-    cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "missing", "toolkit": "configured"})))
+@pytest.mark.parametrize(
+    ("host", "stage", "flag"),
+    [
+        ({"driver": "missing", "toolkit": "configured"}, "driver-validation", "--operator-driver"),
+        ({"driver": "installed", "toolkit": "missing"}, "toolkit-validation", "--operator-toolkit"),
+    ],
+)
+def test_a_host_lacking_what_the_operator_leaves_to_the_host_layer(
+    sim: Any, cli: Any, host: dict[str, str], stage: str, flag: str
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1, host=host)))
     code, data, result = operator_bootstrap(cli, cluster, "--timeout", "3")
     assert code == 1, result.output
     (node,) = data["cluster"]["nodes"]
-    assert node["operator_validator"] == "waiting: driver-validation"
-    assert "no working driver on the host" in node["problem"]["hint"]
-    assert "--operator-driver" in node["problem"]["hint"]
+    assert node["operator_validator"] == f"waiting: {stage}"
+    assert f"waits on {stage}" in node["problem"]["message"]
+    assert "gpuctl bootstrap --phase host" in node["problem"]["hint"]
+    assert flag in node["problem"]["hint"]
 
 
 @needs_helm
@@ -205,3 +218,104 @@ def test_helm_failing_is_its_own_message_exit_1_and_a_rerun_fixes_it(
     code, data, result = operator_bootstrap(cli, cluster)  # the same cluster, a chart that exists
     assert code == 0, result.output
     assert data["cluster"]["helm"]["action"] == "installed"
+
+
+def _mark_release(cluster: Any, revision: int, status: str) -> None:
+    """Leave the release as a helm interrupted mid-operation leaves it: its record `pending-*`."""
+    import base64
+    import gzip
+
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(cluster.api_client())
+    name = f"sh.helm.release.v1.gpu-operator.v{revision}"
+    secret = core.read_namespaced_secret(name, NAMESPACE)
+    release = json.loads(gzip.decompress(base64.b64decode(base64.b64decode(secret.data["release"]))))
+    release["info"]["status"] = status
+    encoded = base64.b64encode(gzip.compress(json.dumps(release).encode())).decode()
+    body = {
+        "metadata": {"labels": {"status": status}},
+        "data": {"release": base64.b64encode(encoded.encode()).decode()},
+    }
+    core.patch_namespaced_secret(name, NAMESPACE, body)
+
+
+@needs_helm
+def test_a_release_left_pending_by_an_interrupted_helm_is_repaired_by_a_rerun(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    assert operator_bootstrap(cli, cluster)[0] == 0
+    _mark_release(cluster, 1, "pending-install")
+    helm = Helm(cluster, tmp_path / "helm")
+    assert [r["status"] for r in helm.json("list", "-n", NAMESPACE, "--pending")] == ["pending-install"]
+    code, data, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    assert (data["cluster"]["helm"]["repaired"], data["cluster"]["helm"]["action"]) == (
+        "uninstalled",
+        "installed",
+    )
+    assert [r["status"] for r in helm.json("list", "-n", NAMESPACE)] == ["deployed"]
+
+    assert operator_bootstrap(cli, cluster, "--sharing", "time-slicing")[0] == 0  # revision 2
+    _mark_release(cluster, 2, "pending-upgrade")
+    code, data, result = operator_bootstrap(cli, cluster, "--sharing", "time-slicing")
+    assert code == 0, result.output
+    assert (data["cluster"]["helm"]["repaired"], data["cluster"]["helm"]["action"]) == (
+        "rolled back",
+        "upgraded",
+    )
+    (release,) = helm.json("list", "-n", NAMESPACE)
+    assert release["status"] == "deployed"
+    assert (
+        helm.json("get", "values", "gpu-operator", "-n", NAMESPACE)["devicePlugin"]["config"]["create"]
+        is True
+    )
+
+
+@needs_helm
+def test_check_on_an_installed_release_shows_what_the_upgrade_would_change(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    cluster = sim(scenario(gpu_nodes(count=1)))
+    assert operator_bootstrap(cli, cluster)[0] == 0
+    code, data, result = operator_bootstrap(cli, cluster, "--check", "--operator-toolkit")
+    assert code == 0, result.output
+    helm = data["cluster"]["helm"]
+    assert (helm["action"], helm["deployed_chart"], helm["release_status"]) == (
+        "would-upgrade", "gpu-operator-v26.7.0", "deployed",
+    )  # fmt: skip
+    assert " toolkit:\n-  enabled: false\n+  enabled: true\n" in helm["diff"]
+    (release,) = Helm(cluster, tmp_path / "helm").json("list", "-n", NAMESPACE)
+    assert release["revision"] == "1"  # nothing upgraded
+
+
+@needs_helm
+def test_a_device_plugin_left_beside_the_operators_is_a_warning(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(gpu_nodes(count=1)), "devicePlugin": "installed"})
+    code, data, result = operator_bootstrap(cli, cluster)
+    assert code == 0, result.output
+    (warning,) = data["cluster"]["warnings"]
+    assert warning.startswith(
+        "device plugin DaemonSet kube-system/nvidia-device-plugin-daemonset runs beside"
+    )
+    assert "kubectl -n kube-system delete daemonset nvidia-device-plugin-daemonset" in warning
+
+
+def test_verify_reports_a_node_the_operator_has_not_validated(sim: Any, cli: Any) -> None:
+    nodes = [gpu_nodes(count=1), gpu_nodes(count=1, name="gpu-nodriver", host={"driver": "missing"})]
+    cluster = sim({"podStartSeconds": 0.05, "gpuOperator": {"driver": {"enabled": False}}, "nodes": nodes})
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "10"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["gpu_operator"]["validators"] == {
+        "gpu-0": "ready",
+        "gpu-nodriver": "waiting: driver-validation",
+    }
+    assert data["gpu_operator"]["cluster_policies"] == {"cluster-policy": "notReady"}
+    by_name = {node["name"]: node for node in data["nodes"]}
+    assert by_name["gpu-0"]["ok"] is True
+    checks = {check["id"]: check for check in by_name["gpu-nodriver"]["checks"]}
+    assert checks["operator.validation"]["status"] == "warn"
+    assert "driver-validation" in checks["operator.validation"]["message"]
+    assert by_name["gpu-nodriver"]["ok"] is False  # gpuctl's own checks fail it: no GPUs advertised

@@ -128,3 +128,39 @@ def test_a_crd_whose_name_does_not_match_its_names_is_refused(sim: Any) -> None:
         ApiextensionsV1Api(client).create_custom_resource_definition(bad)
     assert error.value.status == 422
     assert "must be spec.names.plural" in str(error.value.body)
+
+
+@needs_kubectl
+def test_kubectl_discovers_a_new_crd_through_aggregated_discovery(sim: Any, tmp_path: Path) -> None:
+    """kubectl (client-go) asks /api and /apis for APIGroupDiscoveryList: two requests, no per-group ones."""
+    cluster = sim({})
+    kubectl = Kubectl(cluster, tmp_path)
+    kubectl.ok("create", "-f", str(CHART_CRD))
+    cluster.server.reset_counts()
+    assert kubectl.ok("get", "clusterpolicies", "-v=6").strip() == ""
+    assert cluster.server.requests_by_verb() == {"discovery": 2, "list": 1}
+
+
+def test_aggregated_discovery_lists_builtin_and_custom_kinds(sim: Any) -> None:
+    import urllib.request
+
+    cluster = sim({"gpuOperator": {}})
+    accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+    request = urllib.request.Request(cluster.url + "/apis", headers={"Accept": accept})
+    with urllib.request.urlopen(request) as response:
+        content_type = response.headers["Content-Type"]
+        document = json.loads(response.read())
+    assert content_type == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    assert document["kind"] == "APIGroupDiscoveryList"
+    groups = {item["metadata"]["name"]: item for item in document["items"]}
+    resource = groups["nvidia.com"]["versions"][0]["resources"][0]
+    assert (resource["resource"], resource["scope"], resource["responseKind"]["kind"]) == (
+        "clusterpolicies",
+        "Cluster",
+        "ClusterPolicy",
+    )
+    assert resource["subresources"][0]["subresource"] == "status"
+    daemonsets = next(r for r in groups["apps"]["versions"][0]["resources"] if r["resource"] == "daemonsets")
+    assert daemonsets["shortNames"] == ["ds"]
+    with urllib.request.urlopen(cluster.url + "/apis") as response:  # no Accept: the legacy APIGroupList
+        assert json.loads(response.read())["kind"] == "APIGroupList"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuctl.core.operator_values import OperatorSettings, chart_identity, distribution_of
+from gpuctl.core.chart_release import chart_identity
+from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import RenderOptions, render_manifests
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.helm import Chart, Helm, HelmError, find_helm, parse_version, supported_version

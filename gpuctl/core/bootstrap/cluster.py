@@ -28,7 +28,7 @@ from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, list_nodes
 from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
-    from gpuctl.core.bootstrap.operator import HelmOutcome
+    from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.helm import Helm
     from gpuctl.kube.client import ApiClient
 
@@ -76,6 +76,7 @@ class ClusterResult:
     helm: HelmOutcome | None = None  # --stack operator: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
     stack: str = ""  # "dra" for --stack dra ("": device-plugin, or operator where helm ran)
+    warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
     @property
     def writes(self) -> int:

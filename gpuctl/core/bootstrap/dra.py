@@ -20,7 +20,7 @@ from gpuctl.core.bootstrap.cluster import (
     apply_node_layer,
     diagnose_with_verify,
 )
-from gpuctl.core.bootstrap.operator import install_chart
+from gpuctl.core.chart_release import install_release
 from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.dra import claimable
@@ -87,10 +87,10 @@ def apply_dra_layer(
     conflicted = any(obj.action == "conflict" for obj in objects)
     outcome = None
     if not conflicted:
-        outcome = install_chart(
-            helm, settings.chart_ref(), values_yaml,
-            release_name=DRA_DRIVER_RELEASE, namespace=DRA_DRIVER_NAMESPACE, check=options.check,
-        )  # fmt: skip
+        chart = settings.chart_ref()
+        outcome = install_release(
+            helm, DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE, chart, values_yaml, check=options.check
+        )
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:

@@ -2,19 +2,16 @@
 helm and the values `gpuctl render --stack operator` prints, then wait until the Operator's
 validator reports success on every GPU node and the GPUs are advertised, diagnosing stuck operands.
 
-The upgrade is skipped when the deployed release already runs the wanted chart version with the
-same values and is `deployed`, so a second run writes nothing. A release an interrupted helm left
-pending is put back first (uninstalled when it never deployed, rolled back otherwise).
+The release is brought to the wanted chart and values by gpuctl.core.chart_release (skipped when
+it already matches, so a second run writes nothing; a pending release put back first).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from gpuctl.core.bootstrap.cluster import (
     POLL_S,
@@ -25,12 +22,14 @@ from gpuctl.core.bootstrap.cluster import (
     diagnose_with_verify,
     readiness,
 )
-from gpuctl.core.operator_values import OperatorSettings, chart_identity, distribution_of
+from gpuctl.core.chart_release import HelmOutcome, install_release
+from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
-from gpuctl.helm import PENDING_STATES, Chart, Helm, Release, display
-from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, list_operand_pods
+from gpuctl.helm import Helm
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, kubelet_versions, list_operand_pods
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 
@@ -40,75 +39,13 @@ if TYPE_CHECKING:
 LOG_TAIL = 200
 
 
-@dataclass(frozen=True)
-class HelmOutcome:
-    """What gpuctl did with helm: `installed`, `upgraded`, `unchanged`, or with --check
-    `would-install`, `would-upgrade`, `unchanged`."""
-
-    command: str  # the exact helm command (values on its stdin)
-    action: str
-    helm_version: str
-    chart: str  # name-version wanted
-    deployed_chart: str  # name-version deployed before ("" when no release)
-    release_status: str  # of the release before ("" when none)
-    values: dict[str, Any] = field(default_factory=dict)
-    repaired: str = ""  # "uninstalled" or "rolled back" when a pending release was put back first
-
-    @property
-    def writes(self) -> int:
-        return int(self.action in ("installed", "upgraded")) + int(bool(self.repaired))
-
-
-def _unchanged(
-    release: Release | None, chart: str, deployed_values: dict[str, Any], values: dict[str, Any]
-) -> bool:
-    return (
-        release is not None
-        and release.status == "deployed"
-        and release.chart == chart
-        and deployed_values == values
-    )
-
-
 def install_operator_chart(
     helm: Helm, settings: OperatorSettings, values_yaml: str, *, check: bool
 ) -> HelmOutcome:
     """`helm upgrade --install` the Operator chart unless the release already matches."""
-    chart = settings.chart_ref()
-    return install_chart(
-        helm, chart, values_yaml, release_name=OPERATOR_RELEASE, namespace=OPERATOR_NAMESPACE, check=check
+    return install_release(
+        helm, OPERATOR_RELEASE, OPERATOR_NAMESPACE, settings.chart_ref(), values_yaml, check=check
     )
-
-
-def install_chart(
-    helm: Helm, chart: Chart, values_yaml: str, *, release_name: str, namespace: str, check: bool
-) -> HelmOutcome:
-    """`helm upgrade --install` a chart (the Operator's, the DRA driver's) unless the release
-    already runs it with these values; a release left pending is put back first."""
-    version = helm.version()
-    wanted = chart_identity(chart)
-    values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
-    release = helm.release(release_name, namespace)
-    deployed = helm.values(release_name, namespace) if release is not None else {}
-    command = display(helm.upgrade_install_command(release_name, namespace, chart))
-    outcome = HelmOutcome(
-        command, "unchanged", version, wanted,
-        release.chart if release else "", release.status if release else "", values,
-    )  # fmt: skip
-    if _unchanged(release, wanted, deployed, values):
-        return outcome
-    if check:
-        return replace(outcome, action="would-upgrade" if release else "would-install")
-    repaired = ""
-    if release is not None and release.status in PENDING_STATES:
-        if release.status == "pending-install" or release.revision <= 1:
-            helm.uninstall(release_name, namespace)
-            repaired, release = "uninstalled", None
-        else:
-            helm.rollback(release_name, namespace)
-            repaired = "rolled back"
-    helm.upgrade_install(release_name, namespace, chart, values_yaml)
-    return replace(outcome, action="upgraded" if release else "installed", repaired=repaired)
 
 
 def _operator_readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
@@ -177,8 +114,6 @@ def resolved_settings(api_client: ApiClient, settings: OperatorSettings) -> Oper
     """`--distribution auto`: from the kubelet versions of the cluster's nodes."""
     if settings.distribution != "auto":
         return settings
-    from gpuctl.kube.gpu_operator import kubelet_versions
-
     return replace(settings, distribution=distribution_of(kubelet_versions(api_client)))
 
 
@@ -207,4 +142,16 @@ def apply_operator_layer(
     return ClusterResult(
         options.check, objects, taint, tuple(states), timed_out,
         round(time.monotonic() - started, 2), helm=outcome, policy_states=tuple(sorted(policies.items())),
+        warnings=tuple(_other_device_plugins(api_client)),
     )  # fmt: skip
+
+
+def _other_device_plugins(api_client: ApiClient) -> list[str]:
+    """A device plugin beside the Operator's (e.g. the device plugin stack applied before): two
+    plugins register nvidia.com/gpu with each kubelet, and the last one to register wins."""
+    return [
+        f"device plugin DaemonSet {ds.namespace}/{ds.name} runs beside the GPU Operator's; remove it: "
+        f"`kubectl -n {ds.namespace} delete daemonset {ds.name}`"
+        for ds in list_gpu_daemonsets(api_client)
+        if ds.is_device_plugin and ds.namespace != OPERATOR_NAMESPACE
+    ]

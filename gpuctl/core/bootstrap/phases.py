@@ -78,6 +78,8 @@ class BootstrapRun:
         if not failed:
             return ""
         inventory = f" -i {self.request.inventory}" if self.request.inventory else ""
+        if self.request.cluster.stack != "device-plugin":
+            inventory += f" --stack {self.request.cluster.stack}"
         if self.request.phase != "all" or failed == "host":
             return f"gpuctl bootstrap --phase {self.request.phase}{inventory}"
         remaining = PHASES[PHASES.index(failed) :]

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.api import kinds, tables
 from gpuctl.sim.api.kinds import ResourceType
-from gpuctl.sim.runtime.store import Store, rfc3339
+from gpuctl.sim.runtime.crd_objects import established_status
+from gpuctl.sim.runtime.store import Store
 
 if TYPE_CHECKING:
     from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
+__all__ = ["CRD", "established_status", "lookup", "served", "table"]
 CRD = kinds.BY_PATH[("apiextensions.k8s.io", "v1", "customresourcedefinitions")]
 STATIC_GROUPS = frozenset(resource.group for resource in kinds.RESOURCE_TYPES)
 
@@ -109,33 +111,6 @@ def table(store: Store, resource: ResourceType, items: list[Obj], version: str, 
 
 
 # -- the CRD object's own lifecycle ------------------------------------------------------------
-
-
-def established_status(crd: Obj) -> Obj:
-    """What the API server's naming and establishing controllers write once the names are free."""
-    spec = crd.get("spec") or {}
-    now = rfc3339()
-    storage = [v.get("name") for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("storage")]
-    return {
-        "acceptedNames": dict(spec.get("names") or {}),
-        "conditions": [
-            {
-                "type": "NamesAccepted",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "NoConflicts",
-                "message": "no conflicts found",
-            },
-            {
-                "type": "Established",
-                "status": "True",
-                "lastTransitionTime": now,
-                "reason": "InitialNamesAccepted",
-                "message": "the initial names have been accepted",
-            },
-        ],
-        "storedVersions": storage[:1],
-    }
 
 
 def validate(crd: Obj) -> list[str]:

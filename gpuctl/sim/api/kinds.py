@@ -103,6 +103,9 @@ def lookup(group: str, version: str, plural: str) -> ResourceType | None:
     return BY_PATH.get((group, version, plural))
 
 
+NO_GATES: frozenset[str] = frozenset()
+
+
 def gates_for(uses_dra: bool) -> frozenset[str]:
     return frozenset({"dra"} if uses_dra else ())
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import crds, kinds, openapi, protobuf, writes
+from gpuctl.sim.api import crds, discovery, kinds, openapi, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
@@ -60,6 +60,8 @@ class Api:
         path = request.path
         if path in ("/healthz", "/readyz", "/livez"):
             return Response(200, b"ok", "text/plain")
+        if aggregated := discovery.aggregated(path, request.header("accept"), self.cluster.store, self.gates):
+            return aggregated
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
             "/api": lambda: kinds.api_versions(self.server_address),

@@ -77,6 +77,8 @@ class Cluster:
             if self.scenario.device_plugin == "installed":
                 self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
             dra.install(self, created)
+            if self.scenario.gpu_operator is not None:
+                operator.install(self, self.scenario.gpu_operator, created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
             # start() returns, without events, as if it had been running for a day.
             self.settling = True
@@ -84,11 +86,14 @@ class Cluster:
                 daemonsets.reconcile(self)
                 scheduler.run_pass(self)
                 daemonsets.reconcile(self)
+                if self.scenario.gpu_operator is not None:
+                    operator.settle(self)
             finally:
                 self.settling = False
 
     def start(self) -> None:
         self.engine.start()
+        self.operator_soon()  # anything the start-up settling left to converge
         if self.host_links:
             self.prober.start()
 

@@ -88,6 +88,7 @@ def init_blocked(cluster: Cluster, pod: Obj) -> bool:
         return False
     from gpuctl.sim.runtime import operator
 
+    operator.register_pod(cluster, pod)
     runtime = cluster.pod_runtime(pod)
     statuses: list[Obj] = []
     blocking = ""

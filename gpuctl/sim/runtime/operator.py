@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import defaults
-from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime import crd_objects, kubelet, objects
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
 from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
 from gpuctl.sim.runtime.operator_operands import (
@@ -33,7 +33,7 @@ from gpuctl.sim.runtime.operator_operands import (
 )
 from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
 from gpuctl.sim.runtime.predicates import is_terminated
-from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.runtime.store import clone, rfc3339
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
@@ -57,6 +57,8 @@ class OperatorState:
     namespace: str = ""
     original_hosts: dict[str, NodeSpec] = field(default_factory=dict)  # before operands changed them
     waiting_pods: dict[str, tuple[str, str]] = field(default_factory=dict)  # uid → (namespace, name)
+    # (app, node) → (namespace, name, uid) of the operand pod last started there
+    pods_by_node: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,15 +85,21 @@ def driver_version(cluster: Cluster) -> str:
     return str(section(cluster.operator.spec, "driver").get("version") or "")
 
 
+def register_pod(cluster: Cluster, pod: Obj) -> None:
+    """An operand pod the kubelet is starting: the one to look at for its operand on its node."""
+    meta = pod["metadata"]
+    key = ((meta.get("labels") or {}).get("app", ""), str(pod["spec"].get("nodeName")))
+    cluster.operator.pods_by_node[key] = (meta["namespace"], meta["name"], meta["uid"])
+
+
 def _operand_ready(cluster: Cluster, app: str, node_name: str) -> bool:
-    for pod in cluster.store.items("pods", cluster.operator.namespace):
-        labels = pod["metadata"].get("labels") or {}
-        if labels.get("app") != app or pod["spec"].get("nodeName") != node_name or is_terminated(pod):
-            continue
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-            return True
-    return False
+    """The operand's pod on the node (the last one the kubelet started there) is Ready."""
+    found = cluster.operator.pods_by_node.get((app, node_name))
+    pod = cluster.store.get("pods", found[0], found[1]) if found else None
+    if pod is None or found is None or pod["metadata"]["uid"] != found[2] or is_terminated(pod):
+        return False
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
@@ -120,6 +128,32 @@ def wait_for_node_change(cluster: Cluster, pod: Obj) -> None:
     cluster.operator.waiting_pods[meta["uid"]] = (meta["namespace"], meta["name"])
 
 
+def install(cluster: Cluster, spec: Obj, created: float) -> None:
+    """The scenario's `gpuOperator`: the CRD, the namespace and a ClusterPolicy, present at start."""
+    store = cluster.store
+    if store.get("namespaces", "", defaults.OPERATOR_NAMESPACE) is None:
+        store.add("namespaces", objects.namespace(defaults.OPERATOR_NAMESPACE), created)
+    store.add("customresourcedefinitions.apiextensions.k8s.io", crd_objects.cluster_policy_crd(), created)
+    policy = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy", "generation": 1},
+        "spec": clone(spec),
+    }
+    store.add(CLUSTER_POLICIES, policy, created)
+
+
+def settle(cluster: Cluster) -> None:
+    """Converge at start-up (the engine is not running): each pass gets the operands one stage
+    further (driver, toolkit, plugin, validator)."""
+    from gpuctl.sim.runtime import daemonsets, scheduler
+
+    for _ in range(8):
+        reconcile(cluster)
+        daemonsets.reconcile(cluster)
+        scheduler.run_pass(cluster)
+
+
 # -- the reconcile loop ------------------------------------------------------------------------
 
 
@@ -135,7 +169,7 @@ def reconcile(cluster: Cluster) -> None:
         if state.active:
             _apply_daemonsets(cluster, [])
             _restore_hosts(cluster)
-            state.active, state.spec, state.waiting_pods = False, {}, {}
+            state.active, state.spec, state.waiting_pods, state.pods_by_node = False, {}, {}, {}
         return
     policy, ignored = policies[0], policies[1:]
     for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others

@@ -1,0 +1,103 @@
+"""One Helm release brought to a wanted chart version and values, idempotently: for every stack
+installed from a chart (the GPU Operator; the DRA driver).
+
+The upgrade is skipped when the release is `deployed` with the same chart (`helm list`'s
+name-version) and the same user-supplied values (`helm get values -o json`), so a second run sends
+nothing. A release an interrupted helm left pending is put back first: uninstalled when it never
+deployed, rolled back otherwise; helm then installs or upgrades it as usual.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuctl.helm import PENDING_STATES, Chart, Helm, Release, display
+
+
+@dataclass(frozen=True)
+class HelmOutcome:
+    """What gpuctl did with helm: `installed`, `upgraded`, `unchanged`, or with --check
+    `would-install`, `would-upgrade`, `unchanged`."""
+
+    command: str  # the exact helm command (values on its stdin)
+    action: str
+    helm_version: str
+    chart: str  # name-version wanted
+    deployed_chart: str  # name-version deployed before ("" when no release)
+    release_status: str  # of the release before ("" when none)
+    values: dict[str, Any] = field(default_factory=dict)
+    repaired: str = ""  # "uninstalled" or "rolled back" when a pending release was put back first
+    diff: str = ""  # deployed → wanted chart and values, unified (empty when unchanged)
+
+    @property
+    def writes(self) -> int:
+        return int(self.action in ("installed", "upgraded")) + int(bool(self.repaired))
+
+
+def _unchanged(
+    release: Release | None, chart: str, deployed_values: dict[str, Any], values: dict[str, Any]
+) -> bool:
+    return (
+        release is not None
+        and release.status == "deployed"
+        and release.chart == chart
+        and deployed_values == values
+    )
+
+
+def values_diff(old_chart: str, old: dict[str, Any], new_chart: str, new: dict[str, Any]) -> str:
+    """What the upgrade changes, as a unified diff of the chart and the values (YAML)."""
+    before = f"# chart: {old_chart or '(no release)'}\n" + (
+        yaml.safe_dump(old, sort_keys=True) if old else ""
+    )
+    after = f"# chart: {new_chart}\n" + yaml.safe_dump(new, sort_keys=True)
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), "deployed", "gpuctl", n=2
+    )
+    return "".join(lines)
+
+
+def install_release(
+    helm: Helm, name: str, namespace: str, chart: Chart, values_yaml: str, *, check: bool
+) -> HelmOutcome:
+    """`helm upgrade --install` release `name` of `chart` in `namespace` with exactly these values,
+    unless the release already runs that chart version with them; with `check`, only helm's reads."""
+    version = helm.version()
+    wanted = chart_identity(chart)
+    values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
+    release = helm.release(name, namespace)
+    deployed = helm.values(name, namespace) if release is not None else {}
+    command = display(helm.upgrade_install_command(name, namespace, chart))
+    outcome = HelmOutcome(
+        command, "unchanged", version, wanted,
+        release.chart if release else "", release.status if release else "", values,
+    )  # fmt: skip
+    if _unchanged(release, wanted, deployed, values):
+        return outcome
+    outcome = replace(outcome, diff=values_diff(release.chart if release else "", deployed, wanted, values))
+    if check:
+        return replace(outcome, action="would-upgrade" if release else "would-install")
+    repaired = ""
+    if release is not None and release.status in PENDING_STATES:
+        if release.status == "pending-install" or release.revision <= 1:
+            helm.uninstall(name, namespace)
+            repaired, release = "uninstalled", None
+        else:
+            helm.rollback(name, namespace)
+            repaired = "rolled back"
+    helm.upgrade_install(name, namespace, chart, values_yaml)
+    return replace(outcome, action="upgraded" if release else "installed", repaired=repaired)
+
+
+def chart_identity(chart: Chart) -> str:
+    """`name-version` as `helm list` reports a release's chart (for a local chart: its Chart.yaml)."""
+    if chart.is_local:
+        meta = yaml.safe_load((Path(chart.reference) / "Chart.yaml").read_text(encoding="utf-8")) or {}
+        return f"{meta.get('name', '')}-{meta.get('version', '')}"
+    name = chart.reference.rstrip("/").rsplit("/", 1)[-1]
+    return f"{name}-{chart.version}" if chart.version else name
