@@ -123,6 +123,8 @@ def test_install_deploys_the_operands_and_the_validator_passes_on_every_gpu_node
     labels = operator.get("node", "gpu-0")["metadata"]["labels"]
     assert labels["nvidia.com/gpu.deploy.operator-validator"] == "true"
     assert "nvidia.com/gpu.deploy.driver" not in operator.get("node", "cpu-0")["metadata"]["labels"]
+    classes = {rc["metadata"]["name"]: rc["handler"] for rc in operator.get("runtimeclasses")["items"]}
+    assert classes == {"nvidia": "nvidia", "nvidia-cdi": "nvidia-cdi", "nvidia-legacy": "nvidia-legacy"}
     table = operator.kubectl.ok("get", "clusterpolicies").split()
     assert table[:3] == ["NAME", "STATUS", "AGE"]
     assert table[3:5] == ["cluster-policy", "ready"]
@@ -143,6 +145,7 @@ def test_the_same_values_again_change_nothing_and_uninstall_cleans_up(operator: 
     operator.helm.ok("uninstall", RELEASE, "-n", NAMESPACE, "--wait")
     wait_until(lambda: not operator.get("pods", "-n", NAMESPACE)["items"], "the operand pods to go")
     assert operator.daemonsets() == {}
+    assert operator.get("runtimeclasses")["items"] == []
     assert operator.allocatable() == {"gpu-0": "", "gpu-1": "", "cpu-0": ""}  # the driver left with its pod
 
 
@@ -236,3 +239,30 @@ def test_a_cluster_without_gpu_nodes_is_ready_with_no_gpu_nodes(sim: Any, tmp_pa
     policy = operator.wait_state("ready")
     assert _conditions(policy)["Ready"] == ("True", "NoGPUNodes")
     assert operator.daemonsets() == {}
+
+
+def test_a_device_plugin_config_from_the_values_shares_the_gpus(operator: Operator, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "devicePlugin:\n"
+        "  config:\n"
+        "    create: true\n"
+        "    name: time-slicing\n"
+        "    default: config.yaml\n"
+        "    data:\n"
+        "      config.yaml: |\n"
+        "        version: v1\n"
+        "        sharing:\n"
+        "          timeSlicing:\n"
+        "            resources:\n"
+        "            - name: nvidia.com/gpu\n"
+        "              replicas: 4\n"
+        "mig:\n"
+        "  strategy: none\n"
+    )
+    operator.helm.ok(*INSTALL, "-f", str(values), "--wait", "--timeout", "60s")
+    operator.wait_state("ready")
+    assert operator.allocatable() == {"gpu-0": "32", "gpu-1": "32", "cpu-0": ""}
+    plugin = operator.daemonsets()["nvidia-device-plugin-daemonset"]["spec"]["template"]["spec"]
+    assert plugin["volumes"] == [{"name": "config", "configMap": {"name": "time-slicing"}}]
+    assert {"name": "CONFIG_FILE", "value": "/config/config.yaml"} in plugin["containers"][0]["env"]

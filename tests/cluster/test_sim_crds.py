@@ -70,6 +70,10 @@ def test_deleting_a_crd_deletes_its_objects_and_unserves_the_kind(kubectl: Kubec
     widget = {"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w1"}}
     kubectl.ok("create", "-n", "default", "-f", _write(tmp_path, "w.yaml", widget))
     assert kubectl.ok("get", "wd", "-n", "default", "-o", "name") == "widget.example.com/w1\n"
+    kubectl.ok("create", "namespace", "scratch")
+    kubectl.ok("create", "-n", "scratch", "-f", _write(tmp_path, "w.yaml", widget))
+    kubectl.ok("delete", "namespace", "scratch", "--wait=false")
+    assert kubectl.ok("get", "widgets", "-n", "scratch", "-o", "name") == ""  # emptied with its namespace
     kubectl.ok("delete", "crd", "widgets.example.com")
     done = kubectl("get", "widgets.example.com", "-n", "default")
     assert done.returncode != 0

@@ -349,7 +349,8 @@ def delete(
     if resource.kind == "Namespace":
         if existing["metadata"].get("deletionTimestamp"):
             return existing
-        return cluster.delete_namespace(existing, NAMESPACED_KEYS)
+        custom = {r.key for r in crds.custom_types(cluster.store) if r.namespaced}
+        return cluster.delete_namespace(existing, (*NAMESPACED_KEYS, *sorted(custom)))
     removed = cluster.store.remove(resource.key, namespace if resource.namespaced else "", name) or existing
     if resource.kind == "DaemonSet":
         cluster.daemonset_changed()

@@ -19,21 +19,21 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import defaults
-from gpuctl.sim.runtime import crd_objects, kubelet, objects
+from gpuctl.sim.runtime import crd_objects, kubelet, objects, operator_status
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
 from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
 from gpuctl.sim.runtime.operator_operands import (
     DEPLOY_COMPONENTS,
     DEPLOY_LABEL,
     HASH_ANNOTATION,
-    OPERANDS,
     enabled,
+    owner_reference,
     section,
     wanted,
 )
 from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
 from gpuctl.sim.runtime.predicates import is_terminated
-from gpuctl.sim.runtime.store import clone, rfc3339
+from gpuctl.sim.runtime.store import clone
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 CLUSTER_POLICIES = "clusterpolicies.nvidia.com"
 DAEMONSETS = "daemonsets.apps"
+RUNTIME_CLASSES = "runtimeclasses.node.k8s.io"
 NFD_PREFIX = "feature.node.kubernetes.io/"
 # The PCI labels NFD gives NVIDIA devices that the Operator counts as GPU nodes (10de: NVIDIA).
 GPU_PCI_LABELS = (NFD_PCI_LABEL, NFD_PREFIX + "pci-0302_10de.present", NFD_PREFIX + "pci-0300_10de.present")
-READY_MESSAGE = "ClusterPolicy is ready as all resources have been successfully reconciled"
 
 
 @dataclass
@@ -168,12 +168,13 @@ def reconcile(cluster: Cluster) -> None:
     if not policies:
         if state.active:
             _apply_daemonsets(cluster, [])
+            _apply_runtime_classes(cluster, {}, None)
             _restore_hosts(cluster)
             state.active, state.spec, state.waiting_pods, state.pods_by_node = False, {}, {}, {}
         return
     policy, ignored = policies[0], policies[1:]
     for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others
-        _write_status(cluster, other, {"state": "ignored"})
+        operator_status.write(cluster, other, {"state": "ignored"})
     annotations = policy["metadata"].get("annotations") or {}
     state.active = True
     state.spec = section(policy, "spec")
@@ -183,10 +184,11 @@ def reconcile(cluster: Cluster) -> None:
     if gpu_nodes and cluster.store.get("namespaces", "", state.namespace) is not None:
         desired = [operand_daemonset(state.spec, op, state.namespace, policy) for op in wanted(state.spec)]
     _apply_daemonsets(cluster, desired)
+    _apply_runtime_classes(cluster, state.spec, policy)
     for node_name in gpu_nodes:
         _sync_host(cluster, node_name)
     _retry_waiting_pods(cluster)
-    _write_status(cluster, policy, _status(cluster, has_nfd, bool(gpu_nodes), desired))
+    operator_status.write(cluster, policy, operator_status.of(cluster, has_nfd, bool(gpu_nodes), desired))
 
 
 def _label_nodes(cluster: Cluster) -> tuple[bool, list[str]]:
@@ -251,6 +253,37 @@ def _apply_daemonsets(cluster: Cluster, desired: list[Obj]) -> None:
         cluster.daemonset_changed()
 
 
+def _apply_runtime_classes(cluster: Cluster, spec: Obj, policy: Obj | None) -> None:
+    """The RuntimeClasses the Operator creates for the runtimes its toolkit configures:
+    spec.operator.runtimeClass (handler nvidia), with CDI also nvidia-cdi and nvidia-legacy."""
+    wanted_classes: dict[str, str] = {}
+    if policy is not None:
+        wanted_classes[str(section(spec, "operator").get("runtimeClass") or "nvidia")] = "nvidia"
+        if enabled(spec, "cdi", False):
+            wanted_classes.update({"nvidia-cdi": "nvidia-cdi", "nvidia-legacy": "nvidia-legacy"})
+    store = cluster.store
+    for existing in store.items(RUNTIME_CLASSES):
+        owned = (existing["metadata"].get("labels") or {}).get(MANAGED_BY[0]) == MANAGED_BY[1]
+        if owned and existing["metadata"]["name"] not in wanted_classes:
+            store.remove(RUNTIME_CLASSES, "", existing["metadata"]["name"])
+    for name, handler in wanted_classes.items():
+        if store.get(RUNTIME_CLASSES, "", name) is None and policy is not None:
+            metadata = {
+                "name": name,
+                "labels": {MANAGED_BY[0]: MANAGED_BY[1]},
+                "ownerReferences": [owner_reference(policy)],
+            }
+            store.add(
+                RUNTIME_CLASSES,
+                {
+                    "apiVersion": "node.k8s.io/v1",
+                    "kind": "RuntimeClass",
+                    "metadata": metadata,
+                    "handler": handler,
+                },
+            )
+
+
 def _sync_host(cluster: Cluster, node_name: str) -> None:
     """The node's effective host: the original, plus what Ready driver/toolkit operands installed."""
     state = cluster.operator
@@ -282,63 +315,3 @@ def _retry_waiting_pods(cluster: Cluster) -> None:
         pod = cluster.store.get("pods", namespace, name)
         if pod is not None and pod["metadata"]["uid"] == uid and not pod["metadata"].get("deletionTimestamp"):
             kubelet.start(cluster, namespace, name, uid)
-
-
-# -- ClusterPolicy status ----------------------------------------------------------------------
-
-
-def _daemonset_ready(cluster: Cluster, ds: Obj) -> bool:
-    """As the Operator judges a DaemonSet: nothing desired, or every desired pod available."""
-    current = cluster.store.get(DAEMONSETS, ds["metadata"]["namespace"], ds["metadata"]["name"])
-    status = (current or {}).get("status") or {}
-    desired = int(status.get("desiredNumberScheduled", 0))
-    return desired == 0 or (
-        int(status.get("numberAvailable", 0)) >= desired and not status.get("numberUnavailable")
-    )
-
-
-def _status(cluster: Cluster, has_nfd: bool, has_gpu_nodes: bool, desired: list[Obj]) -> Obj:
-    if not has_nfd:
-        return _conditions_ready("NFDLabelsMissing", "No NFD labels found")
-    if not has_gpu_nodes:
-        return _conditions_ready(
-            "NoGPUNodes", "No GPU node found, watching for new nodes to join the cluster."
-        )
-    names = {op.name: op.state for op in OPERANDS}
-    not_ready = [names[ds["metadata"]["name"]] for ds in desired if not _daemonset_ready(cluster, ds)]
-    if not not_ready:
-        return _conditions_ready("Reconciled", READY_MESSAGE)
-    message = f"ClusterPolicy is not ready, states not ready: [{' '.join(not_ready)}]"
-    return {
-        "state": "notReady",
-        "conditions": [
-            {"type": "Ready", "status": "False", "reason": "OperandNotReady", "message": message},
-            {"type": "Error", "status": "True", "reason": "OperandNotReady", "message": message},
-        ],
-    }
-
-
-def _conditions_ready(reason: str, message: str) -> Obj:
-    return {
-        "state": "ready",
-        "conditions": [
-            {"type": "Ready", "status": "True", "reason": reason, "message": message},
-            {"type": "Error", "status": "False", "reason": "Ready", "message": ""},
-        ],
-    }
-
-
-def _write_status(cluster: Cluster, policy: Obj, status: Obj) -> None:
-    """Write status.state, .namespace and .conditions; a condition keeps its lastTransitionTime
-    while its status stays the same (no write at all when nothing changed)."""
-    old = policy.get("status") or {}
-    previous = {c.get("type"): c for c in old.get("conditions") or []}
-    for condition in status.get("conditions", []):
-        before = previous.get(condition["type"]) or {}
-        same = before.get("status") == condition["status"]
-        condition["lastTransitionTime"] = before.get("lastTransitionTime") if same else rfc3339()
-    if status["state"] != "ignored":
-        status["namespace"] = cluster.operator.namespace
-    if old == status:
-        return
-    cluster.store.put(CLUSTER_POLICIES, dict(policy, status=status))

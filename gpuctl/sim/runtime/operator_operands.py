@@ -146,15 +146,48 @@ def _main_container(spec: Obj, operand: Operand) -> Obj:
     return main[operand.spec_key]
 
 
+def _with_plugin_config(spec: Obj, pod_spec: Obj) -> Obj:
+    """The device plugin and GFD read spec.mig.strategy (MIG_STRATEGY) and the plugin the
+    ConfigMap spec.devicePlugin.config names (mounted at /config, CONFIG_FILE: its `default` key)."""
+    container = pod_spec["containers"][0]
+    env = list(container.get("env") or [])
+    strategy = section(spec, "mig").get("strategy")
+    if strategy:
+        env.append({"name": "MIG_STRATEGY", "value": str(strategy)})
+    config = section(section(spec, "devicePlugin"), "config")
+    if config.get("name") and container["name"] == "nvidia-device-plugin":
+        key = str(config.get("default") or "config.yaml")
+        env.append({"name": "CONFIG_FILE", "value": f"/config/{key}"})
+        container["volumeMounts"] = [{"name": "config", "mountPath": "/config"}]
+        pod_spec["volumes"] = [{"name": "config", "configMap": {"name": str(config["name"])}}]
+    if env:
+        container["env"] = env
+    return pod_spec
+
+
 def _pod_spec(spec: Obj, operand: Operand) -> Obj:
     daemonsets = section(spec, "daemonsets")
-    return {
+    pod_spec = {
         "nodeSelector": {DEPLOY_LABEL.format(operand.component): "true"},
         "tolerations": [dict(t) for t in daemonsets.get("tolerations") or [] if isinstance(t, dict)],
         "priorityClassName": str(daemonsets.get("priorityClassName") or "system-node-critical"),
         "serviceAccountName": operand.name.removesuffix("-daemonset"),
         "initContainers": _init_containers(spec, operand),
         "containers": [_main_container(spec, operand)],
+    }
+    return _with_plugin_config(spec, pod_spec) if operand.spec_key in ("devicePlugin", "gfd") else pod_spec
+
+
+def owner_reference(policy: Obj) -> Obj:
+    """What the Operator creates is owned by its ClusterPolicy (garbage collected with it)."""
+    meta = policy["metadata"]
+    return {
+        "apiVersion": policy.get("apiVersion", "nvidia.com/v1"),
+        "kind": "ClusterPolicy",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
     }
 
 
@@ -172,16 +205,7 @@ def daemonset(spec: Obj, operand: Operand, namespace: str, owner: Obj) -> Obj:
             "namespace": namespace,
             "labels": labels,
             "annotations": {HASH_ANNOTATION: short_hash(json.dumps(body, sort_keys=True))},
-            "ownerReferences": [
-                {
-                    "apiVersion": owner["apiVersion"],
-                    "kind": owner["kind"],
-                    "name": owner["metadata"]["name"],
-                    "uid": owner["metadata"]["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [owner_reference(owner)],
             "generation": 1,
         },
         "spec": dict(body, updateStrategy={"type": "RollingUpdate"}),
