@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError
-from gpuctl.sim.scenario_fields import HINT, Fields, type_name
+from gpuctl.yaml_fields import Fields as YamlFields
+from gpuctl.yaml_fields import type_name
+
+HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
+
+
+class Fields(YamlFields):
+    """A mapping of the scenario file."""
+
+    hint = HINT
+
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 VERSION = re.compile(r"^v\d+\.\d+\.\d+$")

@@ -1,4 +1,5 @@
-"""Typed, path-naming access to the mappings of a scenario file (see gpuctl.sim.scenario)."""
+"""Typed access to one mapping of a YAML file, every error naming `source: path` (the scenario
+file of the simulated cluster uses it; subclasses set the hint)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ from typing import Any
 
 from gpuctl.errors import ConfigError
 
-HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
-
 
 class Fields:
+    hint = ""  # the next step named in every error
     """Typed access to one mapping of the scenario, every error naming `source: path`."""
 
     def __init__(self, data: Any, path: str, source: str, allowed: set[str]) -> None:
@@ -26,7 +26,7 @@ class Fields:
         return f"{self.path}.{key}" if self.path else key
 
     def fail(self, where: str, problem: str) -> None:
-        raise ConfigError(f"{self.source}: {where}: {problem}", hint=HINT)
+        raise ConfigError(f"{self.source}: {where}: {problem}", hint=self.hint)
 
     def has(self, key: str) -> bool:
         return key in self.data and self.data[key] is not None
