@@ -35,9 +35,10 @@ from gpuctl.cli.stack_options import (
     OperatorToolkitOption,
     Stack,
     StackOption,
+    dra_settings,
 )
 from gpuctl.defaults import GPU_TAINT
-from gpuctl.errors import ConfigError, NotImplementedYet
+from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
     from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun
@@ -136,10 +137,6 @@ def command(
     from gpuctl.core.render import RenderOptions
     from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
-    if stack is Stack.dra and phase in (Phase.cluster, Phase.all):
-        raise NotImplementedYet(
-            f"--stack {stack.value}: not implemented yet", hint="use --stack device-plugin (the default)"
-        )
     if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
         raise ConfigError(
             f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
@@ -161,10 +158,11 @@ def command(
         sharing=sharing.value,
         replicas=replicas,
         operator=operator,
+        dra=dra_settings(chart, chart_version) if stack is Stack.dra else None,
         node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
     )
     helm_runner = None
-    if stack is Stack.operator and phase in (Phase.cluster, Phase.all):
+    if stack in (Stack.operator, Stack.dra) and phase in (Phase.cluster, Phase.all):
         helm_runner = _helm(helm, kubeconfig, context)
     request = BootstrapRequest(
         phase=phase.value,

@@ -18,6 +18,7 @@ from gpuctl.cli.options import (
     refuse_without,
 )
 from gpuctl.cli.stack_options import (
+    DEFAULT_CHART,
     DEFAULT_CHART_VERSION,
     ChartVersionOption,
     Distribution,
@@ -26,6 +27,7 @@ from gpuctl.cli.stack_options import (
     OperatorToolkitOption,
     Stack,
     StackOption,
+    dra_settings,
 )
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
@@ -36,7 +38,7 @@ from gpuctl.defaults import (
     GPUCTL_NAMESPACE,
     RUNTIME_CLASS,
 )
-from gpuctl.errors import ConfigError, NotImplementedYet
+from gpuctl.errors import ConfigError
 
 HELP = """\
 Print the manifests gpuctl would apply for the cluster layer (for GitOps): the NVIDIA
@@ -156,10 +158,6 @@ def command(
     _check_values(
         ctx, namespace=namespace, runtime_class=runtime_class, verify_namespace=verify_namespace, image=image
     )
-    if stack is Stack.dra:
-        raise NotImplementedYet(
-            "--stack dra: not implemented yet", hint="use --stack device-plugin or operator"
-        )
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
         driver_enabled=operator_driver,
@@ -177,6 +175,7 @@ def command(
         taint_effect=taint_effect,
         runtime_class=runtime_class,
         gpu_operator=gpu_operator or stack is Stack.operator,
+        dra=dra_settings(DEFAULT_CHART, chart_version) if stack is Stack.dra else None,
         operator=operator,
         rbac=rbac,
         rbac_subject=parse_rbac_subject(rbac_subject),

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gpuctl.defaults import OPERATOR_CHART, OPERATOR_CHART_VERSION
+from gpuctl.defaults import DRA_DRIVER_CHART, DRA_DRIVER_CHART_VERSION, OPERATOR_CHART, OPERATOR_CHART_VERSION
+
+if TYPE_CHECKING:
+    from gpuctl.core.dra_values import DraSettings
 
 
 class Stack(str, Enum):
@@ -61,7 +64,9 @@ OperatorToolkitOption = Annotated[
 ChartOption = Annotated[
     str,
     typer.Option(
-        "--chart", help="GPU Operator chart: REPO/NAME, oci://REFERENCE or a local chart directory."
+        "--chart",
+        help="The chart: REPO/NAME, oci://REFERENCE or a local chart directory (the GPU Operator's; "
+        "with --stack dra the default is NVIDIA's DRA driver chart).",
     ),
 ]
 ChartVersionOption = Annotated[str, typer.Option("--chart-version", help="Chart version to pin.")]
@@ -71,3 +76,13 @@ HelmOption = Annotated[
 ]
 DEFAULT_CHART = OPERATOR_CHART
 DEFAULT_CHART_VERSION = OPERATOR_CHART_VERSION
+
+
+def dra_settings(chart: str, chart_version: str) -> DraSettings:
+    """--stack dra: the DRA driver's chart unless --chart/--chart-version name another."""
+    from gpuctl.core.dra_values import DraSettings
+
+    return DraSettings(
+        chart=DRA_DRIVER_CHART if chart == DEFAULT_CHART else chart,
+        chart_version=DRA_DRIVER_CHART_VERSION if chart_version == DEFAULT_CHART_VERSION else chart_version,
+    )

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from gpuctl.core import dra_values
+from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.operator_values import OperatorSettings, template_variables
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
@@ -75,6 +77,7 @@ class RenderOptions:
     verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
     gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # with gpu_operator
+    dra: DraSettings | None = None  # --stack dra: NVIDIA's DRA driver chart's values instead
 
 
 @dataclass(frozen=True)
@@ -277,6 +280,11 @@ def render_manifests(options: RenderOptions) -> RenderResult:
     (the operator then creates them)."""
     _validate(options)
     files = _gpu_operator_files(options) if options.gpu_operator else _device_plugin_files(options)
+    if options.dra is not None:
+        taint = (options.taint_key, options.taint_effect)
+        variables = dra_values.template_variables(options.dra, taint, options.node_selector)
+        values = render_template(dra_values.VALUES_FILE + ".j2", **variables)
+        files = [RenderedFile(dra_values.VALUES_FILE, values, helm_values=True)]
     if options.rbac:
         files.extend(rbac_files(options.rbac_subject, options.verify_namespace))
     if options.verify_cronjob:
@@ -302,6 +310,7 @@ _OWN_NAMES = (
     "nvidia-device-plugin-config.yaml",
     "nvidia-device-plugin-mps-control-daemon.yaml",
     "gpu-operator-values.yaml",
+    dra_values.VALUES_FILE,
     "rbac-verify.yaml",
     "rbac-taint.yaml",
     "rbac-status.yaml",

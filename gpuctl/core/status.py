@@ -1,4 +1,6 @@
-"""`status`: the GPU inventory of the cluster, from two list requests (nodes, pods)."""
+"""`status`: the GPU inventory of the cluster, from two list requests (nodes, pods), plus up to
+four for GPUs published through DRA (resource.k8s.io discovery, DeviceClasses, ResourceSlices,
+ResourceClaims)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import TYPE_CHECKING
 from gpuctl.core.verify.sharing import SharingPlan, plan_for
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.errors import ExitCode
+from gpuctl.kube.claims import devices_in_use
+from gpuctl.kube.dra import DraInventory, DraNode, read_inventory
 from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
 from gpuctl.kube.pods import list_all_pods
 from gpuctl.kube.raw import JsonDict
@@ -40,6 +44,18 @@ class GpuNodeSummary:
     kernel_version: str = ""
     os_image: str = ""
     gpu_memory_mib: int = 0
+    gpu_allocation: str = "device-plugin"  # device-plugin | dra | both (the same GPUs, counted once)
+    dra: DraSummary | None = None
+
+
+@dataclass(frozen=True)
+class DraSummary:
+    """The node's GPUs as its ResourceSlices publish them."""
+
+    published: int  # full GPUs (MIG devices where the node publishes only those)
+    claimable: int  # without a NoSchedule/NoExecute device taint
+    allocated: int  # held by allocated ResourceClaims
+    tainted: int
 
 
 @dataclass(frozen=True)
@@ -85,14 +101,28 @@ def gpus_in_use(pods: Iterable[JsonDict]) -> dict[str, int]:
     return dict(used)
 
 
-def _node_summary(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeSummary:
+def _dra_summary(published: DraNode | None, allocated: int) -> DraSummary | None:
+    if published is None:
+        return None
+    claimable = sum(1 for device in published.devices if not device.taints)
+    count = published.gpus or published.mig_devices
+    return DraSummary(count, min(claimable, count), allocated, len(published.tainted))
+
+
+def _node_summary(
+    info: NodeInfo, in_use: dict[str, int], inventory: DraInventory, claimed: dict[str, int]
+) -> GpuNodeSummary:
+    """Device-plugin and DRA figures of one node; GPUs exposed both ways are counted once."""
+    published = inventory.nodes.get(info.name)
+    dra = _dra_summary(published, claimed.get(info.name, 0))
+    allocation = "device-plugin" if dra is None else ("both" if info.gpu_capacity else "dra")
     return GpuNodeSummary(
         name=info.name,
-        product=info.product_label or "-",
-        gpu_capacity=info.gpu_capacity,
-        gpu_allocatable=info.gpu_allocatable,
-        gpu_in_use=in_use.get(info.name, 0),
-        driver=info.driver_version or "-",
+        product=info.product_label or (published.product if published else "") or "-",
+        gpu_capacity=max(info.gpu_capacity, dra.published if dra else 0),
+        gpu_allocatable=max(info.gpu_allocatable, dra.claimable if dra else 0),
+        gpu_in_use=in_use.get(info.name, 0) + (dra.allocated if dra else 0),
+        driver=info.driver_version or (published.driver_version if published else "") or "-",
         taints=tuple(str(taint) for taint in info.taints),
         ready=info.ready,
         schedulable=not info.unschedulable,
@@ -102,6 +132,8 @@ def _node_summary(info: NodeInfo, in_use: dict[str, int]) -> GpuNodeSummary:
         kernel_version=info.system.get("kernelVersion", ""),
         os_image=info.system.get("osImage", ""),
         gpu_memory_mib=info.memory_label_mib,
+        gpu_allocation=allocation,
+        dra=dra,
     )
 
 
@@ -109,7 +141,13 @@ def gpu_status(api_client: ApiClient) -> StatusResult:
     """Every GPU node (capacity, NFD/GFD labels) with its GPUs, driver, taints and readiness."""
     nodes = list_nodes(api_client)
     in_use = gpus_in_use(list_all_pods(api_client))
-    summaries = [_node_summary(node, in_use) for node in nodes if node.is_gpu_node]
+    inventory = read_inventory(api_client)
+    claimed = devices_in_use(api_client, inventory.version) if inventory.nodes else {}
+    summaries = [
+        _node_summary(node, in_use, inventory, claimed)
+        for node in nodes
+        if node.is_gpu_node or node.name in inventory.nodes
+    ]
     return StatusResult(
         nodes=tuple(sorted(summaries, key=lambda summary: summary.name)),
         cluster_nodes=len(nodes),

@@ -72,11 +72,12 @@ HARDWARE_FIX = (
 
 def _all() -> tuple[Signature, ...]:
     from gpuctl.diagnose.table_cluster import CLUSTER
+    from gpuctl.diagnose.table_dra import DRA
     from gpuctl.diagnose.table_gpu import GPU
     from gpuctl.diagnose.table_operator import OPERATOR
     from gpuctl.diagnose.table_runtime import RUNTIME
 
-    return (*RUNTIME, *GPU, *CLUSTER, *OPERATOR)
+    return (*RUNTIME, *DRA, *GPU, *CLUSTER, *OPERATOR)
 
 
 # Table order is priority: the first specific match wins, generic rows only when nothing else does.

@@ -52,9 +52,13 @@ CLUSTER = (
     ),
     sig(
         "sched.insufficient-gpu", "scheduling", "scheduling",
-        r"Insufficient nvidia\.com/gpu",
-        "fewer free GPUs than allocatable: other pods hold GPUs on the node, or GPUs became unhealthy",
-        "list the GPU pods on it: `kubectl get pods -A --field-selector spec.nodeName={node} -o wide`; "
+        # DRA's DynamicResources filter says "cannot allocate all claims" for the same situation.
+        r"Insufficient nvidia\.com/gpu|cannot allocate all claims",
+        "fewer free GPUs than allocatable: other pods (or, under DRA, other claims) hold GPUs on the "
+        "node, or GPUs became unhealthy (tainted devices under DRA)",
+        "list the GPU pods on it: `kubectl get pods -A --field-selector spec.nodeName={node} -o wide` "
+        "(under DRA: `kubectl get resourceclaims -A`, and the devices and taints of "
+        "`kubectl get resourceslices --field-selector spec.nodeName={node} -o yaml`); "
         "rerun when they finish, or drain the node",
     ),
     sig(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from gpuctl.kube.nodes import Taint
 
 DEVICE_PLUGIN = "NVIDIA device plugin"
+DRA_KUBELET_PLUGIN = "NVIDIA DRA kubelet plugin"
 # (component, fragments of the name or a label value, fragments of a container image). Names are
 # tried before images, and the first match wins: GFD ships in the k8s-device-plugin image since
 # v0.16, and GPU Operator DaemonSets run the validator image as an init container.
@@ -27,6 +28,8 @@ _COMPONENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     # Before the device plugin: NVIDIA names it nvidia-device-plugin-mps-control-daemon and runs
     # it from the k8s-device-plugin image, but it serves no GPUs to the kubelet.
     ("NVIDIA MPS control daemon", ("mps-control-daemon",), ()),
+    # The DRA driver's per-node plugin publishes GPUs as ResourceSlices (its controller is a Deployment).
+    (DRA_KUBELET_PLUGIN, ("dra-driver-nvidia-gpu", "dra-driver-gpu", "k8s-dra-driver"), ("dra-driver",)),
     (
         DEVICE_PLUGIN,
         ("nvidia-device-plugin", "k8s-device-plugin"),
@@ -75,6 +78,10 @@ class DaemonSetInfo:
     @property
     def is_device_plugin(self) -> bool:
         return self.component == DEVICE_PLUGIN
+
+    @property
+    def is_dra_plugin(self) -> bool:
+        return self.component == DRA_KUBELET_PLUGIN
 
     @property
     def is_gpu_daemonset(self) -> bool:
@@ -162,6 +169,8 @@ def _plugin_pod(item: JsonDict) -> PluginPod:
     conditions = dig(item, "status", "conditions", default=[])
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
     containers = dig(item, "spec", "containers", default=[])
+    # The DRA driver's plugin pod runs its GPU plugin in container "gpus" (next to "compute-domains").
+    containers = sorted(containers, key=lambda container: container.get("name") != "gpus")
     waiting = next((dig(s, "state", "waiting", "reason", default="") for s in statuses), "")
     return PluginPod(
         namespace=str(dig(item, "metadata", "namespace", default="")),
@@ -177,12 +186,17 @@ def _plugin_pod(item: JsonDict) -> PluginPod:
 
 def device_plugin_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> dict[str, PluginPod]:
     """node name → the device plugin pod running there (one request per device plugin DaemonSet)."""
+    return daemonset_pods(api_client, [daemonset for daemonset in daemonsets if daemonset.is_device_plugin])
+
+
+def daemonset_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> dict[str, PluginPod]:
+    """node name → the pod of these DaemonSets running there, a ready one first (one request each)."""
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(api_client)
     by_node: dict[str, PluginPod] = {}
     for daemonset in daemonsets:
-        if not daemonset.is_device_plugin or not daemonset.selector:
+        if not daemonset.selector:
             continue
         selector = ",".join(f"{key}={value}" for key, value in sorted(daemonset.selector.items()))
         with api_call("list", f"pods in {daemonset.namespace}"):

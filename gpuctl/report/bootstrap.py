@@ -77,7 +77,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
             | ({"operator_validator": node.validator} if node.validator is not None else {})
             for node in cluster.nodes
         ],
-        "stack": "operator" if cluster.helm is not None else "device-plugin",
+        "stack": cluster.stack or ("operator" if cluster.helm is not None else "device-plugin"),
         "helm": _helm_json(cluster),
         "cluster_policies": dict(cluster.policy_states),
         "warnings": list(cluster.warnings),

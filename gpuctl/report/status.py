@@ -39,9 +39,23 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                 "container_runtime": node.container_runtime or None,
                 "kernel_version": node.kernel_version or None,
                 "os_image": node.os_image or None,
+                "gpu_allocation": node.gpu_allocation,
+                "dra": _dra_json(node),
             }
             for node in result.nodes
         ],
+    }
+
+
+def _dra_json(node: GpuNodeSummary) -> dict[str, int] | None:
+    dra = node.dra
+    if dra is None:
+        return None
+    return {
+        "published": dra.published,
+        "claimable": dra.claimable,
+        "allocated": dra.allocated,
+        "tainted": dra.tainted,
     }
 
 
@@ -64,6 +78,9 @@ def _sharing_json(node: GpuNodeSummary) -> dict[str, Any] | None:
 
 
 def _sharing_text(node: GpuNodeSummary) -> str:
+    if node.dra is not None:
+        tainted = f", {node.dra.tainted} tainted" if node.dra.tainted else ""
+        return f"DRA{' + device plugin' if node.gpu_allocation == 'both' else ''}{tainted}"
     plan = node.sharing
     if plan is None or (plan.mode == "exclusive" and not plan.mig):
         return "-"
@@ -95,8 +112,8 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
     if not result.nodes:
         console.print(f"no GPU node found among {result.cluster_nodes} node(s)")
         console.print(
-            "hint: install the NVIDIA device plugin (`gpuctl render`) or check the node labels "
-            "with `kubectl get nodes --show-labels`"
+            "hint: install the NVIDIA device plugin (`gpuctl render`) or NVIDIA's DRA driver, "
+            "or check the node labels with `kubectl get nodes --show-labels`"
         )
         return
     table = Table(box=None, pad_edge=False)

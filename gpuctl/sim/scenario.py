@@ -12,12 +12,23 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.yaml_fields import Fields as YamlFields
+from gpuctl.yaml_fields import type_name
+
+HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
+
+
+class Fields(YamlFields):
+    """A mapping of the scenario file."""
+
+    hint = HINT
+
 
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-HINT = "fix the scenario file (its format is in docs/scenario.md), then rerun `gpuctl sim up`"
 DEFAULT_IMAGE_PULL_FAILURES = ("*does-not-exist*",)
+GPU_ALLOCATIONS = ("device-plugin", "dra")
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,8 @@ class NodeSpec:
     memory: str = "263921228Ki"
     # MIG profile → instances per GPU (`nodes[].mig`); empty: MIG disabled on the node's GPUs.
     mig: tuple[tuple[str, int], ...] = ()
+    # How the node's GPUs reach pods: the device plugin (nvidia.com/gpu) or DRA (ResourceSlices).
+    gpu_allocation: str = "device-plugin"
     # Node Feature Discovery has labelled the node (`nodes[].nfd`); false: no NFD labels.
     nfd: bool = True
 
@@ -85,6 +98,14 @@ class Scenario:
     forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
     source: str = "scenario"
     extra_namespaces: tuple[str, ...] = field(default=())
+    gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
+    dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
+
+    @property
+    def uses_dra(self) -> bool:
+        """Some node gets its GPUs through DRA: the API serves resource.k8s.io."""
+        return any(node.gpu_allocation == "dra" for node in self.nodes)
+
     # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
     # chart's values keys: driver.enabled, toolkit.enabled ...); None: not installed.
     gpu_operator: dict[str, Any] | None = field(default=None, hash=False)
@@ -99,6 +120,8 @@ _TOP_KEYS = {
     "imagePullFailures",
     "forbidden",
     "namespaces",
+    "gpuAllocation",
+    "draDriver",
     "gpuOperator",
 }
 _NODE_KEYS = {
@@ -118,83 +141,9 @@ _NODE_KEYS = {
     "cpu",
     "memory",
     "mig",
+    "gpuAllocation",
     "nfd",
 }
-
-
-class _Fields:
-    """Typed access to one mapping of the scenario, every error naming `source: path`."""
-
-    def __init__(self, data: Any, path: str, source: str, allowed: set[str]) -> None:
-        self.source = source
-        self.path = path
-        if not isinstance(data, dict):
-            self.fail(path or "(top level)", f"must be a mapping, got {_type_name(data)}")
-        unknown = sorted(str(key) for key in data if key not in allowed)
-        if unknown:
-            self.fail(self.at(unknown[0]), f"unknown field (known: {', '.join(sorted(allowed))})")
-        self.data: dict[str, Any] = data
-
-    def at(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def fail(self, where: str, problem: str) -> None:
-        raise ConfigError(f"{self.source}: {where}: {problem}", hint=HINT)
-
-    def has(self, key: str) -> bool:
-        return key in self.data and self.data[key] is not None
-
-    def integer(self, key: str, default: int, minimum: int = 0) -> int:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(self.at(key), f"must be an integer, got {_type_name(value)}")
-        if value < minimum:
-            self.fail(self.at(key), f"must be >= {minimum}")
-        return int(value)
-
-    def number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(self.at(key), f"must be a number, got {_type_name(value)}")
-        if value < 0:
-            self.fail(self.at(key), "must be >= 0")
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            self.fail(self.at(key), f"must be true or false, got {_type_name(value)}")
-        return bool(value)
-
-    def string(self, key: str, default: str) -> str:
-        value = self.data.get(key, default)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and key != "name":
-            value = str(value)  # driverVersion: 550.90 unquoted is still meant as text
-        if not isinstance(value, str) or not value:
-            self.fail(self.at(key), f"must be a non-empty string, got {_type_name(value)}")
-        return str(value)
-
-    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
-        value = self.data.get(key, default)
-        if value not in choices:
-            self.fail(self.at(key), f"must be one of {', '.join(choices)}, got {value!r}")
-        return str(value)
-
-    def string_list(self, key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        value = self.data.get(key, list(default))
-        if not isinstance(value, list):
-            self.fail(self.at(key), f"must be a list, got {_type_name(value)}")
-        for index, item in enumerate(value):
-            if not isinstance(item, str) or not item:
-                self.fail(f"{self.at(key)}[{index}]", "must be a non-empty string")
-        return tuple(value)
-
-
-def _type_name(value: Any) -> str:
-    names = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer"}
-    if value is None:
-        return "nothing (null)"
-    return names.get(type(value), type(value).__name__)
 
 
 MAX_NODES = 10_000  # in all; a simulated node costs ~50 KiB, and bench/ goes to 5,000
@@ -230,17 +179,18 @@ def load_scenario(path: Path | str) -> Scenario:
 
 def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     """Validate a scenario mapping (already parsed from YAML/JSON) and expand `{i}` node names."""
-    top = _Fields(data, "", source, _TOP_KEYS)
+    top = Fields(data, "", source, _TOP_KEYS)
     version = top.string("kubernetesVersion", "v1.31.2")
     if not VERSION.match(version):
         top.fail("kubernetesVersion", f"must look like v1.31.2, got {version!r}")
     raw_nodes = data.get("nodes", [])
     if not isinstance(raw_nodes, list):
-        top.fail("nodes", f"must be a list, got {_type_name(raw_nodes)}")
+        top.fail("nodes", f"must be a list, got {type_name(raw_nodes)}")
     nodes: list[NodeSpec] = []
     seen: dict[str, str] = {}
+    allocation = top.choice("gpuAllocation", "device-plugin", GPU_ALLOCATIONS)
     for index, raw in enumerate(raw_nodes):
-        for node in _parse_node_group(raw, f"nodes[{index}]", source):
+        for node in _parse_node_group(raw, f"nodes[{index}]", source, allocation):
             if node.name in seen:
                 top.fail(
                     f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})"
@@ -259,11 +209,13 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         forbidden=_parse_forbidden(top),
         source=source,
         extra_namespaces=top.string_list("namespaces", ()),
+        gpu_allocation=allocation,
+        dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
         gpu_operator=_parse_gpu_operator(top),
     )
 
 
-def _parse_gpu_operator(top: _Fields) -> dict[str, Any] | None:
+def _parse_gpu_operator(top: Fields) -> dict[str, Any] | None:
     if "gpuOperator" not in top.data:
         return None
     spec = {} if top.data["gpuOperator"] is None else top.data["gpuOperator"]
@@ -274,7 +226,7 @@ def _parse_gpu_operator(top: _Fields) -> dict[str, Any] | None:
     return dict(spec)
 
 
-def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
+def _parse_forbidden(top: Fields) -> tuple[str, ...]:
     entries = top.string_list("forbidden", ())
     for index, entry in enumerate(entries):
         words = entry.split()
@@ -287,8 +239,8 @@ def _parse_forbidden(top: _Fields) -> tuple[str, ...]:
     return tuple(" ".join(entry.split()) for entry in entries)
 
 
-def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
-    node = _Fields(raw, path, source, _NODE_KEYS)
+def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list[NodeSpec]:
+    node = Fields(raw, path, source, _NODE_KEYS)
     if not node.has("name"):
         node.fail(node.at("name"), "required")
     pattern = node.string("name", "")
@@ -301,7 +253,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
     unhealthy = node.integer("unhealthyGpus", 0)
     if unhealthy > gpus:
         node.fail(node.at("unhealthyGpus"), f"must be <= gpus ({gpus})")
-    host = _Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit"})
+    host = Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit"})
     template = NodeSpec(
         name=pattern,
         gpus=gpus,
@@ -319,6 +271,7 @@ def _parse_node_group(raw: Any, path: str, source: str) -> list[NodeSpec]:
         cpu=node.string("cpu", NodeSpec.cpu),
         memory=node.string("memory", NodeSpec.memory),
         mig=_parse_mig(node),
+        gpu_allocation=node.choice("gpuAllocation", allocation, GPU_ALLOCATIONS),
         nfd=node.boolean("nfd", True),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
@@ -334,16 +287,16 @@ def _with_name(template: NodeSpec, name: str) -> NodeSpec:
     return replace(template, name=name)
 
 
-def _parse_taints(node: _Fields) -> tuple[Taint, ...]:
+def _parse_taints(node: Fields) -> tuple[Taint, ...]:
     raw = node.data.get("taints") or []
     if not isinstance(raw, list):
-        node.fail(node.at("taints"), f"must be a list, got {_type_name(raw)}")
+        node.fail(node.at("taints"), f"must be a list, got {type_name(raw)}")
     taints = []
     for index, item in enumerate(raw):
-        taint = _Fields(item, f"{node.at('taints')}[{index}]", node.source, {"key", "value", "effect"})
+        taint = Fields(item, f"{node.at('taints')}[{index}]", node.source, {"key", "value", "effect"})
         value = taint.data.get("value", "")
         if not isinstance(value, str):
-            taint.fail(taint.at("value"), f"must be a string, got {_type_name(value)}")
+            taint.fail(taint.at("value"), f"must be a string, got {type_name(value)}")
         taints.append(
             Taint(
                 key=taint.string("key", ""),
@@ -354,10 +307,10 @@ def _parse_taints(node: _Fields) -> tuple[Taint, ...]:
     return tuple(taints)
 
 
-def _parse_labels(node: _Fields) -> tuple[tuple[str, str], ...]:
+def _parse_labels(node: Fields) -> tuple[tuple[str, str], ...]:
     raw = node.data.get("labels") or {}
     if not isinstance(raw, dict):
-        node.fail(node.at("labels"), f"must be a mapping, got {_type_name(raw)}")
+        node.fail(node.at("labels"), f"must be a mapping, got {type_name(raw)}")
     for key, value in raw.items():
         if not isinstance(key, str) or not isinstance(value, str):
             node.fail(f"{node.at('labels')}.{key}", 'keys and values must be strings (quote "true")')
@@ -368,10 +321,10 @@ MIG_PROFILE = re.compile(r"^[1-7]g\.\d+gb(\+me)?$")
 MAX_MIG_INSTANCES = 7  # a GPU has seven compute slices
 
 
-def _parse_mig(node: _Fields) -> tuple[tuple[str, int], ...]:
+def _parse_mig(node: Fields) -> tuple[tuple[str, int], ...]:
     raw = node.data.get("mig") or {}
     if not isinstance(raw, dict):
-        node.fail(node.at("mig"), f"must be a mapping of MIG profile to instances, got {_type_name(raw)}")
+        node.fail(node.at("mig"), f"must be a mapping of MIG profile to instances, got {type_name(raw)}")
     for profile, instances in raw.items():
         where = f"{node.at('mig')}.{profile}"
         if not isinstance(profile, str) or not MIG_PROFILE.match(profile):
@@ -381,13 +334,13 @@ def _parse_mig(node: _Fields) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(raw.items()))
 
 
-def _parse_nvidia_smi(node: _Fields, source: str) -> NvidiaSmiOverride | None:
+def _parse_nvidia_smi(node: Fields, source: str) -> NvidiaSmiOverride | None:
     if not node.has("nvidiaSmi"):
         return None
-    override = _Fields(node.data["nvidiaSmi"], node.at("nvidiaSmi"), source, {"stdout", "exitCode"})
+    override = Fields(node.data["nvidiaSmi"], node.at("nvidiaSmi"), source, {"stdout", "exitCode"})
     stdout = override.data.get("stdout", "")
     if not isinstance(stdout, str):
-        override.fail(override.at("stdout"), f"must be a string, got {_type_name(stdout)}")
+        override.fail(override.at("stdout"), f"must be a string, got {type_name(stdout)}")
     return NvidiaSmiOverride(stdout=stdout, exit_code=override.integer("exitCode", 0))
 
 

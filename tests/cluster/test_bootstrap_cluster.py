@@ -150,14 +150,18 @@ def test_a_host_matching_no_node_is_an_error_before_any_write(sim: Any, cli: Any
     assert writes(cluster) == 0
 
 
-def test_stacks_not_built_yet_exit_2(sim: Any, cli: Any) -> None:
+def test_stack_dra_without_helm_exits_2_before_any_request(
+    sim: Any, cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cluster = sim(scenario(gpu_nodes(count=1)))
+    monkeypatch.setenv("PATH", "/nonexistent")
     result = cli(
         ["bootstrap", "--phase", "cluster", "--stack", "dra", "--kubeconfig", str(cluster.kubeconfig)]
     )
     assert result.exit_code == 2
-    assert "not implemented yet" in result.stderr
+    assert result.stderr.splitlines()[0] == "error: helm not found on PATH"
     assert "--stack device-plugin" in result.stderr
+    assert cluster.server.requests_by_verb() == {}
 
 
 def _nodes(cluster: Any) -> dict[str, Any]:

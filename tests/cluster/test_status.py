@@ -90,7 +90,10 @@ def test_status_json_inventory(sim: Callable[..., Any], cli: Callable[..., Any])
         "container_runtime",
         "kernel_version",
         "os_image",
+        "gpu_allocation",
+        "dra",
     }
+    assert (nodes["gpu-0"]["gpu_allocation"], nodes["gpu-0"]["dra"]) == ("device-plugin", None)
     assert nodes["gpu-0"]["gpus"] == {"capacity": 8, "allocatable": 8, "in_use": 0}
     assert nodes["gpu-0"]["product"] == "NVIDIA-H100-80GB-HBM3"
     assert nodes["gpu-0"]["driver"] == "550.90.07"

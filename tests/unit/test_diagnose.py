@@ -148,6 +148,15 @@ def test_scheduling_reasons_are_split() -> None:
 
 SCHEDULING_MESSAGES = [
     (SCHED_TAINT, "sched.untolerated-taint"),
+    (
+        # Kubernetes 1.34's DynamicResources filter, as a real cluster printed it (an AKS node with
+        # NVIDIA's DRA driver v0.4.1; the sim's scheduler words it the same way, without the
+        # "still not schedulable" that 1.34 adds).
+        "0/2 nodes are available: 1 cannot allocate all claims, 1 node(s) didn't match Pod's node "
+        "affinity/selector. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption "
+        "is not helpful for scheduling.",
+        "sched.insufficient-gpu",
+    ),
     (SCHED_GPUS, "sched.insufficient-gpu"),
     (
         "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import (
     RbacSubject,
     RenderOptions,
@@ -228,12 +229,19 @@ def test_rbac_roles_are_least_privilege() -> None:
     roles = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] in ("ClusterRole", "Role")}
     assert set(roles) == {"gpuctl-verify", "gpuctl-verify-pods", "gpuctl-taint", "gpuctl-status"}
     taint_rules = {tuple(rule["resources"]): rule["verbs"] for rule in roles["gpuctl-taint"]["rules"]}
-    assert taint_rules == {("nodes",): ["get", "list", "patch"], ("daemonsets",): ["list"]}
+    assert taint_rules == {
+        ("nodes",): ["get", "list", "patch"],
+        ("daemonsets",): ["list"],
+        ("deviceclasses", "resourceslices"): ["list"],
+    }
     status_verbs = {verb for rule in roles["gpuctl-status"]["rules"] for verb in rule["verbs"]}
     assert status_verbs <= {"get", "list", "watch"}
     cluster_verify = [rule for rule in roles["gpuctl-verify"]["rules"] if "pods" in rule["resources"]]
     assert "create" not in cluster_verify[0]["verbs"]  # pods are only created in their namespace
     assert roles["gpuctl-verify-pods"]["metadata"]["namespace"] == "gpuctl-system"
+    # DRA claim templates and claims are written only in the verification namespace too.
+    cluster_dra = [r for r in roles["gpuctl-verify"]["rules"] if r["apiGroups"] == ["resource.k8s.io"]]
+    assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["get", "list"]
     bindings = [doc for doc in docs if doc["kind"].endswith("Binding")]
     assert len(bindings) == 4
     assert all(
@@ -286,6 +294,7 @@ def test_every_template_is_reachable_from_render() -> None:
         RenderOptions(sharing="time-slicing", rbac=True),
         RenderOptions(sharing="mps"),
         RenderOptions(gpu_operator=True),
+        RenderOptions(dra=DraSettings()),
         RenderOptions(verify_cronjob=True, gpuctl_image="example.org/gpuctl:0.1.0"),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}

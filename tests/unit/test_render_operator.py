@@ -43,10 +43,28 @@ def test_operator_flags_reach_the_values() -> None:
     assert values["node-feature-discovery"]["worker"]["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
 
 
-def test_stack_dra_is_not_implemented_yet() -> None:
-    completed = _gpuctl("render", "--stack", "dra")
+def test_stack_dra_renders_the_dra_driver_values() -> None:
+    args = ("--taint-key", "gpu", "--taint-effect", "NoExecute", "--node-selector", "pool=gpu")
+    rendered = _gpuctl("render", "--stack", "dra", *args)
+    assert rendered.returncode == 0, rendered.stderr
+    values = yaml.safe_load(rendered.stdout.removeprefix("---\n"))
+    assert values["resources"] == {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}
+    assert values["gpuResourcesEnabledOverride"] is True  # the chart refuses GPUs without it
+    assert values["nvidiaDriverRoot"] == "/"
+    plugin = values["kubeletPlugin"]
+    assert plugin["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]
+    assert plugin["nodeSelector"] == {"pool": "gpu"}
+    assert (
+        "helm upgrade --install dra-driver-nvidia-gpu "
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu --version 0.4.1 "
+        "--namespace dra-driver-nvidia-gpu"
+    ) in rendered.stdout
+
+
+def test_stack_dra_with_rbac_needs_out() -> None:
+    completed = _gpuctl("render", "--stack", "dra", "--rbac")
     assert completed.returncode == 2
-    assert "not implemented yet" in completed.stderr
+    assert "one YAML stream" in completed.stderr
 
 
 def _validator(*stages: tuple[str, str, int | None], ready: bool = False) -> OperandPod:

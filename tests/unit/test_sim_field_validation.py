@@ -111,6 +111,9 @@ def test_root_document_lists_every_group_version() -> None:
         "apis/rbac.authorization.k8s.io/v1",
         "apis/apiextensions.k8s.io/v1",
         "apis/authorization.k8s.io/v1",
+        # Described whatever the scenario; discovery lists them only with `gpuAllocation: dra`.
+        "apis/resource.k8s.io/v1",
+        "apis/resource.k8s.io/v1beta2",
     }
     url = paths["apis/apps/v1"]["serverRelativeURL"]
     assert url.startswith("/openapi/v3/apis/apps/v1?hash=")

@@ -75,6 +75,7 @@ class ClusterResult:
     duration_s: float = 0.0
     helm: HelmOutcome | None = None  # --stack operator: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
+    stack: str = ""  # "dra" for --stack dra ("": device-plugin, or operator where helm ran)
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
     @property
@@ -191,6 +192,14 @@ def apply_cluster_layer(
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> ClusterResult:
     """Apply, taint, wait. `expected`: GPU node name → GPUs it must advertise (None: >= 1)."""
+    if options.stack == "dra":
+        from gpuctl.core.bootstrap.dra import apply_dra_layer
+
+        if options.helm is None:
+            raise ValueError("--stack dra needs a helm")  # the CLI always passes one
+        return apply_dra_layer(
+            api_client, options.helm, options, expected, label_nodes=label_nodes, on_progress=on_progress
+        )
     if options.stack == "operator":
         from gpuctl.core.bootstrap.operator import apply_operator_layer
 

@@ -17,6 +17,7 @@ from gpuctl.core.taint.rules import check_label_selector
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.dra import read_inventory
 from gpuctl.kube.nodes import Taint, node_from_json
 from gpuctl.kube.pods import list_all_pods
 from gpuctl.kube.raw import JsonDict, dig, name_of
@@ -90,7 +91,10 @@ def plan_taints(current: Sequence[JsonDict], spec: Taint, *, remove: bool) -> Ta
     return TaintPlan("update", deduplicated, before, str(spec))
 
 
-def _choose(nodes: list[JsonDict], selector: str | None, names: Sequence[str]) -> tuple[list[JsonDict], str]:
+def _choose(
+    nodes: list[JsonDict], selector: str | None, names: Sequence[str], published: Callable[[], set[str]]
+) -> tuple[list[JsonDict], str]:
+    """`published`: the nodes with GPUs in DRA ResourceSlices (read only when no node is named)."""
     by_name = {name_of(node): node for node in nodes}
     if names:
         unknown = [name for name in names if name not in by_name]
@@ -103,8 +107,9 @@ def _choose(nodes: list[JsonDict], selector: str | None, names: Sequence[str]) -
         return [by_name[name] for name in dict.fromkeys(names)], "the nodes named by --nodes"
     if selector:
         return nodes, f"nodes matching {selector!r}"
-    gpu_nodes = [node for node in nodes if node_from_json(node).is_gpu_node]
-    return gpu_nodes, "GPU nodes (nvidia.com/gpu capacity or NFD/GFD labels)"
+    dra_nodes = published()
+    gpu_nodes = [node for node in nodes if node_from_json(node).is_gpu_node or name_of(node) in dra_nodes]
+    return gpu_nodes, "GPU nodes (nvidia.com/gpu capacity, NFD/GFD labels or DRA ResourceSlices)"
 
 
 def _taints_of(node: JsonDict) -> list[JsonDict]:
@@ -152,7 +157,12 @@ def taint_gpu_nodes(
     """
     if selector is not None:
         check_label_selector(selector)
-    nodes, selection = _choose(list_node_objects(api_client, selector), selector, node_names)
+    nodes, selection = _choose(
+        list_node_objects(api_client, selector),
+        selector,
+        node_names,
+        lambda: set(read_inventory(api_client).nodes),
+    )
     warnings: list[DaemonSetWarning] = []
     notes: list[str] = []
     if not remove:

@@ -28,11 +28,12 @@ def device_plugin_present(plugins: list[DaemonSetInfo], gpu_nodes: list[NodeInfo
         names = ", ".join(f"{ds.namespace}/{ds.name}" for ds in plugins)
         return passed("cluster.device-plugin", f"device plugin DaemonSet: {names}")
     if not gpu_nodes:
-        return skipped("cluster.device-plugin", "no GPU node")
+        return skipped("cluster.device-plugin", "no GPU node that uses a device plugin")
     return failed(
         "cluster.device-plugin",
         "no NVIDIA device plugin DaemonSet (or GPU Operator) in any namespace",
-        "install it: `gpuctl render | kubectl apply -f -` (or the GPU Operator)",
+        "install it: `gpuctl render | kubectl apply -f -` (or the GPU Operator, or NVIDIA's DRA "
+        "driver on Kubernetes 1.34+: docs/dra.md)",
     )
 
 

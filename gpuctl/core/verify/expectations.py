@@ -6,7 +6,7 @@ import fnmatch
 import re
 from pathlib import Path
 
-from gpuctl.core.verify.model import Expectations, Toleration
+from gpuctl.core.verify.model import Check, Expectations, GpuCounts, NodeResult, Toleration, failed
 from gpuctl.errors import ConfigError
 from gpuctl.kube.nodes import TAINT_EFFECTS
 
@@ -140,3 +140,28 @@ def parse_toleration(text: str) -> Toleration:
             hint="e.g. --toleration nvidia.com/gpu=present:NoSchedule",
         )
     return Toleration(key, "Equal" if sep else "Exists", value, effect)
+
+
+def missing_node(pattern: str, expectations: Expectations) -> NodeResult:
+    """The result of an expected node that is not in the cluster."""
+    check = failed(
+        "node.exists",
+        f"expected node {pattern} is not in the cluster",
+        "`kubectl get nodes` — is the node joined, and is the name in --expect-nodes/--expect-gpus right?",
+    )
+    counts = GpuCounts(expected_gpus(expectations, pattern), 0, 0, None)
+    return NodeResult(pattern, counts, (check,))
+
+
+def expected_globs(missing: list[str]) -> list[Check]:
+    """A failing check for the expected globs no node matches."""
+    globs = [pattern for pattern in missing if is_glob(pattern)]
+    if not globs:
+        return []
+    return [
+        failed(
+            "cluster.expected-nodes",
+            f"no node matches {', '.join(globs)}",
+            "`kubectl get nodes` and check the globs passed to --expect-nodes/--expect-gpus",
+        )
+    ]

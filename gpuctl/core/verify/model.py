@@ -83,6 +83,7 @@ class NodeResult:
     driver_version: str = ""
     sharing: SharingSummary = field(default_factory=SharingSummary)
     pod_seconds: float | None = None  # the node's verification pod, create request to end
+    gpu_allocation: str = "device-plugin"  # device-plugin | dra: how the node gives pods its GPUs
 
     @property
     def ok(self) -> bool:

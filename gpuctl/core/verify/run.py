@@ -15,8 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuctl.core.verify import cluster_checks as cluster
+from gpuctl.core.verify import dra
 from gpuctl.core.verify import node_checks as checks
-from gpuctl.core.verify.expectations import all_patterns, expected_gpus, is_expected, is_glob, matches
+from gpuctl.core.verify.dra_run import DraRun
+from gpuctl.core.verify.expectations import (
+    all_patterns,
+    expected_globs,
+    expected_gpus,
+    is_expected,
+    is_glob,
+    matches,
+    missing_node,
+)
 from gpuctl.core.verify.model import (
     Check,
     GpuCounts,
@@ -26,8 +36,6 @@ from gpuctl.core.verify.model import (
     SharingSummary,
     VerifyOptions,
     VerifyResult,
-    failed,
-    passed,
     skipped,
 )
 from gpuctl.core.verify.operator_checks import OperatorView, operator_validation, read_operator
@@ -41,8 +49,9 @@ from gpuctl.core.verify.pod_manifest import (
 )
 from gpuctl.core.verify.pod_run import PodRun
 from gpuctl.core.verify.progress import PodProgress
-from gpuctl.core.verify.sharing import SharingPlan, expected_seen, plan_for, sharing_check
+from gpuctl.core.verify.sharing import expected_seen, physical_checks, plan_for, sharing_check
 from gpuctl.errors import GpuctlError
+from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
@@ -71,14 +80,21 @@ class ClusterSnapshot:
     plugins: list[DaemonSetInfo]
     plugin_pods: dict[str, PluginPod]
     runtime_classes: set[str]
+    dra: dra.DraFacts = field(default_factory=dra.DraFacts)
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
+    claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
     operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
 
+    def through_dra(self, node: NodeInfo) -> bool:
+        return self.dra.uses_dra(node)
 
-def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
+
+def _select_gpu_nodes(
+    nodes: list[NodeInfo], options: VerifyOptions, published: dict[str, object]
+) -> tuple[list[NodeInfo], list[str]]:
     expectations = options.expectations
-    selected = [node for node in nodes if node.is_gpu_node or is_expected(expectations, node.name)]
+    selected = [n for n in nodes if n.is_gpu_node or n.name in published or is_expected(expectations, n.name)]
     names = [node.name for node in nodes]
     missing = [
         pattern for pattern in all_patterns(expectations) if not any(matches(pattern, name) for name in names)
@@ -88,15 +104,16 @@ def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[li
 
 def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     nodes = list_nodes(api_client)
-    gpu_nodes, missing = _select_gpu_nodes(nodes, options)
     daemonsets = list_gpu_daemonsets(api_client)
+    dra_facts = dra.read_facts(api_client, daemonsets)
+    gpu_nodes, missing = _select_gpu_nodes(nodes, options, dict(dra_facts.inventory.nodes))
     plugins = [ds for ds in daemonsets if ds.is_device_plugin]
     plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
     runtime_classes = list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
     operator = read_operator(api_client, daemonsets, [node.name for node in gpu_nodes]) if gpu_nodes else None
-    return ClusterSnapshot(
-        nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes, operator=operator
-    )
+    snapshot = ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
+    snapshot.dra, snapshot.operator = dra_facts, operator
+    return snapshot
 
 
 def _plugin_starting(snapshot: ClusterSnapshot) -> list[str]:
@@ -128,12 +145,14 @@ def _settled_snapshot(api_client: ApiClient, options: VerifyOptions, started: fl
     return snapshot
 
 
-def _can_run_pod(node: NodeInfo) -> str:
+def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot) -> str:
     """Why no verification pod can run on `node`, or "" when one can."""
     if not node.ready:
         return "node not Ready"
     if node.unschedulable:
         return "node cordoned"
+    if snapshot.through_dra(node):
+        return dra.why_no_pod(node, snapshot.dra)
     if plan_for(node).advertised <= 0:
         return "no allocatable GPU to request"
     return ""
@@ -150,29 +169,38 @@ def verify(
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
+    dra_run: DraRun | None = None
     namespace_created = False
     try:
-        targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node)]
+        targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node, snapshot)]
         pod_run: PodRun | None = None
         if options.run_pods and targets:
             namespace_created = ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
             batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
-            pods = [pod for node in targets for pod in _pods_for(node, run_id, options)]
+            if any(snapshot.through_dra(node) for node in targets):
+                dra_run = DraRun(api_client, snapshot.dra.inventory.version, options.namespace, run_id)
+                dra_run.start()
+            pods = [pod for node in targets for pod in _pods_for(node, run_id, options, snapshot, dra_run)]
             if progress is not None:
                 progress.planned(nodes=len(targets), pods=len(pods), timeout_s=options.timeout_s)
-            pod_run = PodRun(batch, pods, CONTAINER, functools.partial(_judge, options=options), progress)
+            judge = functools.partial(_judge, options=options, snapshot=snapshot)
+            pod_run = PodRun(batch, pods, CONTAINER, judge, progress)
             # --timeout is the wait for the pods: listing a large cluster first does not eat it.
             started_pods = time.monotonic()
             pod_run.start()
-        log_checks = _plugin_log_checks(api_client, snapshot.gpu_nodes, snapshot.plugin_pods, executor)
+        log_checks = _plugin_log_checks(api_client, snapshot, executor)
         if pod_run is not None:
             by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
             snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
+            allocations = dra_run.finish() if dra_run is not None else {}
+            snapshot.claims = {
+                pod_run.node_by_pod[p].name: a for p, a in allocations.items() if p in pod_run.node_by_pod
+            }
         snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
     except BaseException:
-        _clean_up(api_client, executor, batch, options, namespace_created=namespace_created)
+        _clean_up(api_client, executor, (batch, dra_run), options, namespace_created=namespace_created)
         raise
-    _clean_up(api_client, executor, batch, options, namespace_created=namespace_created)
+    _clean_up(api_client, executor, (batch, dra_run), options, namespace_created=namespace_created)
     kept = tuple(sorted(batch.created_names)) if batch is not None and options.keep_pods else ()
     run = RunFacts(run_id, batch.created if batch else 0, time.monotonic() - started, kept)
     return _result(snapshot, options, run)
@@ -181,18 +209,25 @@ def verify(
 def _clean_up(
     api_client: ApiClient,
     executor: ThreadPoolExecutor,
-    batch: PodBatch | None,
+    run: tuple[PodBatch | None, DraRun | None],
     options: VerifyOptions,
     *,
     namespace_created: bool,
 ) -> None:
-    """Delete the pods (unless --keep-pods), and the namespace this run created if it created no
-    pod in it."""
+    """Delete the pods (unless --keep-pods), the DRA claim template and claims, and the namespace
+    this run created if it created no pod in it."""
+    batch, dra_run = run
     if batch is not None:
         batch.stop.set()
     executor.shutdown(wait=True, cancel_futures=True)
     if batch is not None and not options.keep_pods:
-        batch.delete_all()
+        try:
+            batch.delete_all()
+        finally:
+            if dra_run is not None:
+                dra_run.clean_up()
+    elif dra_run is not None:
+        dra_run.finish()
     if namespace_created and (batch is None or batch.created == 0):
         # A courtesy: gpuctl's least-privilege role (docs/rbac.md) may create namespaces but not
         # delete them, and a failed cleanup must not turn a run's verdict (or its error) into another.
@@ -200,8 +235,13 @@ def _clean_up(
             delete_namespace(api_client, options.namespace)
 
 
-def _pods_for(node: NodeInfo, run_id: str, options: VerifyOptions) -> list[tuple[JsonDict, NodeInfo]]:
-    """What the node's sharing allows: one pod with all its devices, or (MPS) one per GPU."""
+def _pods_for(
+    node: NodeInfo, run_id: str, options: VerifyOptions, snapshot: ClusterSnapshot, dra_run: DraRun | None
+) -> list[tuple[JsonDict, NodeInfo]]:
+    """What the node's sharing allows: one pod with all its devices, or (MPS) one per GPU; on a
+    DRA node one pod that claims all its GPUs."""
+    if dra_run is not None and snapshot.through_dra(node):
+        return [(dra.claim_pod(verification_pod(node, 0, run_id, options), dra_run.template), node)]
     plan = plan_for(node)
     return [
         (verification_pod(node, plan.requests, run_id, options, part=part, mig=plan.mig), node)
@@ -228,55 +268,75 @@ def _merge_by_node(by_pod: dict[str, PodEvaluation], nodes: dict[str, NodeInfo])
     return merged
 
 
-def _judge(outcome: PodOutcome, node: NodeInfo, *, options: VerifyOptions) -> PodEvaluation:
+def _judge(
+    outcome: PodOutcome, node: NodeInfo, *, options: VerifyOptions, snapshot: ClusterSnapshot
+) -> PodEvaluation:
+    if snapshot.through_dra(node):
+        return dra.judge(outcome, node, snapshot.dra, options.namespace, options.image)
     return evaluate(outcome, node, expected_seen(plan_for(node)), options.namespace, options.image)
 
 
 def _plugin_log_checks(
-    api_client: ApiClient,
-    nodes: list[NodeInfo],
-    plugin_pods: dict[str, PluginPod],
-    executor: ThreadPoolExecutor,
+    api_client: ApiClient, snapshot: ClusterSnapshot, executor: ThreadPoolExecutor
 ) -> dict[str, Future[Check]]:
-    """node name → future device-plugin.log check (one log read per node with a plugin pod)."""
+    """node name → future device-plugin.log (or dra.plugin-log) check: one log read per node with
+    a plugin pod."""
 
     def read(node: NodeInfo, pod: PluginPod) -> Check:
         log = read_pod_log(api_client, pod.namespace, pod.name, pod.container, PLUGIN_LOG_TAIL_LINES)
         # A pod that never started has no log; device-plugin.pod says why.
-        return checks.device_plugin_log(node, pod, log if isinstance(log, str) else "")
+        make = dra.plugin_log if snapshot.through_dra(node) else checks.device_plugin_log
+        return make(node, pod, log if isinstance(log, str) else "")
 
-    return {
-        node.name: executor.submit(read, node, plugin_pods[node.name])
-        for node in nodes
-        if node.name in plugin_pods
-    }
+    futures = {}
+    for node in snapshot.gpu_nodes:
+        pods = snapshot.dra.plugin_pods if snapshot.through_dra(node) else snapshot.plugin_pods
+        if node.name in pods:
+            futures[node.name] = executor.submit(read, node, pods[node.name])
+    return futures
 
 
-def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> NodeResult:
-    expected = expected_gpus(options.expectations, node.name)
+def _plugin_checks(node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
+    """GPU counts, plugin pod and log: the device plugin's, or the DRA driver's on a DRA node."""
+    if snapshot.through_dra(node):
+        return dra.node_checks(node, snapshot.dra, expected, snapshot.plugin_checks.get(node.name))
     plugin_pod = snapshot.plugin_pods.get(node.name)
     plugin_log = snapshot.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
-    plugin_and_gpus = [
+    return [
         checks.gpu_capacity(node, expected, plugin_log),
         checks.gpu_allocatable(node),
         checks.device_plugin_pod(node, plugin_pod, bool(snapshot.plugins)),
         plugin_log,
     ]
+
+
+def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> NodeResult:
+    expected = expected_gpus(options.expectations, node.name)
+    through_dra = snapshot.through_dra(node)
+    plugin_and_gpus = _plugin_checks(node, snapshot, expected)
     if not node.ready:  # no DaemonSet pod lands on a NotReady node, so none of these can pass
         plugin_and_gpus = [skipped(c.id, NOT_READY_SKIP) if c.failed else c for c in plugin_and_gpus]
     read_only = [
         checks.node_ready(node),
         checks.node_schedulable(node),
         *plugin_and_gpus,
-        checks.taint_toleration(node, snapshot.plugins),
+        checks.taint_toleration(node, list(snapshot.dra.plugins) if through_dra else snapshot.plugins),
         *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
     ]
     plan = plan_for(node)
     others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
     evaluation = _pod_checks(node, snapshot, options)
-    sharing = (sharing_check(node, plan, others), *_physical_checks(plan, evaluation))
+    sharing = (sharing_check(node, plan, others), *physical_checks(plan, evaluation))
     counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
+    if through_dra:
+        published = snapshot.dra.published(node)
+        ran = snapshot.evaluations.get(node.name)
+        sharing = (dra.claim_check(node, snapshot.dra, snapshot.claims.get(node.name), ran),)
+        counts = GpuCounts(
+            expected, published.gpus or published.mig_devices, dra.claimable(published), evaluation.seen
+        )
     physical = plan.physical if plan.physical is not None else (evaluation.seen if plan.mig else None)
+    physical = counts.capacity if through_dra else physical
     summary = SharingSummary(plan.mode, plan.replicas, plan.mig_strategy, physical, plan.mig_devices)
     return NodeResult(
         node.name,
@@ -286,43 +346,14 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         evaluation.driver_version,
         summary,
         evaluation.pod_seconds,
+        "dra" if through_dra else "device-plugin",
     )
-
-
-def _physical_checks(plan: SharingPlan, evaluation: PodEvaluation) -> list[Check]:
-    """Shared or MIG nodes: every physical GPU (or MIG device) was reached from a pod."""
-    if plan.mode == "exclusive" and not plan.mig:
-        return []
-    if not evaluation.uuids:
-        return [skipped("gpu.physical", "no verification pod output")]
-    if plan.mig:
-        wanted = sum(count for _, count in plan.requests)
-        if evaluation.mig_devices != wanted:
-            return [
-                failed(
-                    "gpu.physical",
-                    f"{evaluation.mig_devices} MIG device(s) seen, {wanted} requested",
-                    "`nvidia-smi -L` on the node; the plugin advertises MIG devices the pod did not get",
-                )
-            ]
-        return [passed("gpu.physical", f"{wanted} MIG device(s) seen on {len(evaluation.uuids)} GPU(s)")]
-    if len(evaluation.uuids) != plan.physical:
-        return [
-            failed(
-                "gpu.physical",
-                f"{len(evaluation.uuids)} of {plan.physical} physical GPU(s) reached",
-                "the plugin's replicas do not cover every GPU: check its log and the sharing config",
-            )
-        ]
-    return [
-        passed("gpu.physical", f"all {plan.physical} physical GPU(s) reached ({plan.replicas} replicas each)")
-    ]
 
 
 def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> PodEvaluation:
     if not options.run_pods:
         return PodEvaluation(tuple(skipped(check_id, "--no-pods") for check_id in POD_CHECKS))
-    why_not = _can_run_pod(node)
+    why_not = _can_run_pod(node, snapshot)
     if why_not:
         return PodEvaluation(tuple(skipped(check_id, why_not) for check_id in POD_CHECKS))
     evaluation = snapshot.evaluations.get(node.name)
@@ -331,39 +362,18 @@ def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOption
     return evaluation
 
 
-def _missing_node(pattern: str, options: VerifyOptions) -> NodeResult:
-    check = failed(
-        "node.exists",
-        f"expected node {pattern} is not in the cluster",
-        "`kubectl get nodes` — is the node joined, and is the name in --expect-nodes/--expect-gpus right?",
-    )
-    counts = GpuCounts(expected_gpus(options.expectations, pattern), 0, 0, None)
-    return NodeResult(pattern, counts, (check,))
-
-
-def _expected_globs(missing: list[str]) -> list[Check]:
-    globs = [pattern for pattern in missing if is_glob(pattern)]
-    if not globs:
-        return []
-    return [
-        failed(
-            "cluster.expected-nodes",
-            f"no node matches {', '.join(globs)}",
-            "`kubectl get nodes` and check the globs passed to --expect-nodes/--expect-gpus",
-        )
-    ]
-
-
 def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) -> VerifyResult:
     nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
-    nodes += [_missing_node(p, options) for p in snapshot.missing if not is_glob(p)]
+    nodes += [missing_node(p, options.expectations) for p in snapshot.missing if not is_glob(p)]
     labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
+    plugin_nodes = [node for node in snapshot.gpu_nodes if not snapshot.through_dra(node)]
     cluster_checks = [
         cluster.gpu_nodes_present(snapshot.gpu_nodes, options.allow_empty),
-        *_expected_globs(snapshot.missing),
-        cluster.device_plugin_present(snapshot.plugins, snapshot.gpu_nodes),
+        *expected_globs(snapshot.missing),
+        cluster.device_plugin_present(snapshot.plugins, plugin_nodes),
+        *dra.cluster_checks(snapshot.dra, [n for n in snapshot.gpu_nodes if n not in plugin_nodes]),
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
-        cluster.runtime_class(options, snapshot.plugins, snapshot.runtime_classes),
+        cluster.runtime_class(options, snapshot.plugins if plugin_nodes else [], snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
     ]
     return VerifyResult(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuctl.core.verify.model import Check, failed, passed, warned
+from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.nodes import GFD_COUNT_LABEL, GFD_PRODUCT_LABEL, NodeInfo, as_int
 
@@ -145,3 +145,33 @@ def describe(plan: SharingPlan) -> str:
     if plan.mode == "exclusive":
         return "exclusive GPUs (no sharing)"
     return f"{plan.mode}: {plan.physical} GPU(s) x {plan.replicas} replicas"
+
+
+def physical_checks(plan: SharingPlan, evaluation: PodEvaluation) -> list[Check]:
+    """Shared or MIG nodes: every physical GPU (or MIG device) was reached from a pod."""
+    if plan.mode == "exclusive" and not plan.mig:
+        return []
+    if not evaluation.uuids:
+        return [skipped("gpu.physical", "no verification pod output")]
+    if plan.mig:
+        wanted = sum(count for _, count in plan.requests)
+        if evaluation.mig_devices != wanted:
+            return [
+                failed(
+                    "gpu.physical",
+                    f"{evaluation.mig_devices} MIG device(s) seen, {wanted} requested",
+                    "`nvidia-smi -L` on the node; the plugin advertises MIG devices the pod did not get",
+                )
+            ]
+        return [passed("gpu.physical", f"{wanted} MIG device(s) seen on {len(evaluation.uuids)} GPU(s)")]
+    if len(evaluation.uuids) != plan.physical:
+        return [
+            failed(
+                "gpu.physical",
+                f"{len(evaluation.uuids)} of {plan.physical} physical GPU(s) reached",
+                "the plugin's replicas do not cover every GPU: check its log and the sharing config",
+            )
+        ]
+    return [
+        passed("gpu.physical", f"all {plan.physical} physical GPU(s) reached ({plan.replicas} replicas each)")
+    ]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuctl.sim.api import crds
-from gpuctl.sim.api.kinds import ResourceType, groups
+from gpuctl.sim.api.kinds import NO_GATES, ResourceType, groups, ungated
 from gpuctl.sim.api.messages import Response, encode
 from gpuctl.sim.runtime.store import Store
 
@@ -83,10 +83,11 @@ def group_discovery_list(served: Sequence[ResourceType], core: bool, version: st
     }
 
 
-def aggregated(path: str, accept: str, store: Store) -> Response | None:
-    """The aggregated document for `/api` or `/apis` when Accept asks for one; None otherwise."""
+def aggregated(path: str, accept: str, store: Store, gates: frozenset[str] = NO_GATES) -> Response | None:
+    """The aggregated document for `/api` or `/apis` when Accept asks for one; None otherwise.
+    `gates`: the gated groups the scenario serves (resource.k8s.io with DRA)."""
     version = wanted_version(accept) if path in ("/api", "/apis") else ""
     if not version:
         return None
-    document = group_discovery_list(crds.served(store), path == "/api", version)
+    document = group_discovery_list(ungated(crds.served(store), gates), path == "/api", version)
     return Response(200, encode(document), CONTENT_TYPE.format(version=version))

@@ -21,6 +21,7 @@ class ResourceType:
     subresources: tuple[str, ...] = ()
     verbs: tuple[str, ...] = tuple(ALL_VERBS)
     categories: tuple[str, ...] = ()
+    gate: str = ""  # served only when the scenario turns this on ("dra": resource.k8s.io)
 
     @property
     def api_version(self) -> str:
@@ -79,10 +80,20 @@ RESOURCE_TYPES = (
         False,
         verbs=("create",),
     ),
+    *(
+        ResourceType("resource.k8s.io", version, kind, plural, namespaced, gate="dra", subresources=sub)
+        for version in ("v1", "v1beta2")  # v1 first: the preferred version
+        for kind, plural, namespaced, sub in (
+            ("DeviceClass", "deviceclasses", False, ()),
+            ("ResourceSlice", "resourceslices", False, ()),
+            ("ResourceClaim", "resourceclaims", True, ("status",)),
+            ("ResourceClaimTemplate", "resourceclaimtemplates", True, ()),
+        )
+    ),
 )
 
 # What deleting a namespace empties, in this order (the runtime is told, it does not look up kinds).
-NAMESPACED_KEYS = tuple(r.key for r in RESOURCE_TYPES if r.namespaced)
+NAMESPACED_KEYS = tuple(dict.fromkeys(r.key for r in RESOURCE_TYPES if r.namespaced))
 BY_PATH: dict[tuple[str, str, str], ResourceType] = {
     (r.group, r.version, r.plural): r for r in RESOURCE_TYPES
 }
@@ -90,6 +101,22 @@ BY_PATH: dict[tuple[str, str, str], ResourceType] = {
 
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:
     return BY_PATH.get((group, version, plural))
+
+
+NO_GATES: frozenset[str] = frozenset()
+
+
+def gates_for(uses_dra: bool) -> frozenset[str]:
+    return frozenset({"dra"} if uses_dra else ())
+
+
+def gated_off(resource: ResourceType, gates: frozenset[str]) -> bool:
+    return bool(resource.gate) and resource.gate not in gates
+
+
+def ungated(served: Sequence[ResourceType], gates: frozenset[str]) -> Sequence[ResourceType]:
+    """The served types without those whose gate is off (resource.k8s.io without DRA)."""
+    return [resource for resource in served if not gated_off(resource, gates)]
 
 
 def api_versions(server_address: str) -> Obj:

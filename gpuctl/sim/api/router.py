@@ -25,6 +25,7 @@ class Api:
     def __init__(self, cluster: Cluster, server_address: str) -> None:
         self.cluster = cluster
         self.server_address = server_address
+        self.gates = kinds.gates_for(cluster.scenario.uses_dra)
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
@@ -59,17 +60,17 @@ class Api:
         path = request.path
         if path in ("/healthz", "/readyz", "/livez"):
             return Response(200, b"ok", "text/plain")
-        if aggregated := discovery.aggregated(path, request.header("accept"), self.cluster.store):
+        if aggregated := discovery.aggregated(path, request.header("accept"), self.cluster.store, self.gates):
             return aggregated
         documents: dict[str, Callable[[], Obj | None]] = {  # built only for the path asked for
             "/version": self._version,
             "/api": lambda: kinds.api_versions(self.server_address),
-            "/apis": lambda: kinds.api_group_list(crds.served(self.cluster.store)),
+            "/apis": lambda: kinds.api_group_list(kinds.ungated(crds.served(self.cluster.store), self.gates)),
             "/api/v1": lambda: kinds.api_resource_list("", "v1"),
         }
         if path in documents and (document := documents[path]()) is not None:
             return Response(200, encode(document))
-        parts, served = path.strip("/").split("/"), crds.served(self.cluster.store)
+        parts, served = path.strip("/").split("/"), kinds.ungated(crds.served(self.cluster.store), self.gates)
         if parts[0] == "apis" and len(parts) == 2 and (group := kinds.api_group(parts[1], served)):
             return Response(200, encode(group))
         if (
@@ -99,7 +100,7 @@ class Api:
             if candidate is not None and candidate.namespaced:
                 namespace, rest = rest[1], rest[2:]
         resource = crds.lookup(self.cluster.store, group, version, rest[0])
-        if resource is None or len(rest) > 3:
+        if resource is None or len(rest) > 3 or kinds.gated_off(resource, self.gates):
             raise ApiError(404, "NotFound", "the server could not find the requested resource", {})
         name = rest[1] if len(rest) > 1 else ""
         subresource = rest[2] if len(rest) > 2 else ""

@@ -98,6 +98,7 @@ SUPPORTED_FIELDS = {
     "type",
     "source",
     "spec.schedulerName",
+    "spec.driver",  # resourceslices
     "spec.restartPolicy",
     "status.podIP",
     "regarding.kind",

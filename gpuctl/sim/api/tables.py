@@ -145,6 +145,35 @@ def _event_row(event: Obj) -> list[Any]:
     ]
 
 
+def _resource_slice_row(item: Obj) -> list[Any]:
+    spec = item.get("spec") or {}
+    node = spec.get("nodeName") or ""
+    return [
+        item["metadata"]["name"],
+        node,
+        spec.get("driver", ""),
+        (spec.get("pool") or {}).get("name", ""),
+        age(item["metadata"].get("creationTimestamp")),
+    ]
+
+
+def _resource_claim_row(claim: Obj) -> list[Any]:
+    """STATE as kubectl shows it: pending, allocated, allocated,reserved (deleted, when deleting)."""
+    status = claim.get("status") or {}
+    states = [
+        state
+        for state, on in (("allocated", status.get("allocation")), ("reserved", status.get("reservedFor")))
+        if on
+    ]
+    if claim["metadata"].get("deletionTimestamp"):
+        states.append("deleted")
+    return [
+        claim["metadata"]["name"],
+        ",".join(states) or "pending",
+        age(claim["metadata"].get("creationTimestamp")),
+    ]
+
+
 def _generic_row(obj: Obj) -> list[Any]:
     return [obj["metadata"]["name"], age(obj["metadata"].get("creationTimestamp"))]
 
@@ -194,6 +223,11 @@ _COLUMNS: dict[str, tuple[list[Obj], Callable[[Obj], list[Any]]]] = {
         ],
         _daemonset_row,
     ),
+    "ResourceSlice": (
+        [_column("Name", fmt="name"), _column("Node"), _column("Driver"), _column("Pool"), _column("Age")],
+        _resource_slice_row,
+    ),
+    "ResourceClaim": ([_column("Name", fmt="name"), _column("State"), _column("Age")], _resource_claim_row),
     "CustomResourceDefinition": (
         [_column("Name", fmt="name"), _column("Created At", "date")],
         lambda crd: [crd["metadata"]["name"], crd["metadata"].get("creationTimestamp")],

@@ -10,6 +10,8 @@ from typing import Any
 from gpuctl.sim.runtime import (
     containers,
     daemonsets,
+    dra,
+    dra_claims,
     host_nodes,
     kubelet,
     mig_containers,
@@ -74,6 +76,7 @@ class Cluster:
             self.prober.probe_all_now()
             if self.scenario.device_plugin == "installed":
                 self.store.add("daemonsets.apps", objects.device_plugin_daemonset(), created)
+            dra.install(self, created)
             if self.scenario.gpu_operator is not None:
                 operator.install(self, self.scenario.gpu_operator, created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
@@ -152,6 +155,9 @@ class Cluster:
             kubelet.refresh_node_gpus(self, node_name)
         elif node_name and plugin_runtime.is_mps_daemon_pod(pod):
             kubelet.refresh_node_gpus(self, node_name)
+        if self.scenario.uses_dra:
+            dra.pod_stopped(self, pod)
+            dra_claims.pod_removed(self, pod)
         if pod["metadata"].get("ownerReferences"):
             self.daemonsets_soon()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers, operand_pods, plugin_runtime, sandbox
+from gpuctl.sim.runtime import containers, dra, dra_claims, operand_pods, plugin_runtime, sandbox
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
 from gpuctl.sim.runtime.objects import node_address
@@ -42,6 +42,7 @@ def admit(cluster: Cluster, pod: Obj) -> None:
     if isinstance(devices, tuple):
         _reject(cluster, pod, *devices)
         return
+    devices = devices or dra_claims.claimed_devices(cluster, pod, node_name)
     if devices:
         cluster.set_gpus(pod["metadata"]["uid"], node_name, devices)
     if not node_ready(node):
@@ -109,6 +110,8 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         if containers.is_device_plugin_container(container):
             outcome, log = plugin_runtime.start_plugin(cluster, pod, container, node_name)
             outcomes[container_name], runtime.logs[container_name] = outcome, log
+        elif dra.is_plugin_container(container):
+            outcomes[container_name], runtime.logs[container_name] = dra.start_plugin(cluster, node_name)
         else:
             outcomes[container_name] = operand_pods.outcome(cluster, pod, container) or cluster.run_container(
                 node_name, containers.argv_of(container), runtime.gpu_indices, runtime.devices
@@ -120,15 +123,22 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         _finish(cluster, pod, outcomes)
         return
     _set_running(cluster, pod)
-    if is_device_plugin(pod):
-        cluster.running_plugins.setdefault(node_name, set()).add(uid)
-        refresh_node_gpus(cluster, node_name)
-    elif plugin_runtime.is_mps_daemon_pod(pod):
-        refresh_node_gpus(cluster, node_name)
+    _plugin_started(cluster, pod, node_name)
     run_for = max(outcome.run_seconds for outcome in outcomes.values())
     if run_for != FOREVER:
         key = (namespace, name, uid)
         cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
+
+
+def _plugin_started(cluster: Cluster, pod: Obj, node_name: str) -> None:
+    """A device plugin, MPS daemon or DRA kubelet plugin now running changes what the node offers."""
+    if is_device_plugin(pod):
+        cluster.running_plugins.setdefault(node_name, set()).add(pod["metadata"]["uid"])
+        refresh_node_gpus(cluster, node_name)
+    elif plugin_runtime.is_mps_daemon_pod(pod):
+        refresh_node_gpus(cluster, node_name)
+    elif dra.is_plugin_pod(pod):
+        dra.publish(cluster, node_name)
 
 
 def _announce_start(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
@@ -308,6 +318,7 @@ def delete_pod(cluster: Cluster, pod: Obj, grace_seconds: int | None) -> Obj:
         refresh_node_gpus(cluster, pod["spec"]["nodeName"])
     elif plugin_runtime.is_mps_daemon_pod(pod):
         refresh_node_gpus(cluster, pod["spec"]["nodeName"])
+    dra.pod_stopped(cluster, pod)
     uid = pod["metadata"]["uid"]
     key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
 

@@ -75,6 +75,8 @@ def node_labels(spec: NodeSpec) -> dict[str, str]:
     }
     if spec.gpus > 0 and spec.nfd:
         labels[NFD_PCI_LABEL] = "true"
+    if spec.gpus > 0 and spec.gpu_allocation == "dra":
+        labels["nvidia.com/dra-kubelet-plugin"] = "true"  # selects the DRA driver's kubelet plugin
     labels.update(dict(spec.labels))
     return labels
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime import containers, dra_claims
 from gpuctl.sim.runtime.predicates import is_terminated
 from gpuctl.sim.runtime.store import rfc3339
 
@@ -88,4 +88,8 @@ def current_pod(cluster: Cluster, namespace: str, name: str, uid: str) -> Obj | 
 
 
 def release_gpus(cluster: Cluster, pod: Obj) -> None:
+    """The pod ended: its devices are free, and (as kube-controller-manager does at once, not when
+    the pod is deleted) the claims generated for it are deleted."""
     cluster.set_gpus(pod["metadata"]["uid"], pod["spec"].get("nodeName", ""), [])
+    if cluster.scenario.uses_dra:
+        dra_claims.pod_removed(cluster, pod)

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime.dra_claims import Allocator, generate_claims
 from gpuctl.sim.runtime.objects import GPU, UNSCHEDULABLE_TAINT
 from gpuctl.sim.runtime.predicates import (
     affinity_node_names,
@@ -33,6 +34,7 @@ class _Capacity:
         self.gpus_used: Counter[str] = Counter()
         self.devices_used: Counter[tuple[str, str]] = Counter()
         self.pods: Counter[str] = Counter()
+        self.claims = Allocator(cluster) if cluster.scenario.uses_dra else None
         for runtime in cluster.runtime.values():
             if runtime.node:
                 self.pods[runtime.node] += 1
@@ -62,6 +64,8 @@ def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
     if not matches_node_selection(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
+    if capacity.claims is not None and (why := capacity.claims.reason(pod, node["metadata"]["name"])):
+        return why
     for name, wanted in sorted(pod_device_requests(pod).items()):
         used = capacity.devices_used[(node["metadata"]["name"], name)]
         if allocatable_devices(node, name) - used < wanted:
@@ -114,12 +118,21 @@ def run_pass(cluster: Cluster) -> None:
             continue
         if pod["metadata"].get("deletionTimestamp"):
             continue
+        if capacity.claims is not None and pod["spec"].get("resourceClaims"):
+            complaint = generate_claims(cluster, pod)
+            pod = store.get("pods", namespace, name) or pod
+            if complaint:
+                cluster.record_event(
+                    pod, "FailedResourceClaimCreation", complaint, warning=True, component="resource_claim"
+                )
         chosen = _pick(pod, _candidates(pod, nodes, by_hostname), capacity)
         if chosen is None:
             _mark_unschedulable(cluster, pod, nodes, capacity)
             continue
         cluster.unscheduled.pop(uid, None)
         capacity.take(chosen["metadata"]["name"], pod)
+        if capacity.claims is not None:
+            capacity.claims.reserve(pod, chosen["metadata"]["name"])
         _bind(cluster, pod, chosen["metadata"]["name"])
 
 

@@ -1,0 +1,276 @@
+"""`gpuctl verify` on nodes whose GPUs go through Dynamic Resource Allocation.
+
+Such a node publishes its GPUs as devices of ResourceSlices (driver gpu.nvidia.com) rather than
+allocatable nvidia.com/gpu. Its checks read the slices and the DRA driver's kubelet-plugin pod,
+and its verification pod claims every GPU of the node through a ResourceClaimTemplate
+(DeviceClass gpu.nvidia.com, allocation mode All), so the scheduler's allocation is proven too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
+from gpuctl.core.verify.pod_judgement import evaluate
+from gpuctl.core.verify.pod_manifest import CONTAINER
+from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
+from gpuctl.diagnose import diagnose
+from gpuctl.kube.claims import ClaimAllocation
+from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, daemonset_pods
+from gpuctl.kube.dra import DraInventory, DraNode, read_inventory, same_version
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.nodes import NodeInfo
+    from gpuctl.kube.pods import PodOutcome
+    from gpuctl.kube.raw import JsonDict
+
+CLAIM = "gpus"  # the pod's name for its claim
+THROUGH_DRA = "GPUs are allocated through DRA on this node (see the dra.* checks)"
+INSTALL_HINT = "install NVIDIA's DRA driver: `helm install` the dra-driver-nvidia-gpu chart (docs/dra.md)"
+
+
+@dataclass(frozen=True)
+class DraFacts:
+    """The DRA side of the read-only snapshot."""
+
+    inventory: DraInventory = field(default_factory=DraInventory)
+    plugins: tuple[DaemonSetInfo, ...] = ()  # the DRA driver's kubelet-plugin DaemonSets
+    plugin_pods: dict[str, PluginPod] = field(default_factory=dict)
+
+    @property
+    def present(self) -> bool:
+        return self.inventory.in_use or bool(self.plugins)
+
+    def published(self, node: NodeInfo) -> DraNode:
+        return self.inventory.nodes.get(node.name) or DraNode(node.name)
+
+    def uses_dra(self, node: NodeInfo) -> bool:
+        """The node's GPUs go through DRA: it publishes some, runs the plugin, or (on a DRA
+        cluster) advertises nothing the device-plugin way."""
+        if not self.present:
+            return False
+        if node.name in self.inventory.nodes or node.name in self.plugin_pods:
+            return True
+        return node.gpu_capacity == 0 and not any(count for _, count in node.device_capacity)
+
+
+def read_facts(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> DraFacts:
+    inventory = read_inventory(api_client)
+    plugins = tuple(ds for ds in daemonsets if ds.is_dra_plugin)
+    pods = daemonset_pods(api_client, list(plugins)) if plugins else {}
+    return DraFacts(inventory, plugins, pods)
+
+
+def claimable(published: DraNode) -> int:
+    """GPUs a claim can get: published full GPUs without a NoSchedule/NoExecute device taint."""
+    return sum(1 for device in published.devices if device.type == "gpu" and not device.taints)
+
+
+def why_no_pod(node: NodeInfo, facts: DraFacts) -> str:
+    published = facts.published(node)
+    if published.gpus == 0 and published.mig_devices:
+        return "MIG devices only (verification claims full GPUs, DeviceClass gpu.nvidia.com)"
+    return "" if claimable(published) else "no claimable GPU published"
+
+
+# -- read-only checks ----------------------------------------------------------------------------
+
+
+def gpus_published(node: NodeInfo, published: DraNode, expected: int | None, log: Check) -> Check:
+    """gpu.capacity on a DRA node: the GPUs its ResourceSlices publish."""
+    count = published.gpus or published.mig_devices
+    unit = "GPU(s)" if published.gpus else "MIG device(s)"
+    if count == 0:
+        message = f"publishes no GPU in a ResourceSlice (driver {DRA_DEVICE_CLASS})"
+        if log.diagnosis:
+            return failed(
+                "gpu.capacity", f"{message}: {log.message.split('; log:', 1)[0]}", log.hint, log.diagnosis
+            )
+        return failed(
+            "gpu.capacity",
+            message,
+            f"is the DRA driver's kubelet plugin running on {node.name}? "
+            f"`kubectl get resourceslices --field-selector spec.nodeName={node.name}`",
+        )
+    physical = published.gpus or None
+    if expected is not None and physical is not None and physical != expected:
+        return failed(
+            "gpu.capacity",
+            f"{physical} GPU(s) published in ResourceSlices, expected {expected}",
+            f"`nvidia-smi -L` on {node.name} against "
+            f"`kubectl get resourceslices --field-selector spec.nodeName={node.name} -o yaml`",
+        )
+    also = f" (and {node.gpu_capacity} {GPU_RESOURCE} by a device plugin)" if node.gpu_capacity else ""
+    return passed("gpu.capacity", f"{count} {unit} published in ResourceSlices{also}")
+
+
+def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
+    """gpu.allocatable on a DRA node: devices without a taint that keeps claims away."""
+    if not published.devices:
+        return skipped("gpu.allocatable", "no device published")
+    tainted = published.tainted
+    if not tainted:
+        return passed("gpu.allocatable", f"{len(published.devices)} device(s) claimable, none tainted")
+    names = "; ".join(f"{device.name} {', '.join(device.taints)}" for device in tainted)
+    unhealthy = any("unhealthy" in taint for device in tainted for taint in device.taints)
+    found = diagnose("Received unhealthy notification for device: -", "plugin-log", node=node.name)
+    if unhealthy and found is not None:
+        return failed(
+            "gpu.allocatable",
+            f"{len(tainted)} GPU(s) tainted unhealthy: {names}",
+            found.hint,
+            found.signature_id,
+        )
+    return failed(
+        "gpu.allocatable",
+        f"{len(tainted)} of {len(published.devices)} device(s) tainted: {names}",
+        f"`kubectl get resourceslices --field-selector spec.nodeName={node.name} -o yaml` (devices[].taints)",
+    )
+
+
+def plugin_pod(node: NodeInfo, facts: DraFacts) -> Check:
+    pod = facts.plugin_pods.get(node.name)
+    if pod is None:
+        if not facts.plugins:
+            return failed(
+                "dra.plugin-pod", "no DRA driver kubelet-plugin DaemonSet in the cluster", INSTALL_HINT
+            )
+        return failed(
+            "dra.plugin-pod",
+            "no DRA kubelet-plugin pod runs on this node",
+            "check the DaemonSet's nodeSelector/affinity/tolerations against "
+            f"`kubectl describe node {node.name}`",
+        )
+    if pod.phase != "Running" or not pod.ready:
+        return failed(
+            "dra.plugin-pod",
+            f"{pod.namespace}/{pod.name} is {pod.waiting_reason or pod.phase}, "
+            f"not ready (restarts {pod.restarts})",
+            f"`kubectl -n {pod.namespace} logs {pod.name} -c {pod.container}`",
+        )
+    return passed("dra.plugin-pod", f"{pod.namespace}/{pod.name} ready")
+
+
+def plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
+    if pod is None or log is None:
+        return skipped("dra.plugin-log", "no DRA kubelet-plugin pod to read")
+    found = diagnose(log, "plugin-log", node=node.name)
+    if found is None:
+        return passed("dra.plugin-log", "no known failure signature in the recent log")
+    make = failed if found.category in ("driver", "toolkit") else warned
+    return make("dra.plugin-log", f"{found.cause}; log: {found.evidence}", found.hint, found.signature_id)
+
+
+def node_checks(node: NodeInfo, facts: DraFacts, expected: int | None, log: Check | None) -> list[Check]:
+    """What replaces the device plugin's capacity/allocatable/pod/log checks on a DRA node."""
+    log = log or plugin_log(node, facts.plugin_pods.get(node.name), None)
+    published = facts.published(node)
+    return [
+        gpus_published(node, published, expected, log),
+        devices_untainted(node, published),
+        skipped("device-plugin.pod", THROUGH_DRA),
+        skipped("device-plugin.log", THROUGH_DRA),
+        plugin_pod(node, facts),
+        log,
+    ]
+
+
+def cluster_checks(facts: DraFacts, dra_nodes: list[NodeInfo]) -> list[Check]:
+    if not dra_nodes:
+        return []
+    inventory = facts.inventory
+    checks = []
+    if inventory.denied:
+        checks.append(warned("dra.access", f"not allowed to list {inventory.denied}", "see docs/rbac.md"))
+    if not inventory.version:
+        checks.append(failed("dra.api", "resource.k8s.io is not served", "DRA needs Kubernetes 1.34+ (v1)"))
+    elif not inventory.device_class:
+        checks.append(failed("dra.device-class", f"no DeviceClass {DRA_DEVICE_CLASS}", INSTALL_HINT))
+    else:
+        mapped = f", extended resource {inventory.extended_resource}" if inventory.extended_resource else ""
+        checks.append(
+            passed(
+                "dra.device-class",
+                f"DeviceClass {DRA_DEVICE_CLASS} (resource.k8s.io/{inventory.version}{mapped})",
+            )
+        )
+    return checks
+
+
+# -- the verification pod and its claim ----------------------------------------------------------
+
+
+def claim_pod(pod: JsonDict, template: str) -> JsonDict:
+    """The verification pod, its GPUs claimed through `template` instead of requested."""
+    spec = dict(pod["spec"])
+    spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": template}]
+    spec["containers"] = [
+        dict(container, resources={"claims": [{"name": CLAIM}]})
+        if container["name"] == CONTAINER
+        else container
+        for container in spec["containers"]
+    ]
+    return dict(pod, spec=spec)
+
+
+def judge(outcome: PodOutcome, node: NodeInfo, facts: DraFacts, namespace: str, image: str) -> PodEvaluation:
+    """Like a device-plugin pod (GPUs seen = the published GPUs a claim can get), and nvidia-smi's
+    GPUs against the published devices' uuid, productName and driverVersion."""
+    published = facts.published(node)
+    evaluation = evaluate(outcome, node, claimable(published), namespace, image)
+    if evaluation.seen is None:
+        return evaluation
+    return replace(evaluation, checks=(*evaluation.checks, _matches_published(evaluation, published)))
+
+
+def _matches_published(evaluation: PodEvaluation, published: DraNode) -> Check:
+    uuids = {device.uuid for device in published.devices if device.uuid}
+    unknown = [uuid for uuid in evaluation.uuids if uuids and uuid not in uuids]
+    problems = []
+    if unknown:
+        problems.append(f"GPU(s) not in the node's ResourceSlices: {', '.join(unknown)}")
+    if published.product and evaluation.product and published.product != evaluation.product:
+        problems.append(f"nvidia-smi shows {evaluation.product!r}, published {published.product!r}")
+    reported = evaluation.driver_version
+    if published.driver_version and reported and not same_version(published.driver_version, reported):
+        problems.append(f"driver {evaluation.driver_version}, published {published.driver_version}")
+    if problems:
+        return failed(
+            "dra.devices",
+            "; ".join(problems),
+            "the DRA driver's kubelet plugin publishes stale devices: restart its pod on the node",
+        )
+    return passed("dra.devices", "the GPUs seen are the published devices (uuid, product, driver)")
+
+
+def claim_check(
+    node: NodeInfo, facts: DraFacts, allocation: ClaimAllocation | None, ran: PodEvaluation | None
+) -> Check:
+    """dra.claim: the scheduler allocated the node's claimable GPUs, on this node."""
+    if ran is None or why_no_pod(node, facts):
+        return skipped("dra.claim", why_no_pod(node, facts) or "no verification pod")
+    if allocation is None:
+        scheduled = next((c for c in ran.checks if c.id == "pod.scheduled"), None)
+        if scheduled is not None and scheduled.failed:
+            return failed(
+                "dra.claim", f"claim not allocated: {scheduled.message}", scheduled.hint, scheduled.diagnosis
+            )
+        return warned("dra.claim", "no allocation of the verification claim was observed")
+    wanted = claimable(facts.published(node))
+    if allocation.node and allocation.node != node.name:
+        return failed(
+            "dra.claim", f"claim {allocation.claim} allocated on {allocation.node}, not {node.name}"
+        )
+    if len(allocation.devices) != wanted:
+        return failed(
+            "dra.claim",
+            f"claim {allocation.claim} got {len(allocation.devices)} device(s), {wanted} claimable",
+            "`kubectl get resourceclaims -A` (devices held by other claims)",
+        )
+    return passed(
+        "dra.claim",
+        f"claim {allocation.claim} allocated {len(allocation.devices)} device(s): "
+        + ", ".join(allocation.devices),
+    )

@@ -1,0 +1,28 @@
+"""Rows for GPUs under Dynamic Resource Allocation: the DRA driver's kubelet plugin log (the
+scheduler's "cannot allocate all claims" shares sched.insufficient-gpu)."""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.signatures import DRIVER_FIX, HARDWARE_FIX, sig
+
+DRA = (
+    # Before the generic NVML rows: the DRA plugin locates libnvidia-ml itself (no runtime involved).
+    sig(
+        "dra.driver-libraries-missing",
+        "plugin-log",
+        "driver",
+        r'failed to locate driver libraries: error locating "libnvidia-ml\.so\.1"',
+        "the DRA driver's kubelet plugin cannot find the NVIDIA driver's libraries on the node "
+        "(driver not installed, or the chart's nvidiaDriverRoot points elsewhere): it publishes no GPUs",
+        DRIVER_FIX + "; for a containerised driver set the chart's `nvidiaDriverRoot`",
+    ),
+    sig(
+        "dra.device-unhealthy",
+        "plugin-log",
+        "hardware",
+        r"Received unhealthy notification for device: \S+",
+        "the DRA driver's health check marked a GPU unhealthy (an Xid event): it is published with a "
+        "NoSchedule device taint and no claim gets it",
+        HARDWARE_FIX,
+    ),
+)

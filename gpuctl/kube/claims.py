@@ -1,0 +1,172 @@
+"""ResourceClaimTemplates and ResourceClaims of one verification run.
+
+A claim generated from a template lives only as long as its pod runs: kube-controller-manager
+deletes it as soon as the pod ends. So the run's claims are watched while its pods run, and each
+claim's allocation is remembered as it is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from gpuctl.errors import GpuctlError
+from gpuctl.kube.client import api_call
+from gpuctl.kube.dra import versioned_api
+from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+WATCH_SECONDS = 60  # one watch request; the watch is reopened until stopped
+
+
+@dataclass(frozen=True)
+class ClaimAllocation:
+    """What the scheduler allocated to one claim of the run (while it lasted)."""
+
+    claim: str
+    pod: str  # the pod the claim was generated for ("" if not known)
+    node: str  # the node the allocation is restricted to
+    devices: tuple[str, ...]  # device names, in the driver's pools
+
+
+def claim_template(version: str, name: str, labels: dict[str, str], device_class: str) -> JsonDict:
+    """All devices of `device_class` on the node the pod lands on (allocation mode All)."""
+    request: JsonDict = {"deviceClassName": device_class, "allocationMode": "All"}
+    if version != "v1beta1":  # v1beta2 and v1 nest a plain request under `exactly`
+        request = {"exactly": request}
+    return {
+        "apiVersion": f"resource.k8s.io/{version}",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "labels": dict(labels)},
+        "spec": {
+            "metadata": {"labels": dict(labels)},  # copied onto each generated claim
+            "spec": {"devices": {"requests": [{"name": "gpus", **request}]}},
+        },
+    }
+
+
+def create_template(api_client: ApiClient, version: str, namespace: str, template: JsonDict) -> None:
+    api = versioned_api(api_client, version)
+    with api_call("create", f"resourceclaimtemplates in namespace {namespace}"):
+        call_json(api.create_namespaced_resource_claim_template, namespace, cast(Any, template))
+
+
+def delete_run_objects(api_client: ApiClient, version: str, namespace: str, selector: str) -> None:
+    """Delete the run's claim templates and any claim left (one request each); a failure here must
+    not replace the run's verdict, and claims go with their pods anyway."""
+    api = versioned_api(api_client, version)
+    from kubernetes.client.exceptions import ApiException
+
+    for method, what in (
+        (api.delete_collection_namespaced_resource_claim_template, "resourceclaimtemplates"),
+        (api.delete_collection_namespaced_resource_claim, "resourceclaims"),
+    ):
+        with contextlib.suppress(GpuctlError, ApiException), api_call("deletecollection", what):
+            call_json(method, namespace, label_selector=selector)
+
+
+def allocation_of(claim: JsonDict) -> ClaimAllocation | None:
+    allocation = dig(claim, "status", "allocation", default=None)
+    if not allocation:
+        return None
+    node = ""
+    for term in dig(allocation, "nodeSelector", "nodeSelectorTerms", default=[]) or []:
+        for requirement in [*(term.get("matchFields") or []), *(term.get("matchExpressions") or [])]:
+            if requirement.get("key") in ("metadata.name", "kubernetes.io/hostname") and requirement.get(
+                "values"
+            ):
+                node = str(requirement["values"][0])
+    owners = dig(claim, "metadata", "ownerReferences", default=[]) or []
+    pod = next((str(o.get("name")) for o in owners if o.get("kind") == "Pod"), "")
+    results = dig(allocation, "devices", "results", default=[]) or []
+    return ClaimAllocation(name_of(claim), pod, node, tuple(str(r.get("device")) for r in results))
+
+
+class ClaimWatch:
+    """Remember each allocation of the run's claims, from a list and a watch on a thread."""
+
+    def __init__(self, api_client: ApiClient, version: str, namespace: str, selector: str) -> None:
+        self.api = versioned_api(api_client, version)
+        self.namespace = namespace
+        self.selector = selector
+        self.by_pod: dict[str, ClaimAllocation] = {}
+        self._stop = threading.Event()
+        self._response: Any = None
+        self._version = ""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="gpuctl-claims", daemon=True)
+
+    def start(self) -> None:
+        """List now (so no claim created from here on is missed), then watch on a thread."""
+        with api_call("list", f"resourceclaims in namespace {self.namespace}"):
+            body = call_json(
+                self.api.list_namespaced_resource_claim, self.namespace, label_selector=self.selector
+            )
+        for claim in body.get("items") or []:
+            self._record(claim)
+        self._version = str(dig(body, "metadata", "resourceVersion", default=""))
+        self._thread.start()
+
+    def _record(self, claim: JsonDict) -> None:
+        found = allocation_of(claim)
+        if found is not None:
+            self.by_pod[found.pod or found.claim] = found
+
+    def _run(self) -> None:
+        version = self._version
+        with contextlib.suppress(Exception):  # a lost watch only loses the claim check, said so later
+            while not self._stop.is_set():
+                version = self._watch(version)
+
+    def _watch(self, version: str) -> str:
+        response = self.api.list_namespaced_resource_claim(
+            self.namespace,
+            label_selector=self.selector,
+            watch=True,
+            resource_version=version or None,
+            timeout_seconds=WATCH_SECONDS,
+            _preload_content=False,
+        )
+        with self._lock:
+            self._response = response
+        if self._stop.is_set():
+            return version
+        for event in stream_json_lines(response):
+            claim = event.get("object") or {}
+            version = str(dig(claim, "metadata", "resourceVersion", default=version))
+            if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                self._record(claim)
+        return version
+
+    def stop(self) -> dict[str, ClaimAllocation]:
+        """Stop watching; pod name → the allocation of its claim."""
+        self._stop.set()
+        with self._lock:
+            if self._response is not None:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    getattr(self._response, "shutdown", self._response.close)()
+        self._thread.join(timeout=2.0)
+        return dict(self.by_pod)
+
+
+def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
+    """Node → devices of the DRA GPU driver held by allocated claims (one request; {} where
+    RBAC does not allow listing claims)."""
+    from gpuctl.kube.dra import DRIVER, read_listing
+
+    body = read_listing(
+        lambda: call_json(versioned_api(api_client, version).list_resource_claim_for_all_namespaces),
+        "resourceclaims",
+    )
+    used: dict[str, int] = {}
+    for claim in body.get("items") or [] if isinstance(body, dict) else []:
+        results = dig(claim, "status", "allocation", "devices", "results", default=[]) or []
+        found = allocation_of(claim)
+        held = sum(1 for result in results if result.get("driver") == DRIVER)
+        if found is not None and found.node and held:
+            used[found.node] = used.get(found.node, 0) + held
+    return used

@@ -1,0 +1,195 @@
+"""GPUs published through Dynamic Resource Allocation (resource.k8s.io): the served API version,
+the DRA driver's DeviceClass, and its ResourceSlices grouped by node.
+
+On a DRA cluster NVIDIA's DRA driver publishes GPUs as devices of ResourceSlices (driver
+`gpu.nvidia.com`) instead of node allocatable `nvidia.com/gpu`. Reads go through the newest
+version the server serves: v1 (Kubernetes 1.34+), then v1beta2, then v1beta1 (whose devices nest
+their attributes under `basic`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.defaults import DRA_DEVICE_CLASS
+from gpuctl.errors import UnreachableError
+from gpuctl.kube.client import api_call
+from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+GROUP = "resource.k8s.io"
+VERSIONS = ("v1", "v1beta2", "v1beta1")  # newest first: the one gpuctl reads and writes
+DRIVER = DRA_DEVICE_CLASS  # NVIDIA's DRA driver is named like its GPU DeviceClass
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True)
+class DraDevice:
+    """One device of a ResourceSlice, with the attributes NVIDIA's driver publishes."""
+
+    name: str
+    type: str  # gpu | mig (| vfio ...)
+    uuid: str = ""
+    product: str = ""
+    driver_version: str = ""
+    taints: tuple[str, ...] = ()  # key=value:effect of NoSchedule/NoExecute device taints
+
+
+@dataclass(frozen=True)
+class DraNode:
+    name: str
+    devices: tuple[DraDevice, ...] = ()
+
+    @property
+    def gpus(self) -> int:
+        return sum(1 for device in self.devices if device.type == "gpu")
+
+    @property
+    def mig_devices(self) -> int:
+        return sum(1 for device in self.devices if device.type == "mig")
+
+    @property
+    def tainted(self) -> tuple[DraDevice, ...]:
+        return tuple(device for device in self.devices if device.taints)
+
+    @property
+    def product(self) -> str:
+        return next((device.product for device in self.devices if device.product), "")
+
+    @property
+    def driver_version(self) -> str:
+        return next((device.driver_version for device in self.devices if device.driver_version), "")
+
+
+@dataclass(frozen=True)
+class DraInventory:
+    """What the cluster says about DRA GPUs; `version` "" when resource.k8s.io is not served."""
+
+    version: str = ""
+    device_class: bool = False  # DeviceClass gpu.nvidia.com exists
+    extended_resource: str = ""  # the DeviceClass's extendedResourceName (e.g. nvidia.com/gpu)
+    nodes: dict[str, DraNode] = field(default_factory=dict)
+    denied: str = ""  # what RBAC did not let gpuctl read
+
+    @property
+    def in_use(self) -> bool:
+        """The cluster runs NVIDIA's DRA driver (its DeviceClass or published GPUs)."""
+        return bool(self.version) and (self.device_class or bool(self.nodes))
+
+
+def served_version(api_client: ApiClient) -> str:
+    """The newest resource.k8s.io version the server serves, "" when it serves none."""
+    from kubernetes.client import ResourceApi
+
+    body = read_listing(lambda: call_json(ResourceApi(api_client).get_api_group), f"the {GROUP} API group")
+    if not isinstance(body, dict):
+        return ""
+    served = {str(v.get("version")) for v in body.get("versions") or []}
+    return next((version for version in VERSIONS if version in served), "")
+
+
+def versioned_api(api_client: ApiClient, version: str) -> Any:
+    """The client's generated API class for resource.k8s.io/<version>."""
+    from kubernetes import client
+
+    return getattr(client, f"Resource{version.capitalize()}Api")(api_client)
+
+
+def read_inventory(api_client: ApiClient) -> DraInventory:
+    """resource.k8s.io's version, the GPU DeviceClass and the GPU ResourceSlices (3 requests; 1
+    where the group is not served)."""
+    version = served_version(api_client)
+    if not version:
+        return DraInventory()
+    api = versioned_api(api_client, version)
+    classes = read_listing(lambda: call_json(api.list_device_class), "deviceclasses")
+    slices = read_listing(
+        lambda: call_json(api.list_resource_slice, field_selector=f"spec.driver={DRIVER}"), "resourceslices"
+    )
+    denied = [what for what, body in (("deviceclasses", classes), ("resourceslices", slices)) if body == 403]
+    gpu_class = next(
+        (item for item in _items(classes) if name_of(item) == DRA_DEVICE_CLASS),
+        None,
+    )
+    return DraInventory(
+        version=version,
+        device_class=gpu_class is not None,
+        extended_resource=str(dig(gpu_class or {}, "spec", "extendedResourceName", default="")),
+        nodes=nodes_from_slices(_items(slices)),
+        denied=", ".join(denied),
+    )
+
+
+def _items(body: JsonDict | int) -> list[JsonDict]:
+    return list(body.get("items") or []) if isinstance(body, dict) else []
+
+
+def read_listing(call: Any, what: str) -> JsonDict | int:
+    """The body, or the status (403, 404) that means "not for gpuctl to see" rather than an outage."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        with api_call("list", what):
+            body: JsonDict = call()
+            return body
+    except UnreachableError as error:
+        if isinstance(error.__cause__, ApiException) and error.__cause__.status == 403:
+            return 403
+        raise
+    except ApiException as error:
+        if error.status == 404:
+            return 404
+        raise
+
+
+def _attribute(attributes: JsonDict, name: str) -> str:
+    value = attributes.get(name) or {}
+    if not isinstance(value, dict):
+        return ""
+    return str(next((v for k, v in value.items() if k in ("string", "version", "int", "bool")), ""))
+
+
+def device_from_json(device: JsonDict) -> DraDevice:
+    # v1beta1 nests attributes under `basic`; v1beta2 and v1 carry them on the device.
+    attributes = dig(device, "attributes", default=None) or dig(device, "basic", "attributes", default={})
+    taints = dig(device, "taints", default=None) or dig(device, "basic", "taints", default=[]) or []
+    blocking = tuple(
+        f"{t.get('key')}={t.get('value')}:{t.get('effect')}"
+        if t.get("value")
+        else f"{t.get('key')}:{t.get('effect')}"
+        for t in taints
+        if t.get("effect") in BLOCKING_EFFECTS
+    )
+    return DraDevice(
+        name=str(device.get("name") or ""),
+        type=_attribute(attributes, "type") or "gpu",
+        uuid=_attribute(attributes, "uuid"),
+        product=_attribute(attributes, "productName"),
+        driver_version=_attribute(attributes, "driverVersion"),
+        taints=blocking,
+    )
+
+
+def nodes_from_slices(slices: list[JsonDict]) -> dict[str, DraNode]:
+    """Node name → its devices, over every slice of the node's pools (node-local slices only)."""
+    devices: dict[str, list[DraDevice]] = {}
+    for item in slices:
+        node = str(dig(item, "spec", "nodeName", default="") or "")
+        if not node or dig(item, "spec", "driver", default=DRIVER) != DRIVER:
+            continue
+        devices.setdefault(node, []).extend(
+            device_from_json(d) for d in dig(item, "spec", "devices", default=[])
+        )
+    return {node: DraNode(node, tuple(found)) for node, found in sorted(devices.items())}
+
+
+def same_version(published: str, reported: str) -> bool:
+    """The driver publishes a semantic version (550.90.7); nvidia-smi prints 550.90.07."""
+
+    def parts(text: str) -> list[str]:
+        return [part.lstrip("0") or "0" for part in text.split(".")]
+
+    return bool(published and reported) and parts(published) == parts(reported)
