@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -72,6 +73,15 @@ class ClusterSnapshot:
     runtime_classes: set[str]
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
+    _sharing: list[tuple[str, SharingPlan]] | None = None
+
+    def sharing_besides(self, name: str) -> list[SharingPlan]:
+        """The first other GPU node's plan that shares its GPUs: all that gpu.sharing reads of
+        the other nodes. Found once, not once per node (quadratic at thousands of nodes)."""
+        if self._sharing is None:
+            plans = ((node.name, plan_for(node)) for node in self.gpu_nodes)
+            self._sharing = list(itertools.islice(((n, p) for n, p in plans if p.mode != "exclusive"), 2))
+        return [plan for other, plan in self._sharing if other != name][:1]
 
 
 def _select_gpu_nodes(nodes: list[NodeInfo], options: VerifyOptions) -> tuple[list[NodeInfo], list[str]]:
@@ -263,7 +273,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         checks.taint_toleration(node, snapshot.plugins),
     ]
     plan = plan_for(node)
-    others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
+    others = snapshot.sharing_besides(node.name)
     evaluation = _pod_checks(node, snapshot, options)
     sharing = (sharing_check(node, plan, others), *_physical_checks(plan, evaluation))
     counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
