@@ -33,9 +33,8 @@ def stream_json_lines(response: Any) -> Iterator[JsonDict]:
     """Yield one dict per line of a chunked watch response."""
     buffer = b""
     for chunk in response.stream(amt=None, decode_content=False):
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
+        *lines, buffer = (buffer + chunk).split(b"\n")  # one split per chunk, however many lines
+        for line in lines:
             if line.strip():
                 yield json.loads(line)
     if buffer.strip():
