@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 JsonDict = dict[str, Any]
+PAGE_SIZE = 500
 
 
 def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict:
@@ -21,6 +22,18 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
     response = method(*args, _preload_content=False, **kwargs)
     data: JsonDict = json.loads(response.data or b"{}")
     return data
+
+
+def list_items(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[JsonDict]:
+    """Every item of a list call, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
+    client holds one page of parsed objects at a time, not thousands of nodes or pods at once."""
+    token = None
+    while True:
+        body = call_json(method, *args, limit=PAGE_SIZE, _continue=token, **kwargs)
+        yield from body.get("items") or []
+        token = dig(body, "metadata", "continue")
+        if not token:
+            return
 
 
 def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import kinds, openapi, protobuf, tables, writes
+from gpuctl.sim.api import kinds, openapi, paging, protobuf, tables, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
@@ -171,10 +171,11 @@ class Api:
                     tables.table(route.resource.kind, items, version, request.query.get("includeObject", ""))
                 ),
             )
+        items, metadata = paging.page(items, request.query, version)
         listing = {
             "kind": f"{route.resource.kind}List",
             "apiVersion": route.resource.api_version,
-            "metadata": {"resourceVersion": version},
+            "metadata": metadata,
             "items": items,
         }
         return Response(200, encode(listing))
