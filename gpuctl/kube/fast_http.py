@@ -3,8 +3,8 @@
 Through the official client one such request costs about 0.4 ms of CPU (argument validation,
 parameter serialisation, urllib3's pool bookkeeping); on a keep-alive `http.client` connection
 per thread it costs about 0.1 ms. At 5,000 nodes and three requests per node that is seconds.
-Same server, TLS settings and credentials as the client's Configuration (the token is read per
-request, so exec and in-cluster tokens refresh as they do in the client); where the
+Same server, TLS settings and credentials as the client's Configuration (the token is asked of
+it every second, so exec and in-cluster tokens refresh as they do in the client); where the
 Configuration asks for what this path does not do (a proxy, SNI or hostname overrides, socket
 options), `transport_for` returns None and callers use the official client. Errors are the
 client's: ApiException for an HTTP error status, urllib3's ReadTimeoutError for a read timeout,
@@ -18,6 +18,7 @@ import json
 import select
 import ssl
 import threading
+import time
 import urllib.parse
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 JsonDict = dict[str, Any]
 # A keep-alive connection the server closed while idle fails on first use: try once more.
+TOKEN_REUSE_S = 1.0
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
@@ -44,14 +46,15 @@ class Transport:
         self.headers = {"Accept": "application/json", **default_headers}
         self.ssl_context = _ssl_context(configuration) if self.https else None
         self._local = threading.local()
+        self._token, self._token_until = "", 0.0
 
     def request(self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None) -> bytes:
         """The response body of one request; ApiException for an HTTP error status."""
         target = self.prefix + path + ("?" + urllib.parse.urlencode(query) if query else "")
         headers = dict(self.headers)
-        token = self.configuration.auth_settings().get("BearerToken")
-        if token and token.get("value"):
-            headers["authorization"] = token["value"]
+        authorization = self._authorization()
+        if authorization:
+            headers["authorization"] = authorization
         payload = None
         if body is not None:
             payload = json.dumps(body).encode()
@@ -76,6 +79,18 @@ class Transport:
         if status >= 400:
             raise _api_exception(status, reason, data, response_headers)
         return data
+
+    def _authorization(self) -> str:
+        """The Authorization header, asked of the Configuration at most every TOKEN_REUSE_S.
+
+        Its refresh hook (exec plugins, in-cluster token files) renews an expiring token; it also
+        re-reads the proxy environment on every call, which costs more than the request itself."""
+        now = time.monotonic()
+        if now >= self._token_until:
+            token = self.configuration.auth_settings().get("BearerToken") or {}
+            self._token = str(token.get("value") or "")
+            self._token_until = now + TOKEN_REUSE_S
+        return self._token
 
     def _connection(self, method: str) -> tuple[http.client.HTTPConnection, bool]:
         """This thread's connection (a new one after a failure) and whether it served before.
