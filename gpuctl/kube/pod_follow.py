@@ -18,7 +18,7 @@ from typing import Any
 
 from gpuctl.kube.client import api_call
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
+from gpuctl.kube.raw import JsonDict, PagedList, dig, name_of, stream_json_lines
 
 # A pod's name and its Warning events (reason, message), oldest first → will waiting not help?
 Settle = Callable[[str, tuple[tuple[str, str], ...]], bool]
@@ -195,11 +195,11 @@ class PodFollow:
 
     def _read_pods(self) -> None:
         while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
+            pages = PagedList(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
             with api_call("list", f"pods in namespace {self.namespace}"):
-                body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
-            for item in body.get("items", []):
-                self._hand("pod", item)
-            version = str(dig(body, "metadata", "resourceVersion", default=""))
+                for item in pages:
+                    self._hand("pod", item)
+            version = pages.resource_version
             self._watch("pod", self.core.list_namespaced_pod, version, label_selector=self.selector)
 
     def _read_events(self) -> None:

@@ -15,7 +15,7 @@ from gpuctl.kube import fast_http
 from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+from gpuctl.kube.raw import JsonDict, call_drained, call_json, dig, name_of
 
 __all__ = [
     "LogUnavailable",
@@ -106,7 +106,7 @@ class PodBatch:
         """
         try:
             with api_call("deletecollection", f"pods in namespace {self.namespace}"):
-                call_json(
+                call_drained(
                     self.core.delete_collection_namespaced_pod,
                     self.namespace,
                     label_selector=self.selector,

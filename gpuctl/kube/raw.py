@@ -24,16 +24,39 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
     return data
 
 
-def list_items(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[JsonDict]:
+def call_drained(method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Call a generated API method whose answer is not needed (a deletecollection answers with
+    every object it deleted: thousands of pods); read it in small pieces and drop it."""
+    response = method(*args, _preload_content=False, **kwargs)
+    for _ in response.stream(64 * 1024, decode_content=False):
+        pass
+    response.release_conn()
+
+
+class PagedList:
     """Every item of a list call, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
-    client holds one page of parsed objects at a time, not thousands of nodes or pods at once."""
-    token = None
-    while True:
-        body = call_json(method, *args, limit=PAGE_SIZE, _continue=token, **kwargs)
-        yield from body.get("items") or []
-        token = dig(body, "metadata", "continue")
-        if not token:
-            return
+    client holds one page of parsed objects at a time, not thousands of nodes or pods at once.
+    `resource_version`: the list's, from its first page (where a watch resumes after it)."""
+
+    def __init__(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self.method, self.args, self.kwargs = method, args, kwargs
+        self.resource_version = ""
+
+    def __iter__(self) -> Iterator[JsonDict]:
+        token = None
+        while True:
+            body = call_json(self.method, *self.args, limit=PAGE_SIZE, _continue=token, **self.kwargs)
+            if token is None:
+                self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
+            yield from body.get("items") or []
+            token = dig(body, "metadata", "continue")
+            if not token:
+                return
+
+
+def list_items(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[JsonDict]:
+    """Every item of a list call, a page at a time (see PagedList)."""
+    return iter(PagedList(method, *args, **kwargs))
 
 
 def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
