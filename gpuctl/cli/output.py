@@ -28,7 +28,9 @@ def emit(result: CommandResult, output: Enum, report: Any) -> None:
 def print_result(result: CommandResult, output: Enum, report: Any) -> None:
     """Print `result` as `output` with `report` (see emit), without exiting."""
     if output.value == "json":
-        sys.stdout.write(json.dumps(report.to_json(result), indent=2) + "\n")
+        # Written as encoded, not joined first: thousands of nodes' results are tens of MB.
+        json.dump(report.to_json(result), sys.stdout, indent=2)
+        sys.stdout.write("\n")
     elif output.value == "yaml":
         import yaml
 

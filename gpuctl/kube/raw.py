@@ -66,15 +66,22 @@ def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
 
 
 def stream_json_lines(response: Any) -> Iterator[JsonDict]:
-    """Yield one dict per line of a chunked watch response."""
-    buffer = b""
+    """Yield one dict per line of a chunked watch response.
+
+    One chunk may carry thousands of events (a server sends what changed since its last write):
+    lines are cut from it one at a time, not split into a list of copies."""
+    partial = b""
     for chunk in response.stream(amt=None, decode_content=False):
-        *lines, buffer = (buffer + chunk).split(b"\n")  # one split per chunk, however many lines
-        for line in lines:
+        data = partial + chunk if partial else chunk
+        start = 0
+        while (end := data.find(b"\n", start)) != -1:
+            line = data[start:end]
+            start = end + 1
             if line.strip():
                 yield json.loads(line)
-    if buffer.strip():
-        yield json.loads(buffer)
+        partial = data[start:]
+    if partial.strip():
+        yield json.loads(partial)
 
 
 def dig(data: JsonDict, *keys: str, default: Any = None) -> Any:
