@@ -11,6 +11,8 @@ import typer
 
 from gpuctl.errors import ExitCode
 
+JSON_WRITE_PIECES = 8192
+
 
 class CommandResult(Protocol):
     @property
@@ -28,7 +30,7 @@ def emit(result: CommandResult, output: Enum, report: Any) -> None:
 def print_result(result: CommandResult, output: Enum, report: Any) -> None:
     """Print `result` as `output` with `report` (see emit), without exiting."""
     if output.value == "json":
-        sys.stdout.write(json.dumps(report.to_json(result), indent=2) + "\n")
+        _write_json(report.to_json(result))
     elif output.value == "yaml":
         import yaml
 
@@ -41,6 +43,19 @@ def print_result(result: CommandResult, output: Enum, report: Any) -> None:
         # wide: every column the report has; a report whose table has them all prints it as is
         wide = output.value == "wide" and hasattr(report, "print_wide")
         (report.print_wide if wide else report.print_table)(result, make_console())
+
+
+def _write_json(document: Any) -> None:
+    """json.dumps(document, indent=2) and a newline, written a few thousand pieces at a time:
+    joined whole, thousands of nodes' results are tens of MB at once; written piece by piece,
+    millions of writes."""
+    pieces: list[str] = []
+    for piece in json.JSONEncoder(indent=2).iterencode(document):
+        pieces.append(piece)
+        if len(pieces) >= JSON_WRITE_PIECES:
+            sys.stdout.write("".join(pieces))
+            pieces.clear()
+    sys.stdout.write("".join(pieces) + "\n")
 
 
 def exit_with(code: ExitCode) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuctl.diagnose.cuda import min_driver_for
+from gpuctl.diagnose.literals import may_match, required_literals
 from gpuctl.diagnose.signatures import SIGNATURES, Signature
 
 __all__ = [
@@ -89,12 +90,23 @@ def any_of(rows: Iterable[Signature]) -> re.Pattern[str]:
 _ANY_OF_SOURCE = {source: any_of(rows) for source, rows in _BY_SOURCE.items()}
 
 
-def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
-    """The first signature of `source` matching `text` (table order = priority), or None."""
+_LITERALS = {signature.pattern: required_literals(signature.pattern) for signature in SIGNATURES}
+
+
+def _candidates(text: str, source: str) -> tuple[Signature, ...]:
+    """The signatures of `source` that may match `text`, in table order."""
+    if text.isascii():
+        lowered = text.lower()
+        return tuple(s for s in _BY_SOURCE.get(source, ()) if may_match(_LITERALS[s.pattern], lowered))
     prefilter = _ANY_OF_SOURCE.get(source)
     if prefilter is None or not prefilter.search(text):
-        return None
-    for signature in _BY_SOURCE[source]:
+        return ()
+    return _BY_SOURCE[source]
+
+
+def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
+    """The first signature of `source` matching `text` (table order = priority), or None."""
+    for signature in _candidates(text, source):
         match = signature.pattern.search(text)
         if match:
             return make_diagnosis(signature, match, evidence_line(text, match), context)

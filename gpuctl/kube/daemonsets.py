@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, tolerates
-from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
+from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, list_items, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -190,7 +190,8 @@ def device_plugin_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -
 
 
 def daemonset_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> dict[str, PluginPod]:
-    """node name → the pod of these DaemonSets running there, a ready one first (one request each)."""
+    """node name → the pod of these DaemonSets running there, a ready one first (a request per
+    DaemonSet and 500 pods)."""
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(api_client)
@@ -200,9 +201,8 @@ def daemonset_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> di
             continue
         selector = ",".join(f"{key}={value}" for key, value in sorted(daemonset.selector.items()))
         with api_call("list", f"pods in {daemonset.namespace}"):
-            body = call_json(core.list_namespaced_pod, daemonset.namespace, label_selector=selector)
-        for item in body.get("items", []):
-            pod = _plugin_pod(item)
-            if pod.node and (pod.node not in by_node or pod.ready):
-                by_node[pod.node] = pod
+            for item in list_items(core.list_namespaced_pod, daemonset.namespace, label_selector=selector):
+                pod = _plugin_pod(item)
+                if pod.node and (pod.node not in by_node or pod.ready):
+                    by_node[pod.node] = pod
     return by_node

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
+from gpuctl.kube.raw import JsonDict, dig, labels_of, list_items, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -191,9 +191,8 @@ def _addresses(node: JsonDict) -> tuple[str, ...]:
 
 
 def list_nodes(api_client: ApiClient) -> list[NodeInfo]:
-    """Every node of the cluster (one request)."""
+    """Every node of the cluster (one request per 500 nodes)."""
     from kubernetes.client import CoreV1Api
 
     with api_call("list", "nodes"):
-        body = call_json(CoreV1Api(api_client).list_node)
-    return [node_from_json(item) for item in body.get("items", [])]
+        return [node_from_json(item) for item in list_items(CoreV1Api(api_client).list_node)]

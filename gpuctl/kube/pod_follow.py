@@ -18,7 +18,7 @@ from typing import Any
 
 from gpuctl.kube.client import api_call
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
+from gpuctl.kube.raw import JsonDict, PagedList, dig, name_of, stream_json_lines
 
 # A pod's name and its Warning events (reason, message), oldest first → will waiting not help?
 Settle = Callable[[str, tuple[tuple[str, str], ...]], bool]
@@ -28,6 +28,7 @@ OnPhase = Callable[[str, str], None]  # pod name, status.phase: for live progres
 # Events about pods only; the real API server and the sim both index these event fields.
 POD_WARNINGS = "type=Warning,involvedObject.kind=Pod"
 READER_JOIN_SECONDS = 2.0
+INBOX_SIZE = 256
 
 
 class _OpenStreams:
@@ -89,7 +90,9 @@ class PodFollow:
         self.last_phase: dict[str, str] = {}
         self.bound_to: dict[str, str] = {}
         self.warnings: dict[str, dict[str, tuple[str, str]]] = {}  # pod → event name → (reason, message)
-        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        # Bounded: a reader that runs ahead of the following thread waits (and the server with
+        # it) instead of piling up thousands of parsed pods.
+        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=INBOX_SIZE)
         self.streams = _OpenStreams()
 
     # --- the following thread ----------------------------------------------------------------
@@ -175,20 +178,28 @@ class PodFollow:
             try:
                 read()
             except Exception as error:  # handed to the following thread, raised there
-                if not self.streams.closed.is_set():
-                    self.inbox.put(("error", error))
+                self._hand("error", error)
 
         thread = threading.Thread(target=guarded, name=f"gpuctl-follow-{what}", daemon=True)
         thread.start()
         return thread
 
+    def _hand(self, kind: str, item: Any) -> None:
+        """Queue an object for the following thread; dropped once the follow has ended."""
+        while not self.streams.closed.is_set():
+            try:
+                self.inbox.put((kind, item), timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
     def _read_pods(self) -> None:
         while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
+            pages = PagedList(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
             with api_call("list", f"pods in namespace {self.namespace}"):
-                body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
-            for item in body.get("items", []):
-                self.inbox.put(("pod", item))
-            version = str(dig(body, "metadata", "resourceVersion", default=""))
+                for item in pages:
+                    self._hand("pod", item)
+            version = pages.resource_version
             self._watch("pod", self.core.list_namespaced_pod, version, label_selector=self.selector)
 
     def _read_events(self) -> None:
@@ -222,7 +233,7 @@ class PodFollow:
                         return ""  # e.g. 410 Gone: list (or watch from now) again
                     item = event.get("object") or {}
                     version = str(dig(item, "metadata", "resourceVersion", default=version))
-                    self.inbox.put((kind, item))
+                    self._hand(kind, item)
             finally:
                 self.streams.discard(response)
                 response.close()

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from gpuctl.errors import UnreachableError
+from gpuctl.kube import fast_http
 from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, call_json, call_text, dig, name_of
+from gpuctl.kube.raw import JsonDict, call_drained, call_json, dig, name_of
 
 __all__ = [
     "LogUnavailable",
@@ -53,7 +54,7 @@ class PodBatch:
             return PodOutcome(name_of(manifest), "create-failed", message="not created: interrupted")
         try:
             with api_call("create", f"pods in namespace {self.namespace}"):
-                call_json(self.core.create_namespaced_pod, self.namespace, cast(Any, manifest))
+                fast_http.create_pod(self.core.api_client, self.namespace, manifest)
         except ApiException as error:
             return PodOutcome(name_of(manifest), "create-failed", message=_api_message(error))
         with self._lock:
@@ -105,7 +106,7 @@ class PodBatch:
         """
         try:
             with api_call("deletecollection", f"pods in namespace {self.namespace}"):
-                call_json(
+                call_drained(
                     self.core.delete_collection_namespaced_pod,
                     self.namespace,
                     label_selector=self.selector,
@@ -150,15 +151,12 @@ def read_pod_log(
     api_client: ApiClient, namespace: str, name: str, container: str = "", tail_lines: int | None = None
 ) -> str | LogUnavailable:
     """The log of one container of a pod; authorisation and transport failures raise (exit 3)."""
-    from kubernetes.client import CoreV1Api
     from kubernetes.client.exceptions import ApiException
 
-    kwargs: dict[str, Any] = {"container": container or None}
-    if tail_lines is not None:
-        kwargs["tail_lines"] = tail_lines
+    query = {"container": container or None, "tailLines": tail_lines}
     try:
         with api_call("get", f"pods/log in namespace {namespace}"):
-            return call_text(CoreV1Api(api_client).read_namespaced_pod_log, name, namespace, **kwargs)
+            return fast_http.read_log(api_client, namespace, name, query)
     except ApiException as error:
         return LogUnavailable(_api_message(error))
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 JsonDict = dict[str, Any]
+PAGE_SIZE = 500
 
 
 def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict:
@@ -23,6 +24,41 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
     return data
 
 
+def call_drained(method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Call a generated API method whose answer is not needed (a deletecollection answers with
+    every object it deleted: thousands of pods); read it in small pieces and drop it."""
+    response = method(*args, _preload_content=False, **kwargs)
+    for _ in response.stream(64 * 1024, decode_content=False):
+        pass
+    response.release_conn()
+
+
+class PagedList:
+    """Every item of a list call, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
+    client holds one page of parsed objects at a time, not thousands of nodes or pods at once.
+    `resource_version`: the list's, from its first page (where a watch resumes after it)."""
+
+    def __init__(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        self.method, self.args, self.kwargs = method, args, kwargs
+        self.resource_version = ""
+
+    def __iter__(self) -> Iterator[JsonDict]:
+        token = None
+        while True:
+            body = call_json(self.method, *self.args, limit=PAGE_SIZE, _continue=token, **self.kwargs)
+            if token is None:
+                self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
+            yield from body.get("items") or []
+            token = dig(body, "metadata", "continue")
+            if not token:
+                return
+
+
+def list_items(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[JsonDict]:
+    """Every item of a list call, a page at a time (see PagedList)."""
+    return iter(PagedList(method, *args, **kwargs))
+
+
 def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     """Call a generated API method whose body is text (pod logs)."""
     response = method(*args, _preload_content=False, **kwargs)
@@ -30,16 +66,22 @@ def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
 
 
 def stream_json_lines(response: Any) -> Iterator[JsonDict]:
-    """Yield one dict per line of a chunked watch response."""
-    buffer = b""
+    """Yield one dict per line of a chunked watch response.
+
+    One chunk may carry thousands of events (a server sends what changed since its last write):
+    lines are cut from it one at a time, not split into a list of copies."""
+    partial = b""
     for chunk in response.stream(amt=None, decode_content=False):
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
+        data = partial + chunk if partial else chunk
+        start = 0
+        while (end := data.find(b"\n", start)) != -1:
+            line = data[start:end]
+            start = end + 1
             if line.strip():
                 yield json.loads(line)
-    if buffer.strip():
-        yield json.loads(buffer)
+        partial = data[start:]
+    if partial.strip():
+        yield json.loads(partial)
 
 
 def dig(data: JsonDict, *keys: str, default: Any = None) -> Any:

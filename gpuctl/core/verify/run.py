@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from gpuctl.core.verify.pod_manifest import (
 )
 from gpuctl.core.verify.pod_run import PodRun
 from gpuctl.core.verify.progress import PodProgress
-from gpuctl.core.verify.sharing import expected_seen, physical_checks, plan_for, sharing_check
+from gpuctl.core.verify.sharing import SharingPlan, expected_seen, physical_checks, plan_for, sharing_check
 from gpuctl.errors import GpuctlError
 from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.client import pooled_client
@@ -85,9 +86,18 @@ class ClusterSnapshot:
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
     claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
     operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
+    _sharing: list[tuple[str, SharingPlan]] | None = None
 
     def through_dra(self, node: NodeInfo) -> bool:
         return self.dra.uses_dra(node)
+
+    def sharing_besides(self, name: str) -> list[SharingPlan]:
+        """The first other GPU node's plan that shares its GPUs: all that gpu.sharing reads of
+        the other nodes. Found once, not once per node (quadratic at thousands of nodes)."""
+        if self._sharing is None:
+            plans = ((node.name, plan_for(node)) for node in self.gpu_nodes)
+            self._sharing = list(itertools.islice(((n, p) for n, p in plans if p.mode != "exclusive"), 2))
+        return [plan for other, plan in self._sharing if other != name][:1]
 
 
 def _select_gpu_nodes(
@@ -324,7 +334,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
     ]
     plan = plan_for(node)
-    others = [plan_for(other) for other in snapshot.gpu_nodes if other.name != node.name]
+    others = snapshot.sharing_besides(node.name)
     evaluation = _pod_checks(node, snapshot, options)
     sharing = (sharing_check(node, plan, others), *physical_checks(plan, evaluation))
     counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)

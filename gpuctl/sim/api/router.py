@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import crds, discovery, kinds, openapi, protobuf, writes
+from gpuctl.sim.api import crds, discovery, kinds, openapi, paging, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
@@ -173,10 +173,11 @@ class Api:
         version = str(self.cluster.store.resource_version)
         if self._wants_table(request):
             return self._table(request, route, items, version)
+        items, metadata = paging.page(items, request.query, version)
         listing = {
             "kind": f"{route.resource.kind}List",
             "apiVersion": route.resource.api_version,
-            "metadata": {"resourceVersion": version},
+            "metadata": metadata,
             "items": items,
         }
         return Response(200, encode(listing))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -65,6 +66,18 @@ class Cluster:
 
     # -- start-up ------------------------------------------------------------------------------
     def _populate(self) -> None:
+        # Thousands of nodes and pods are created here and all stay: the cyclic collector,
+        # triggered by the allocations, would traverse the growing store again and again
+        # (nearly half the start-up time of 5,000 nodes). Reference counting still frees.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._populate_objects()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _populate_objects(self) -> None:
         created = time.time() - INITIAL_AGE_SECONDS
         with self.store.lock:
             for name in (*objects.SYSTEM_NAMESPACES, *self.scenario.extra_namespaces):

@@ -4,6 +4,7 @@ them, and how the kubelet's allocation of replicas spreads them over the physica
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -75,8 +76,12 @@ def _base_devices(spec: NodeSpec, config: PluginConfig) -> tuple[list[Device], s
     return _mig_devices(spec, {p: f"{MIG_RESOURCE_PREFIX}{p}" for p, _ in profiles}), "", warnings
 
 
+@functools.lru_cache(maxsize=16384)
 def advertise(spec: NodeSpec, config: PluginConfig) -> Advertised:
-    """What the plugin would register with the kubelet on this node (nothing on a fatal error)."""
+    """What the plugin would register with the kubelet on this node (nothing on a fatal error).
+
+    A function of the node's spec and the plugin's config, asked at every plugin start, node
+    refresh and pod admission: remembered (callers only read it)."""
     if config.error:
         return Advertised(error=config.error)
     base, error, warnings = _base_devices(spec, config)

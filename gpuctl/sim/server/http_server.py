@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -14,6 +13,7 @@ from gpuctl.sim.api.router import Api, Request, Response
 from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
+from gpuctl.sim.server.metrics import CONTENT_TYPE, METRICS_PATH, RequestMetrics
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -30,9 +30,13 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {key.lower(): value for key, value in self.headers.items()}
+        if self.command == "GET" and self.path.split("?", 1)[0] == METRICS_PATH:
+            # Not counted itself: reading the counters leaves them as they were.
+            self._send(Response(200, self.server.sim.metrics.render(), CONTENT_TYPE))
+            return
         request = Request(self.command, self.path, headers, body)
         response, verb = self.server.api.handle(request)
-        self.server.sim.count(verb)
+        self.server.sim.metrics.count(verb, self.path, response.status)
         if response.stream is not None:
             self._stream(response)
         else:
@@ -90,8 +94,7 @@ class SimServer:
         self._host, self._port = host, port
         self._http: _HttpServer | None = None
         self._thread: threading.Thread | None = None
-        self._counts: Counter[str] = Counter()
-        self._count_lock = threading.Lock()
+        self.metrics = RequestMetrics()
 
     @property
     def url(self) -> str:
@@ -129,25 +132,18 @@ class SimServer:
     ) -> None:
         self.stop()
 
-    # -- request counters (benchmarks, idempotency tests) --------------------------------------
-    def count(self, verb: str) -> None:
-        with self._count_lock:
-            self._counts[verb] += 1
-
+    # -- request counters (benchmarks, idempotency tests; GET /metrics out of process) ----------
     @property
     def request_count(self) -> int:
-        with self._count_lock:
-            return sum(self._counts.values())
+        return self.metrics.total()
 
     def requests_by_verb(self) -> dict[str, int]:
         """Requests served so far by verb: get, list, watch, create, update, patch, delete,
         deletecollection, discovery (non-resource paths) and error (refused before dispatch)."""
-        with self._count_lock:
-            return dict(self._counts)
+        return self.metrics.by_verb()
 
     def reset_counts(self) -> None:
-        with self._count_lock:
-            self._counts.clear()
+        self.metrics.reset()
 
     def write_kubeconfig(self, path: Path | str, context_name: str = "gpuctl-sim") -> Path:
         path = Path(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import json
 import os
 import signal
@@ -137,6 +138,9 @@ def serve(
     claim: KubeconfigClaim | None = None
     try:
         server.start()
+        # This process serves one cluster until it ends: its start-up state lives as long, so
+        # the cyclic collector need not walk thousands of nodes and pods at every collection.
+        gc.freeze()
         claim = _write_kubeconfig(server, kubeconfig)
         _write_record(
             SimRecord(

@@ -1,0 +1,51 @@
+"""List pages: `limit` and `continue`, as kubectl and client-go request large lists (500 a page).
+
+A real API server serves every page from the snapshot of the first (etcd at its resourceVersion);
+the sim serves each page from its current state, after the last key of the previous page, and
+answers every page with the first page's resourceVersion, so that a watch started from it misses
+no change made while the pages were read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+from gpuctl.sim.api.api_errors import bad_request
+
+Obj = dict[str, Any]
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj["metadata"]
+    return meta.get("namespace", ""), meta["name"]
+
+
+def page(items: list[Obj], query: dict[str, str], version: str) -> tuple[list[Obj], Obj]:
+    """The items of this page (`items` sorted by namespace and name) and the list's metadata."""
+    limit_text, token = query.get("limit") or "", query.get("continue") or ""
+    if token:
+        version, after = _decode(token)
+        items = [obj for obj in items if _key(obj) > after]
+    limit = int(limit_text) if limit_text.isdigit() else 0
+    metadata: Obj = {"resourceVersion": version}
+    if 0 < limit < len(items):
+        items = items[:limit]
+        metadata["continue"] = _encode(version, _key(items[-1]))
+    return items, metadata
+
+
+def _encode(version: str, key: tuple[str, str]) -> str:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(version), "start": "/".join(key) + "\0"})
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _decode(token: str) -> tuple[str, tuple[str, str]]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, name = str(data["start"]).rstrip("\0").split("/", 1)
+        return str(int(data["rv"])), (namespace, name)
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise bad_request(f"continue key is not valid: {token!r}") from None
