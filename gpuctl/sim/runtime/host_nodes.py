@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime import kubelet, operator
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.objects import node_conditions
 from gpuctl.sim.runtime.store import rfc3339
@@ -87,7 +87,10 @@ class HostProber:
 
 def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
     """Make node `name` say what its host says (caller holds the store lock)."""
-    spec = cluster.node_specs[name]
+    # Under the simulated GPU Operator the node's spec is the host's own state plus what its
+    # operands installed: the host's truth replaces that own state, the operands are laid on again.
+    originals = cluster.operator.original_hosts
+    spec = originals.get(name) or cluster.node_specs[name]
     updated = replace(
         spec,
         ready=truth.reachable,
@@ -102,10 +105,16 @@ def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
         updated = replace(updated, driver=spec.driver, toolkit=spec.toolkit)
     if updated == spec:
         return
-    cluster.node_specs[name] = updated
+    if name in originals:
+        originals[name] = updated
+    else:
+        cluster.node_specs[name] = updated
     if updated.ready != spec.ready:
         _set_ready(cluster, name, updated.ready)
-    kubelet.refresh_node_gpus(cluster, name)
+    if name in originals:
+        operator.sync_host(cluster, name)  # sets the node's spec and refreshes its GPUs
+    else:
+        kubelet.refresh_node_gpus(cluster, name)
     cluster.node_changed()
 
 
