@@ -33,6 +33,7 @@ class HostTruth:
 
     reachable: bool
     gpus: int = 0  # GPUs `nvidia-smi -L` lists
+    pci_gpus: int = 0  # NVIDIA GPUs on the PCI bus
     nvidia_smi_works: bool = False
     nvidia_runtime: bool = False  # the container runtime has a runtime named nvidia
     gpu_product: str = ""
@@ -94,7 +95,9 @@ def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
     updated = replace(
         spec,
         ready=truth.reachable,
-        gpus=truth.gpus if truth.reachable else spec.gpus,
+        # The node's GPUs are the physical ones (as a scenario's `gpus`): nvidia-smi's list while it
+        # works, else the PCI bus's, so NFD still finds the GPUs of a host without a driver.
+        gpus=(truth.gpus if truth.nvidia_smi_works else truth.pci_gpus) if truth.reachable else spec.gpus,
         driver="installed" if truth.nvidia_smi_works else "missing",
         toolkit="configured" if truth.nvidia_runtime else "missing",
         gpu_product=truth.gpu_product or spec.gpu_product,
@@ -113,6 +116,7 @@ def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
         _set_ready(cluster, name, updated.ready)
     if name in originals:
         operator.sync_host(cluster, name)  # sets the node's spec and refreshes its GPUs
+        cluster.operator_soon()  # its validator's stages waiting on the host look again
     else:
         kubelet.refresh_node_gpus(cluster, name)
     cluster.node_changed()
