@@ -53,7 +53,10 @@ node labels and the GPU taint, applied server-side (field manager gpuctl); then 
 every GPU node advertises the GPUs its PCI bus shows (with --inventory) or its
 nvidia.com/gpu.count label says, diagnosing the nodes that do not. --stack operator: NVIDIA's
 GPU Operator chart instead, installed with your helm (3.x/4.x) and the values `gpuctl render
---stack operator` prints; waits until the Operator's validator passes on every GPU node.
+--stack operator` prints; waits until the Operator's validator passes on every GPU node. The
+Operator's driver and toolkit containers stay off (driver.enabled=false, toolkit.enabled=false):
+the host phase installs both. --operator-driver/--operator-toolkit hand them to the Operator, for
+hosts the host phase does not prepare (it cannot replace a driver the host phase loaded).
 verify: `gpuctl verify`, each inventory host's node held to its PCI GPU count.
 all: host, cluster, verify; stops at the first failing phase and names the command to resume.
 A second run changes nothing. --check: Ansible check mode with diff, a server-side dry run

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.literals import may_match, required_literals
-from gpuctl.diagnose.signatures import SIGNATURES, Signature
+from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, SIGNATURES, Signature
 
 __all__ = [
     "SIGNATURES",
@@ -43,6 +43,7 @@ class _Defaulting(dict[str, str]):
 
 def _context(match: re.Match[str], context: dict[str, str]) -> dict[str, str]:
     filled = dict(context)
+    filled.setdefault("plugin_restart", DEFAULT_PLUGIN_RESTART.format_map(_Defaulting(filled)))
     filled.update({key: value for key, value in match.groupdict().items() if value})
     if "cuda" in filled:
         filled["min_driver"] = min_driver_for(filled["cuda"])

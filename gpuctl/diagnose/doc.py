@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from gpuctl.diagnose.signatures import SIGNATURES, Signature
+from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, SIGNATURES, Signature
 
 HEADER = """\
 # Diagnosis table
@@ -28,6 +28,10 @@ Every row is tested against real output quoted from public issue threads and rep
 
 For scheduling failures the verification pod selects exactly one node, so every other node
 reports "didn't match Pod's node affinity/selector"; that reason is ignored unless it is the only one.
+
+A fix that restarts the device plugin on {node} names gpuctl's own DaemonSet below; when the check
+read the plugin pod's log (e.g. the GPU Operator's plugin, in its own namespace), the hint names
+that pod instead: `kubectl -n NAMESPACE delete pod POD`.
 
 Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in `gpuctl explain`)
 and the named groups of the pattern.
@@ -91,9 +95,10 @@ def _row(signature: Signature) -> str:
     flags = [word for word, on in (("generic", signature.generic), ("transient", signature.transient)) if on]
     category = signature.category + (f" ({', '.join(flags)})" if flags else "")
     also = f" Also read from: {', '.join(signature.also)}." if signature.also else ""
+    hint = signature.hint.replace("{plugin_restart}", DEFAULT_PLUGIN_RESTART)
     return (
         f"| `{signature.id}` | {category} | `{_cell(signature.pattern.pattern)}` | "
-        f"{_cell(signature.cause)}{also} | {_cell(signature.hint)} |"
+        f"{_cell(signature.cause)}{also} | {_cell(hint)} |"
     )
 
 

@@ -56,8 +56,13 @@ def sig(  # noqa: PLR0917 - one positional argument per column of the table
 TOOLKIT_FIX = (
     "on {node}: `sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && "
     "sudo systemctl restart containerd` (or `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`), "
-    "then `kubectl -n kube-system delete pod -l name=nvidia-device-plugin-ds --field-selector "
-    "spec.nodeName={node}`"
+    "then `{plugin_restart}`"
+)
+# How TOOLKIT_FIX restarts the device plugin on {node} when the caller does not know its pod:
+# gpuctl's own DaemonSet (a GPU Operator's plugin pod lives elsewhere: callers that read the
+# pod pass `plugin_restart` naming it).
+DEFAULT_PLUGIN_RESTART = (
+    "kubectl -n kube-system delete pod -l name=nvidia-device-plugin-ds --field-selector spec.nodeName={node}"
 )
 DRIVER_FIX = (
     "on {node}: check `nvidia-smi` and `lsmod | grep nvidia`; install or load the driver "

@@ -110,7 +110,9 @@ def device_plugin_pod(node: NodeInfo, pod: PluginPod | None, any_plugin: bool) -
 def device_plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
     if pod is None or log is None:
         return skipped("device-plugin.log", "no device plugin pod to read")
-    found = diagnose(log, "plugin-log", node=node.name)
+    # The pod by name: the GPU Operator's plugin is neither in kube-system nor labelled as gpuctl's.
+    restart = f"kubectl -n {pod.namespace} delete pod {pod.name}"
+    found = diagnose(log, "plugin-log", node=node.name, plugin_restart=restart)
     if found is None:
         return passed("device-plugin.log", "no known failure signature in the recent log")
     severe = node.gpu_capacity == 0 or node.gpu_allocatable < node.gpu_capacity

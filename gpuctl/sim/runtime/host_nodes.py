@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime import kubelet, operator
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.objects import node_conditions
 from gpuctl.sim.runtime.store import rfc3339
@@ -33,6 +33,7 @@ class HostTruth:
 
     reachable: bool
     gpus: int = 0  # GPUs `nvidia-smi -L` lists
+    pci_gpus: int = 0  # NVIDIA GPUs on the PCI bus
     nvidia_smi_works: bool = False
     nvidia_runtime: bool = False  # the container runtime has a runtime named nvidia
     gpu_product: str = ""
@@ -87,11 +88,16 @@ class HostProber:
 
 def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
     """Make node `name` say what its host says (caller holds the store lock)."""
-    spec = cluster.node_specs[name]
+    # Under the simulated GPU Operator the node's spec is the host's own state plus what its
+    # operands installed: the host's truth replaces that own state, the operands are laid on again.
+    originals = cluster.operator.original_hosts
+    spec = originals.get(name) or cluster.node_specs[name]
     updated = replace(
         spec,
         ready=truth.reachable,
-        gpus=truth.gpus if truth.reachable else spec.gpus,
+        # The node's GPUs are the physical ones (as a scenario's `gpus`): nvidia-smi's list while it
+        # works, else the PCI bus's, so NFD still finds the GPUs of a host without a driver.
+        gpus=(truth.gpus if truth.nvidia_smi_works else truth.pci_gpus) if truth.reachable else spec.gpus,
         driver="installed" if truth.nvidia_smi_works else "missing",
         toolkit="configured" if truth.nvidia_runtime else "missing",
         gpu_product=truth.gpu_product or spec.gpu_product,
@@ -102,10 +108,17 @@ def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
         updated = replace(updated, driver=spec.driver, toolkit=spec.toolkit)
     if updated == spec:
         return
-    cluster.node_specs[name] = updated
+    if name in originals:
+        originals[name] = updated
+    else:
+        cluster.node_specs[name] = updated
     if updated.ready != spec.ready:
         _set_ready(cluster, name, updated.ready)
-    kubelet.refresh_node_gpus(cluster, name)
+    if name in originals:
+        operator.sync_host(cluster, name)  # sets the node's spec and refreshes its GPUs
+        cluster.operator_soon()  # its validator's stages waiting on the host look again
+    else:
+        kubelet.refresh_node_gpus(cluster, name)
     cluster.node_changed()
 
 

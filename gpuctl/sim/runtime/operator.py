@@ -118,7 +118,7 @@ def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
     allocatable = int(str((node.get("status") or {}).get("allocatable", {}).get(GPU, "0")) or 0)
     plugin = allocatable > 0 or not enabled(spec, "devicePlugin")
     if driver and toolkit:
-        _sync_host(cluster, node_name)  # what the plugin starting next will find
+        sync_host(cluster, node_name)  # what the plugin starting next will find
     return Readiness(driver, toolkit, plugin)
 
 
@@ -186,7 +186,7 @@ def reconcile(cluster: Cluster) -> None:
     _apply_daemonsets(cluster, desired)
     _apply_runtime_classes(cluster, state.spec, policy)
     for node_name in gpu_nodes:
-        _sync_host(cluster, node_name)
+        sync_host(cluster, node_name)
     _retry_waiting_pods(cluster)
     operator_status.write(cluster, policy, operator_status.of(cluster, has_nfd, bool(gpu_nodes), desired))
 
@@ -284,7 +284,7 @@ def _apply_runtime_classes(cluster: Cluster, spec: Obj, policy: Obj | None) -> N
             )
 
 
-def _sync_host(cluster: Cluster, node_name: str) -> None:
+def sync_host(cluster: Cluster, node_name: str) -> None:
     """The node's effective host: the original, plus what Ready driver/toolkit operands installed."""
     state = cluster.operator
     original = state.original_hosts.setdefault(node_name, cluster.node_spec(node_name))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuctl.hosts.inventory import NODE_NAME_VAR, load_inventory, node_name
+from gpuctl.hosts.probes import nvidia_gpus, parse_pci
 from gpuctl.nvidia_smi import parse_query_csv
 from gpuctl.sim.runtime.host_nodes import HostTruth
 from gpuctl.sim.scenario import NodeSpec, Scenario
@@ -25,8 +26,14 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 5.0
 COMMAND_TIMEOUT_S = 60.0
 _MARK = "@@gpuctl-probe "
-# One round trip: what nvidia-smi says, and whether the container runtime knows "nvidia".
+# One round trip: the NVIDIA devices on the PCI bus (what NFD's PCI source sees, driver or not),
+# what nvidia-smi says, and whether the container runtime knows "nvidia".
 PROBE_SCRIPT = f"""
+echo "{_MARK}pci"
+for d in /sys/bus/pci/devices/*; do
+  [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] || continue
+  echo "${{d##*/}} 0x10de $(cat "$d/device" 2>/dev/null) $(cat "$d/class" 2>/dev/null)"
+done
 out=$(nvidia-smi -L 2>&1); rc=$?
 echo "{_MARK}smi-rc=$rc"; printf '%s\\n' "$out"
 echo "{_MARK}query"
@@ -62,6 +69,7 @@ def parse_probe(output: str) -> HostTruth:
         gpus=len(listed) if smi_rc == 0 else 0,
         nvidia_smi_works=smi_rc == 0 and bool(listed),
         nvidia_runtime="nvidia" in sections.get("runtime", []),
+        pci_gpus=len(nvidia_gpus(parse_pci("\n".join(sections.get("pci", []))))),
     )
     try:
         rows = parse_query_csv(

@@ -1,0 +1,75 @@
+"""The GPU Operator stack with one inventory host the host phase never prepared: the chart goes in
+with the Operator's driver and toolkit containers off (gpuctl's default), so that host has no
+driver; `bootstrap --phase cluster --stack operator` must name it and the way out (the host phase,
+or the Operator's driver), while the prepared host passes. Real hosts behind a sim, a real helm.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from gpuctl.sim.scenario import parse_scenario
+from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
+from gpuctl.sim.server.http_server import SimServer
+from tests.helm import needs_helm
+from tests.hosts.conftest import skip_without_host_requirements
+from tests.hosts.nodes import TestNode, down, up
+from tests.hosts.test_operator_on_hosts import CPU_ONLY, GPUS, OperatorCluster, bootstrap
+
+pytestmark = [pytest.mark.hosts, pytest.mark.slow, needs_helm]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
+    skip_without_host_requirements()
+    work = tmp_path_factory.mktemp("operator-unprepared")
+    inventory = work / "hosts.yml"
+    nodes: list[TestNode] = up(nodes=2, gpus=GPUS, inventory=inventory)
+    server = None
+    try:
+        links = links_from_inventory(inventory)
+        server = SimServer(with_host_nodes(parse_scenario(CPU_ONLY, "scenario"), links), host_links=links)
+        server.start()
+        kubeconfig = server.write_kubeconfig(work / "sim.kubeconfig")
+        yield OperatorCluster(nodes, inventory, kubeconfig, server, work / "helm")
+    finally:
+        if server is not None:
+            server.stop()
+        down(inventory)
+
+
+def test_a_host_the_host_phase_skipped_is_named_with_the_way_out(cluster: OperatorCluster) -> None:
+    prepared, skipped = cluster.nodes
+    code, report, stderr = bootstrap(cluster, "--phase", "host", "--limit", prepared.name)
+    assert code == 0, stderr[-2000:]
+    assert [host["name"] for host in report["hosts"]] == [prepared.name]
+
+    code, report, stderr = bootstrap(cluster, "--phase", "cluster", "--timeout", "10")
+    assert code == 1, json.dumps(report, indent=2)[:4000] + stderr[-2000:]
+    assert report["expected_gpus"] == {prepared.name: GPUS, skipped.name: GPUS}  # the PCI bus, driver or not
+    assert report["cluster"]["helm"]["values"]["driver"] == {"enabled": False}
+    nodes = {node["name"]: node for node in report["cluster"]["nodes"]}
+    assert (nodes[prepared.name]["ready"], nodes[prepared.name]["operator_validator"]) == (True, "ready")
+    unprepared = nodes[skipped.name]
+    assert (unprepared["ready"], unprepared["allocatable"]) == (False, 0)
+    # NFD found the GPUs on the PCI bus, so the Operator runs its validator there; it waits for a driver.
+    assert unprepared["operator_validator"] == "waiting: driver-validation", unprepared
+    assert "waits on driver-validation" in unprepared["problem"]["message"]
+    assert "gpuctl bootstrap --phase host" in unprepared["problem"]["hint"]
+    assert "--operator-driver" in unprepared["problem"]["hint"]
+
+
+def test_the_host_phase_on_it_and_a_rerun_pass(cluster: OperatorCluster) -> None:
+    _, skipped = cluster.nodes
+    code, report, stderr = bootstrap(cluster, "--phase", "host", "--limit", skipped.name)
+    assert code == 0, stderr[-2000:]
+    code, report, stderr = bootstrap(cluster, "--phase", "cluster")
+    assert code == 0, json.dumps(report, indent=2)[:4000] + stderr[-2000:]
+    assert report["cluster"]["helm"]["action"] == "unchanged"
+    assert [(n["operator_validator"], n["allocatable"]) for n in report["cluster"]["nodes"]] == [
+        ("ready", GPUS),
+        ("ready", GPUS),
+    ]
