@@ -97,7 +97,7 @@ def follow_until_done(
 def lifecycles(kubeconfig: Path, pods: int, nodes: int, concurrency: int) -> dict[str, float]:
     from kubernetes.client import CoreV1Api
 
-    from gpuctl.kube import fast_http
+    from gpuctl.kube import rest_requests
     from gpuctl.kube.client import load_api_client, pooled_client
     from gpuctl.kube.raw import call_json
 
@@ -113,11 +113,11 @@ def lifecycles(kubeconfig: Path, pods: int, nodes: int, concurrency: int) -> dic
     follower.start()
     watching.wait(30)
     with ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(lambda index: fast_http.create_pod(api, "default", pod(index, nodes)), range(pods)))
+        list(pool.map(lambda index: rest_requests.create_pod(api, "default", pod(index, nodes)), range(pods)))
         created = time.perf_counter()
         follower.join(300)
         finished = time.perf_counter()
-        list(pool.map(lambda name: fast_http.read_log(api, "default", name, {}), sorted(names)))
+        list(pool.map(lambda name: rest_requests.read_log(api, "default", name, {}), sorted(names)))
     call_json(core.delete_collection_namespaced_pod, "default", label_selector=LABEL, grace_period_seconds=0)
     ended = time.perf_counter()
     return {

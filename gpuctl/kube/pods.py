@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from gpuctl.errors import UnreachableError
-from gpuctl.kube import fast_http
+from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
@@ -54,7 +54,7 @@ class PodBatch:
             return PodOutcome(name_of(manifest), "create-failed", message="not created: interrupted")
         try:
             with api_call("create", f"pods in namespace {self.namespace}"):
-                fast_http.create_pod(self.core.api_client, self.namespace, manifest)
+                rest_requests.create_pod(self.core.api_client, self.namespace, manifest)
         except ApiException as error:
             return PodOutcome(name_of(manifest), "create-failed", message=_api_message(error))
         with self._lock:
@@ -156,7 +156,7 @@ def read_pod_log(
     query = {"container": container or None, "tailLines": tail_lines}
     try:
         with api_call("get", f"pods/log in namespace {namespace}"):
-            return fast_http.read_log(api_client, namespace, name, query)
+            return rest_requests.read_log(api_client, namespace, name, query)
     except ApiException as error:
         return LogUnavailable(_api_message(error))
 
