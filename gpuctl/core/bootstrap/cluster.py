@@ -145,16 +145,17 @@ def diagnose_with_verify(api_client: ApiClient, stuck: list[NodeReadiness]) -> d
     return {node.name: node.first_problem for node in result.nodes}
 
 
-def wait_for_gpus(
-    api_client: ApiClient,
-    expected: dict[str, int | None],
+def poll_until_ready(
+    read: Callable[[], list[NodeReadiness]],
+    diagnose: Callable[[list[NodeReadiness]], dict[str, Check | None]],
     timeout_s: float,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> tuple[list[NodeReadiness], bool]:
-    """Poll until every node in `expected` is ready or `timeout_s` passes; (states, timed out)."""
+    """Poll `read` until every node is ready or `timeout_s` passes; (states, timed out). The nodes
+    still not ready at the deadline carry `diagnose`'s reason. Every stack waits this way."""
     deadline = time.monotonic() + timeout_s
     while True:
-        states = readiness(api_client, expected)
+        states = read()
         if on_progress is not None:
             on_progress(states)
         if all(state.ready for state in states):
@@ -162,9 +163,23 @@ def wait_for_gpus(
         if time.monotonic() >= deadline:
             break
         time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-    stuck = [state for state in states if not state.ready]
-    problems = diagnose_with_verify(api_client, stuck)
+    problems = diagnose([state for state in states if not state.ready])
     return [replace(state, problem=problems.get(state.node)) for state in states], True
+
+
+def wait_for_gpus(
+    api_client: ApiClient,
+    expected: dict[str, int | None],
+    timeout_s: float,
+    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+) -> tuple[list[NodeReadiness], bool]:
+    """Poll until every node in `expected` advertises its GPUs through the device plugin."""
+    return poll_until_ready(
+        lambda: readiness(api_client, expected),
+        lambda stuck: diagnose_with_verify(api_client, stuck),
+        timeout_s,
+        on_progress,
+    )
 
 
 def _taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:

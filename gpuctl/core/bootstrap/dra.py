@@ -13,12 +13,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.bootstrap.cluster import (
-    POLL_S,
     ClusterOptions,
     ClusterResult,
     NodeReadiness,
     apply_node_layer,
     diagnose_with_verify,
+    poll_until_ready,
 )
 from gpuctl.core.chart_release import install_release
 from gpuctl.core.dra_values import DraSettings
@@ -53,20 +53,13 @@ def wait_for_dra(
     timeout_s: float,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> tuple[list[NodeReadiness], bool]:
-    """Poll until every node publishes its GPUs, or `timeout_s` passes; (states, timed out)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        states = dra_readiness(api_client, expected)
-        if on_progress is not None:
-            on_progress(states)
-        if all(state.ready for state in states) or time.monotonic() >= deadline:
-            break
-        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-    stuck = [state for state in states if not state.ready]
-    if not stuck:
-        return states, False
-    problems = diagnose_with_verify(api_client, stuck)
-    return [replace(state, problem=problems.get(state.node)) for state in states], True
+    """Poll until every node publishes its GPUs in ResourceSlices, or `timeout_s` passes."""
+    return poll_until_ready(
+        lambda: dra_readiness(api_client, expected),
+        lambda stuck: diagnose_with_verify(api_client, stuck),
+        timeout_s,
+        on_progress,
+    )
 
 
 def apply_dra_layer(

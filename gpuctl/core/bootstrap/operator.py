@@ -14,12 +14,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.bootstrap.cluster import (
-    POLL_S,
     ClusterOptions,
     ClusterResult,
     NodeReadiness,
     apply_node_layer,
     diagnose_with_verify,
+    poll_until_ready,
     readiness,
 )
 from gpuctl.core.chart_release import HelmOutcome, install_release
@@ -95,19 +95,12 @@ def wait_for_operator(
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> tuple[list[NodeReadiness], bool]:
     """Poll until every node's validator reports success and its GPUs are advertised."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        states = _operator_readiness(api_client, expected)
-        if on_progress is not None:
-            on_progress(states)
-        if all(state.ready for state in states) or time.monotonic() >= deadline:
-            break
-        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-    stuck = [state for state in states if not state.ready]
-    if not stuck:
-        return states, False
-    problems = _diagnose(api_client, stuck, settings)
-    return [replace(state, problem=problems.get(state.node)) for state in states], True
+    return poll_until_ready(
+        lambda: _operator_readiness(api_client, expected),
+        lambda stuck: _diagnose(api_client, stuck, settings),
+        timeout_s,
+        on_progress,
+    )
 
 
 def resolved_settings(api_client: ApiClient, settings: OperatorSettings) -> OperatorSettings:
