@@ -14,6 +14,7 @@ in this process, so the tests can count the writes it was sent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -62,12 +63,11 @@ def gpuctl(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]
     )
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
-    """Two bare hosts with 8 GPUs each, and a sim (in this process) with one CPU node plus a node
-    per host."""
+@contextlib.contextmanager
+def operator_cluster(work: Path) -> Iterator[OperatorCluster]:
+    """Two bare hosts with 8 GPUs each, and a sim (in this process, so that tests can count its
+    writes) with one CPU node plus a node per host."""
     skip_without_host_requirements()
-    work = tmp_path_factory.mktemp("operator-on-hosts")
     inventory = work / "hosts.yml"
     nodes = up(nodes=2, gpus=GPUS, inventory=inventory)
     server = None
@@ -81,6 +81,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluste
         if server is not None:
             server.stop()
         down(inventory)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
+    with operator_cluster(tmp_path_factory.mktemp("operator-on-hosts")) as started:
+        yield started
 
 
 def bootstrap(cluster: OperatorCluster, *args: str) -> tuple[int, dict[str, Any], str]:

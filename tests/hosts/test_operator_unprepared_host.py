@@ -11,34 +11,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpuctl.sim.scenario import parse_scenario
-from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
-from gpuctl.sim.server.http_server import SimServer
 from tests.helm import needs_helm
-from tests.hosts.conftest import skip_without_host_requirements
-from tests.hosts.nodes import TestNode, down, up
-from tests.hosts.test_operator_on_hosts import CPU_ONLY, GPUS, OperatorCluster, bootstrap
+from tests.hosts.test_operator_on_hosts import GPUS, OperatorCluster, bootstrap, operator_cluster
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow, needs_helm]
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
-    skip_without_host_requirements()
-    work = tmp_path_factory.mktemp("operator-unprepared")
-    inventory = work / "hosts.yml"
-    nodes: list[TestNode] = up(nodes=2, gpus=GPUS, inventory=inventory)
-    server = None
-    try:
-        links = links_from_inventory(inventory)
-        server = SimServer(with_host_nodes(parse_scenario(CPU_ONLY, "scenario"), links), host_links=links)
-        server.start()
-        kubeconfig = server.write_kubeconfig(work / "sim.kubeconfig")
-        yield OperatorCluster(nodes, inventory, kubeconfig, server, work / "helm")
-    finally:
-        if server is not None:
-            server.stop()
-        down(inventory)
+    with operator_cluster(tmp_path_factory.mktemp("operator-unprepared")) as started:
+        yield started
 
 
 def test_a_host_the_host_phase_skipped_is_named_with_the_way_out(cluster: OperatorCluster) -> None:
