@@ -1,12 +1,17 @@
 """Wall time of `gpuctl bootstrap --phase host` on real SSH test nodes: prints figures, asserts nothing.
 
-    sudo python bench/host_bootstrap.py [--gpus 8] [--sizes 1,4] [--top 8] [--workdir /tmp/gpuctl-bench]
+    sudo python bench/host_bootstrap.py [--gpus 8] [--sizes 1,4] [--noop-runs 3] [--top 8] [--workdir DIR]
 
 For each size: bring up fresh (bare) test nodes, time a full host bootstrap, then time the no-op
-re-run (which must report changed=0) and list its costliest tasks, then tear the nodes down. Also
-times `gpuctl preflight`. Ends with the figures of issue 11 and their ratio to the target (a ratio
-above 1 misses it), all from this one run; the load average is printed because the test nodes share
-this machine's CPUs with Ansible and with whatever else runs here.
+re-run (which must report changed=0) --noop-runs times, list the costliest tasks of the last one and
+each host's time in tasks, then tear the nodes down. Also times `gpuctl preflight`. Ends with the
+figures of issue 11 (medians of the no-op runs) and their ratio to the target (a ratio above 1 misses
+it), all from this one run.
+
+The test nodes share this machine's CPUs with Ansible and with whatever else runs here, so each
+no-op run also prints the CPU seconds it cost: the nodes' (their cgroups' cpu.stat, every process of
+the node, sshd included) and the controller's (ansible-playbook and its workers, this process).
+On real hosts each node's share runs on its own CPUs; here it competes with the controller.
 Needs what the host test tier needs (root, debootstrap, systemd-nspawn: .ci/install-host-deps.sh).
 """
 
@@ -16,7 +21,9 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -42,7 +49,35 @@ MARK_EVENTS = (*TASK_EVENTS, "playbook_on_play_start", "playbook_on_stats")
 class SizeFigures:
     nodes: int
     full_s: float
-    noop_s: float
+    noop_runs: tuple[float, ...]
+
+    @property
+    def noop_s(self) -> float:
+        return statistics.median(self.noop_runs)
+
+
+@dataclass(frozen=True)
+class CpuSeconds:
+    nodes: float  # every process of every test node
+    controller: float  # this process and the children it waited for (ansible-playbook, its workers)
+
+
+def node_cgroups(inventory: Path) -> list[Path]:
+    """The cgroup2 directories `up` made for the nodes (recorded in its state file)."""
+    state = json.loads((inventory.parent / f"{inventory.stem}.nodes" / "state.json").read_text())
+    paths = [Path(item["path"]) for item in state["resources"] if item["kind"] == "cgroup"]
+    return [path for path in paths if (path / "cpu.stat").is_file()]
+
+
+def cpu_now(cgroups: list[Path]) -> CpuSeconds:
+    nodes_usec = 0
+    for cgroup in cgroups:
+        for line in (cgroup / "cpu.stat").read_text().splitlines():
+            key, value = line.split()
+            if key == "usage_usec":
+                nodes_usec += int(value)
+    mine = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return CpuSeconds(nodes_usec / 1e6, sum(usage.ru_utime + usage.ru_stime for usage in mine))
 
 
 def timed_bootstrap(inventory: Path, *, keep_artifacts: bool = False) -> tuple[float, BootstrapResult]:
@@ -75,18 +110,34 @@ def task_costs(artifacts_dir: Path) -> list[tuple[float, str]]:
     return sorted(costs, reverse=True)
 
 
+def host_busy(artifacts_dir: Path) -> dict[str, tuple[int, float]]:
+    """Per host: how many task results it returned and the seconds its workers spent on them."""
+    events_dir = artifacts_dir / "artifacts" / RUN_IDENT / "job_events"
+    busy: dict[str, tuple[int, float]] = {}
+    for path in events_dir.glob("*.json"):
+        data = json.loads(path.read_text()).get("event_data", {})
+        if data.get("host") and data.get("duration") is not None and "task" in data:
+            count, seconds = busy.get(data["host"], (0, 0.0))
+            busy[data["host"]] = (count + 1, seconds + float(data["duration"]))
+    return busy
+
+
 def print_costs(nodes: int, artifacts_dir: Path | None, top: int) -> None:
     if artifacts_dir is None or top <= 0:
         return
     costs = task_costs(artifacts_dir)
+    busy = host_busy(artifacts_dir)
     shutil.rmtree(artifacts_dir, ignore_errors=True)
     total = sum(seconds for seconds, _ in costs)
     print(f"{nodes} node(s): no-op re-run runs {len(costs)} tasks, {total:.1f} s in all; costliest:")
     for seconds, name in costs[:top]:
         print(f"    {seconds:5.2f} s  {name}")
+    print(f"{nodes} node(s): per host, task results and seconds from worker start to result:")
+    for host, (count, seconds) in sorted(busy.items()):
+        print(f"    {host}: {count} results, {seconds:5.2f} s")
 
 
-def bench_size(nodes: int, gpus: int, workdir: Path, top: int) -> SizeFigures:
+def bench_size(nodes: int, gpus: int, workdir: Path, top: int, noop_runs_wanted: int) -> SizeFigures:
     inventory = workdir / f"bench-{nodes}" / "hosts.yml"
     inventory.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -98,12 +149,22 @@ def bench_size(nodes: int, gpus: int, workdir: Path, top: int) -> SizeFigures:
         print(f"{nodes} node(s): preflight {time.perf_counter() - start:.2f} s (ok={preflight.ok})")
         full_s, result = timed_bootstrap(inventory)
         print(f"{nodes} node(s): full host bootstrap {full_s:.1f} s ({describe(result)})")
-        noop_s, result = timed_bootstrap(inventory, keep_artifacts=True)
-        print(f"{nodes} node(s): no-op re-run {noop_s:.1f} s ({describe(result)})")
+        noop_runs = []
+        cgroups = node_cgroups(inventory)
+        for run in range(1, noop_runs_wanted + 1):
+            before = cpu_now(cgroups)
+            noop_s, result = timed_bootstrap(inventory, keep_artifacts=run == noop_runs_wanted)
+            after = cpu_now(cgroups)
+            noop_runs.append(noop_s)
+            print(
+                f"{nodes} node(s): no-op re-run {run}: {noop_s:.1f} s ({describe(result)}); CPU s: nodes "
+                f"{after.nodes - before.nodes:.2f}, controller {after.controller - before.controller:.2f}; "
+                f"load {load_average()}"
+            )
         print_costs(nodes, Path(result.artifacts_dir) if result.artifacts_dir else None, top)
     finally:
         down(inventory, log=lambda _: None)
-    return SizeFigures(nodes, full_s, noop_s)
+    return SizeFigures(nodes, full_s, tuple(noop_runs))
 
 
 def print_targets(figures: dict[int, SizeFigures]) -> None:
@@ -113,13 +174,19 @@ def print_targets(figures: dict[int, SizeFigures]) -> None:
         ratio = noop / NOOP_TARGET_S
         print(
             f"  host no-op re-run, 1 node: {noop:5.1f} s  target <= {NOOP_TARGET_S:.0f} s   ratio {ratio:.2f}"
+            f"  (runs {spread(figures[1])})"
         )
     if 1 in figures and 4 in figures:
         scale = figures[4].noop_s / figures[1].noop_s
         ratio = scale / SCALE_TARGET
         print(f"  host no-op re-run, 4 vs 1: {scale:5.2f} x   target <= {SCALE_TARGET} x  ratio {ratio:.2f}")
+        print(f"    (4 nodes: runs {spread(figures[4])})")
     for size in sorted(figures):
         print(f"  full host bootstrap, {size} node(s): {figures[size].full_s:5.1f} s  (no target)")
+
+
+def spread(figures: SizeFigures) -> str:
+    return ", ".join(f"{seconds:.1f}" for seconds in figures.noop_runs) + f" s; median {figures.noop_s:.1f} s"
 
 
 def load_average() -> str:
@@ -132,6 +199,7 @@ def main() -> None:
     )
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--sizes", default="1,4", help="comma-separated node counts")
+    parser.add_argument("--noop-runs", type=int, default=3, help="no-op re-runs per size (median reported)")
     parser.add_argument("--top", type=int, default=8, help="costliest no-op tasks to list (0: none)")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
@@ -139,7 +207,7 @@ def main() -> None:
     print(f"load average at start: {load_average()}")
     figures = {}
     for size in (int(part) for part in args.sizes.split(",")):
-        figures[size] = bench_size(size, args.gpus, workdir, args.top)
+        figures[size] = bench_size(size, args.gpus, workdir, args.top, max(1, args.noop_runs))
     print(f"load average at end: {load_average()}")
     print_targets(figures)
 
