@@ -5,10 +5,15 @@ node, and no claim, claim template or pod left behind on any exit path."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import signal
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from tests.interrupt import interrupt_when
+from tests.kubectl import KUBECTL, needs_kubectl
 from tests.polling import wait_until
 
 RUN_LABELS = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
@@ -254,3 +259,25 @@ def test_a_device_plugin_node_in_a_dra_cluster_is_verified_the_device_plugin_way
     assert allocation == {"classic-0": "device-plugin", "dra-0": "dra"}
     assert checks_of(report, "classic-0")["device-plugin.pod"]["status"] == "pass"
     assert leftovers(cluster) == []
+
+
+@needs_kubectl
+def test_kept_pods_and_their_claim_template_go_with_the_printed_command(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    """--keep-pods keeps the run's claim template too; the command verify prints removes it with
+    the pods (their generated claims go with them), run here with a real kubectl."""
+    cluster = sim(dra_scenario())
+    wait_until(lambda: len(published(cluster)) == 2, "GPUs published")
+    code, report = verify_json(cli, cluster, "--keep-pods")
+    assert code == 0, report
+    command = report["cleanup_command"]
+    assert " delete pods,resourceclaimtemplates -l " in command
+    assert any(name.startswith("template/") for name in leftovers(cluster))
+    subprocess.run(
+        [KUBECTL, "--kubeconfig", str(cluster.kubeconfig), *shlex.split(command)[1:], "--wait=false"],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    wait_until(lambda: leftovers(cluster) == [], "nothing of the run left")

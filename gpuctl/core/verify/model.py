@@ -122,10 +122,13 @@ class VerifyResult:
 
     @property
     def cleanup_command(self) -> str:
-        """The command that removes the kept pods ("" when none were kept)."""
+        """The command that removes the kept pods, and on DRA nodes the run's claim template
+        (their claims go with the pods), ("" when none were kept)."""
         if not self.kept_pods:
             return ""
-        return f"kubectl -n {self.namespace} delete pods -l {RUN_LABEL_KEY}={self.run_id}"
+        through_dra = any(node.gpu_allocation == "dra" for node in self.nodes)
+        kinds = "pods,resourceclaimtemplates" if through_dra else "pods"
+        return f"kubectl -n {self.namespace} delete {kinds} -l {RUN_LABEL_KEY}={self.run_id}"
 
     @property
     def ok(self) -> bool:
