@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.api import crds, discovery, kinds, openapi, paging, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
+from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
 from gpuctl.sim.api.selectors import SelectorError, field_selector, label_selector
@@ -180,7 +181,7 @@ class Api:
             "metadata": metadata,
             "items": items,
         }
-        return Response(200, encode(listing))
+        return Response(200, encode_list(listing))
 
     def _lookup(self, route: Route) -> Obj:
         obj = self.cluster.store.get(
@@ -197,7 +198,7 @@ class Api:
         if self._wants_table(request):
             version = obj["metadata"]["resourceVersion"]
             return self._table(request, route, [obj], version)
-        return Response(200, encode(obj))
+        return Response(200, encode_object(obj))
 
     def _log(self, request: Request, pod: Obj) -> str:
         container = _log_container(request, pod)
@@ -246,7 +247,7 @@ class Api:
             writer=Writer.of(request),
             fields=fields,
         )
-        return _warned(Response(201, encode(created)), fields)
+        return _warned(Response(201, encode_object(created)), fields)
 
     def _update(self, request: Request, route: Route) -> Response:
         fields = FieldValidation.from_query(request.query.get("fieldValidation"), "UpdateOptions")
@@ -261,7 +262,7 @@ class Api:
             writer=Writer.of(request),
             fields=fields,
         )
-        return _warned(Response(200, encode(result)), fields)
+        return _warned(Response(200, encode_object(result)), fields)
 
     def _patch(self, request: Request, route: Route) -> Response:
         fields = FieldValidation.from_query(request.query.get("fieldValidation"), "PatchOptions")
@@ -277,7 +278,7 @@ class Api:
             dry_run=self._dry_run(request),
             fields=fields,
         )
-        return _warned(Response(201 if was_created else 200, encode(patched)), fields)
+        return _warned(Response(201 if was_created else 200, encode_object(patched)), fields)
 
     def _delete(self, request: Request, route: Route, *, collection: bool) -> Response:
         cluster, resource = self.cluster, route.resource
@@ -288,7 +289,7 @@ class Api:
             deleted = writes.delete(
                 cluster, resource, route.namespace, route.name, grace=grace, dry_run=dry_run
             )
-            return Response(200, encode(deleted))
+            return Response(200, encode_object(deleted))
         items = [
             writes.delete(
                 cluster,
@@ -306,7 +307,7 @@ class Api:
             "metadata": {"resourceVersion": str(cluster.store.resource_version)},
             "items": items,
         }
-        return Response(200, encode(listing))
+        return Response(200, encode_list(listing))
 
     def _grace(self, request: Request, options: Obj) -> int | None:
         value = request.query.get("gracePeriodSeconds", options.get("gracePeriodSeconds"))

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpuctl.sim.api.api_errors import ApiError, bad_request, invalid
+from gpuctl.sim.api.encoded import encode_event
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.selectors import field_selector, label_selector
 from gpuctl.sim.runtime.store import Change, Store, TooOld
@@ -19,6 +20,11 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 def _line(kind: str, obj: Obj) -> bytes:
     return encode({"type": kind, "object": obj}) + b"\n"
+
+
+def _stored_line(kind: str, obj: Obj) -> bytes:
+    """An event of a stored object: its bytes are shared with every watcher and reader."""
+    return encode_event(kind, obj)
 
 
 def _gone(error: TooOld) -> bytes:
@@ -52,7 +58,7 @@ def _event_line(change: Change, visible: Visible) -> bytes:
     else:
         transitions = {(True, True): "MODIFIED", (True, False): "ADDED", (False, True): "DELETED"}
         kind = transitions.get((now, before), "")
-    return _line(kind, change.obj) if kind else b""
+    return _stored_line(kind, change.obj) if kind else b""
 
 
 def _wants_initial_events(request: Request) -> bool:
@@ -114,7 +120,7 @@ def watch_response(
 
     def events() -> Iterator[bytes]:
         for obj in initial:
-            yield _line("ADDED", obj)
+            yield _stored_line("ADDED", obj)
         if streaming_list:
             yield _initial_events_end(route, start)
         try:

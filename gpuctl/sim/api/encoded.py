@@ -1,0 +1,54 @@
+"""JSON bytes of stored objects, encoded once per object version and reused.
+
+A watch event, the response to the write that made it, GETs and list items of one resourceVersion
+all carry the same object: encoding it once saves most of the sim's JSON work at scale. This relies
+on the store's contract (gpuctl/sim/runtime/store.py): a stored object is never mutated in place,
+writers put a new dict. An entry is also keyed by the object's resourceVersion, so a dict that is
+mutated and put again (a new resourceVersion) is encoded afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+Obj = dict[str, Any]
+
+CACHE_LIMIT = 16_384  # object versions; the recent ones are those reused (a write, then its watchers)
+
+# id(obj) -> (obj, resourceVersion, bytes); the entry holds obj, so its id is not reused meanwhile
+_cache: dict[int, tuple[Obj, Any, bytes]] = {}
+_evicting = threading.Lock()
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def encode_object(obj: Obj) -> bytes:
+    """The compact JSON of a stored (immutable) object, from the cache when already encoded."""
+    version = (obj.get("metadata") or {}).get("resourceVersion")
+    entry = _cache.get(id(obj))
+    if entry is not None and entry[0] is obj and entry[1] == version:
+        return entry[2]
+    data = _dumps(obj)
+    with _evicting:
+        while len(_cache) >= CACHE_LIMIT:
+            del _cache[next(iter(_cache))]
+        _cache[id(obj)] = (obj, version, data)
+    return data
+
+
+def encode_event(kind: str, obj: Obj) -> bytes:
+    """A WatchEvent line, byte for byte what encoding {"type": kind, "object": obj} gives."""
+    return b'{"type":%s,"object":%s}\n' % (_dumps(kind), encode_object(obj))
+
+
+def encode_list(listing: Obj) -> bytes:
+    """A list whose last key is "items" (stored objects), byte for byte what encoding it whole gives."""
+    head = {key: value for key, value in listing.items() if key != "items"}
+    if list(listing)[-1] != "items" or not head or not isinstance(listing["items"], list):
+        return _dumps(listing)
+    items = b",".join(encode_object(item) for item in listing["items"])
+    return b'%s,"items":[%s]}' % (_dumps(head)[:-1], items)
