@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +102,10 @@ class Scenario:
     gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
     dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
 
-    @property
+    @cached_property
     def uses_dra(self) -> bool:
-        """Some node gets its GPUs through DRA: the API serves resource.k8s.io."""
+        """Some node gets its GPUs through DRA: the API serves resource.k8s.io (cached: the scenario
+        is frozen, and the kubelet and scheduler ask on every pod of a 5,000-node cluster)."""
         return any(node.gpu_allocation == "dra" for node in self.nodes)
 
     # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
