@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -15,6 +16,8 @@ from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
 from gpuctl.sim.server.metrics import CONTENT_TYPE, METRICS_PATH, RequestMetrics
 
+_date_header: list[tuple[int, str]] = [(0, "")]  # (second, its Date header), swapped whole
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -22,6 +25,17 @@ class _Handler(BaseHTTPRequestHandler):
     # delayed ACK (~40 ms per request on loopback).
     disable_nagle_algorithm = True
     server: _HttpServer
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The Date header, formatted once per second (email.utils.formatdate is costly per request)."""
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        second = int(time.time())
+        cached_second, text = _date_header[0]
+        if cached_second != second:
+            text = super().date_time_string(second)
+            _date_header[0] = (second, text)
+        return text
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a test run or `gpuctl sim up` would drown in access logs."""
