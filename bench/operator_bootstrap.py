@@ -26,9 +26,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.helm when run as a script
 
-from tests.helm import HELM, HELM_MISSING  # noqa: E402 - after sys.path
+from tests.helm import HELM, HELM_MISSING, OPERATOR_CHART  # noqa: E402 - after sys.path
 
-CHART = ROOT / "tests" / "charts" / "gpu-operator"
+CHART = OPERATOR_CHART
 
 
 def gpuctl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,9 +57,14 @@ class Places:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
+def environment(values: Mapping[str, str | None]) -> Iterator[None]:
+    """Set (a None value: unset) these environment variables for the block, then put them back."""
     saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         yield
     finally:
@@ -93,7 +98,7 @@ def run_case(case: Case, places: Places) -> Outcome:
     previous = signal.signal(signal.SIGALRM, _too_long)
     signal.alarm(CASE_SECONDS)
     try:
-        with _environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with environment(env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = run(argv)
     except CaseTooLong:
         code = -1
@@ -195,7 +200,7 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         home.mkdir()
-        with _environment({"HOME": str(home)}):
+        with environment({"HOME": str(home)}):
             os.environ.pop("KUBECONFIG", None)
             results, used = run_all(Path(folder))
             sys.stdout.write(document(results, used))

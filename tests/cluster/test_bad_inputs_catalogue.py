@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_inputs import Outcome, Places, document, problems, run_all
+from tests.bad_inputs import Outcome, Places, document, environment, problems, run_all
 from tests.bad_inputs_cases import CASES, Case
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "bad-inputs.md"
@@ -17,22 +17,12 @@ DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "bad-inputs.md"
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Outcome], Places]:
     """One simulated cluster, every case run once against it."""
-    import os
 
     root = tmp_path_factory.mktemp("bad-inputs")
     home = root / "home"
     home.mkdir()
-    saved = {name: os.environ.get(name) for name in ("HOME", "KUBECONFIG")}
-    os.environ["HOME"] = str(home)
-    os.environ.pop("KUBECONFIG", None)
-    try:
+    with environment({"HOME": str(home), "KUBECONFIG": None}):
         results, places = run_all(root)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     return {case.name: outcome for case, outcome in results}, places
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from tests.cluster.test_bootstrap_cluster import gpu_nodes, writes
-from tests.helm import HELM, Helm, needs_helm
+from tests.helm import DRA_CHART, HELM, Helm, needs_helm
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-CHART = Path(__file__).resolve().parents[1] / "charts" / "dra-driver-nvidia-gpu"
+CHART = DRA_CHART
 NAMESPACE = "dra-driver-nvidia-gpu"
 
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from tests.cluster.test_bootstrap_cluster import gpu_nodes, scenario, writes
-from tests.helm import HELM, Helm, needs_helm
+from tests.helm import HELM, OPERATOR_CHART, Helm, needs_helm
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-CHART = Path(__file__).resolve().parents[1] / "charts" / "gpu-operator"
+CHART = OPERATOR_CHART
 NAMESPACE = "gpu-operator"
 
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from gpuctl import defaults
-from tests.helm import Helm, needs_helm
+from tests.helm import OPERATOR_CHART, Helm, needs_helm
 from tests.kubectl import Kubectl, needs_kubectl
 from tests.polling import wait_until
 
 pytestmark = [needs_helm, needs_kubectl]
-CHART = str(Path(__file__).parent.parent / "charts" / "gpu-operator")
+CHART = str(OPERATOR_CHART)
 RELEASE, NAMESPACE = defaults.OPERATOR_RELEASE, defaults.OPERATOR_NAMESPACE
 INSTALL = (
     "upgrade",

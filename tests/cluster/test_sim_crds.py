@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helm import OPERATOR_CHART
 from tests.kubectl import Kubectl, needs_kubectl
 
-CHART_CRD = (
-    Path(__file__).parent.parent / "charts" / "gpu-operator" / "crds" / "nvidia.com_clusterpolicies.yaml"
-)
+CHART_CRD = OPERATOR_CHART / "crds" / "nvidia.com_clusterpolicies.yaml"
 NAMESPACED_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",

@@ -31,14 +31,14 @@ from gpuctl.kube.nodes import list_nodes
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
 from gpuctl.sim.server.http_server import SimServer
-from tests.helm import HELM, Helm, needs_helm
+from tests.helm import HELM, OPERATOR_CHART, Helm, needs_helm
 from tests.hosts.conftest import skip_without_host_requirements
 from tests.hosts.nodes import TestNode, down, node_exec, up
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow, needs_helm]
 GPUS = 8
 CPU_ONLY = {"podStartSeconds": 0.2, "devicePlugin": "absent", "nodes": [{"name": "cpu-0"}]}
-CHART = Path(__file__).resolve().parents[1] / "charts" / "gpu-operator"
+CHART = OPERATOR_CHART
 NAMESPACE = "gpu-operator"
 DROPIN = "/etc/containerd/conf.d/99-nvidia.toml"
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")

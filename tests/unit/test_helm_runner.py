@@ -14,9 +14,9 @@ from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import RenderOptions, render_manifests
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.helm import Chart, Helm, HelmError, find_helm, parse_version, supported_version
-from tests.helm import HELM, needs_helm
+from tests.helm import HELM, OPERATOR_CHART, needs_helm
 
-CHART = Path(__file__).resolve().parents[1] / "charts" / "gpu-operator"
+CHART = OPERATOR_CHART
 
 
 def test_no_helm_on_path_is_a_usage_error_naming_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
