@@ -168,17 +168,11 @@ class Helm:
         return loaded if isinstance(loaded, dict) else {}
 
     def upgrade_install_command(self, name: str, namespace: str, chart: Chart) -> list[str]:
-        """The whole `helm upgrade --install` command line: exactly these values, read from stdin
-        (--reset-values: nothing kept from an earlier revision), the namespace created; no --wait,
-        the caller waits and diagnoses itself."""
-        return [
-            *self.base(), "upgrade", "--install", name, *chart.args(),
-            "--namespace", namespace, "--create-namespace", "--values", "-", "--reset-values",
-        ]  # fmt: skip
+        """The whole `helm upgrade --install` command line, the values read from stdin."""
+        return [*self.base(), *upgrade_install_args(name, namespace, chart)]
 
     def upgrade_install(self, name: str, namespace: str, chart: Chart, values: str) -> str:
-        command = self.upgrade_install_command(name, namespace, chart)
-        return self.run(command[len(self.base()) :], stdin=values)
+        return self.run(upgrade_install_args(name, namespace, chart), stdin=values)
 
     def uninstall(self, name: str, namespace: str) -> str:
         return self.run(["uninstall", name, "-n", namespace])
@@ -191,6 +185,15 @@ class Helm:
         return self.run(
             ["template", name, *chart.args(), "--namespace", namespace, "--values", "-"], stdin=values
         )
+
+
+def upgrade_install_args(name: str, namespace: str, chart: Chart, values_file: str = "-") -> list[str]:
+    """`upgrade --install` with exactly these values (--reset-values: nothing kept from an earlier
+    revision), the namespace created; no --wait, the caller waits and diagnoses itself."""
+    return [
+        "upgrade", "--install", name, *chart.args(),
+        "--namespace", namespace, "--create-namespace", "--values", values_file, "--reset-values",
+    ]  # fmt: skip
 
 
 def display(command: Sequence[str]) -> str:

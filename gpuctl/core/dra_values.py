@@ -13,7 +13,7 @@ from gpuctl.defaults import (
     DRA_DRIVER_NAMESPACE,
     DRA_DRIVER_RELEASE,
 )
-from gpuctl.helm import Chart
+from gpuctl.helm import Chart, display, upgrade_install_args
 
 VALUES_FILE = "dra-driver-nvidia-gpu-values.yaml"
 
@@ -30,21 +30,15 @@ class DraSettings:
         return Chart(self.chart, self.chart_version)
 
 
-def helm_command_line(settings: DraSettings, values_file: str = "VALUES_FILE") -> str:
-    chart = " ".join(settings.chart_ref().args())
-    return (
-        f"helm upgrade --install {DRA_DRIVER_RELEASE} {chart} --namespace {DRA_DRIVER_NAMESPACE} "
-        f"--create-namespace --values {values_file} --reset-values"
-    )
-
-
 def template_variables(
     settings: DraSettings, taint: tuple[str, str], node_selector: Iterable[tuple[str, str]]
 ) -> dict[str, object]:
+    chart = settings.chart_ref()
+    install = upgrade_install_args(DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE, chart, VALUES_FILE)
     return {
         "chart": settings.chart,
         "chart_version": settings.chart_version,
-        "helm_command": helm_command_line(settings, VALUES_FILE),
+        "helm_command": display(["helm", *install]),
         "driver_root": settings.driver_root,
         "taint_key": taint[0],
         "taint_effect": taint[1],

@@ -17,7 +17,9 @@ from gpuctl.defaults import (
     OPERATOR_RELEASE,
 )
 from gpuctl.errors import ConfigError
-from gpuctl.helm import Chart
+from gpuctl.helm import Chart, display, upgrade_install_args
+
+VALUES_FILE = "gpu-operator-values.yaml"  # as the helm command in its header names it
 
 DISTRIBUTIONS = ("standard", "k3s", "rke2")
 # k3s and RKE2 run their own containerd: the toolkit must edit their config template and reach
@@ -62,25 +64,17 @@ def check_settings(settings: OperatorSettings) -> None:
         raise ConfigError("--chart: empty", hint=f"e.g. --chart {OPERATOR_CHART}")
 
 
-def helm_command_line(settings: OperatorSettings, values_file: str = "VALUES_FILE") -> str:
-    """The helm command for people (the values file named, not the full path of a temporary)."""
-    chart = " ".join(settings.chart_ref().args())
-    return (
-        f"helm upgrade --install {OPERATOR_RELEASE} {chart} --namespace {OPERATOR_NAMESPACE} "
-        f"--create-namespace --values {values_file} --reset-values"
-    )
-
-
 def template_variables(
     settings: OperatorSettings, node_selector: Iterable[tuple[str, str]]
 ) -> dict[str, object]:
     """The operator-specific variables of gpu-operator-values.yaml.j2 (the sharing, MIG and taint
     variables are the device plugin's, from gpuctl.core.render)."""
     check_settings(settings)
+    install = upgrade_install_args(OPERATOR_RELEASE, OPERATOR_NAMESPACE, settings.chart_ref(), VALUES_FILE)
     return {
         "chart": settings.chart,
         "chart_version": settings.chart_version,
-        "helm_command": helm_command_line(settings, "gpu-operator-values.yaml"),
+        "helm_command": display(["helm", *install]),
         "driver_enabled": settings.driver_enabled,
         "toolkit_enabled": settings.toolkit_enabled,
         "distribution": settings.distribution,
