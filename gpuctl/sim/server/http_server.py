@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -91,6 +92,13 @@ class _HttpServer(ThreadingHTTPServer):
     request_queue_size = 1024
     api: Api
     sim: SimServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left before its answer was written (an interrupted gpuctl, a killed
+        kubectl) is not the sim's error: no traceback for it. Anything else is still printed."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class SimServer:
