@@ -178,7 +178,8 @@ def _evaluate_output(
         check = failed(
             "nvidia-smi.run",
             f"unexpected nvidia-smi output: {error}",
-            f"`kubectl logs` the pod with --keep-pods; is {outcome.name}'s image a CUDA image?",
+            f"rerun with --keep-pods and read {outcome.name}'s output (its log, or "
+            "`.status.containerStatuses[0].state.terminated.message`); is its image a CUDA image?",
         )
         return PodEvaluation((*head, check, *_skip_all(SMI_CHECKS[1:], "no parsable output")))
     run = passed("nvidia-smi.run", f"nvidia-smi listed {len(rows)} GPU(s)")

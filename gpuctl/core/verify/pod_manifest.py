@@ -12,7 +12,14 @@ from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
 from gpuctl.nvidia_smi import VERIFY_ARGS
 
-# On MIG nodes the pod lists its MIG devices first (`-L`), then queries their parent GPUs.
+# nvidia-smi writes its answer to the container's termination message file (`-f`), so the answer
+# arrives in the pod's status on the watch gpuctl already follows: no log request per pod. The
+# kubelet keeps the file's last 4,096 bytes: ~100 per GPU, room for 40 GPUs. An nvidia-smi that
+# fails prints its error on stdout instead, which FallbackToLogsOnError puts in the message.
+TERMINATION_LOG = "/dev/termination-log"
+POD_VERIFY_ARGS = (*VERIFY_ARGS, "-f", TERMINATION_LOG)
+# On MIG nodes the pod lists its MIG devices first (`-L`), then queries their parent GPUs; both
+# answers go to the log (the listing can pass 4,096 bytes), read once the pod has ended.
 MIG_VERIFY_ARGS = ("sh", "-c", "nvidia-smi -L && " + " ".join(VERIFY_ARGS))
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -89,7 +96,8 @@ def verification_pod(
     container = {
         "name": CONTAINER,
         "image": options.image,
-        "command": list(MIG_VERIFY_ARGS if mig else VERIFY_ARGS),
+        "command": list(MIG_VERIFY_ARGS if mig else POD_VERIFY_ARGS),
+        "terminationMessagePath": TERMINATION_LOG,
         "resources": {"requests": requests, "limits": dict(requests)},
         "securityContext": _security_context(),
         "terminationMessagePolicy": "FallbackToLogsOnError",

@@ -3,7 +3,8 @@
 Work is queued on one thread pool in the order that keeps the wall time short: pod creations
 first (their podStart latency is the long pole), then whatever the caller queues next (device
 plugin log reads), which fills the time while the pods start. Each finished pod's log is read
-and judged on the pool too, so the main thread only follows the watch.
+and judged on the pool too, so the main thread only follows the watch; a pod that succeeded
+brings nvidia-smi's answer in its termination message (pod_manifest.py), and needs no log read.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ class PodRun:
                 creation.add_done_callback(lambda done: progress.created() if done.result() is None else None)
 
     def _evaluate(self, outcome: PodOutcome) -> PodEvaluation:
-        if outcome.state in ("succeeded", "failed"):
+        if outcome.state == "succeeded" and outcome.message:
+            # nvidia-smi's answer, from the termination message the watch brought (pod_manifest.py)
+            outcome = replace(outcome, log=outcome.message, message="")
+        elif outcome.state in ("succeeded", "failed"):
             outcome = replace(outcome, log=self.batch.read_log(outcome.name, self.container))
         return self.judge(outcome, self.node_by_pod[outcome.name])
 

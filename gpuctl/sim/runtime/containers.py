@@ -45,6 +45,8 @@ class Outcome:
     exit_code: int = 0
     run_seconds: float = 0.0  # FOREVER: runs until deleted
     start_error: str = ""  # a runtime error before the process starts (exit 128, StartError)
+    file_path: str = ""  # a file the process wrote its output to instead (see termination.py)
+    file_text: str = ""
 
 
 def argv_of(container: Obj) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers, dra, dra_claims, operand_pods, plugin_runtime, sandbox
+from gpuctl.sim.runtime import containers, dra, dra_claims, operand_pods, plugin_runtime, sandbox, termination
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
 from gpuctl.sim.runtime.objects import node_address
@@ -113,9 +113,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         elif dra.is_plugin_container(container):
             outcomes[container_name], runtime.logs[container_name] = dra.start_plugin(cluster, node_name)
         else:
-            outcomes[container_name] = operand_pods.outcome(cluster, pod, container) or cluster.run_container(
-                node_name, containers.argv_of(container), runtime.gpu_indices, runtime.devices
-            )
+            outcomes[container_name] = _run_workload(cluster, pod, container)
             runtime.logs[container_name] = outcomes[container_name].log
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
@@ -128,6 +126,18 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     if run_for != FOREVER:
         key = (namespace, name, uid)
         cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
+
+
+def _run_workload(cluster: Cluster, pod: Obj, container: Obj) -> Outcome:
+    """A container that is no plugin: a GPU Operator operand's scripted run, else its command."""
+    runtime = cluster.pod_runtime(pod)
+
+    def run(argv: list[str]) -> Outcome:
+        return cluster.run_container(pod["spec"]["nodeName"], argv, runtime.gpu_indices, runtime.devices)
+
+    return operand_pods.outcome(cluster, pod, container) or termination.run_redirected(
+        run, containers.argv_of(container)
+    )
 
 
 def _plugin_started(cluster: Cluster, pod: Obj, node_name: str) -> None:
@@ -199,8 +209,9 @@ def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
             "finishedAt": finished,
             "containerID": container_id(pod, container["name"], runtime.restarts),
         }
-        if outcome.start_error:
-            terminated["message"] = outcome.start_error
+        message = termination.message(container, outcome, runtime.logs.get(container["name"], ""))
+        if message:
+            terminated["message"] = message
         statuses.append(status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
     succeeded = all(outcome.exit_code == 0 for outcome in outcomes.values())
     policy = pod["spec"].get("restartPolicy", "Always")
