@@ -58,8 +58,11 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
   `nodeSelector kubernetes.io/hostname`, tolerations for the node's GPU taints (`nvidia.com/*` or
   keys containing `gpu`) plus `--toleration`, requests and limits `nvidia.com/gpu` = allocatable,
   runs `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version,pci.bus_id
-  --format=csv,noheader,nounits` as uid 65534 without privilege escalation, capabilities or
-  non-default seccomp, `restartPolicy: Never`, `activeDeadlineSeconds` = `--timeout` + 60.
+  --format=csv,noheader,nounits -f /dev/termination-log` (its answer becomes the container's
+  termination message, which arrives in the pod's status on the watch; on MIG nodes
+  `nvidia-smi -L` runs first and both print to the log) as uid 65534 without privilege
+  escalation, capabilities or non-default seccomp, `restartPolicy: Never`,
+  `activeDeadlineSeconds` = `--timeout` + 60.
   Labels `app.kubernetes.io/managed-by=gpuctl`, `app.kubernetes.io/component=verify`,
   `gpuctl.io/verify-run=<run id>`; all pods of a run are deleted with one deletecollection on
   success, failure, timeout, Ctrl-C and SIGTERM (unless `--keep-pods`).
@@ -69,9 +72,18 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
   will not clear (e.g. `runtime.no-nvidia-runtime`): `pod.image` (`pod.scheduled` if unbound)
   fails with its cause, hint and id. Transient ones (`pod.failed-mount`, `pod.sandbox-failed`,
   `runtime.containerd-down`) keep the wait going and are reported if `--timeout` runs out.
-- **API budget**: a constant handful of requests plus three per GPU node (create the pod, read its
-  log, read the device plugin's log); pods are followed by one watch on the run's label, their
-  Warning events by one watch on the namespace.
+- **API budget**: a constant handful of requests plus one per GPU node (create the pod: its
+  answer comes back in its status on the watch). Logs are read only where they explain a problem,
+  as each read is proxied by the API server to the node's kubelet: a verification pod's log when
+  nvidia-smi failed (its error is on stdout; `terminationMessagePolicy: FallbackToLogsOnError` also
+  puts the log's tail in the message) or on MIG nodes; the device plugin's (DRA: kubelet plugin's)
+  log, last 200 lines, of a node whose GPUs are missing, short of allocatable or of
+  `--expect-gpus`, whose plugin pod is not ready or restarted, where no pod runs, or whose pod
+  failed or warned, and of every node with `--no-pods`. Elsewhere `device-plugin.log` is `skip`
+  ("not read: the node advertises its GPUs and its verification pod proved them"). Pods are
+  followed by one watch on the run's label, their Warning events by one watch on the namespace.
+  With `--keep-pods`, a pod's answer is
+  `kubectl -n NS get pod NAME -o jsonpath='{.status.containerStatuses[0].state.terminated.message}'`.
 """
 
 SOURCES = {

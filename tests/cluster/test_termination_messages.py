@@ -1,9 +1,11 @@
 """Termination messages: the sim's kubelet sets `state.terminated.message` as a real one does
 (the file at terminationMessagePath, else with FallbackToLogsOnError the log's tail on a failure),
-and verify reads nvidia-smi's answer from it instead of one log request per pod."""
+and verify reads nvidia-smi's answer from it instead of one log request per pod; the device
+plugin's log is read only where it can explain a problem."""
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -79,8 +81,13 @@ def test_verify_reads_no_log_of_a_pod_that_succeeded(sim: Any, cli: Any) -> None
     cluster = sim({**SCENARIO, "nodes": [{"name": "gpu-{i}", "count": 3, "gpus": 4}]})
     result = cli("verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "-o", "json")
     assert result.exit_code == 0, result.output
-    # One read per device plugin pod (device-plugin.log), none per verification pod.
-    assert _log_reads(cluster.url) == 3
+    # No log read at all: the pods' answers came with their status, and the healthy nodes' device
+    # plugin logs have nothing to explain (plugin_logs.py).
+    assert _log_reads(cluster.url) == 0
+    checks = [check for node in json.loads(result.stdout)["nodes"] for check in node["checks"]]
+    skipped = [check for check in checks if check["id"] == "device-plugin.log"]
+    assert [check["status"] for check in skipped] == ["skip"] * 3
+    assert all("verification pod proved them" in check["message"] for check in skipped)
 
 
 @needs_kubectl
@@ -89,7 +96,8 @@ def test_verify_reads_the_log_of_a_pod_that_failed(sim: Any, cli: Any, tmp_path:
     kubectl = Kubectl(cluster, tmp_path).ok
     result = cli("verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "-o", "json")
     assert result.exit_code == 1
-    assert _log_reads(cluster.url) == 2 + 1  # both plugin pods, the failed pod on noisy-0
+    # The failed pod's log and its node's device plugin log; nothing of the healthy gpu-0.
+    assert _log_reads(cluster.url) == 2
     # A kept pod's answer, where a user reads it with kubectl.
     names = kubectl("get", "pods", "-n", "gpuctl-system", "-o", "name").split()
     passed = next(name for name in names if name.endswith("-gpu-0"))
@@ -102,3 +110,31 @@ def test_verify_reads_the_log_of_a_pod_that_failed(sim: Any, cli: Any, tmp_path:
         "jsonpath={.status.containerStatuses[0].state.terminated.message}",
     )
     assert message.count("NVIDIA H100 80GB HBM3") == 4
+
+
+def test_plugin_logs_are_read_where_a_node_shows_a_problem(sim: Any, cli: Any) -> None:
+    nodes = [
+        {"name": "ok-0", "gpus": 4},
+        {"name": "xid-0", "gpus": 4, "unhealthyGpus": 1},  # allocatable short before any pod runs
+        {"name": "expect-0", "gpus": 4},  # fine, but --expect-gpus says 8
+    ]
+    cluster = sim({**SCENARIO, "nodes": nodes})
+    result = cli(
+        "verify", "--kubeconfig", str(cluster.kubeconfig), "--expect-gpus", "expect-0=8", "-o", "json"
+    )
+    assert result.exit_code == 1, result.output
+    status = {
+        node["name"]: next(c for c in node["checks"] if c["id"] == "device-plugin.log")
+        for node in json.loads(result.stdout)["nodes"]
+    }
+    assert status["ok-0"]["status"] == "skip"
+    assert status["xid-0"]["diagnosis"] == "plugin.xid"
+    assert status["expect-0"]["status"] == "pass"  # read, and nothing found in it
+    assert _log_reads(cluster.url) == 2
+
+
+def test_with_no_pods_every_plugin_log_is_read(sim: Any, cli: Any) -> None:
+    cluster = sim({**SCENARIO, "nodes": [{"name": "gpu-{i}", "count": 3, "gpus": 4}]})
+    result = cli("verify", "--kubeconfig", str(cluster.kubeconfig), "--no-pods", "-o", "json")
+    assert result.exit_code == 0, result.output
+    assert _log_reads(cluster.url) == 3

@@ -2,7 +2,9 @@
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
 one pod list, one watch on the pods and one on their Warning events, one deletecollection) plus
-three per GPU node (create the verification pod, read its log, read the device plugin's log).
+one per GPU node (create the verification pod: nvidia-smi's answer comes back in its status), and
+one log read per node with a problem to explain (its failed pod's, its device plugin's: see
+plugin_logs.py).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import contextlib
 import functools
 import itertools
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,6 +42,7 @@ from gpuctl.core.verify.model import (
     skipped,
 )
 from gpuctl.core.verify.operator_checks import OperatorView, operator_validation, read_operator
+from gpuctl.core.verify.plugin_logs import PluginLogs
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
 from gpuctl.core.verify.pod_manifest import (
     CONTAINER,
@@ -56,7 +59,7 @@ from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import NodeInfo, list_nodes
-from gpuctl.kube.pods import PodBatch, PodOutcome, delete_namespace, ensure_namespace, read_pod_log
+from gpuctl.kube.pods import PodBatch, PodOutcome, delete_namespace, ensure_namespace
 from gpuctl.kube.runtime_classes import list_runtime_classes
 
 if TYPE_CHECKING:
@@ -65,7 +68,6 @@ if TYPE_CHECKING:
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
-PLUGIN_LOG_TAIL_LINES = 200
 PLUGIN_START_WAIT_S = 30.0
 PLUGIN_START_POLL_S = 1.0
 
@@ -198,7 +200,8 @@ def verify(
             # --timeout is the wait for the pods: listing a large cluster first does not eat it.
             started_pods = time.monotonic()
             pod_run.start()
-        log_checks = _plugin_log_checks(api_client, snapshot, executor)
+        plugin_logs = PluginLogs(api_client, snapshot, executor)
+        plugin_logs.read_first(options, targets)
         if pod_run is not None:
             by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
             snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
@@ -206,7 +209,9 @@ def verify(
             snapshot.claims = {
                 pod_run.node_by_pod[p].name: a for p, a in allocations.items() if p in pod_run.node_by_pod
             }
-        snapshot.plugin_checks = {node: future.result() for node, future in log_checks.items()}
+        if options.run_pods:
+            plugin_logs.read_after_pods(snapshot.evaluations)
+        snapshot.plugin_checks = plugin_logs.results()
     except BaseException:
         _clean_up(api_client, executor, (batch, dra_run), options, namespace_created=namespace_created)
         raise
@@ -284,26 +289,6 @@ def _judge(
     if snapshot.through_dra(node):
         return dra.judge(outcome, node, snapshot.dra, options.namespace, options.image)
     return evaluate(outcome, node, expected_seen(plan_for(node)), options.namespace, options.image)
-
-
-def _plugin_log_checks(
-    api_client: ApiClient, snapshot: ClusterSnapshot, executor: ThreadPoolExecutor
-) -> dict[str, Future[Check]]:
-    """node name → future device-plugin.log (or dra.plugin-log) check: one log read per node with
-    a plugin pod."""
-
-    def read(node: NodeInfo, pod: PluginPod) -> Check:
-        log = read_pod_log(api_client, pod.namespace, pod.name, pod.container, PLUGIN_LOG_TAIL_LINES)
-        # A pod that never started has no log; device-plugin.pod says why.
-        make = dra.plugin_log if snapshot.through_dra(node) else checks.device_plugin_log
-        return make(node, pod, log if isinstance(log, str) else "")
-
-    futures = {}
-    for node in snapshot.gpu_nodes:
-        pods = snapshot.dra.plugin_pods if snapshot.through_dra(node) else snapshot.plugin_pods
-        if node.name in pods:
-            futures[node.name] = executor.submit(read, node, pods[node.name])
-    return futures
 
 
 def _plugin_checks(node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:

@@ -209,7 +209,8 @@ def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
             "finishedAt": finished,
             "containerID": container_id(pod, container["name"], runtime.restarts),
         }
-        message = termination.message(container, outcome, runtime.logs.get(container["name"], ""))
+        log = runtime.logs.get(container["name"], "")
+        message = termination.message(container, outcome, log() if callable(log) else log)
         if message:
             terminated["message"] = message
         statuses.append(status_entry(pod, container, {"terminated": terminated}, False, runtime.restarts))
