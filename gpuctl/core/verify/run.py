@@ -361,12 +361,13 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
     nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
     nodes += [missing_node(p, options.expectations) for p in snapshot.missing if not is_glob(p)]
     labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
+    dra_nodes = [node for node in snapshot.gpu_nodes if snapshot.through_dra(node)]
     plugin_nodes = [node for node in snapshot.gpu_nodes if not snapshot.through_dra(node)]
     cluster_checks = [
         cluster.gpu_nodes_present(snapshot.gpu_nodes, options.allow_empty),
         *expected_globs(snapshot.missing),
         cluster.device_plugin_present(snapshot.plugins, plugin_nodes),
-        *dra.cluster_checks(snapshot.dra, [n for n in snapshot.gpu_nodes if n not in plugin_nodes]),
+        *dra.cluster_checks(snapshot.dra, dra_nodes),
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
         cluster.runtime_class(options, snapshot.plugins if plugin_nodes else [], snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
