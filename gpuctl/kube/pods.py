@@ -34,13 +34,17 @@ if TYPE_CHECKING:
 class PodBatch:
     """One batch of pods sharing a label selector in one namespace."""
 
-    def __init__(self, api_client: ApiClient, namespace: str, selector: str, executor: ThreadPoolExecutor):
+    def __init__(
+        self, api_client: ApiClient, namespace: str, selector: str, executor: ThreadPoolExecutor, workers: int
+    ):
+        """`workers`: how many of `executor`'s threads create pods at once (its size)."""
         from kubernetes.client import CoreV1Api
 
         self.core = CoreV1Api(api_client)
         self.namespace = namespace
         self.selector = selector
         self.executor = executor
+        self.workers = workers
         self.stop = threading.Event()
         self.created = 0
         self.created_names: list[str] = []
@@ -62,8 +66,29 @@ class PodBatch:
             self.created_names.append(name_of(manifest))
         return None
 
-    def create_all(self, manifests: list[JsonDict]) -> list[Future[PodOutcome | None]]:
-        return [self.executor.submit(self._create_one, manifest) for manifest in manifests]
+    def create_all(
+        self, manifests: list[JsonDict], on_created: Callable[[], None] | None = None
+    ) -> list[Future[list[PodOutcome]]]:
+        """Create every pod on `self.workers` tasks of the pool that take the next manifest in turn
+        (a task per worker, not per pod: thousands of futures cost more than the requests'
+        bookkeeping); each task's result: the pods it could not create."""
+        queue = iter(manifests)
+        lock = threading.Lock()
+
+        def work() -> list[PodOutcome]:
+            failed: list[PodOutcome] = []
+            while True:
+                with lock:
+                    manifest = next(queue, None)
+                if manifest is None:
+                    return failed
+                outcome = self._create_one(manifest)
+                if outcome is not None:
+                    failed.append(outcome)
+                elif on_created is not None:
+                    on_created()
+
+        return [self.executor.submit(work) for _ in range(max(1, min(self.workers, len(manifests))))]
 
     # --- following --------------------------------------------------------------------------
     def follow(

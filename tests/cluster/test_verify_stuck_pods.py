@@ -110,7 +110,7 @@ def test_follow_keeps_waiting_on_a_transient_failure_and_reports_its_events(sim:
         return False  # as for pod.sandbox-failed: waiting might help
 
     with ThreadPoolExecutor(max_workers=2) as executor:
-        batch = PodBatch(cluster.api_client(), "default", "app=smi", executor)
+        batch = PodBatch(cluster.api_client(), "default", "app=smi", executor, 2)
         started = time.monotonic()
         outcomes = batch.follow({"smi"}, started + 2.0, lambda _outcome: None, transient)
     assert time.monotonic() - started >= 1.9

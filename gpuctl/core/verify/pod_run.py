@@ -42,7 +42,7 @@ class PodRun:
         self.judge = judge
         self.manifests = [manifest for manifest, _ in pods]
         self.node_by_pod = {name_of(manifest): node for manifest, node in pods}
-        self.creations: list[Future[PodOutcome | None]] = []
+        self.creations: list[Future[list[PodOutcome]]] = []
         self.evaluations: dict[str, Future[PodEvaluation]] = {}
         self.started_at = 0.0  # monotonic: the create requests were queued
         self.ended_at: dict[str, float] = {}  # pod name → monotonic time its outcome was known
@@ -50,11 +50,8 @@ class PodRun:
     def start(self) -> None:
         """Queue every creation (returns at once)."""
         self.started_at = time.monotonic()
-        self.creations = self.batch.create_all(self.manifests)
-        if self.progress is not None:
-            progress = self.progress
-            for creation in self.creations:
-                creation.add_done_callback(lambda done: progress.created() if done.result() is None else None)
+        on_created = self.progress.created if self.progress is not None else None
+        self.creations = self.batch.create_all(self.manifests, on_created)
 
     def _evaluate(self, outcome: PodOutcome) -> PodEvaluation:
         if outcome.state == "succeeded" and outcome.message:
@@ -72,7 +69,9 @@ class PodRun:
         self.ended_at[outcome.name] = time.monotonic()
         if self.progress is not None:
             self.progress.finished(outcome.name)
-        if outcome.state in ("succeeded", "failed"):
+        if outcome.state == "succeeded" and outcome.message:  # nothing to read: judged here
+            self.evaluations[outcome.name] = _done(self._evaluate(outcome))
+        elif outcome.state in ("succeeded", "failed"):
             self.evaluations[outcome.name] = self.batch.executor.submit(self._evaluate, outcome)
 
     def finish(self, deadline: float) -> dict[str, PodEvaluation]:
@@ -84,8 +83,7 @@ class PodRun:
 
     def finish_by_pod(self, deadline: float) -> dict[str, PodEvaluation]:
         """Wait for the pods until `deadline` (monotonic); pod name → evaluation."""
-        created = (creation.result() for creation in self.creations)
-        outcomes = {outcome.name: outcome for outcome in created if outcome is not None}
+        outcomes = {outcome.name: outcome for creation in self.creations for outcome in creation.result()}
         following = set(self.node_by_pod) - outcomes.keys()
         on_phase = self.progress.phase if self.progress is not None else None
         outcomes |= self.batch.follow(following, deadline, self._on_done, self._stuck_for_good, on_phase)
@@ -98,6 +96,12 @@ class PodRun:
             name: replace(evaluation, pod_seconds=self.ended_at.get(name, now) - self.started_at)
             for name, evaluation in results.items()
         }
+
+
+def _done(evaluation: PodEvaluation) -> Future[PodEvaluation]:
+    future: Future[PodEvaluation] = Future()
+    future.set_result(evaluation)
+    return future
 
 
 def _fill_from_events(batch: PodBatch, outcomes: list[PodOutcome]) -> list[PodOutcome]:

@@ -188,7 +188,9 @@ def verify(
         pod_run: PodRun | None = None
         if options.run_pods and targets:
             namespace_created = ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
-            batch = PodBatch(api_client, options.namespace, run_selector(run_id), executor)
+            batch = PodBatch(
+                api_client, options.namespace, run_selector(run_id), executor, options.concurrency
+            )
             if any(snapshot.through_dra(node) for node in targets):
                 dra_run = DraRun(api_client, snapshot.dra.inventory.version, options.namespace, run_id)
                 dra_run.start()
