@@ -89,15 +89,23 @@ class ClusterSnapshot:
     claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
     operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
     _sharing: list[tuple[str, SharingPlan]] | None = None
+    _plans: dict[str, SharingPlan] = field(default_factory=dict)
 
     def through_dra(self, node: NodeInfo) -> bool:
         return self.dra.uses_dra(node)
+
+    def plan(self, node: NodeInfo) -> SharingPlan:
+        """The node's sharing plan, worked out once (every phase of a run asks for it)."""
+        plan = self._plans.get(node.name)
+        if plan is None:
+            plan = self._plans[node.name] = plan_for(node)
+        return plan
 
     def sharing_besides(self, name: str) -> list[SharingPlan]:
         """The first other GPU node's plan that shares its GPUs: all that gpu.sharing reads of
         the other nodes. Found once, not once per node (quadratic at thousands of nodes)."""
         if self._sharing is None:
-            plans = ((node.name, plan_for(node)) for node in self.gpu_nodes)
+            plans = ((node.name, self.plan(node)) for node in self.gpu_nodes)
             self._sharing = list(itertools.islice(((n, p) for n, p in plans if p.mode != "exclusive"), 2))
         return [plan for other, plan in self._sharing if other != name][:1]
 
@@ -165,7 +173,7 @@ def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot) -> str:
         return "node cordoned"
     if snapshot.through_dra(node):
         return dra.why_no_pod(node, snapshot.dra)
-    if plan_for(node).advertised <= 0:
+    if snapshot.plan(node).advertised <= 0:
         return "no allocatable GPU to request"
     return ""
 
@@ -259,7 +267,7 @@ def _pods_for(
     DRA node one pod that claims all its GPUs."""
     if dra_run is not None and snapshot.through_dra(node):
         return [(dra.claim_pod(verification_pod(node, 0, run_id, options), dra_run.template), node)]
-    plan = plan_for(node)
+    plan = snapshot.plan(node)
     return [
         (verification_pod(node, plan.requests, run_id, options, part=part, mig=plan.mig), node)
         for part in range(plan.pods)
@@ -290,7 +298,7 @@ def _judge(
 ) -> PodEvaluation:
     if snapshot.through_dra(node):
         return dra.judge(outcome, node, snapshot.dra, options.namespace, options.image)
-    return evaluate(outcome, node, expected_seen(plan_for(node)), options.namespace, options.image)
+    return evaluate(outcome, node, expected_seen(snapshot.plan(node)), options.namespace, options.image)
 
 
 def _plugin_checks(node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
@@ -320,7 +328,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         checks.taint_toleration(node, list(snapshot.dra.plugins) if through_dra else snapshot.plugins),
         *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
     ]
-    plan = plan_for(node)
+    plan = snapshot.plan(node)
     others = snapshot.sharing_besides(node.name)
     evaluation = _pod_checks(node, snapshot, options)
     sharing = (sharing_check(node, plan, others), *physical_checks(plan, evaluation))
