@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import GpuctlError
+from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
-from gpuctl.kube.dra import versioned_api
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of, stream_json_lines
+from gpuctl.kube.dra import api_path
+from gpuctl.kube.raw import JsonDict, dig, name_of, stream_json_lines
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -50,23 +51,24 @@ def claim_template(version: str, name: str, labels: dict[str, str], device_class
 
 
 def create_template(api_client: ApiClient, version: str, namespace: str, template: JsonDict) -> None:
-    api = versioned_api(api_client, version)
+    path = api_path(version, "resourceclaimtemplates", namespaced=True)
     with api_call("create", f"resourceclaimtemplates in namespace {namespace}"):
-        call_json(api.create_namespaced_resource_claim_template, namespace, cast(Any, template))
+        rest_requests.request_json(api_client, "POST", path, body=template, namespace=namespace)
 
 
 def delete_run_objects(api_client: ApiClient, version: str, namespace: str, selector: str) -> None:
     """Delete the run's claim templates and any claim left (one request each); a failure here must
     not replace the run's verdict, and claims go with their pods anyway."""
-    api = versioned_api(api_client, version)
     from kubernetes.client.exceptions import ApiException
 
-    for method, what in (
-        (api.delete_collection_namespaced_resource_claim_template, "resourceclaimtemplates"),
-        (api.delete_collection_namespaced_resource_claim, "resourceclaims"),
-    ):
+    for what in ("resourceclaimtemplates", "resourceclaims"):
         with contextlib.suppress(GpuctlError, ApiException), api_call("deletecollection", what):
-            call_json(method, namespace, label_selector=selector)
+            rest_requests.delete_collection(
+                api_client,
+                api_path(version, what, namespaced=True),
+                {"labelSelector": selector},
+                namespace=namespace,
+            )
 
 
 def allocation_of(claim: JsonDict) -> ClaimAllocation | None:
@@ -90,7 +92,8 @@ class ClaimWatch:
     """Remember each allocation of the run's claims, from a list and a watch on a thread."""
 
     def __init__(self, api_client: ApiClient, version: str, namespace: str, selector: str) -> None:
-        self.api = versioned_api(api_client, version)
+        self.api_client = api_client
+        self.path = api_path(version, "resourceclaims", namespaced=True)
         self.namespace = namespace
         self.selector = selector
         self.by_pod: dict[str, ClaimAllocation] = {}
@@ -103,8 +106,8 @@ class ClaimWatch:
     def start(self) -> None:
         """List now (so no claim created from here on is missed), then watch on a thread."""
         with api_call("list", f"resourceclaims in namespace {self.namespace}"):
-            body = call_json(
-                self.api.list_namespaced_resource_claim, self.namespace, label_selector=self.selector
+            body = rest_requests.get_json(
+                self.api_client, self.path, query={"labelSelector": self.selector}, namespace=self.namespace
             )
         for claim in body.get("items") or []:
             self._record(claim)
@@ -123,14 +126,12 @@ class ClaimWatch:
                 version = self._watch(version)
 
     def _watch(self, version: str) -> str:
-        response = self.api.list_namespaced_resource_claim(
-            self.namespace,
-            label_selector=self.selector,
-            watch=True,
-            resource_version=version or None,
-            timeout_seconds=WATCH_SECONDS,
-            _preload_content=False,
-        )
+        query = {
+            "labelSelector": self.selector,
+            "resourceVersion": version or None,
+            "timeoutSeconds": WATCH_SECONDS,
+        }
+        response = rest_requests.watch(self.api_client, self.path, query, namespace=self.namespace)
         with self._lock:
             self._response = response
         if self._stop.is_set():
@@ -159,7 +160,7 @@ def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
     from gpuctl.kube.dra import DRIVER, read_listing
 
     body = read_listing(
-        lambda: call_json(versioned_api(api_client, version).list_resource_claim_for_all_namespaces),
+        lambda: rest_requests.get_json(api_client, api_path(version, "resourceclaims")),
         "resourceclaims",
     )
     used: dict[str, int] = {}

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,7 @@ IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
 TIMEOUT_ENV = "GPUCTL_REQUEST_TIMEOUT"
+TOKEN_REFRESH_INTERVAL_S = 1.0
 RBAC_HINT = (
     "ask your cluster admin for gpuctl's least-privilege roles (`gpuctl render --rbac` prints them), "
     "or pick another --context"
@@ -64,6 +67,50 @@ def _api_client_class() -> type[ApiClient]:
             return super().call_api(*args, **kwargs)
 
     return TimeoutApiClient
+
+
+class ThrottledRefresh:
+    """A Configuration's refresh_api_key_hook, run at most once per TOKEN_REFRESH_INTERVAL_S.
+
+    The client runs the hook before every request. kube_config's hook re-applies the whole
+    kubeconfig to the Configuration each time, and its `host` setter looks up the proxy settings
+    (urllib.request.getproxies walks os.environ): ~0.08 ms of CPU per request, a fifth of one.
+    Once a second is as good for the tokens: kube_config renews an exec or OIDC token 5 minutes
+    before it expires (its EXPIRY_SKEW_PREVENTION_DELAY) and re-reads an in-cluster token every
+    minute, so a token is never used more than a second past the point its renewal was due, and
+    that point is minutes before the server would refuse it."""
+
+    def __init__(self, hook: Callable[[Any], None], interval_s: float = TOKEN_REFRESH_INTERVAL_S) -> None:
+        self.hook = hook
+        self.interval_s = interval_s
+        self._due = 0.0  # monotonic: when the hook is to run again
+        self._lock = threading.Lock()  # one thread runs the hook; the others keep the token they have
+
+    def __call__(self, configuration: Any) -> None:
+        if time.monotonic() < self._due:
+            return
+        with self._lock:
+            if time.monotonic() < self._due:
+                return
+            self.hook(configuration)
+            # The client's hooks install a new copy of themselves each time they run: keep that
+            # copy, and keep this throttle in its place.
+            renewed = configuration.refresh_api_key_hook
+            if renewed is not self and renewed is not None:
+                self.hook = renewed
+                configuration.refresh_api_key_hook = self
+            self._due = time.monotonic() + self.interval_s
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ThrottledRefresh:
+        # A copied Configuration (pooled_client) gets its own schedule: the hook writes the
+        # token into the Configuration it is given, so the copy's first request must run it.
+        return ThrottledRefresh(self.hook, self.interval_s)
+
+
+def _throttle_token_refresh(configuration: Any) -> None:
+    hook = configuration.refresh_api_key_hook
+    if hook is not None and not isinstance(hook, ThrottledRefresh):
+        configuration.refresh_api_key_hook = ThrottledRefresh(hook)
 
 
 def _check_mappings(paths: list[Path]) -> None:
@@ -147,6 +194,7 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
                     f"in-cluster config ({IN_CLUSTER_TOKEN.parent}): {error}",
                     hint="check the pod's service account mount, or pass --kubeconfig",
                 ) from error
+            _throttle_token_refresh(configuration)
             return _api_client_class()(configuration)
         raise ConfigError(
             f"no kubeconfig found (looked at {os.pathsep.join(str(path) for path in paths)})",
@@ -167,6 +215,7 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         raise _kubeconfig_error(error, existing, context) from error
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
+    _throttle_token_refresh(configuration)
     return _api_client_class()(configuration)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, tolerates
-from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, list_items, name_of
+from gpuctl.kube.raw import JsonDict, dig, labels_of, list_items, list_json, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -144,11 +144,8 @@ def _rolling_out(item: JsonDict) -> bool:
 
 def list_gpu_daemonsets(api_client: ApiClient) -> list[DaemonSetInfo]:
     """The GPU-related DaemonSets of all namespaces (one request)."""
-    from kubernetes.client import AppsV1Api
-
     with api_call("list", "daemonsets"):
-        body = call_json(AppsV1Api(api_client).list_daemon_set_for_all_namespaces)
-    daemonsets = [daemonset_from_json(item) for item in body.get("items", [])]
+        daemonsets = [daemonset_from_json(item) for item in list_json(api_client, "/apis/apps/v1/daemonsets")]
     return [daemonset for daemonset in daemonsets if daemonset.is_gpu_daemonset]
 
 
@@ -192,16 +189,19 @@ def device_plugin_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -
 def daemonset_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> dict[str, PluginPod]:
     """node name → the pod of these DaemonSets running there, a ready one first (a request per
     DaemonSet and 500 pods)."""
-    from kubernetes.client import CoreV1Api
-
-    core = CoreV1Api(api_client)
     by_node: dict[str, PluginPod] = {}
     for daemonset in daemonsets:
         if not daemonset.selector:
             continue
         selector = ",".join(f"{key}={value}" for key, value in sorted(daemonset.selector.items()))
         with api_call("list", f"pods in {daemonset.namespace}"):
-            for item in list_items(core.list_namespaced_pod, daemonset.namespace, label_selector=selector):
+            pods = list_items(
+                api_client,
+                "/api/v1/namespaces/{namespace}/pods",
+                query={"labelSelector": selector},
+                namespace=daemonset.namespace,
+            )
+            for item in pods:
                 pod = _plugin_pod(item)
                 if pod.node and (pod.node not in by_node or pod.ready):
                     by_node[pod.node] = pod

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.defaults import DRA_DEVICE_CLASS
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+from gpuctl.kube.raw import JsonDict, dig, name_of
+from gpuctl.kube.rest_requests import get_json
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -82,20 +83,18 @@ class DraInventory:
 
 def served_version(api_client: ApiClient) -> str:
     """The newest resource.k8s.io version the server serves, "" when it serves none."""
-    from kubernetes.client import ResourceApi
-
-    body = read_listing(lambda: call_json(ResourceApi(api_client).get_api_group), f"the {GROUP} API group")
+    body = read_listing(lambda: get_json(api_client, f"/apis/{GROUP}/"), f"the {GROUP} API group")
     if not isinstance(body, dict):
         return ""
     served = {str(v.get("version")) for v in body.get("versions") or []}
     return next((version for version in VERSIONS if version in served), "")
 
 
-def versioned_api(api_client: ApiClient, version: str) -> Any:
-    """The client's generated API class for resource.k8s.io/<version>."""
-    from kubernetes import client
-
-    return getattr(client, f"Resource{version.capitalize()}Api")(api_client)
+def api_path(version: str, plural: str, *, namespaced: bool = False) -> str:
+    """The path of a resource.k8s.io/<version> collection; a namespaced one takes a `namespace`
+    path parameter."""
+    where = "namespaces/{namespace}/" if namespaced else ""
+    return f"/apis/{GROUP}/{version}/{where}{plural}"
 
 
 def read_inventory(api_client: ApiClient) -> DraInventory:
@@ -104,10 +103,12 @@ def read_inventory(api_client: ApiClient) -> DraInventory:
     version = served_version(api_client)
     if not version:
         return DraInventory()
-    api = versioned_api(api_client, version)
-    classes = read_listing(lambda: call_json(api.list_device_class), "deviceclasses")
+    classes = read_listing(lambda: get_json(api_client, api_path(version, "deviceclasses")), "deviceclasses")
     slices = read_listing(
-        lambda: call_json(api.list_resource_slice, field_selector=f"spec.driver={DRIVER}"), "resourceslices"
+        lambda: get_json(
+            api_client, api_path(version, "resourceslices"), query={"fieldSelector": f"spec.driver={DRIVER}"}
+        ),
+        "resourceslices",
     )
     denied = [what for what, body in (("deviceclasses", classes), ("resourceslices", slices)) if body == 403]
     gpu_class = next(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, dig, labels_of, name_of
+from gpuctl.kube.raw import JsonDict, dig, labels_of, list_json, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -103,43 +103,34 @@ def operand_pod(item: JsonDict) -> OperandPod | None:
 
 def list_operand_pods(api_client: ApiClient, namespace: str) -> list[OperandPod]:
     """The Operator's operand pods in `namespace` (one request)."""
-    from kubernetes.client import CoreV1Api
-
     with api_call("list", f"pods in {namespace}"):
-        body = call_json(CoreV1Api(api_client).list_namespaced_pod, namespace)
-    pods = (operand_pod(item) for item in body.get("items") or [])
+        items = list_json(api_client, "/api/v1/namespaces/{namespace}/pods", namespace=namespace)
+    pods = (operand_pod(item) for item in items)
     return [pod for pod in pods if pod is not None]
 
 
 def cluster_policy_states(api_client: ApiClient) -> dict[str, str] | None:
     """ClusterPolicy name → status.state (ready, notReady, ""); None when the CRD is not served."""
-    from kubernetes.client import CustomObjectsApi
     from kubernetes.client.exceptions import ApiException
 
     try:
         with api_call("list", POLICY_PLURAL):
-            body = call_json(
-                CustomObjectsApi(api_client).list_cluster_custom_object,
-                POLICY_GROUP,
-                POLICY_VERSION,
-                POLICY_PLURAL,
+            items = list_json(
+                api_client,
+                "/apis/{group}/{version}/{plural}",
+                group=POLICY_GROUP,
+                version=POLICY_VERSION,
+                plural=POLICY_PLURAL,
             )
     except ApiException as error:
         if error.status == 404:
             return None
         raise
-    return {
-        name_of(item): str(dig(item, "status", "state", default="") or "") for item in body.get("items") or []
-    }
+    return {name_of(item): str(dig(item, "status", "state", default="") or "") for item in items}
 
 
 def kubelet_versions(api_client: ApiClient) -> list[str]:
     """Every node's kubelet version (`v1.31.4+k3s1` names the distribution)."""
-    from kubernetes.client import CoreV1Api
-
     with api_call("list", "nodes"):
-        body = call_json(CoreV1Api(api_client).list_node)
-    return [
-        str(dig(item, "status", "nodeInfo", "kubeletVersion", default="") or "")
-        for item in body.get("items") or []
-    ]
+        items = list_json(api_client, "/api/v1/nodes")
+    return [str(dig(item, "status", "nodeInfo", "kubeletVersion", default="") or "") for item in items]

@@ -192,7 +192,5 @@ def _addresses(node: JsonDict) -> tuple[str, ...]:
 
 def list_nodes(api_client: ApiClient) -> list[NodeInfo]:
     """Every node of the cluster (one request per 500 nodes)."""
-    from kubernetes.client import CoreV1Api
-
     with api_call("list", "nodes"):
-        return [node_from_json(item) for item in list_items(CoreV1Api(api_client).list_node)]
+        return [node_from_json(item) for item in list_items(api_client, "/api/v1/nodes")]

@@ -14,11 +14,15 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
 from gpuctl.kube.pod_states import PodOutcome, classify
 from gpuctl.kube.raw import JsonDict, PagedList, dig, name_of, stream_json_lines
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 # A pod's name and its Warning events (reason, message), oldest first → will waiting not help?
 Settle = Callable[[str, tuple[tuple[str, str], ...]], bool]
@@ -29,6 +33,8 @@ OnPhase = Callable[[str, str], None]  # pod name, status.phase: for live progres
 POD_WARNINGS = "type=Warning,involvedObject.kind=Pod"
 READER_JOIN_SECONDS = 2.0
 INBOX_SIZE = 256
+PODS = "/api/v1/namespaces/{namespace}/pods"
+EVENTS = "/api/v1/namespaces/{namespace}/events"
 
 
 class _OpenStreams:
@@ -69,7 +75,7 @@ class PodFollow:
 
     def __init__(  # noqa: PLR0917 - the batch's coordinates and the caller's callbacks
         self,
-        core: Any,
+        api_client: ApiClient,
         namespace: str,
         selector: str,
         names: set[str],
@@ -78,7 +84,7 @@ class PodFollow:
         settle: Settle | None = None,
         on_phase: OnPhase | None = None,
     ) -> None:
-        self.core = core
+        self.api_client = api_client
         self.on_phase = on_phase
         self.namespace = namespace
         self.selector = selector
@@ -195,34 +201,32 @@ class PodFollow:
 
     def _read_pods(self) -> None:
         while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
-            pages = PagedList(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
+            pages = PagedList(
+                self.api_client, PODS, query={"labelSelector": self.selector}, namespace=self.namespace
+            )
             with api_call("list", f"pods in namespace {self.namespace}"):
                 for item in pages:
                     self._hand("pod", item)
-            version = pages.resource_version
-            self._watch("pod", self.core.list_namespaced_pod, version, label_selector=self.selector)
+            self._watch("pod", pages.resource_version, labelSelector=self.selector)
 
     def _read_events(self) -> None:
         # No resourceVersion: the watch starts with the events that exist (ADDED), then changes.
         version = ""
         while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
-            version = self._watch(
-                "event", self.core.list_namespaced_event, version, field_selector=POD_WARNINGS
-            )
+            version = self._watch("event", version, fieldSelector=POD_WARNINGS)
 
-    def _watch(self, kind: str, method: Callable[..., Any], version: str, **selector: str) -> str:
+    def _watch(self, kind: str, version: str, **selector: str) -> str:
         """Hand each object of one watch to the inbox; the last resourceVersion, "" after an ERROR."""
         remaining = max(1.0, self.deadline - time.monotonic())
         resource = "pods" if kind == "pod" else "events"
+        query = {"resourceVersion": version or None, "timeoutSeconds": int(remaining) + 1, **selector}
         with api_call("watch", f"{resource} in namespace {self.namespace}"):
-            response: Any = method(
-                self.namespace,
-                watch=True,
-                resource_version=version or None,
-                timeout_seconds=int(remaining) + 1,
-                _preload_content=False,
-                _request_timeout=(10.0, remaining + 10.0),
-                **selector,
+            response = rest_requests.watch(
+                self.api_client,
+                PODS if kind == "pod" else EVENTS,
+                query,
+                (10.0, remaining + 10.0),
+                namespace=self.namespace,
             )
             if not self.streams.add(response):
                 response.close()

@@ -8,14 +8,14 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import UnreachableError
 from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, call_drained, call_json, dig, name_of
+from gpuctl.kube.raw import JsonDict, dig, list_json, name_of
 
 __all__ = [
     "LogUnavailable",
@@ -30,6 +30,10 @@ __all__ = [
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+PODS = "/api/v1/namespaces/{namespace}/pods"
+EVENTS = "/api/v1/namespaces/{namespace}/events"
+NAMESPACE = "/api/v1/namespaces/{name}"
+
 
 class PodBatch:
     """One batch of pods sharing a label selector in one namespace."""
@@ -38,9 +42,7 @@ class PodBatch:
         self, api_client: ApiClient, namespace: str, selector: str, executor: ThreadPoolExecutor, workers: int
     ):
         """`workers`: how many of `executor`'s threads create pods at once (its size)."""
-        from kubernetes.client import CoreV1Api
-
-        self.core = CoreV1Api(api_client)
+        self.api_client = api_client
         self.namespace = namespace
         self.selector = selector
         self.executor = executor
@@ -58,7 +60,7 @@ class PodBatch:
             return PodOutcome(name_of(manifest), "create-failed", message="not created: interrupted")
         try:
             with api_call("create", f"pods in namespace {self.namespace}"):
-                rest_requests.create_pod(self.core.api_client, self.namespace, manifest)
+                rest_requests.create_pod(self.api_client, self.namespace, manifest)
         except ApiException as error:
             return PodOutcome(name_of(manifest), "create-failed", message=_api_message(error))
         with self._lock:
@@ -105,21 +107,21 @@ class PodBatch:
         `settle` judges final ends as `stuck` at once.
         """
         follow = PodFollow(
-            self.core, self.namespace, self.selector, names, deadline, on_done, settle, on_phase
+            self.api_client, self.namespace, self.selector, names, deadline, on_done, settle, on_phase
         )
         return follow.run()
 
     # --- logs, events, cleanup ------------------------------------------------------------------
     def read_log(self, name: str, container: str) -> str:
-        log = read_pod_log(self.core.api_client, self.namespace, name, container)
+        log = read_pod_log(self.api_client, self.namespace, name, container)
         return log if isinstance(log, str) else f"(log unavailable: {log.message})"
 
     def events_by_pod(self) -> dict[str, list[JsonDict]]:
         """Events of this namespace grouped by the pod they are about (one request)."""
         with api_call("list", f"events in namespace {self.namespace}"):
-            body = call_json(self.core.list_namespaced_event, self.namespace)
+            events = list_json(self.api_client, EVENTS, namespace=self.namespace)
         grouped: dict[str, list[JsonDict]] = {}
-        for event in body.get("items", []):
+        for event in events:
             pod = dig(event, "involvedObject", "name", default="")
             grouped.setdefault(pod, []).append(event)
         return grouped
@@ -131,11 +133,11 @@ class PodBatch:
         """
         try:
             with api_call("deletecollection", f"pods in namespace {self.namespace}"):
-                call_drained(
-                    self.core.delete_collection_namespaced_pod,
-                    self.namespace,
-                    label_selector=self.selector,
-                    grace_period_seconds=0,
+                rest_requests.delete_collection(
+                    self.api_client,
+                    PODS,
+                    {"labelSelector": self.selector, "gracePeriodSeconds": 0},
+                    namespace=self.namespace,
                 )
         except UnreachableError as error:
             if _status_of(error.__cause__) != 403:
@@ -146,12 +148,21 @@ class PodBatch:
         from kubernetes.client.exceptions import ApiException
 
         with api_call("list", f"pods in namespace {self.namespace}"):
-            body = call_json(self.core.list_namespaced_pod, self.namespace, label_selector=self.selector)
-        names = [name_of(item) for item in body.get("items", [])]
+            pods = list_json(
+                self.api_client, PODS, query={"labelSelector": self.selector}, namespace=self.namespace
+            )
+        names = [name_of(item) for item in pods]
         for index, name in enumerate(names):
             try:
                 with api_call("delete", f"pods in namespace {self.namespace}"):
-                    call_json(self.core.delete_namespaced_pod, name, self.namespace, grace_period_seconds=0)
+                    rest_requests.request_json(
+                        self.api_client,
+                        "DELETE",
+                        PODS + "/{name}",
+                        query={"gracePeriodSeconds": 0},
+                        namespace=self.namespace,
+                        name=name,
+                    )
             except ApiException as error:
                 if error.status != 404:
                     raise self._left_behind(len(names) - index, _api_message(error)) from error
@@ -188,23 +199,17 @@ def read_pod_log(
 
 def list_all_pods(api_client: ApiClient) -> list[JsonDict]:
     """Every pod of every namespace, as raw JSON (one request)."""
-    from kubernetes.client import CoreV1Api
-
     with api_call("list", "pods"):
-        body = call_json(CoreV1Api(api_client).list_pod_for_all_namespaces)
-    items: list[JsonDict] = body.get("items") or []
-    return items
+        return list_json(api_client, "/api/v1/pods")
 
 
 def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, str]) -> bool:
     """Create `namespace` with `labels` if absent; True when it was created."""
-    from kubernetes.client import CoreV1Api
     from kubernetes.client.exceptions import ApiException
 
-    core = CoreV1Api(api_client)
     try:
         with api_call("get", f"namespace {namespace}"):
-            call_json(core.read_namespace, namespace)
+            rest_requests.get_json(api_client, NAMESPACE, name=namespace)
         return False
     except ApiException as error:
         if error.status != 404:
@@ -212,7 +217,7 @@ def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, st
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": labels}}
     try:
         with api_call("create", f"namespace {namespace}"):
-            call_json(core.create_namespace, cast(Any, body))
+            rest_requests.request_json(api_client, "POST", "/api/v1/namespaces", body=body)
     except ApiException as error:
         if error.status != 409:
             raise
@@ -222,12 +227,11 @@ def ensure_namespace(api_client: ApiClient, namespace: str, labels: dict[str, st
 
 def delete_namespace(api_client: ApiClient, namespace: str) -> None:
     """Delete `namespace` (an absent one is no error)."""
-    from kubernetes.client import CoreV1Api
     from kubernetes.client.exceptions import ApiException
 
     try:
         with api_call("delete", f"namespace {namespace}"):
-            call_json(CoreV1Api(api_client).delete_namespace, namespace)
+            rest_requests.request_json(api_client, "DELETE", NAMESPACE, name=namespace)
     except ApiException as error:
         if error.status != 404:
             raise

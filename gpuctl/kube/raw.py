@@ -1,21 +1,27 @@
 """Raw JSON access through the official client.
 
 At 1,000 nodes the client's model deserialisation costs more than the HTTP round trip, so list
-and watch responses are read as plain JSON (`_preload_content=False`) and handled as dicts.
+and watch responses are read as plain JSON (through rest_requests) and handled as dicts.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gpuctl.kube.rest_requests import Query, get_json
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 JsonDict = dict[str, Any]
 PAGE_SIZE = 500
 
 
 def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict:
-    """Call a generated API method and return its body as a dict.
+    """Call a generated API method and return its body as a dict (for the writes still made
+    through the generated classes: server-side apply).
 
     Reading the body in full returns the connection to the pool; an unread one would be dropped.
     """
@@ -24,28 +30,23 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
     return data
 
 
-def call_drained(method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-    """Call a generated API method whose answer is not needed (a deletecollection answers with
-    every object it deleted: thousands of pods); read it in small pieces and drop it."""
-    response = method(*args, _preload_content=False, **kwargs)
-    for _ in response.stream(64 * 1024, decode_content=False):
-        pass
-    response.release_conn()
-
-
 class PagedList:
-    """Every item of a list call, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
+    """Every item of a list request, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
     client holds one page of parsed objects at a time, not thousands of nodes or pods at once.
     `resource_version`: the list's, from its first page (where a watch resumes after it)."""
 
-    def __init__(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        self.method, self.args, self.kwargs = method, args, kwargs
+    def __init__(
+        self, api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
+    ) -> None:
+        self.api_client, self.path, self.path_params = api_client, path, path_params
+        self.query = query or {}
         self.resource_version = ""
 
     def __iter__(self) -> Iterator[JsonDict]:
         token = None
         while True:
-            body = call_json(self.method, *self.args, limit=PAGE_SIZE, _continue=token, **self.kwargs)
+            query = {**self.query, "limit": PAGE_SIZE, "continue": token}
+            body = get_json(self.api_client, self.path, query=query, **self.path_params)
             if token is None:
                 self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
             yield from body.get("items") or []
@@ -54,15 +55,19 @@ class PagedList:
                 return
 
 
-def list_items(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[JsonDict]:
-    """Every item of a list call, a page at a time (see PagedList)."""
-    return iter(PagedList(method, *args, **kwargs))
+def list_items(
+    api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
+) -> Iterator[JsonDict]:
+    """Every item of a list request, a page at a time (see PagedList)."""
+    return iter(PagedList(api_client, path, query=query, **path_params))
 
 
-def call_text(method: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
-    """Call a generated API method whose body is text (pod logs)."""
-    response = method(*args, _preload_content=False, **kwargs)
-    return bytes(response.data or b"").decode("utf-8", errors="replace")
+def list_json(
+    api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
+) -> list[JsonDict]:
+    """The items of one list request (a list gpuctl reads whole: DaemonSets, RuntimeClasses)."""
+    items: list[JsonDict] = get_json(api_client, path, query=query, **path_params).get("items") or []
+    return items
 
 
 def stream_json_lines(response: Any) -> Iterator[JsonDict]:

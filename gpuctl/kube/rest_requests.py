@@ -1,77 +1,152 @@
-"""The two requests made once per node (create a verification pod, read its log), sent through the
-official client's own REST layer without its generated API methods.
+"""Kubernetes API requests through the official client's own REST layer, without its generated
+API classes.
 
-A generated method validates every argument with pydantic and builds its request from a typed
-model; at thousands of nodes that bookkeeping costs more CPU than the request. These functions
-take the generated method's remaining steps themselves, all of them the client's:
-`ApiClient.param_serialize` (path quoting, query, default headers and the BearerToken auth setting,
-so the Configuration's refresh hook renews exec and in-cluster tokens as it does for every other
-call), then `ApiClient.call_api` (the request timeout of `client.TimeoutApiClient`, then the
-client's `RESTClientObject`: its urllib3 pool with the Configuration's TLS, proxy, retries and
-pool size). A non-2xx answer raises the client's ApiException as a generated method called with
-`_preload_content=False` does; transport failures are urllib3's errors. `client.api_call` maps
-both (exit 3).
+A generated API class costs on both ends: importing CoreV1Api, AppsV1Api and the rest loads
+their pydantic models (~0.6 s of CPU and ~26 MB per run), and each call validates every argument
+with pydantic and builds its request from a typed model, which at thousands of nodes costs more
+CPU than the request. gpuctl reads answers as plain JSON anyway, so these functions take a
+generated method's remaining steps themselves, all of them the client's:
+`ApiClient.param_serialize` (path quoting, query encoding, default headers and the BearerToken
+auth setting, so the Configuration's refresh hook renews exec and in-cluster tokens as it does
+for every generated call), then `ApiClient.call_api` (the request timeout of
+`client.TimeoutApiClient`, then the client's `RESTClientObject`: its urllib3 pool with the
+Configuration's TLS, proxy, retries and pool size). A non-2xx answer raises the client's
+ApiException, as a generated method called with `_preload_content=False` does; transport failures
+are urllib3's errors. `client.api_call` maps both (exit 3).
+
+Paths are the API's own, with `{namespace}`-style parameters filled in (and quoted) by
+param_serialize; query keys are the API's (`labelSelector`, `resourceVersion`), None values left out.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 JsonDict = dict[str, Any]
-AUTH_SETTINGS = ["BearerToken"]  # what the generated CoreV1Api methods name
+Query = dict[str, Any]
+AUTH_SETTINGS = ["BearerToken"]  # what every generated method of the Kubernetes API names
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
-def request(
-    api_client: ApiClient,
-    method: str,
-    resource_path: str,
-    path_params: dict[str, str],
-    *,
-    query: list[tuple[str, Any]] | None = None,
-    body: JsonDict | None = None,
-) -> bytes:
-    """The body of one answer to `method resource_path`; ApiException for a non-2xx status."""
-    from kubernetes.client.exceptions import ApiException
+@dataclass(frozen=True)
+class Call:
+    """One request: method, the API path with its `{parameters}` (filled in and quoted by
+    param_serialize), the query (None values left out), a JSON body and its content type."""
 
-    headers = {"Accept": "application/json"}
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-    serialized = api_client.param_serialize(
-        method=method,
-        resource_path=resource_path,
-        path_params=path_params,
-        query_params=query or [],
+    method: str
+    path: str
+    path_params: dict[str, str]
+    query: Query | None = None
+    body: JsonDict | None = None
+    content_type: str = JSON
+    timeout: tuple[float, float] | None = None  # None: the client's default (TimeoutApiClient)
+
+
+def send(api_client: ApiClient, call: Call) -> Any:
+    """Send one request; the client's RESTResponse, its body not read yet (read it, or stream
+    its `.response`, so that the connection goes back to the pool)."""
+    headers = {"Accept": JSON}
+    if call.body is not None:
+        headers["Content-Type"] = call.content_type
+    method, url, headers, _, _ = api_client.param_serialize(
+        method=call.method,
+        resource_path=call.path,
+        path_params=call.path_params,
+        query_params=[(key, value) for key, value in (call.query or {}).items() if value is not None],
         header_params=headers,
-        body=body,
         auth_settings=AUTH_SETTINGS,
     )
-    response = api_client.call_api(*serialized)
-    data = bytes(response.read() or b"")  # read in full: the connection goes back to the pool
+    # The body goes to the REST layer as is: param_serialize would only walk the plain dict
+    # looking for typed models to convert (a verification pod is ~60 nodes of it).
+    return api_client.call_api(method, url, headers, call.body, _request_timeout=call.timeout)
+
+
+def _raise_for_status(response: Any) -> None:
+    from kubernetes.client.exceptions import ApiException
+
     if not 200 <= response.status <= 299:
+        response.read()  # the Status body, for the exception (and the pool)
         raise ApiException.from_response(http_resp=response, body=None, data=None)
+
+
+def answer(api_client: ApiClient, call: Call) -> bytes:
+    """The body of the answer to `call`; ApiException for a non-2xx status."""
+    response = send(api_client, call)
+    data = bytes(response.read() or b"")  # read in full: the connection goes back to the pool
+    _raise_for_status(response)
     return data
+
+
+def answer_json(api_client: ApiClient, call: Call) -> JsonDict:
+    """The answer to `call` as a dict; ApiException for a non-2xx status."""
+    data: JsonDict = json.loads(answer(api_client, call) or b"{}")
+    return data
+
+
+def request_json(
+    api_client: ApiClient,
+    method: str,
+    path: str,
+    *,
+    query: Query | None = None,
+    body: JsonDict | None = None,
+    content_type: str = JSON,
+    **path_params: str,
+) -> JsonDict:
+    """The answer to `method path` as a dict; ApiException for a non-2xx status."""
+    return answer_json(api_client, Call(method, path, path_params, query, body, content_type))
+
+
+def get_json(api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str) -> JsonDict:
+    """GET `path` (an object or a list) as a dict."""
+    return answer_json(api_client, Call("GET", path, path_params, query))
+
+
+def stream(api_client: ApiClient, call: Call) -> Any:
+    """The urllib3 response to `call`, its body unread, to be read in chunks (a watch; a
+    deletecollection's answer); ApiException for a non-2xx status."""
+    response = send(api_client, call)
+    _raise_for_status(response)
+    return response.response
+
+
+def watch(
+    api_client: ApiClient,
+    path: str,
+    query: Query,
+    timeout: tuple[float, float] | None = None,
+    **path_params: str,
+) -> Any:
+    """A watch on the collection at `path` (`query`: selectors, resourceVersion, timeoutSeconds),
+    its events to be read line by line from the urllib3 response."""
+    return stream(api_client, Call("GET", path, path_params, {**query, "watch": True}, timeout=timeout))
+
+
+def delete_collection(api_client: ApiClient, path: str, query: Query, **path_params: str) -> None:
+    """DELETE the collection at `path` (`query`: its selector). Its answer lists every object it
+    deleted (thousands of pods): read in small pieces and dropped."""
+    response = stream(api_client, Call("DELETE", path, path_params, query))
+    for _ in response.stream(64 * 1024, decode_content=False):
+        pass
+    response.release_conn()
 
 
 def create_pod(api_client: ApiClient, namespace: str, manifest: JsonDict) -> JsonDict:
     """POST a pod (a plain dict); the created pod as a dict."""
-    data = request(
-        api_client, "POST", "/api/v1/namespaces/{namespace}/pods", {"namespace": namespace}, body=manifest
+    return request_json(
+        api_client, "POST", "/api/v1/namespaces/{namespace}/pods", body=manifest, namespace=namespace
     )
-    created: JsonDict = json.loads(data)
-    return created
 
 
-def read_log(api_client: ApiClient, namespace: str, name: str, query: dict[str, Any]) -> str:
+def read_log(api_client: ApiClient, namespace: str, name: str, query: Query) -> str:
     """GET a pod's log (`query`: container, tailLines; None values left out); the text."""
-    data = request(
-        api_client,
-        "GET",
-        "/api/v1/namespaces/{namespace}/pods/{name}/log",
-        {"namespace": namespace, "name": name},
-        query=[(key, value) for key, value in query.items() if value is not None],
-    )
+    path = "/api/v1/namespaces/{namespace}/pods/{name}/log"
+    data = answer(api_client, Call("GET", path, {"namespace": namespace, "name": name}, query))
     return data.decode("utf-8", errors="replace")

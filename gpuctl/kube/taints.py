@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from gpuctl.errors import ConfigError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, call_json, dig, name_of
+from gpuctl.kube.raw import JsonDict, dig, list_json, name_of
+from gpuctl.kube.rest_requests import STRATEGIC_MERGE_PATCH, get_json, request_json
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 MAX_ATTEMPTS = 5
 
 # Given a node as read, its new taint list, or None when the node needs no write.
@@ -29,13 +29,11 @@ TaintPlanner = Callable[[JsonDict], "list[JsonDict] | None"]
 def list_node_objects(api_client: ApiClient, selector: str | None = None) -> list[JsonDict]:
     """Every node (or those matching `selector`) as raw JSON; a selector the server rejects is
     a ConfigError naming --selector."""
-    from kubernetes.client import CoreV1Api
     from kubernetes.client.exceptions import ApiException
 
-    kwargs = {"label_selector": selector} if selector else {}
     try:
         with api_call("list", "nodes"):
-            body = call_json(CoreV1Api(api_client).list_node, **kwargs)
+            return list_json(api_client, "/api/v1/nodes", query={"labelSelector": selector or None})
     except ApiException as error:
         if error.status == 400:
             raise ConfigError(
@@ -43,8 +41,6 @@ def list_node_objects(api_client: ApiClient, selector: str | None = None) -> lis
                 hint="check the selector syntax with `kubectl get nodes -l SELECTOR`",
             ) from error
         raise
-    items: list[JsonDict] = body.get("items") or []
-    return items
 
 
 @dataclass(frozen=True)
@@ -69,9 +65,7 @@ class NodeTaintWriter:
         after_read: Callable[[str], None] | None = None,
         max_attempts: int = MAX_ATTEMPTS,
     ) -> None:
-        from kubernetes.client import CoreV1Api
-
-        self.core = CoreV1Api(api_client)
+        self.api_client = api_client
         self.dry_run = dry_run
         self.after_read = after_read  # a seam for tests that race a real concurrent writer
         self.max_attempts = max_attempts
@@ -80,7 +74,7 @@ class NodeTaintWriter:
 
     def _read(self, name: str) -> JsonDict:
         with api_call("get", f"node {name}"):
-            return call_json(self.core.read_node, name)
+            return get_json(self.api_client, "/api/v1/nodes/{name}", name=name)
 
     def _patch(self, node: JsonDict, taints: list[JsonDict]) -> None:
         name = name_of(node)
@@ -88,11 +82,18 @@ class NodeTaintWriter:
             "metadata": {"resourceVersion": dig(node, "metadata", "resourceVersion", default="")},
             "spec": {"taints": taints},
         }
-        kwargs = {"dry_run": "All"} if self.dry_run else {}
         with self._lock:
             self.writes += 1
         with api_call("patch", f"node {name}"):
-            call_json(self.core.patch_node, name, body, _content_type=STRATEGIC_MERGE, **kwargs)
+            request_json(
+                self.api_client,
+                "PATCH",
+                "/api/v1/nodes/{name}",
+                query={"dryRun": "All" if self.dry_run else None},
+                body=body,
+                content_type=STRATEGIC_MERGE_PATCH,
+                name=name,
+            )
 
     def write(self, node: JsonDict, plan: TaintPlanner) -> TaintWrite:
         """Apply `plan` to `node`: re-read and re-plan after each 409, at most max_attempts times."""
