@@ -5,7 +5,7 @@ one deletecollection (one by one where RBAC allows `delete` but not `deletecolle
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,12 +69,12 @@ class PodBatch:
         return None
 
     def create_all(
-        self, manifests: list[JsonDict], on_created: Callable[[], None] | None = None
+        self, manifests: Iterator[JsonDict], count: int, on_created: Callable[[], None] | None = None
     ) -> list[Future[list[PodOutcome]]]:
         """Create every pod on `self.workers` tasks of the pool that take the next manifest in turn
         (a task per worker, not per pod: thousands of futures cost more than the requests'
         bookkeeping); each task's result: the pods it could not create."""
-        queue = iter(manifests)
+        queue = manifests
         lock = threading.Lock()
 
         def work() -> list[PodOutcome]:
@@ -90,7 +90,7 @@ class PodBatch:
                 elif on_created is not None:
                     on_created()
 
-        return [self.executor.submit(work) for _ in range(max(1, min(self.workers, len(manifests))))]
+        return [self.executor.submit(work) for _ in range(max(1, min(self.workers, count)))]
 
     # --- following --------------------------------------------------------------------------
     def follow(

@@ -55,6 +55,10 @@ def pod_name(run_id: str, node: str) -> str:
     return f"{name[: 63 - 9].rstrip('-')}-{digest}"
 
 
+def verification_pod_name(node: NodeInfo, run_id: str, part: int = 0) -> str:
+    return pod_name(run_id, node.name) if not part else pod_name(run_id, f"{node.name}-{part}")
+
+
 def is_gpu_taint_key(key: str) -> bool:
     """Taints gpuctl tolerates on its own: the ones that reserve a node for GPU work."""
     return key.startswith("nvidia.com/") or "gpu" in key.lower()
@@ -126,7 +130,7 @@ def verification_pod(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": pod_name(run_id, node.name) if not part else pod_name(run_id, f"{node.name}-{part}"),
+            "name": verification_pod_name(node, run_id, part),
             "labels": {MANAGED_BY: "gpuctl", COMPONENT: "verify", RUN_ID_LABEL: run_id},
             "annotations": {NODE_ANNOTATION: node.name},
         },

@@ -13,16 +13,26 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
+from typing import NamedTuple
 
 from gpuctl.core.verify.model import PodEvaluation
 from gpuctl.core.verify.pod_judgement import stuck_for_good
 from gpuctl.core.verify.progress import PodProgress
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodBatch, PodOutcome
-from gpuctl.kube.raw import JsonDict, name_of
+from gpuctl.kube.raw import JsonDict
 
 # How a finished (or stuck) pod is judged: its outcome, with the log read, and its node.
 Judge = Callable[[PodOutcome, NodeInfo], PodEvaluation]
+
+
+class PlannedPod(NamedTuple):
+    """A verification pod to create: its manifest is built only when its turn to be created
+    comes (5,000 manifests held at once are ~18 MB)."""
+
+    name: str
+    node: NodeInfo
+    build: Callable[[], JsonDict]
 
 
 class PodRun:
@@ -31,7 +41,7 @@ class PodRun:
     def __init__(
         self,
         batch: PodBatch,
-        pods: list[tuple[JsonDict, NodeInfo]],
+        pods: list[PlannedPod],
         container: str,
         judge: Judge,
         progress: PodProgress | None = None,
@@ -40,8 +50,8 @@ class PodRun:
         self.progress = progress
         self.container = container
         self.judge = judge
-        self.manifests = [manifest for manifest, _ in pods]
-        self.node_by_pod = {name_of(manifest): node for manifest, node in pods}
+        self.planned = pods
+        self.node_by_pod = {pod.name: pod.node for pod in pods}
         self.creations: list[Future[list[PodOutcome]]] = []
         self.evaluations: dict[str, Future[PodEvaluation]] = {}
         self.started_at = 0.0  # monotonic: the create requests were queued
@@ -51,7 +61,8 @@ class PodRun:
         """Queue every creation (returns at once)."""
         self.started_at = time.monotonic()
         on_created = self.progress.created if self.progress is not None else None
-        self.creations = self.batch.create_all(self.manifests, on_created)
+        manifests = (pod.build() for pod in self.planned)
+        self.creations = self.batch.create_all(manifests, len(self.planned), on_created)
 
     def _evaluate(self, outcome: PodOutcome) -> PodEvaluation:
         if outcome.state == "succeeded" and outcome.message:
@@ -96,6 +107,25 @@ class PodRun:
             name: replace(evaluation, pod_seconds=self.ended_at.get(name, now) - self.started_at)
             for name, evaluation in results.items()
         }
+
+
+def merge_by_node(by_pod: dict[str, PodEvaluation], nodes: dict[str, NodeInfo]) -> dict[str, PodEvaluation]:
+    """One evaluation per node: its first failing pod's, else the union of what its pods saw."""
+    grouped: dict[str, list[PodEvaluation]] = {}
+    for pod, evaluation in sorted(by_pod.items()):
+        grouped.setdefault(nodes[pod].name, []).append(evaluation)
+    merged = {}
+    for node, evaluations in grouped.items():
+        failing = [e for e in evaluations if any(c.failed for c in e.checks)]
+        first = failing[0] if failing else evaluations[0]
+        uuids = tuple(dict.fromkeys(u for e in evaluations for u in e.uuids))
+        mig = sum(e.mig_devices for e in evaluations)
+        seen = len(uuids) if uuids else first.seen
+        seconds = max((e.pod_seconds for e in evaluations if e.pod_seconds is not None), default=None)
+        merged[node] = PodEvaluation(
+            first.checks, seen, first.product, first.driver_version, uuids, mig, pod_seconds=seconds
+        )
+    return merged
 
 
 def _done(evaluation: PodEvaluation) -> Future[PodEvaluation]:

@@ -50,8 +50,9 @@ from gpuctl.core.verify.pod_manifest import (
     new_run_id,
     run_selector,
     verification_pod,
+    verification_pod_name,
 )
-from gpuctl.core.verify.pod_run import PodRun
+from gpuctl.core.verify.pod_run import PlannedPod, PodRun, merge_by_node
 from gpuctl.core.verify.progress import PodProgress
 from gpuctl.core.verify.sharing import SharingPlan, expected_seen, physical_checks, plan_for, sharing_check
 from gpuctl.errors import GpuctlError
@@ -214,7 +215,7 @@ def verify(
         plugin_logs.read_first(options, targets)
         if pod_run is not None:
             by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
-            snapshot.evaluations = _merge_by_node(by_pod, pod_run.node_by_pod)
+            snapshot.evaluations = merge_by_node(by_pod, pod_run.node_by_pod)
             allocations = dra_run.finish() if dra_run is not None else {}
             snapshot.claims = {
                 pod_run.node_by_pod[p].name: a for p, a in allocations.items() if p in pod_run.node_by_pod
@@ -262,35 +263,22 @@ def _clean_up(
 
 def _pods_for(
     node: NodeInfo, run_id: str, options: VerifyOptions, snapshot: ClusterSnapshot, dra_run: DraRun | None
-) -> list[tuple[JsonDict, NodeInfo]]:
+) -> list[PlannedPod]:
     """What the node's sharing allows: one pod with all its devices, or (MPS) one per GPU; on a
     DRA node one pod that claims all its GPUs."""
     if dra_run is not None and snapshot.through_dra(node):
-        return [(dra.claim_pod(verification_pod(node, 0, run_id, options), dra_run.template), node)]
+        template = dra_run.template
+
+        def claiming() -> JsonDict:
+            return dra.claim_pod(verification_pod(node, 0, run_id, options), template)
+
+        return [PlannedPod(verification_pod_name(node, run_id), node, claiming)]
     plan = snapshot.plan(node)
+    build = functools.partial(verification_pod, node, plan.requests, run_id, options, mig=plan.mig)
     return [
-        (verification_pod(node, plan.requests, run_id, options, part=part, mig=plan.mig), node)
+        PlannedPod(verification_pod_name(node, run_id, part), node, functools.partial(build, part=part))
         for part in range(plan.pods)
     ]
-
-
-def _merge_by_node(by_pod: dict[str, PodEvaluation], nodes: dict[str, NodeInfo]) -> dict[str, PodEvaluation]:
-    """One evaluation per node: its first failing pod's, else the union of what its pods saw."""
-    grouped: dict[str, list[PodEvaluation]] = {}
-    for pod, evaluation in sorted(by_pod.items()):
-        grouped.setdefault(nodes[pod].name, []).append(evaluation)
-    merged = {}
-    for node, evaluations in grouped.items():
-        failing = [e for e in evaluations if any(c.failed for c in e.checks)]
-        first = failing[0] if failing else evaluations[0]
-        uuids = tuple(dict.fromkeys(u for e in evaluations for u in e.uuids))
-        mig = sum(e.mig_devices for e in evaluations)
-        seen = len(uuids) if uuids else first.seen
-        seconds = max((e.pod_seconds for e in evaluations if e.pod_seconds is not None), default=None)
-        merged[node] = PodEvaluation(
-            first.checks, seen, first.product, first.driver_version, uuids, mig, pod_seconds=seconds
-        )
-    return merged
 
 
 def _judge(
