@@ -7,6 +7,7 @@ library only: the stand-in package embeds this file.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import uuid
@@ -45,6 +46,8 @@ KMD_BANNER_BRANCH = 610
 # nvidia-smi's default table shows at most 27 characters of a GPU's name, cutting longer ones.
 TABLE_NAME_WIDTH = 27
 
+_DNS_NAMESPACE = uuid.NAMESPACE_DNS.bytes
+
 _UNITS = {"memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "power.draw": "W",
           "utilization.gpu": "%", "utilization.memory": "%"}  # fmt: skip
 
@@ -72,7 +75,7 @@ class Gpu:
 
 def mig_uuid(node_name: str, gpu_index: int, mig_index: int) -> str:
     """A stable MIG device UUID (MIG-…) for a simulated node's GPU and MIG device index."""
-    return "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node_name}.gpu{gpu_index}.mig{mig_index}.gpuctl"))
+    return "MIG-" + _uuid5(f"{node_name}.gpu{gpu_index}.mig{mig_index}.gpuctl")
 
 
 @dataclass(frozen=True)
@@ -106,12 +109,22 @@ def cuda_version_for(driver_version: str) -> str:
     return _CUDA_BY_BRANCH[max(known)] if known else "11.4"
 
 
+def _uuid5(name: str) -> str:
+    """str(uuid.uuid5(uuid.NAMESPACE_DNS, name)), without building UUID objects (a node's GPUs are
+    named for every pod that runs nvidia-smi there)."""
+    digest = bytearray(hashlib.sha1(_DNS_NAMESPACE + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def fake_gpus(node_name: str, count: int, product: str, memory_mib: int, driver_version: str) -> list[Gpu]:
     """The GPUs of a simulated node: stable UUIDs derived from the node name and index."""
     return [
         Gpu(
             index=index,
-            uuid="GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node_name}.gpu{index}.gpuctl")),
+            uuid="GPU-" + _uuid5(f"{node_name}.gpu{index}.gpuctl"),
             name=product_name(product),
             memory_total_mib=memory_mib,
             driver_version=driver_version,

@@ -29,6 +29,7 @@ from gpuctl.kube.client import TOKEN_REFRESH_INTERVAL_S, api_call, load_api_clie
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 from gpuctl.kube.raw import PagedList, name_of, stream_json_lines
 from tests.cluster._tls_proxy import TlsProxy, self_signed_certificate
+from tests.polling import wait_until
 
 SCENARIO = {"podStartSeconds": 0, "devicePlugin": "installed", "nodes": [{"name": "gpu-0", "gpus": 8}]}
 
@@ -73,7 +74,11 @@ def test_lists_pages_watches_and_deletes_answer_as_the_generated_methods_do(sim:
 
     pods = "/api/v1/namespaces/{namespace}/pods"
     rest_requests.delete_collection(api, pods, {"labelSelector": "run=lean"}, namespace="default")
-    assert core.list_namespaced_pod("default", label_selector="run=lean").items == []
+    # A pod the kubelet already started stays until its containers are stopped (graceful deletion).
+    wait_until(
+        lambda: core.list_namespaced_pod("default", label_selector="run=lean").items == [],
+        "the deleted collection gone",
+    )
     with pytest.raises(ApiException) as missing:
         rest_requests.request_json(api, "DELETE", pods + "/{name}", namespace="default", name="watched")
     assert missing.value.status == 404

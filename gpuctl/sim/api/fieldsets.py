@@ -15,6 +15,7 @@ where `.` marks an item that is owned itself as well as through its fields.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -180,6 +181,14 @@ def _element_order(element: Element) -> tuple[int, str]:
 
 
 def to_fields_v1(paths: Iterable[FieldPath]) -> Obj:
+    """The fieldsV1 object of a set of paths. Shared between callers (objects of one shape, such
+    as thousands of pods from one template, have the same set): never mutate the answer, as stored
+    objects are never mutated in place."""
+    return _fields_v1(frozenset(paths))
+
+
+@functools.lru_cache(maxsize=1024)
+def _fields_v1(paths: frozenset[FieldPath]) -> Obj:
     trie: dict[Any, Any] = {}
     for path in paths:
         node = trie

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 from typing import Any
 
@@ -28,7 +29,7 @@ def page(items: list[Obj], query: dict[str, str], version: str) -> tuple[list[Ob
     limit_text, token = query.get("limit") or "", query.get("continue") or ""
     if token:
         version, after = _decode(token)
-        items = [obj for obj in items if _key(obj) > after]
+        items = items[bisect.bisect_right(items, after, key=_key) :]
     limit = int(limit_text) if limit_text.isdigit() else 0
     metadata: Obj = {"resourceVersion": version}
     if 0 < limit < len(items):

@@ -55,6 +55,7 @@ class Cluster:
         self.gpu_holders: dict[str, dict[str, list[Device]]] = {}  # node → pod uid → devices
         self.unscheduled: dict[str, tuple[str, str]] = {}  # pod uid → (namespace, name)
         self.last_failed_scheduling: dict[str, str] = {}  # pod uid → last message
+        self.scheduler_nodes: tuple[int, Any] | None = None  # the scheduler's node index, by generation
         self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
         self.plugin_configs: dict[str, PluginConfig] = {}  # node → config its plugin started with
         self.settling = False

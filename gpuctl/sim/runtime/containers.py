@@ -4,6 +4,7 @@ node's host state. nvidia-smi prints what the node's GPUs would print."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import shlex
@@ -104,12 +105,20 @@ def image_problem(image: str, pull_failures: tuple[str, ...]) -> tuple[str, str]
 
 def visible_gpus(spec: NodeSpec, indices: list[int]) -> list[nvidia_smi.Gpu]:
     """The node's GPUs the container was given, renumbered from 0 as nvidia-smi shows them."""
-    gpus = nvidia_smi.fake_gpus(
-        spec.name, spec.gpus, spec.gpu_product, spec.gpu_memory_mib, spec.driver_version
-    )
-    return [
+    identity = (spec.name, spec.gpus, spec.gpu_product, spec.gpu_memory_mib, spec.driver_version)
+    return list(_visible_gpus(identity, tuple(indices)))
+
+
+# The pods of a node (a verify run after another, time-sliced replicas) are given the same GPUs:
+# their UUIDs (a SHA-1 each) are worked out once per node, not once per pod.
+@functools.lru_cache(maxsize=16_384)
+def _visible_gpus(
+    identity: tuple[str, int, str, int, str], indices: tuple[int, ...]
+) -> tuple[nvidia_smi.Gpu, ...]:
+    gpus = nvidia_smi.fake_gpus(*identity)
+    return tuple(
         replace(gpus[index], index=position) for position, index in enumerate(indices) if index < len(gpus)
-    ]
+    )
 
 
 def _nvidia_smi(args: list[str], spec: NodeSpec, indices: list[int]) -> Outcome:

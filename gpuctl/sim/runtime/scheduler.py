@@ -28,27 +28,47 @@ INSUFFICIENT_GPU = f"Insufficient {GPU}"
 
 
 class _Capacity:
-    """Devices in use (per node and resource) and pods per node, from the kubelet's allocations."""
+    """Devices in use (per node and resource) and pods per node, from the kubelet's allocations;
+    each node's counts are read when the pass first looks at that node (a pod pinned to one node
+    looks at one), the pods per node when a pod has several nodes to choose from."""
 
     def __init__(self, cluster: Cluster) -> None:
-        self.gpus_used: Counter[str] = Counter()
-        self.devices_used: Counter[tuple[str, str]] = Counter()
-        self.pods: Counter[str] = Counter()
+        self.cluster = cluster
         self.claims = Allocator(cluster) if cluster.scenario.uses_dra else None
-        for runtime in cluster.runtime.values():
-            if runtime.node:
-                self.pods[runtime.node] += 1
-        for node_name, holders in cluster.gpu_holders.items():
-            for devices in holders.values():
-                self.gpus_used[node_name] += len(devices)
-                for device in devices:
-                    self.devices_used[(node_name, device.resource)] += 1
+        self._gpus_used: Counter[str] = Counter()
+        self._devices_used: Counter[tuple[str, str]] = Counter()
+        self._loaded: set[str] = set()
+        self._pods: Counter[str] | None = None
+
+    def _load(self, node_name: str) -> None:
+        if node_name in self._loaded:
+            return
+        self._loaded.add(node_name)
+        for devices in self.cluster.gpu_holders.get(node_name, {}).values():
+            self._gpus_used[node_name] += len(devices)
+            for device in devices:
+                self._devices_used[(node_name, device.resource)] += 1
+
+    def gpus_used(self, node_name: str) -> int:
+        self._load(node_name)
+        return self._gpus_used[node_name]
+
+    def devices_used(self, node_name: str, resource: str) -> int:
+        self._load(node_name)
+        return self._devices_used[(node_name, resource)]
+
+    def pods(self, node_name: str) -> int:
+        if self._pods is None:
+            self._pods = Counter(runtime.node for runtime in self.cluster.runtime.values() if runtime.node)
+        return self._pods[node_name]
 
     def take(self, node_name: str, pod: Obj) -> None:
+        self._load(node_name)
         for name, count in pod_device_requests(pod).items():
-            self.gpus_used[node_name] += count
-            self.devices_used[(node_name, name)] += count
-        self.pods[node_name] += 1
+            self._gpus_used[node_name] += count
+            self._devices_used[(node_name, name)] += count
+        if self._pods is not None:
+            self._pods[node_name] += 1
 
 
 def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
@@ -67,7 +87,7 @@ def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
     if capacity.claims is not None and (why := capacity.claims.reason(pod, node["metadata"]["name"])):
         return why
     for name, wanted in sorted(pod_device_requests(pod).items()):
-        used = capacity.devices_used[(node["metadata"]["name"], name)]
+        used = capacity.devices_used(node["metadata"]["name"], name)
         if allocatable_devices(node, name) - used < wanted:
             return f"Insufficient {name}"
     return None
@@ -105,11 +125,7 @@ def run_pass(cluster: Cluster) -> None:
     if not cluster.unscheduled:
         return
     store = cluster.store
-    nodes = {node["metadata"]["name"]: node for node in store.items("nodes")}
-    by_hostname: dict[str, list[Obj]] = {}
-    for node in nodes.values():
-        hostname = (node["metadata"].get("labels") or {}).get("kubernetes.io/hostname")
-        by_hostname.setdefault(hostname or "", []).append(node)
+    nodes, by_hostname = _node_index(cluster)
     capacity = _Capacity(cluster)
     for uid, (namespace, name) in list(cluster.unscheduled.items()):
         pod = store.get("pods", namespace, name)
@@ -136,14 +152,34 @@ def run_pass(cluster: Cluster) -> None:
         _bind(cluster, pod, chosen["metadata"]["name"])
 
 
+# The scheduler's view of the nodes (by name, by hostname label), rebuilt only when a node changed:
+# thousands of pods are placed in passes a few milliseconds apart while the nodes stay the same.
+_NodeIndex = tuple[dict[str, Obj], dict[str, list[Obj]]]
+
+
+def _node_index(cluster: Cluster) -> _NodeIndex:
+    generation = cluster.store.generation("nodes")
+    cached = cluster.scheduler_nodes
+    if cached is not None and cached[0] == generation:
+        index: _NodeIndex = cached[1]
+        return index
+    nodes = {node["metadata"]["name"]: node for node in cluster.store.items("nodes")}
+    by_hostname: dict[str, list[Obj]] = {}
+    for node in nodes.values():
+        hostname = (node["metadata"].get("labels") or {}).get("kubernetes.io/hostname")
+        by_hostname.setdefault(hostname or "", []).append(node)
+    cluster.scheduler_nodes = (generation, (nodes, by_hostname))
+    return nodes, by_hostname
+
+
 def _pick(pod: Obj, candidates: list[Obj], capacity: _Capacity) -> Obj | None:
     feasible = [node for node in candidates if filter_reason(pod, node, capacity) is None]
-    if not feasible:
-        return None
+    if len(feasible) <= 1:
+        return feasible[0] if feasible else None
     # Spread like the default LeastAllocated score: fewest GPUs in use, then fewest pods.
     return min(
         feasible,
-        key=lambda n: (capacity.gpus_used[n["metadata"]["name"]], capacity.pods[n["metadata"]["name"]]),
+        key=lambda n: (capacity.gpus_used(n["metadata"]["name"]), capacity.pods(n["metadata"]["name"])),
     )
 
 

@@ -75,6 +75,7 @@ class Store:
         self._resource_version = 1000
         self._history: list[Change] = []
         self._history_limit = history_limit
+        self._generations: dict[str, int] = {}  # resource → count of its writes
         self.closed = False
 
     # -- reads -------------------------------------------------------------------------------
@@ -93,6 +94,11 @@ class Store:
 
     def count(self, resource: str) -> int:
         return len(self._objects.get(resource, {}))
+
+    def generation(self, resource: str) -> int:
+        """A number that changes whenever an object of `resource` is added, replaced or removed:
+        what is derived from all of them (an index) is kept until it changes."""
+        return self._generations.get(resource, 0)
 
     # -- writes (caller holds self.lock) -------------------------------------------------------
     def _bump(self) -> str:
@@ -129,6 +135,7 @@ class Store:
         return final
 
     def _record(self, resource: str, kind: str, obj: Obj, previous: Obj | None) -> None:
+        self._generations[resource] = self._generations.get(resource, 0) + 1
         self._history.append(Change(self._resource_version, resource, kind, obj, previous))
         if len(self._history) > self._history_limit:
             del self._history[: self._history_limit // 10]

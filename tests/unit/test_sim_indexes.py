@@ -1,0 +1,62 @@
+"""The sim's shortcuts give the answers of the long way: UUIDs, list pages, the scheduler's node
+index, shared fieldsV1 objects."""
+
+from __future__ import annotations
+
+import uuid
+
+from gpuctl.nvidia_smi import _uuid5, fake_gpus, mig_uuid
+from gpuctl.sim.api import fieldsets, paging
+from gpuctl.sim.runtime import scheduler
+from gpuctl.sim.runtime.cluster import Cluster
+from gpuctl.sim.scenario import parse_scenario
+
+
+def test_gpu_uuids_are_uuid5_of_the_node_and_index() -> None:
+    for name in ("gpu-0.gpu0.gpuctl", "a" * 300, "nöde.gpu7.gpuctl", ""):
+        assert _uuid5(name) == str(uuid.uuid5(uuid.NAMESPACE_DNS, name))
+    gpu = fake_gpus("gpu-3", 2, "NVIDIA-H100-80GB-HBM3", 81559, "550.90.07")[1]
+    assert gpu.uuid == "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, "gpu-3.gpu1.gpuctl"))
+    assert mig_uuid("gpu-3", 1, 2) == "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, "gpu-3.gpu1.mig2.gpuctl"))
+
+
+def _obj(namespace: str, name: str) -> dict[str, object]:
+    return {"metadata": {"namespace": namespace, "name": name}}
+
+
+def test_a_continued_page_starts_after_the_last_key_of_the_previous() -> None:
+    items = [_obj(ns, f"p{i:02d}") for ns in ("a", "b") for i in range(7)]
+    seen, query = [], {"limit": "3"}
+    while True:
+        page, metadata = paging.page(items, query, "42")
+        seen += page
+        if "continue" not in metadata:
+            break
+        query = {"limit": "3", "continue": metadata["continue"]}
+        assert metadata["resourceVersion"] == "42"
+    assert seen == items
+    # the object the token names was deleted meanwhile: the next page starts after where it was
+    token = paging._encode("42", ("a", "p02"))
+    page, _ = paging.page(items[:2] + items[3:], {"continue": token}, "42")
+    assert page[0] == _obj("a", "p03")
+
+
+def test_the_node_index_is_rebuilt_when_a_node_changes() -> None:
+    cluster = Cluster(parse_scenario({"nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 1}]}))
+    nodes, _ = scheduler._node_index(cluster)
+    assert scheduler._node_index(cluster)[0] is nodes  # unchanged: the same index
+    with cluster.store.lock:
+        node = dict(cluster.store.get("nodes", "", "gpu-1") or {})
+        node["metadata"] = dict(node["metadata"], labels={"kubernetes.io/hostname": "renamed"})
+        cluster.store.put("nodes", node)
+    nodes_after, by_hostname = scheduler._node_index(cluster)
+    assert nodes_after["gpu-1"] is node
+    assert [n["metadata"]["name"] for n in by_hostname["renamed"]] == ["gpu-1"]
+
+
+def test_fields_v1_of_one_set_is_one_shared_object_equal_to_a_fresh_encoding() -> None:
+    paths = {(("f", "metadata"), ("f", "labels"), ("f", "app")), (("f", "spec"), ("f", "nodeName"))}
+    first = fieldsets.to_fields_v1(paths)
+    assert fieldsets.to_fields_v1(set(paths)) is first
+    assert first == fieldsets._fields_v1.__wrapped__(frozenset(paths))
+    assert fieldsets.from_fields_v1(first) == paths
