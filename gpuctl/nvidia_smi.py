@@ -156,6 +156,7 @@ def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
         "power.draw": "69.85",
         "compute_cap": "9.0",
         "mig.mode.current": "Enabled" if gpu.mig_devices else "Disabled",
+        "mig.mode.pending": "Enabled" if gpu.mig_devices else "Disabled",
         "serial": str(1650923000000 + gpu.index),
     }
     return values.get(field)
@@ -246,8 +247,60 @@ def _select(gpus: list[Gpu], selector: str) -> list[Gpu] | None:
     return chosen
 
 
-def run_nvidia_smi(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:  # noqa: PLR0911 - one return per nvidia-smi outcome
-    """What `nvidia-smi ARGS` prints (stdout, exit code) on a host whose visible GPUs are `gpus`."""
+@dataclass(frozen=True)
+class SmiRun:
+    """One nvidia-smi run: what it printed, its exit code, and what `-f FILE` wrote to FILE."""
+
+    stdout: str
+    exit_code: int
+    file_path: str = ""  # the file `-f`/`--filename` named ("" without one, or when the run failed)
+    file_text: str = ""  # what nvidia-smi wrote to it: the output stdout would have shown
+
+
+def split_output_file(args: list[str]) -> tuple[list[str], str]:
+    """nvidia-smi's arguments without its output-file option (`-f FILE`, `--filename FILE`,
+    `--filename=FILE`: "redirect query output to the specified file in place of stdout"), and the
+    file it names ("" when none; a trailing `-f` without its file is left for the parser to refuse).
+    """
+    kept: list[str] = []
+    path = ""
+    rest = iter(args)
+    for arg in rest:
+        if arg in ("-f", "--filename"):
+            named = next(rest, None)
+            if named is None:
+                kept.append(arg)
+            else:
+                path = named
+        elif arg.startswith("--filename="):
+            path = arg.split("=", 1)[1]
+        else:
+            kept.append(arg)
+    return kept, path
+
+
+def run_with_file(args: list[str], gpus: list[Gpu]) -> SmiRun:
+    """`nvidia-smi ARGS`, output file included. With `-f FILE` a run that succeeds prints nothing
+    on stdout and FILE holds its output, as a real H200 (driver 580.159.04) does; an error (no
+    device, a bad field) is emulated on stdout, with no file written."""
+    command, path = split_output_file(args)
+    text, code = _run(command, gpus)
+    if path and code == 0:
+        return SmiRun("", code, path, text)
+    return SmiRun(text, code)
+
+
+def run_nvidia_smi(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:
+    """What `nvidia-smi ARGS` prints (stdout, exit code) on a host whose visible GPUs are `gpus`.
+
+    With `-f FILE` a successful run prints nothing: its output went to FILE (see run_with_file).
+    """
+    run = run_with_file(args, gpus)
+    return run.stdout, run.exit_code
+
+
+def _run(args: list[str], gpus: list[Gpu]) -> tuple[str, int]:  # noqa: PLR0911 - one return per nvidia-smi outcome
+    """(stdout, exit code) of `nvidia-smi ARGS` printing to stdout (no output file)."""
     if not gpus:
         return "No devices were found\n", 6
     query: list[str] | None = None

@@ -2,20 +2,25 @@
 
 The emulated default table and `-L` are read with the parsers built from real output
 (gpuctl.nvidia_smi_parse) and compared line by line with a capture of the same driver family:
-the same rules, the same column layout, the same header and MIG row. The injected failures'
-device plugin log lines and runtime messages are recognised by the diagnosis table.
+the same rules, the same column layout, the same header and MIG row. Where a real machine ran
+the same commands (an H200, driver 580.159.04: -L, the queries, `-f FILE`, a GPU it does not
+have, a field it does not know), the emulation prints the same bytes with the same exit code.
+The injected failures' device plugin log lines and runtime messages are recognised by the
+diagnosis table.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gpuctl import nvidia_smi
+from gpuctl.core.verify.pod_manifest import POD_VERIFY_ARGS, TERMINATION_LOG
 from gpuctl.diagnose.scan import find_all
 from gpuctl.nvidia_smi_parse import parse_listing, parse_table
-from gpuctl.sim.runtime import containers, sandbox
+from gpuctl.sim.runtime import containers, sandbox, termination
 from gpuctl.sim.scenario import NodeSpec
 
 CAPTURES = Path(__file__).parents[1] / "corpus" / "nvidia-smi"
@@ -24,6 +29,7 @@ CAPTURES = Path(__file__).parents[1] / "corpus" / "nvidia-smi"
 TABLES = {
     "linux-nvidia-h100-80gb-hbm3-590.48.01": ("NVIDIA H100 80GB HBM3", 81559),
     "linux-nvidia-h200-590.48.01": ("NVIDIA H200", 143771),
+    "linux-nvidia-h200-580.159.04": ("NVIDIA H200", 143771),
     "linux-nvidia-l40s-595.80": ("NVIDIA L40S", 46068),
     "linux-nvidia-geforce-rtx-2080-super-595.71.05": ("NVIDIA GeForce RTX 2080 SUPER", 8192),
     "linux-nvidia-geforce-rtx-4080-super-595.71.05": ("NVIDIA GeForce RTX 4080 SUPER", 16376),
@@ -95,7 +101,12 @@ def test_eight_gpus_have_three_rows_each_and_full_names() -> None:
 
 
 @pytest.mark.parametrize(
-    "capture", ["linux-nvidia-h100-80gb-hbm3-590.48.01", "linux-nvidia-geforce-rtx-2080-super-610.57.04"]
+    "capture",
+    [
+        "linux-nvidia-h100-80gb-hbm3-590.48.01",
+        "linux-nvidia-geforce-rtx-2080-super-610.57.04",
+        "linux-nvidia-h200-580.159.04",
+    ],
 )
 def test_list_output_has_the_real_shape(capture: str) -> None:
     name, memory = TABLES[capture]
@@ -119,6 +130,74 @@ def test_cuda_version_per_driver_branch(driver: str, cuda: str) -> None:
     assert nvidia_smi.cuda_version_for(driver) == cuda
     gpus = nvidia_smi.fake_gpus("node", 1, "NVIDIA-H100-80GB-HBM3", 81559, driver)
     assert parse_table(nvidia_smi.run_nvidia_smi([], gpus)[0]).cuda_version == cuda
+
+
+# The same commands as on a real H200 (driver 580.159.04, one GPU, MIG off), run by the emulation
+# on a GPU given that machine's identity: the output must be the capture's, byte for byte.
+H200 = "linux-nvidia-h200-580.159.04"
+H200_UUID = "GPU-1b11370e-064c-64d9-859e-5b243ba48c00"
+VERIFY = list(nvidia_smi.VERIFY_ARGS[1:])
+REAL_RUNS = {  # capture → (nvidia-smi's arguments, its exit code there)
+    "list.txt": (["-L"], 0),
+    "query-verify.txt": (VERIFY, 0),
+    "query-header.txt": (["--query-gpu=" + ",".join(nvidia_smi.VERIFY_QUERY_FIELDS), "--format=csv"], 0),
+    "query-host.txt": (["--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"], 0),
+    "query-driver.txt": (["--query-gpu=driver_version", "--format=csv,noheader"], 0),
+    "query-mig-mode.txt": (["--query-gpu=mig.mode.current,mig.mode.pending", "--format=csv,noheader"], 0),
+    "no-devices.txt": (["-i", "7", *VERIFY], 6),  # GPU 7 of a one-GPU host
+    "invalid-field.txt": (["--query-gpu=no.such.field", "--format=csv,noheader"], 2),
+}
+
+
+def _real_h200(capture: str) -> str:
+    return (CAPTURES / f"{H200}.{capture}").read_text(encoding="utf-8")
+
+
+def _h200_gpus() -> list[nvidia_smi.Gpu]:
+    (gpu,) = nvidia_smi.fake_gpus("h200", 1, "NVIDIA-H200", 143771, "580.159.04")
+    return [replace(gpu, uuid=H200_UUID, pci_bus_id="00000000:00:06.0")]
+
+
+@pytest.mark.parametrize("capture", sorted(REAL_RUNS))
+def test_the_emulation_prints_what_the_real_h200_printed(capture: str) -> None:
+    args, code = REAL_RUNS[capture]
+    assert nvidia_smi.run_nvidia_smi(args, _h200_gpus()) == (_real_h200(capture), code)
+
+
+def test_an_output_file_gets_the_answer_and_stdout_stays_empty() -> None:
+    """`-f FILE`, as the verification pod runs it: nothing on stdout, the CSV in the file."""
+    args = [*VERIFY, "-f", TERMINATION_LOG]
+    assert nvidia_smi.run_nvidia_smi(args, _h200_gpus()) == ("", 0)
+    assert nvidia_smi.run_with_file(args, _h200_gpus()) == nvidia_smi.SmiRun(
+        "", 0, TERMINATION_LOG, _real_h200("query-verify-f.txt")
+    )
+    assert nvidia_smi.run_with_file([*VERIFY, f"--filename={TERMINATION_LOG}"], _h200_gpus()).stdout == ""
+    # An error is no query output: it stays on stdout and no file is written.
+    failed = nvidia_smi.run_with_file(["-i", "7", *args], _h200_gpus())
+    assert failed == nvidia_smi.SmiRun(_real_h200("no-devices.txt"), 6)
+    # `-f` without its file is a usage error, as any other option without its value.
+    assert nvidia_smi.run_nvidia_smi([*VERIFY, "-f"], _h200_gpus())[1] == 2
+
+
+def test_the_sim_pods_termination_message_has_the_real_shape() -> None:
+    """The sim kubelet runs the verification pod's command on a node like that H200: its log is
+    empty and its termination message is the real file, but for the simulated GPU's identity."""
+    spec = NodeSpec(
+        "h200", gpus=1, gpu_product="NVIDIA-H200", gpu_memory_mib=143771, driver_version="580.159.04"
+    )
+    outcome = termination.run_redirected(
+        lambda argv: containers.run_argv(argv, spec, [0], 0.0), list(POD_VERIFY_ARGS)
+    )
+    assert (outcome.log, outcome.exit_code, outcome.file_path) == ("", 0, TERMINATION_LOG)
+    container = {"name": "nvidia-smi", "terminationMessagePath": TERMINATION_LOG}
+    message = termination.message(container, outcome, outcome.log)
+    (gpu,) = containers.visible_gpus(spec, [0])
+    real = (
+        _real_h200("query-verify-f.txt")
+        .replace(H200_UUID, gpu.uuid)
+        .replace("00000000:00:06.0", gpu.pci_bus_id)
+    )
+    assert message == real
 
 
 def _smi(spec: NodeSpec) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from gpuctl import nvidia_smi
 from gpuctl.sim.runtime.containers import Outcome
 
 DEFAULT_PATH = "/dev/termination-log"
@@ -28,17 +29,8 @@ def split_output_file(argv: list[str]) -> tuple[list[str], str]:
     """(argv without nvidia-smi's output-file option, the file it names or "")."""
     if not argv or argv[0].rsplit("/", 1)[-1] != "nvidia-smi":
         return argv, ""
-    kept: list[str] = []
-    path = ""
-    rest = iter(argv)
-    for arg in rest:
-        if arg in ("-f", "--filename"):
-            path = next(rest, "")
-        elif arg.startswith("--filename="):
-            path = arg.split("=", 1)[1]
-        else:
-            kept.append(arg)
-    return kept, path
+    kept, path = nvidia_smi.split_output_file(argv[1:])
+    return [argv[0], *kept], path
 
 
 def run_redirected(run: Callable[[list[str]], Outcome], argv: list[str]) -> Outcome:
