@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
@@ -121,15 +122,26 @@ def _stdout_closed() -> bool:
 _FLAG_ENVIRONMENT = ("GPUCTL_DEBUG", "NO_COLOR")
 
 
+# The cyclic garbage collector's young-generation threshold while a command runs (Python's is
+# 700). A command holds thousands of nodes' and pods' parsed JSON, which is long-lived and
+# acyclic, and every collection of the oldest generation walks all of it: with 700, a 5,000-node
+# verify spent a quarter of its CPU (2 of 8 s) in the collector; with this, 0.4 s. Refcounting
+# frees everything acyclic as before; cycles are still collected, less often.
+GC_YOUNG_THRESHOLD = 50_000
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run gpuctl with `argv` and return the exit code; user-facing failures never raise.
 
-    The environment the global flags set (--debug, --no-color) is put back afterwards, so one
-    in-process run does not change the next (tests, embedding)."""
+    The environment the global flags set (--debug, --no-color) and the collector's thresholds
+    are put back afterwards, so one in-process run does not change the next (tests, embedding)."""
     saved = {name: os.environ.get(name) for name in _FLAG_ENVIRONMENT}
+    thresholds = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
     try:
         return _run(argv)
     finally:
+        gc.set_threshold(*thresholds)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -42,7 +42,7 @@ def _pod(name: str) -> dict[str, Any]:
 def test_create_and_read_log_answer_as_the_generated_methods_do(sim: Any) -> None:
     api = sim(SCENARIO).api_client()
 
-    created = rest_requests.create_pod(api, "default", _pod("lean"))
+    created = json.loads(rest_requests.create_pod(api, "default", _pod("lean")))
 
     core = client.CoreV1Api(api)
     assert created["metadata"]["uid"] == core.read_namespaced_pod("lean", "default").metadata.uid
@@ -196,7 +196,7 @@ def tls_front(sim: Any, tmp_path: Path) -> Iterator[tuple[TlsProxy, Path]]:
 def test_https_with_the_kubeconfig_ca(tls_front: tuple[TlsProxy, Path], tmp_path: Path) -> None:
     proxy, ca = tls_front
     api = load_api_client(_tls_kubeconfig(tmp_path, proxy.port, ca))
-    created = rest_requests.create_pod(api, "default", _pod("over-tls"))
+    created = json.loads(rest_requests.create_pod(api, "default", _pod("over-tls")))
     assert created["metadata"]["name"] == "over-tls"
     plugin = client.CoreV1Api(api).list_namespaced_pod("kube-system").items[0].metadata.name
     log = read_pod_log(api, "kube-system", plugin)
@@ -221,7 +221,10 @@ def test_https_with_an_unknown_ca_fails_verification(
 def test_https_insecure_skip_tls_verify(tls_front: tuple[TlsProxy, Path], tmp_path: Path) -> None:
     proxy, _ = tls_front
     api = load_api_client(_tls_kubeconfig(tmp_path, proxy.port, None))
-    assert rest_requests.create_pod(api, "default", _pod("insecure"))["metadata"]["name"] == "insecure"
+    assert (
+        json.loads(rest_requests.create_pod(api, "default", _pod("insecure")))["metadata"]["name"]
+        == "insecure"
+    )
 
 
 class _RecordingHandler(http.server.BaseHTTPRequestHandler):
@@ -287,10 +290,15 @@ def test_an_expiring_exec_token_is_renewed_once_the_refresh_interval_has_passed(
     try:
         api = load_api_client(kubeconfig)
         _RecordingHandler.seen = []
-        assert rest_requests.create_pod(api, "default", _pod("first"))["metadata"]["name"] == "first"
+        assert (
+            json.loads(rest_requests.create_pod(api, "default", _pod("first")))["metadata"]["name"] == "first"
+        )
         first_runs = int((tmp_path / "runs").read_text())
         time.sleep(TOKEN_REFRESH_INTERVAL_S + 0.1)  # the interval passes
-        assert rest_requests.create_pod(api, "default", _pod("second"))["metadata"]["name"] == "second"
+        assert (
+            json.loads(rest_requests.create_pod(api, "default", _pod("second")))["metadata"]["name"]
+            == "second"
+        )
         runs = int((tmp_path / "runs").read_text())
     finally:
         server.shutdown()
