@@ -7,6 +7,7 @@ library only: the stand-in package embeds this file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
@@ -103,6 +104,7 @@ def _branch(driver_version: str) -> int:
     return int(major) if major.isdigit() else 550
 
 
+@functools.lru_cache(maxsize=256)
 def cuda_version_for(driver_version: str) -> str:
     branch = _branch(driver_version)
     known = [known for known in _CUDA_BY_BRANCH if known <= branch]
@@ -135,8 +137,9 @@ def fake_gpus(node_name: str, count: int, product: str, memory_mib: int, driver_
     ]
 
 
-def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
-    values = {
+def _field_values(gpu: Gpu, count: int) -> dict[str, str]:
+    """Every field `--query-gpu` answers for `gpu` (of `count` GPUs), by name."""
+    return {
         "index": str(gpu.index),
         "uuid": gpu.uuid,
         "gpu_uuid": gpu.uuid,
@@ -159,24 +162,24 @@ def _field_value(gpu: Gpu, field: str, count: int) -> str | None:
         "mig.mode.pending": "Enabled" if gpu.mig_devices else "Disabled",
         "serial": str(1650923000000 + gpu.index),
     }
-    return values.get(field)
+
+
+_QUERY_FIELDS = frozenset(_field_values(Gpu(0, "", "", 0, "", ""), 0))
 
 
 def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tuple[str, int]:
     for field in fields:
-        if _field_value(Gpu(0, "", "", 0, "", ""), field, 0) is None:
+        if field not in _QUERY_FIELDS:
             return f'Field "{field}" is not a valid field to query.\n\n', 2
     lines = []
     if "noheader" not in format_options:
         lines.append(", ".join(f"{f} [{_UNITS[f]}]" if f in _UNITS else f for f in fields))
+    units = {} if "nounits" in format_options else _UNITS
     for gpu in gpus:
-        row = []
-        for field in fields:
-            value = _field_value(gpu, field, len(gpus)) or ""
-            if field in _UNITS and "nounits" not in format_options:
-                value = f"{value} {_UNITS[field]}"
-            row.append(value)
-        lines.append(", ".join(row))
+        values = _field_values(gpu, len(gpus))
+        lines.append(
+            ", ".join(f"{values[field]} {units[field]}" if field in units else values[field] for field in fields)
+        )
     return "".join(line + "\n" for line in lines), 0
 
 

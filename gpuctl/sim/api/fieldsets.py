@@ -19,7 +19,7 @@ import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 Obj = dict[str, Any]
 Element = tuple[str, Any]  # ("f", field) | ("k", ((key, value), ...)) | ("v", value)
@@ -50,8 +50,7 @@ _SCALARS = (str, int, float, bool, type(None))
 _ORDER = {"f": 0, "k": 1, "v": 2}
 
 
-@dataclass(frozen=True)
-class Node:
+class Node(NamedTuple):  # a tuple: created for every field of every write
     value: Any
     leaf: bool
     item: bool  # an element of an associative or set list

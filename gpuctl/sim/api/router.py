@@ -11,7 +11,7 @@ from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_foun
 from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
-from gpuctl.sim.api.selectors import SelectorError, field_selector, label_selector
+from gpuctl.sim.api.selectors import SelectorError, select_sorted
 from gpuctl.sim.api.validation import FieldValidation, warning_header
 from gpuctl.sim.api.watch import watch_response
 
@@ -27,6 +27,7 @@ class Api:
         self.cluster = cluster
         self.server_address = server_address
         self.gates = kinds.gates_for(cluster.scenario.uses_dra)
+        self.lists = paging.Selections()
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
@@ -155,12 +156,14 @@ class Api:
         return route.namespace if route.resource.namespaced and route.namespace else None
 
     def matching(self, request: Request, route: Route) -> list[Obj]:
-        by_label = label_selector(request.query.get("labelSelector"))
-        by_field = field_selector(request.query.get("fieldSelector"))
-        items = self.cluster.store.items(route.resource.key, self.namespace_filter(route))
-        matching = [obj for obj in items if by_label(obj) and by_field(obj)]
-        matching.sort(key=lambda obj: (obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-        return matching
+        """The objects a list or watch selects, sorted by namespace and name (do not mutate)."""
+        selectors = (request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        namespace, resource = self.namespace_filter(route), route.resource.key
+        return self.lists.get(
+            (resource, namespace, *selectors),
+            self.cluster.store.generation(resource),
+            lambda: select_sorted(self.cluster.store.items(resource, namespace), *selectors),
+        )
 
     def _wants_table(self, request: Request) -> bool:
         return "as=Table" in request.header("accept")

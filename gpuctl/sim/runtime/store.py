@@ -12,9 +12,8 @@ import threading
 import time
 import uuid as uuid_module
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
@@ -47,8 +46,7 @@ def clone(obj: Any) -> Any:
     return json.loads(json.dumps(obj))
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):  # a tuple: one is created for every write
     """One entry of the watch history: the object after (and before) a write."""
 
     resource_version: int
