@@ -177,9 +177,8 @@ def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tupl
     units = {} if "nounits" in format_options else _UNITS
     for gpu in gpus:
         values = _field_values(gpu, len(gpus))
-        lines.append(
-            ", ".join(f"{values[field]} {units[field]}" if field in units else values[field] for field in fields)
-        )
+        cells = (f"{values[field]} {units[field]}" if field in units else values[field] for field in fields)
+        lines.append(", ".join(cells))
     return "".join(line + "\n" for line in lines), 0
 
 
