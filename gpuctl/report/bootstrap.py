@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
 from gpuctl.report import verify as verify_report
 from gpuctl.report.console import make_console
-from gpuctl.report.tables import keep_words_whole
+from gpuctl.report.tables import emit_table, keep_words_whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -168,7 +168,7 @@ def print_host_table(result: BootstrapResult, console: Console) -> None:
         counts = (host.ok_tasks, host.changed, host.failed, host.unreachable, host.skipped)
         style = None if host.succeeded else "red"
         table.add_row(Text(host.name), verdict, *(str(count) for count in counts), style=style)
-    console.print(keep_words_whole(table, console.width))
+    emit_table(console, keep_words_whole(table, console.width))
     for host in result.hosts:
         for line in host.driver.notes() if host.driver else ():
             console.print(Text(f"{host.name}: {line}", style="yellow"))

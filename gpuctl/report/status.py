@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.status import GpuNodeSummary, StatusResult
-from gpuctl.report.tables import keep_words_whole, product_name
+from gpuctl.report.tables import emit_table, keep_words_whole, product_name
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -132,7 +132,7 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
             *(_wide_cells(node) if wide else ()),
         )
         table.add_row(*(Text(cell) for cell in cells), style="yellow" if degraded else None)
-    console.print(keep_words_whole(table, console.width))
+    emit_table(console, keep_words_whole(table, console.width))
     totals = result.totals
     console.print(
         f"{totals['gpu_nodes']} GPU node(s) of {result.cluster_nodes}: {totals['capacity']} GPUs, "

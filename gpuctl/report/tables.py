@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rich.console import Console
     from rich.table import Column, Table
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -47,6 +48,47 @@ def keep_words_whole(table: Table, width: int) -> Table:
         if wanted < full:
             column.width = wanted
     return table
+
+
+def emit_table(console: Console, table: Table) -> None:
+    """Print `table`, a plain one (no box, one line per row, as the node tables are) off a terminal
+    without rich's layout engine: the same lines, without its cost of a third of a millisecond per
+    row (1.6 s for 5,000 nodes). Anything else, colour or a cell that would wrap, goes to rich."""
+    lines = _plain_lines(table, console)
+    if lines is None:
+        console.print(table)
+        return
+    try:
+        console.file.write("".join(line.rstrip() + "\n" for line in lines))
+    except BrokenPipeError:
+        console.on_broken_pipe()
+
+
+def _plain_lines(table: Table, console: Console) -> list[str] | None:
+    """The lines rich would print for `table` on `console`, or None where that is not simple."""
+    plain_layout = table.box is None and not table.show_lines and not table.pad_edge and table.show_header
+    extras = table.caption or table.show_footer or table.expand or table.width or table.min_width
+    if (
+        console.is_terminal
+        or console.color_system
+        or not plain_layout
+        or extras
+        or table.padding != (0, 1, 0, 1)
+    ):
+        return None
+    columns = [[str(column.header), *(str(cell) for cell in column.cells)] for column in table.columns]
+    if any(column.justify != "left" or column.width is not None for column in table.columns):
+        return None
+    if not all(text.isascii() and text.isprintable() for cells in columns for text in cells):
+        return None  # wide characters, line breaks: rich measures them
+    widths = [max(map(len, cells)) for cells in columns]
+    if sum(widths) + 2 * (len(widths) - 1) > console.width:
+        return None  # rich would wrap
+    rows = [
+        "  ".join(cells[i].ljust(width) for cells, width in zip(columns, widths, strict=True))
+        for i in range(len(columns[0]))
+    ]
+    return [str(table.title), *rows] if table.title else rows
 
 
 def _longest(column: Column, split: Callable[[str], list[str]]) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.taint import TaintResult
-from gpuctl.report.tables import keep_words_whole
+from gpuctl.report.tables import emit_table, keep_words_whole
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -92,7 +92,7 @@ def print_table(result: TaintResult, console: Console) -> None:
             )
             cells = (change.node, change.action, change.before or "-", change.after or "-", note)
             table.add_row(*(Text(cell) for cell in cells), style=style)
-        console.print(keep_words_whole(table, console.width))
+        emit_table(console, keep_words_whole(table, console.width))
     # Prose lines stay one line each (soft_wrap) so that logs and grep see whole sentences.
     console.print(_summary(result), markup=False, soft_wrap=True)
     verb = "would evict" if result.dry_run else "evicted"

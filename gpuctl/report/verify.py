@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
 from gpuctl.core.verify.watch import Change
-from gpuctl.report.tables import keep_words_whole, product_name
+from gpuctl.report.tables import emit_table, keep_words_whole, product_name
 from gpuctl.report.verify_problems import print_shared_problems
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 SCHEMA = "gpuctl.verify/v1"
 
@@ -128,7 +129,7 @@ def _sharing(node: NodeResult) -> str:
     return text if sharing.mig_strategy == "none" else f"{text}, MIG {sharing.mig_strategy}"
 
 
-def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> object:
+def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> Table:
     """wide: a boxed table with every problem and hint per node; else one line per node, its
     first problem named by check id (the problems follow the table, each once)."""
     from rich import box
@@ -191,7 +192,7 @@ def print_wide(result: VerifyResult, console: Console) -> None:
 
 def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -> None:
     if result.nodes:
-        console.print(_nodes_table(result, console.width, wide=wide))
+        emit_table(console, _nodes_table(result, console.width, wide=wide))
         if not wide:
             print_shared_problems(result.nodes, console)
     console.print(_cluster_table(result, console.width))
