@@ -30,13 +30,11 @@ CRASH_RUN_SECONDS = 0.2  # how long a plugin with a fatal configuration runs bef
 def is_mps_daemon_pod(pod: Obj) -> bool:
     """A pod running NVIDIA's MPS control daemon (not its mount-shm init step)."""
     for container in pod.get("spec", {}).get("containers") or []:
+        if not containers.is_device_plugin_image(container.get("image", "")):
+            continue  # asked of every pod that starts: the cheap test first
         argv = containers.argv_of(container)
         daemon = bool(argv) and os.path.basename(argv[0]) == "mps-control-daemon"
-        if (
-            daemon
-            and argv[1:2] != ["mount-shm"]
-            and containers.is_device_plugin_image(container.get("image", ""))
-        ):
+        if daemon and argv[1:2] != ["mount-shm"]:
             return True
     return False
 
