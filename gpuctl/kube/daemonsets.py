@@ -172,13 +172,29 @@ def _plugin_pod(item: JsonDict) -> PluginPod:
     return PluginPod(
         namespace=str(dig(item, "metadata", "namespace", default="")),
         name=name_of(item),
-        node=str(dig(item, "spec", "nodeName", default="")),
+        node=str(dig(item, "spec", "nodeName", default="") or _target_node(item)),
         phase=str(dig(item, "status", "phase", default="Unknown")),
         ready=ready,
         container=str(containers[0].get("name", "")) if containers else "",
         waiting_reason=waiting or "",
         restarts=sum(int(s.get("restartCount") or 0) for s in statuses),
     )
+
+
+def _target_node(item: JsonDict) -> str:
+    """The node a DaemonSet pod not yet bound is for: the controller creates it with a required
+    node affinity on `metadata.name` and the scheduler binds it a moment later (a plugin just
+    deployed has such pods, which are starting, not missing)."""
+    terms = dig(
+        item, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms", default=[],
+    )  # fmt: skip
+    for term in terms:
+        for field in term.get("matchFields") or []:
+            values = field.get("values") or []
+            if field.get("key") == "metadata.name" and field.get("operator") == "In" and len(values) == 1:
+                return str(values[0])
+    return ""
 
 
 def device_plugin_pods(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> dict[str, PluginPod]:
