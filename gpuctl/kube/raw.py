@@ -6,9 +6,10 @@ and watch responses are read as plain JSON (through rest_requests) and handled a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from gpuctl.kube.rest_requests import Query, get_json
 
@@ -26,7 +27,7 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
     Reading the body in full returns the connection to the pool; an unread one would be dropped.
     """
     response = method(*args, _preload_content=False, **kwargs)
-    data: JsonDict = json.loads(response.data or b"{}")
+    data: JsonDict = orjson.loads(response.data or b"{}")
     return data
 
 
@@ -83,10 +84,10 @@ def stream_json_lines(response: Any) -> Iterator[JsonDict]:
             line = data[start:end]
             start = end + 1
             if line.strip():
-                yield json.loads(line)
+                yield orjson.loads(line)
         partial = data[start:]
     if partial.strip():
-        yield json.loads(partial)
+        yield orjson.loads(partial)
 
 
 def dig(data: JsonDict, *keys: str, default: Any = None) -> Any:

