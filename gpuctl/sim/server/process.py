@@ -124,6 +124,16 @@ def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> KubeconfigClaim:
         ) from error
 
 
+def _load_schemas() -> None:
+    """Load the API's object schemas (the client's ~800 models: 0.25 s of CPU) while the cluster
+    waits for its first client, not inside the first create that validates its fields; frozen
+    with the rest of what lives as long as the process."""
+    from gpuctl.sim.api import schemas
+
+    schemas.load()
+    gc.freeze()
+
+
 def serve(
     scenario: Scenario,
     kubeconfig: Path,
@@ -141,6 +151,7 @@ def serve(
         # This process serves one cluster until it ends: its start-up state lives as long, so
         # the cyclic collector need not walk thousands of nodes and pods at every collection.
         gc.freeze()
+        threading.Thread(target=_load_schemas, name="gpuctl-sim-schemas", daemon=True).start()
         claim = _write_kubeconfig(server, kubeconfig)
         _write_record(
             SimRecord(
