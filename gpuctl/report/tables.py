@@ -66,29 +66,48 @@ def emit_table(console: Console, table: Table) -> None:
 
 def _plain_lines(table: Table, console: Console) -> list[str] | None:
     """The lines rich would print for `table` on `console`, or None where that is not simple."""
-    plain_layout = table.box is None and not table.show_lines and not table.pad_edge and table.show_header
-    extras = table.caption or table.show_footer or table.expand or table.width or table.min_width
-    if (
-        console.is_terminal
-        or console.color_system
-        or not plain_layout
-        or extras
-        or table.padding != (0, 1, 0, 1)
-    ):
+    if not _plain_layout(table, console):
         return None
-    columns = [[str(column.header), *(str(cell) for cell in column.cells)] for column in table.columns]
-    if any(column.justify != "left" or column.width is not None for column in table.columns):
-        return None
-    if not all(text.isascii() and text.isprintable() for cells in columns for text in cells):
-        return None  # wide characters, line breaks: rich measures them
-    widths = [max(map(len, cells)) for cells in columns]
-    if sum(widths) + 2 * (len(widths) - 1) > console.width:
-        return None  # rich would wrap
+    cells = [[column.header, *column.cells] for column in table.columns]
+    title = table.title or ""
+    strings = [cell for column in cells for cell in column if isinstance(cell, str)]
+    if not isinstance(title, str) or any("[" in text for text in (title, *strings)):
+        return None  # rich would read markup in a string
+    columns = [[str(cell) for cell in column] for column in cells]
+    widths = [max(map(len, texts)) for texts in columns]
+    fits = sum(widths) + 2 * (len(widths) - 1) <= console.width  # else rich wraps
+    if not fits or not all(text.isascii() and text.isprintable() for texts in columns for text in texts):
+        return None  # wrapping, wide characters, line breaks: rich measures them
     rows = [
-        "  ".join(cells[i].ljust(width) for cells, width in zip(columns, widths, strict=True))
+        "  ".join(texts[i].ljust(width) for texts, width in zip(columns, widths, strict=True))
         for i in range(len(columns[0]))
     ]
-    return [str(table.title), *rows] if table.title else rows
+    return [title, *rows] if title else rows
+
+
+def _plain_layout(table: Table, console: Console) -> bool:
+    """No colour, no box or lines or edge padding, left-justified columns of natural width."""
+    plain_table = table.box is None and not table.show_lines and not table.pad_edge and table.show_header
+    extras = (
+        table.caption or table.show_footer or table.expand or table.width or table.min_width or table.leading
+    )
+    plain_columns = all(
+        column.justify == "left"
+        and column.width is None
+        and column.min_width is None
+        and column.max_width is None
+        for column in table.columns
+    )
+    return bool(
+        not console.is_terminal
+        and not console.color_system
+        and plain_table
+        and plain_columns
+        and not extras
+        and table.padding == (0, 1, 0, 1)
+        and (not table.title or table.title_justify == "left")
+        and not any(row.end_section for row in table.rows)
+    )
 
 
 def _longest(column: Column, split: Callable[[str], list[str]]) -> int:

@@ -67,3 +67,18 @@ def test_tables_it_cannot_lay_out_go_to_rich() -> None:
     assert _plain_lines(keep_words_whole(narrow(), 60), console) is None
     unicode_cells = _nodes(2, product="NVIDIA H100 — 80 GB")
     assert _plain_lines(unicode_cells, make_console(io.StringIO())) is None
+
+
+def test_markup_a_centred_title_and_sections_go_to_rich() -> None:
+    console = make_console(io.StringIO())
+    markup = _nodes(2)
+    markup.add_row("[bold]gpu-9[/bold]", "8/8/8/8", "x", "y", "PASS", "-")
+    centred = _nodes(2)
+    centred.title_justify = "center"
+    sectioned = _nodes(2)
+    sectioned.rows[0].end_section = True
+    for table in (markup, centred, sectioned):
+        assert _plain_lines(table, console) is None
+    rich_output, fast_output = _both(lambda: markup)
+    assert fast_output == rich_output
+    assert "[bold]" not in fast_output
