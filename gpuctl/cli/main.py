@@ -125,7 +125,7 @@ _FLAG_ENVIRONMENT = ("GPUCTL_DEBUG", "NO_COLOR")
 # The cyclic garbage collector's young-generation threshold while a command runs (Python's is
 # 700). A command holds thousands of nodes' and pods' parsed JSON, which is long-lived and
 # acyclic, and every collection of the oldest generation walks all of it: with 700, a 5,000-node
-# verify spent a quarter of its CPU (2 of 8 s) in the collector; with this, 0.4 s. Refcounting
+# verify spent a quarter of its CPU (2 of 8 s) in the collector; with this, 0.3 s. Refcounting
 # frees everything acyclic as before; cycles are still collected, less often.
 GC_YOUNG_THRESHOLD = 50_000
 
