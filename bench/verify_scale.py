@@ -7,7 +7,7 @@ wall time of `gpuctl verify` (<= 10 s), its CPU time per GPU node (<= 1 ms), its
 own CPU time and the machine's load average (the figures are noisy on a shared machine).
 No assertions: figures only.
 
-    python bench/verify_scale.py [--nodes 5000] [--pod-start 2] [--concurrency 32]
+    python bench/verify_scale.py [--nodes 5000] [--pod-start 2] [--concurrency 32] [--output json|table]
         [--source DIR ...]   also time the gpuctl of another source tree against the same sim
                              (before/after in one run: `git worktree add /tmp/before <commit>`)
         [--profile N]        then run gpuctl again under cProfile (every thread) and print its N
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -84,29 +85,32 @@ def wait_for_plugins(url: str, count: int) -> None:
 
 
 def run_verify(  # noqa: PLR0917 - a benchmark's knobs
-    source: Path, kubeconfig: Path, url: str, sim_pid: int, concurrency: int, profile: Path | None
+    source: Path,
+    kubeconfig: Path,
+    url: str,
+    sim_pid: int,
+    concurrency: int,
+    profile: Path | None,
+    output: str = "json",
 ) -> Run:
     command = [sys.executable]
     if profile is not None:  # every thread profiled (timings inflate; the shares are what count)
         command += [str(REPO / "bench" / "profile_threads.py"), str(profile)]
     else:
         command += ["-m", "gpuctl"]
-    command += ["verify", "--kubeconfig", str(kubeconfig), "-o", "json"]
+    command += ["verify", "--kubeconfig", str(kubeconfig), "-o", output]
     command += ["--concurrency", str(concurrency)]
     env = {**os.environ, "PYTHONPATH": str(source)}
     before, sim_before = metrics(url), process_cpu_s(sim_pid)
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=source)
-    output = child.stdout.read() if child.stdout else b""
+    text = child.stdout.read() if child.stdout else b""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     sim_cpu = process_cpu_s(sim_pid) - sim_before
     after = metrics(url)
     requests = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
-    try:
-        nodes = json.loads(output).get("nodes", [])
-    except ValueError:
-        nodes = []
+    verified, failing = _counts(text, output)
     return Run(
         source,
         os.waitstatus_to_exitcode(status),
@@ -115,9 +119,22 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
         usage.ru_maxrss / 1024,
         requests,
         sim_cpu,
-        len(nodes),
-        sum(not node.get("ok") for node in nodes),
+        verified,
+        failing,
     )
+
+
+def _counts(text: bytes, output: str) -> tuple[int, int]:
+    """GPU nodes verified and failing, from the JSON document or the table's closing line."""
+    if output == "table":
+        verdict = re.search(rb"\((\d+) node\(s\),", text)
+        failed = re.search(rb"FAILED: (\d+) node\(s\)", text)
+        return int(verdict.group(1)) if verdict else 0, int(failed.group(1)) if failed else 0
+    try:
+        nodes = json.loads(text).get("nodes", [])
+    except ValueError:
+        nodes = []
+    return len(nodes), sum(not node.get("ok") for node in nodes)
 
 
 def figure(label: str, value: float, unit: str, target: float, extra: str = "") -> None:
@@ -162,6 +179,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--source", type=Path, action="append", default=[])
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument(
+        "--output", choices=("json", "table"), default="json", help="verify's -o (table: a user's default)"
+    )
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,7 +194,9 @@ def main() -> None:
         try:
             wait_for_plugins(record.url, args.nodes)
             runs = [
-                run_verify(source.resolve(), kubeconfig, record.url, record.pid, args.concurrency, None)
+                run_verify(
+                    source.resolve(), kubeconfig, record.url, record.pid, args.concurrency, None, args.output
+                )
                 for source in [REPO, *args.source]
             ]
             for run in runs:
