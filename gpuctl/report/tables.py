@@ -58,10 +58,8 @@ def emit_table(console: Console, table: Table) -> None:
     if lines is None:
         console.print(table)
         return
-    try:
-        console.file.write("".join(line.rstrip() + "\n" for line in lines))
-    except BrokenPipeError:
-        console.on_broken_pipe()
+    # console.out: no markup, no wrapping, through the console (recording, capture, broken pipes)
+    console.out("\n".join(line.rstrip() for line in lines), highlight=False)
 
 
 def _plain_lines(table: Table, console: Console) -> list[str] | None:

@@ -82,3 +82,24 @@ def test_markup_a_centred_title_and_sections_go_to_rich() -> None:
     rich_output, fast_output = _both(lambda: markup)
     assert fast_output == rich_output
     assert "[bold]" not in fast_output
+
+
+def test_a_recording_console_records_the_table() -> None:
+    from rich.console import Console
+
+    console = Console(width=120, record=True, force_terminal=False, file=io.StringIO())
+    table = keep_words_whole(_nodes(3), console.width)
+    assert _plain_lines(table, console) is not None
+    emit_table(console, table)
+    recorded = console.export_text()
+    assert recorded.splitlines()[2].split() == [
+        "gpu-0",
+        "8/8/8/-",
+        "NVIDIA",
+        "H100",
+        "80GB",
+        "HBM3",
+        "550.90.07",
+        "PASS",
+        "-",
+    ]
