@@ -51,7 +51,7 @@ class PagedList:
             if token is None:
                 self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
             token = dig(body, "metadata", "continue")
-            items: list[JsonDict] = body.get("items") or []
+            items: list[JsonDict] = list(body.get("items") or [])
             del body
             # Handed out one by one and dropped here: a page the caller has read is freed before
             # the next one is fetched (two pages of 500 pods alive at once were ~30 MB).
