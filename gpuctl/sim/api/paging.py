@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuctl.sim.api.api_errors import bad_request
+from gpuctl.sim.api.selectors import field_selector, label_selector
 
 Obj = dict[str, Any]
 
@@ -23,6 +24,14 @@ Obj = dict[str, Any]
 def _key(obj: Obj) -> tuple[str, str]:
     meta = obj["metadata"]
     return meta.get("namespace", ""), meta["name"]
+
+
+def select_sorted(items: list[Obj], labels: str | None, fields: str | None) -> list[Obj]:
+    """The items both selectors match, in a list's order (the order `page` continues by)."""
+    by_label, by_field = label_selector(labels), field_selector(fields)
+    selected = [obj for obj in items if by_label(obj) and by_field(obj)]
+    selected.sort(key=_key)
+    return selected
 
 
 class Selections:

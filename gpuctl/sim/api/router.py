@@ -11,7 +11,7 @@ from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_foun
 from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
 from gpuctl.sim.api.ownership import Writer
-from gpuctl.sim.api.selectors import SelectorError, select_sorted
+from gpuctl.sim.api.selectors import SelectorError
 from gpuctl.sim.api.validation import FieldValidation, warning_header
 from gpuctl.sim.api.watch import watch_response
 
@@ -162,7 +162,7 @@ class Api:
         return self.lists.get(
             (resource, namespace, *selectors),
             self.cluster.store.generation(resource),
-            lambda: select_sorted(self.cluster.store.items(resource, namespace), *selectors),
+            lambda: paging.select_sorted(self.cluster.store.items(resource, namespace), *selectors),
         )
 
     def _wants_table(self, request: Request) -> bool:

@@ -141,11 +141,3 @@ def exact_field(selector: str | None, path: str) -> str | None:
         if match and match.group(1) == path and match.group(2) in ("=", "=="):
             return match.group(3)
     return None
-
-
-def select_sorted(items: list[Obj], labels: str | None, fields: str | None) -> list[Obj]:
-    """The items both selectors match, sorted by namespace and name (as a list answers)."""
-    by_label, by_field = label_selector(labels), field_selector(fields)
-    selected = [obj for obj in items if by_label(obj) and by_field(obj)]
-    selected.sort(key=lambda obj: (obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
-    return selected
