@@ -1,14 +1,18 @@
 """The sim's shortcuts give the answers of the long way: UUIDs, list pages, the scheduler's node
-index, shared fieldsV1 objects."""
+index, shared fieldsV1 objects, watchers woken by their resource's writes only."""
 
 from __future__ import annotations
 
+import random
+import threading
+import time
 import uuid
 
 from gpuctl.nvidia_smi import _uuid5, fake_gpus, mig_uuid
 from gpuctl.sim.api import fieldsets, paging
 from gpuctl.sim.runtime import scheduler
 from gpuctl.sim.runtime.cluster import Cluster
+from gpuctl.sim.runtime.store import Store, new_uid
 from gpuctl.sim.scenario import parse_scenario
 
 
@@ -18,6 +22,41 @@ def test_gpu_uuids_are_uuid5_of_the_node_and_index() -> None:
     gpu = fake_gpus("gpu-3", 2, "NVIDIA-H100-80GB-HBM3", 81559, "550.90.07")[1]
     assert gpu.uuid == "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, "gpu-3.gpu1.gpuctl"))
     assert mig_uuid("gpu-3", 1, 2) == "MIG-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, "gpu-3.gpu1.mig2.gpuctl"))
+
+
+def test_object_uids_are_the_version_4_uuids_of_the_same_random_bits() -> None:
+    for seed in range(2000):
+        random.seed(seed)
+        drawn = new_uid()
+        random.seed(seed)
+        assert drawn == str(uuid.UUID(int=random.getrandbits(128), version=4))
+        assert uuid.UUID(drawn).version == 4
+
+
+def test_a_watcher_of_one_resource_wakes_for_its_writes_and_sees_every_change_since() -> None:
+    store = Store()
+    batches: list[list[str]] = []
+
+    def follow() -> None:
+        for batch in store.follow(store.resource_version, time.monotonic() + 30, "pods"):
+            batches.append([change.resource for change in batch])
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    time.sleep(0.1)
+    with store.lock:
+        store.add("events", {"metadata": {"namespace": "default", "name": "e1"}})
+    time.sleep(0.2)
+    assert batches == []  # an Event write leaves a pod watcher asleep
+    with store.lock:
+        store.add("pods", {"metadata": {"namespace": "default", "name": "p1"}})
+    deadline = time.monotonic() + 5
+    while not batches and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert batches == [["events", "pods"]]  # woken by the pod, with every change since
+    store.close()
+    follower.join(5)
+    assert not follower.is_alive()
 
 
 def _obj(namespace: str, name: str) -> dict[str, object]:

@@ -124,7 +124,7 @@ def watch_response(
         if streaming_list:
             yield _initial_events_end(route, start)
         try:
-            for batch in store.follow(start, deadline):
+            for batch in store.follow(start, deadline, route.resource.key):
                 chunk = b"".join(
                     _event_line(change, visible) for change in batch if change.resource == route.resource.key
                 )

@@ -10,7 +10,6 @@ import json
 import random
 import threading
 import time
-import uuid as uuid_module
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -36,9 +35,15 @@ def rfc3339(moment: float | None = None) -> str:
     return text
 
 
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))  # the version and variant bits
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)  # version 4, RFC 4122 variant
+
+
 def new_uid() -> str:
-    """A random (version 4) UUID without os.urandom, which is slow on some VMs."""
-    return str(uuid_module.UUID(int=random.getrandbits(128), version=4))
+    """A random (version 4) UUID, as str(uuid.UUID(int=..., version=4)) writes it, without
+    os.urandom (slow on some VMs) or a UUID object (a uid is drawn for every object created)."""
+    text = "%032x" % (random.getrandbits(128) & _UUID4_CLEAR | _UUID4_SET)
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def clone(obj: Any) -> Any:
@@ -68,7 +73,10 @@ class Store:
 
     def __init__(self, history_limit: int = HISTORY_LIMIT) -> None:
         self.lock = threading.RLock()
-        self.changed = threading.Condition(self.lock)
+        self.changed = threading.Condition(self.lock)  # any write
+        # Watchers of one resource wake for its writes only: a pod watch sleeps through the four
+        # Events recorded for each pod started, and a watch on Events through the pods' writes.
+        self._changed_by_resource: dict[str, threading.Condition] = {}
         self._objects: dict[str, dict[Key, Obj]] = {}
         self._resource_version = 1000
         self._history: list[Change] = []
@@ -138,6 +146,9 @@ class Store:
         if len(self._history) > self._history_limit:
             del self._history[: self._history_limit // 10]
         self.changed.notify_all()
+        waiting = self._changed_by_resource.get(resource)
+        if waiting is not None:
+            waiting.notify_all()
 
     # -- watch -------------------------------------------------------------------------------
     def changes_after(self, resource_version: int) -> list[Change]:
@@ -151,9 +162,16 @@ class Store:
         # resourceVersions are consecutive in the history: every write records exactly one change
         return self._history[start:]
 
-    def follow(self, resource_version: int, deadline: float) -> Iterator[list[Change]]:
-        """Yield batches of changes after `resource_version` until `deadline` or close()."""
+    def follow(
+        self, resource_version: int, deadline: float, resource: str | None = None
+    ) -> Iterator[list[Change]]:
+        """Yield batches of changes after `resource_version` until `deadline` or close(); with a
+        `resource`, wake for its writes only (a batch still holds every change since the last)."""
         position = resource_version
+        with self.lock:
+            changed = self.changed if resource is None else self._changed_by_resource.setdefault(
+                resource, threading.Condition(self.lock)
+            )  # fmt: skip
         while True:
             with self.lock:
                 batch = self.changes_after(position)
@@ -161,7 +179,7 @@ class Store:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         return
-                    self.changed.wait(min(remaining, 5.0))
+                    changed.wait(min(remaining, 5.0))
                     batch = self.changes_after(position)
                 if self.closed and not batch:
                     return
@@ -172,3 +190,5 @@ class Store:
         with self.lock:
             self.closed = True
             self.changed.notify_all()
+            for waiting in self._changed_by_resource.values():
+                waiting.notify_all()

@@ -35,8 +35,8 @@ class _Headers(dict[str, str]):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    # Headers and body go out in two writes; with Nagle on, the body waits for the client's
-    # delayed ACK (~40 ms per request on loopback).
+    # A watch's headers and each of its chunks go out in separate writes; with Nagle on, a write
+    # after the first waits for the client's delayed ACK (~40 ms on loopback).
     disable_nagle_algorithm = True
     server: _HttpServer
     raw_requestline: bytes  # set by http.server before parse_request
@@ -101,14 +101,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(response)
 
     def _send(self, response: Response) -> None:
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        self.send_header("Cache-Control", "no-cache, private")
+        """The answer in one write (status line, headers, body): what send_response, send_header
+        and end_headers would write, without their per-header encoding and separate sends."""
+        if self.request_version == "HTTP/0.9":  # no status line, no headers
+            self.wfile.write(response.body)
+            return
+        reason = self.responses[response.status][0] if response.status in self.responses else ""
+        head = [
+            f"{self.protocol_version} {response.status} {reason}",
+            f"Server: {self.version_string()}",
+            f"Date: {self.date_time_string()}",
+            f"Content-Type: {response.content_type}",
+            f"Content-Length: {len(response.body)}",
+            "Cache-Control: no-cache, private",
+        ]
         for name, value in response.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(response.body)
+            head.append(f"{name}: {value}")
+            if name.lower() == "connection":
+                self.close_connection = value.lower() == "close"
+        head.append("\r\n")
+        self.wfile.write("\r\n".join(head).encode("latin-1", "strict") + response.body)
 
     def _stream(self, response: Response) -> None:
         assert response.stream is not None
