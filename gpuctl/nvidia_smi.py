@@ -360,11 +360,11 @@ def parse_list(text: str) -> list[ListedGpu]:
     return listed
 
 
-_UNITS = (" MiB", " W", " %")  # each a space and a word: the last space starts it
+_UNIT_SUFFIXES = (" MiB", " W", " %")  # each a space and a word: the last space starts it
 
 
 def _strip_unit(value: str) -> str:
-    return value.rsplit(" ", 1)[0] if value.endswith(_UNITS) else value
+    return value.rsplit(" ", 1)[0] if value.endswith(_UNIT_SUFFIXES) else value
 
 
 def parse_query_csv(text: str, fields: tuple[str, ...] | list[str]) -> list[dict[str, str]]:
