@@ -23,7 +23,7 @@ IN_CLUSTER = """set -e
 mount -t tmpfs tmpfs /run
 mkdir -p /run/secrets/kubernetes.io/serviceaccount
 cp "$GPUCTL_TEST_CA" /run/secrets/kubernetes.io/serviceaccount/ca.crt
-printf test-token > /run/secrets/kubernetes.io/serviceaccount/token
+printf '%s' "${GPUCTL_TEST_TOKEN:-test-token}" > /run/secrets/kubernetes.io/serviceaccount/token
 exec "$@"
 """
 needs_root = pytest.mark.skipif(
@@ -50,6 +50,21 @@ def test_home_kube_config_is_the_default(sim: Any, cli: Any, isolated_home: Path
     assert gpu_nodes(cli("status", "-o", "json")) == ["gpu-0", "gpu-1"]
 
 
+def test_a_token_file_written_with_a_newline_is_read_as_client_go_reads_it(
+    sim: Any, cli: Any, tmp_path: Path
+) -> None:
+    import yaml
+
+    cluster = sim(SCENARIO)
+    kubeconfig = yaml.safe_load(Path(cluster.kubeconfig).read_text(encoding="utf-8"))
+    token_file = tmp_path / "token"
+    token_file.write_text(kubeconfig["users"][0]["user"].pop("token") + "\n", encoding="utf-8")
+    kubeconfig["users"][0]["user"]["tokenFile"] = str(token_file)
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(kubeconfig), encoding="utf-8")
+    assert gpu_nodes(cli("status", "-o", "json", "--kubeconfig", str(path))) == ["gpu-0", "gpu-1"]
+
+
 def test_no_kubeconfig_anywhere_names_where_it_looked(cli: Any, isolated_home: Path) -> None:
     result = cli("status")
     assert result.exit_code == 2, result.output
@@ -66,13 +81,16 @@ def tls_cluster(sim: Any, tmp_path: Path) -> Iterator[tuple[TlsProxy, Path]]:
     proxy.close()
 
 
-def in_cluster_gpuctl(proxy: TlsProxy, ca: Path, isolated_home: Path, *args: str) -> Any:
+def in_cluster_gpuctl(
+    proxy: TlsProxy, ca: Path, isolated_home: Path, *args: str, token: str = "test-token"
+) -> Any:
     env = {key: value for key, value in os.environ.items() if key != "KUBECONFIG"}
     env |= {
         "HOME": str(isolated_home),
         "KUBERNETES_SERVICE_HOST": "127.0.0.1",
         "KUBERNETES_SERVICE_PORT": str(proxy.port),
         "GPUCTL_TEST_CA": str(ca),
+        "GPUCTL_TEST_TOKEN": token,
     }
     return subprocess.run(
         ["unshare", "--mount", "sh", "-c", IN_CLUSTER, "in-cluster", sys.executable, "-m", "gpuctl", *args],
@@ -90,6 +108,16 @@ def test_in_cluster_service_account_is_used_without_a_kubeconfig(
 ) -> None:
     proxy, ca = tls_cluster
     done = in_cluster_gpuctl(proxy, ca, isolated_home, "status", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    assert [node["name"] for node in json.loads(done.stdout)["nodes"]] == ["gpu-0", "gpu-1"]
+
+
+@needs_root
+def test_an_in_cluster_token_written_with_a_newline_is_read_as_client_go_reads_it(
+    tls_cluster: tuple[TlsProxy, Path], isolated_home: Path
+) -> None:
+    proxy, ca = tls_cluster
+    done = in_cluster_gpuctl(proxy, ca, isolated_home, "status", "-o", "json", token="test-token\n")
     assert done.returncode == 0, done.stderr
     assert [node["name"] for node in json.loads(done.stdout)["nodes"]] == ["gpu-0", "gpu-1"]
 
