@@ -8,8 +8,9 @@ own CPU time and the machine's load average (the figures are noisy on a shared m
 No assertions: figures only.
 
     python bench/verify_scale.py [--nodes 5000] [--pod-start 2] [--concurrency 32] [--output json|table]
-        [--source DIR ...]   also time the gpuctl of another source tree against the same sim
-                             (before/after in one run: `git worktree add /tmp/before <commit>`)
+        [--source DIR ...]   also time the gpuctl of another source tree, each run against a fresh
+                             sim (before/after in one run: `git worktree add /tmp/before <commit>`)
+        [--rounds N]         N runs of each tree, their order alternating; ratios of the medians
         [--profile N]        then run gpuctl again under cProfile (every thread) and print its N
                              costliest functions
 """
@@ -17,16 +18,20 @@ No assertions: figures only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpuctl.sim.server.metrics import parse_metrics
 from gpuctl.sim.server.process import start_detached, stop_detached
@@ -172,6 +177,23 @@ def print_profile(path: Path, top: int) -> None:
     stats.sort_stats("cumulative").print_stats(top)
 
 
+@contextlib.contextmanager
+def fresh_sim(nodes: int, pod_start: float) -> Iterator[tuple[Path, Any]]:
+    """A sim of `nodes` GPU nodes in its own process, its device plugin pods running; stopped after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario_file, kubeconfig = Path(tmp) / "scenario.json", Path(tmp) / "kubeconfig"
+        scenario_file.write_text(json.dumps(scenario(nodes, pod_start)), encoding="utf-8")
+        began = time.perf_counter()
+        record = start_detached(scenario_file, kubeconfig)
+        took = time.perf_counter() - began
+        print(f"sim up --detach, {nodes} GPU nodes: {took:.2f} s (the process's start included)")
+        try:
+            wait_for_plugins(record.url, nodes)
+            yield kubeconfig, record
+        finally:
+            stop_detached(kubeconfig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -179,41 +201,44 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--source", type=Path, action="append", default=[])
     parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each tree, alternating their order")
     parser.add_argument(
         "--output", choices=("json", "table"), default="json", help="verify's -o (table: a user's default)"
     )
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
-    with tempfile.TemporaryDirectory() as tmp:
-        scenario_file, kubeconfig = Path(tmp) / "scenario.json", Path(tmp) / "kubeconfig"
-        scenario_file.write_text(json.dumps(scenario(args.nodes, args.pod_start)), encoding="utf-8")
-        began = time.perf_counter()
-        record = start_detached(scenario_file, kubeconfig)
-        up = time.perf_counter() - began
-        print(f"sim up --detach, {args.nodes} GPU nodes: {up:.2f} s (the process's start included)")
-        try:
-            wait_for_plugins(record.url, args.nodes)
-            runs = [
-                run_verify(
-                    source.resolve(), kubeconfig, record.url, record.pid, args.concurrency, None, args.output
+    sources = [REPO, *(source.resolve() for source in args.source)]
+    runs: dict[Path, list[Run]] = {source: [] for source in sources}
+    for round_index in range(args.rounds):
+        # Each run against a fresh sim, sources alternating between rounds: a second verify against
+        # one sim meets a slower sim (its history grows) and costs the client more.
+        for source in sources if round_index % 2 == 0 else sources[::-1]:
+            with fresh_sim(args.nodes, args.pod_start) as (kubeconfig, record):
+                run = run_verify(
+                    source, kubeconfig, record.url, record.pid, args.concurrency, None, args.output
                 )
-                for source in [REPO, *args.source]
-            ]
-            for run in runs:
-                report(run, args.nodes)
-            if len(runs) > 1:
-                base = runs[0]
-                for other in runs[1:]:
-                    print(
-                        f"this tree vs {other.source}: wall {base.wall_s / other.wall_s:.2f}x, "
-                        f"CPU {base.cpu_s / other.cpu_s:.2f}x, RSS {base.rss_mb / other.rss_mb:.2f}x"
-                    )
-            if args.profile:
-                profile = Path(tmp) / "verify.prof"
-                run_verify(REPO, kubeconfig, record.url, record.pid, args.concurrency, profile)
-                print_profile(profile, args.profile)
-        finally:
-            stop_detached(kubeconfig)
+            runs[source].append(run)
+            report(run, args.nodes)
+    if len(sources) > 1:
+        base = runs[REPO]
+        for other in sources[1:]:
+            ratio = {
+                what: statistics.median(getattr(b, what) for b in base)
+                / statistics.median(getattr(o, what) for o in runs[other])
+                for what in ("wall_s", "cpu_s", "rss_mb")
+            }
+            print(
+                f"this tree vs {other} (medians of {args.rounds} run(s) each): wall {ratio['wall_s']:.2f}x, "
+                f"CPU {ratio['cpu_s']:.2f}x, RSS {ratio['rss_mb']:.2f}x"
+            )
+    if args.profile:
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            fresh_sim(args.nodes, args.pod_start) as (kubeconfig, record),
+        ):
+            profile = Path(tmp) / "verify.prof"
+            run_verify(REPO, kubeconfig, record.url, record.pid, args.concurrency, profile)
+            print_profile(profile, args.profile)
     print(f"load average at end:   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
