@@ -3,13 +3,14 @@ index, shared fieldsV1 objects, watchers woken by their resource's writes only."
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 import uuid
 
 from gpuctl.nvidia_smi import _uuid5, fake_gpus, mig_uuid
-from gpuctl.sim.api import fieldsets, paging
+from gpuctl.sim.api import encoded, fieldsets, paging
 from gpuctl.sim.runtime import scheduler
 from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.runtime.store import Store, new_uid
@@ -99,3 +100,18 @@ def test_fields_v1_of_one_set_is_one_shared_object_equal_to_a_fresh_encoding() -
     assert fieldsets.to_fields_v1(set(paths)) is first
     assert first == fieldsets._fields_v1.__wrapped__(frozenset(paths))
     assert fieldsets.from_fields_v1(first) == paths
+
+
+def test_the_encode_cache_keeps_the_newest_object_versions_up_to_its_limit() -> None:
+    encoded._cache.clear()
+    objects = [
+        {"metadata": {"name": f"p{i}", "resourceVersion": str(i)}} for i in range(encoded.CACHE_LIMIT + 50)
+    ]
+    for obj in objects:
+        assert encoded.encode_object(obj) == json.dumps(obj, separators=(",", ":")).encode()
+    assert len(encoded._cache) == encoded.CACHE_LIMIT
+    assert id(objects[49]) not in encoded._cache  # the oldest went first
+    assert id(objects[50]) in encoded._cache
+    assert id(objects[-1]) in encoded._cache
+    changed = dict(objects[-1], metadata={"name": "p", "resourceVersion": "x"})
+    assert encoded.encode_object(changed) == json.dumps(changed, separators=(",", ":")).encode()

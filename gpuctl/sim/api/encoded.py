@@ -10,6 +10,7 @@ mutated and put again (a new resourceVersion) is encoded afresh.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -18,8 +19,10 @@ Obj = dict[str, Any]
 
 CACHE_LIMIT = 16_384  # object versions; the recent ones are those reused (a write, then its watchers)
 
-# id(obj) -> (obj, resourceVersion, bytes); the entry holds obj, so its id is not reused meanwhile
-_cache: dict[int, tuple[Obj, Any, bytes]] = {}
+# id(obj) -> (obj, resourceVersion, bytes); the entry holds obj, so its id is not reused meanwhile.
+# An OrderedDict: evicting the oldest of a plain dict (`next(iter(d))`) walks past every slot
+# deleted before it until the dict is resized, which made each later encode slower.
+_cache: OrderedDict[int, tuple[Obj, Any, bytes]] = OrderedDict()
 _evicting = threading.Lock()
 
 
@@ -38,7 +41,7 @@ def encode_object(obj: Obj) -> bytes:
     data = _dumps(obj)
     with _evicting:
         while len(_cache) >= CACHE_LIMIT:
-            del _cache[next(iter(_cache))]
+            _cache.popitem(last=False)
         _cache[id(obj)] = (obj, version, data)
     return data
 
