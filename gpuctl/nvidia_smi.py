@@ -12,6 +12,7 @@ import hashlib
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # What `gpuctl verify` runs in each verification pod: one call gives count, identity, memory, driver.
@@ -123,48 +124,46 @@ def _uuid5(name: str) -> str:
 
 def fake_gpus(node_name: str, count: int, product: str, memory_mib: int, driver_version: str) -> list[Gpu]:
     """The GPUs of a simulated node: stable UUIDs derived from the node name and index."""
+    name, cuda = product_name(product), cuda_version_for(driver_version)
     return [
-        Gpu(
-            index=index,
-            uuid="GPU-" + _uuid5(f"{node_name}.gpu{index}.gpuctl"),
-            name=product_name(product),
-            memory_total_mib=memory_mib,
-            driver_version=driver_version,
-            pci_bus_id=pci_bus_id(index),
-            cuda_version=cuda_version_for(driver_version),
-        )
+        Gpu(index, "GPU-" + _uuid5(f"{node_name}.gpu{index}.gpuctl"), name, memory_mib, driver_version,
+            pci_bus_id(index), cuda)
         for index in range(count)
-    ]
+    ]  # fmt: skip
 
 
-def _field_values(gpu: Gpu, count: int) -> dict[str, str]:
-    """Every field `--query-gpu` answers for `gpu` (of `count` GPUs), by name."""
-    return {
-        "index": str(gpu.index),
-        "uuid": gpu.uuid,
-        "gpu_uuid": gpu.uuid,
-        "name": gpu.name,
-        "gpu_name": gpu.name,
-        "memory.total": str(gpu.memory_total_mib),
-        "memory.used": "0",
-        "memory.free": str(gpu.memory_total_mib),
-        "driver_version": gpu.driver_version,
-        "pci.bus_id": gpu.pci_bus_id,
-        "gpu_bus_id": gpu.pci_bus_id,
-        "count": str(count),
-        "persistence_mode": "Enabled",
-        "temperature.gpu": "31",
-        "utilization.gpu": "0",
-        "utilization.memory": "0",
-        "power.draw": "69.85",
-        "compute_cap": "9.0",
-        "mig.mode.current": "Enabled" if gpu.mig_devices else "Disabled",
-        "mig.mode.pending": "Enabled" if gpu.mig_devices else "Disabled",
-        "serial": str(1650923000000 + gpu.index),
-    }
+def _mig_mode(gpu: Gpu, _count: int) -> str:
+    return "Enabled" if gpu.mig_devices else "Disabled"
 
 
-_QUERY_FIELDS = frozenset(_field_values(Gpu(0, "", "", 0, "", ""), 0))
+# Every field `--query-gpu` answers, by name: its value for `gpu` of `count` GPUs. A query works
+# out only the fields it names (a verification pod asks for 6 of them, for each of 8 GPUs).
+_FIELDS: dict[str, Callable[[Gpu, int], str]] = {
+    "index": lambda gpu, _: str(gpu.index),
+    "uuid": lambda gpu, _: gpu.uuid,
+    "gpu_uuid": lambda gpu, _: gpu.uuid,
+    "name": lambda gpu, _: gpu.name,
+    "gpu_name": lambda gpu, _: gpu.name,
+    "memory.total": lambda gpu, _: str(gpu.memory_total_mib),
+    "memory.used": lambda _gpu, _: "0",
+    "memory.free": lambda gpu, _: str(gpu.memory_total_mib),
+    "driver_version": lambda gpu, _: gpu.driver_version,
+    "pci.bus_id": lambda gpu, _: gpu.pci_bus_id,
+    "gpu_bus_id": lambda gpu, _: gpu.pci_bus_id,
+    "count": lambda _gpu, count: str(count),
+    "persistence_mode": lambda _gpu, _: "Enabled",
+    "temperature.gpu": lambda _gpu, _: "31",
+    "utilization.gpu": lambda _gpu, _: "0",
+    "utilization.memory": lambda _gpu, _: "0",
+    "power.draw": lambda _gpu, _: "69.85",
+    "compute_cap": lambda _gpu, _: "9.0",
+    "mig.mode.current": _mig_mode,
+    "mig.mode.pending": _mig_mode,
+    "serial": lambda gpu, _: str(1650923000000 + gpu.index),
+}
+
+
+_QUERY_FIELDS = frozenset(_FIELDS)
 
 
 def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tuple[str, int]:
@@ -175,10 +174,10 @@ def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tupl
     if "noheader" not in format_options:
         lines.append(", ".join(f"{f} [{_UNITS[f]}]" if f in _UNITS else f for f in fields))
     units = {} if "nounits" in format_options else _UNITS
+    columns = [(_FIELDS[field], f" {units[field]}" if field in units else "") for field in fields]
+    count = len(gpus)
     for gpu in gpus:
-        values = _field_values(gpu, len(gpus))
-        cells = (f"{values[field]} {units[field]}" if field in units else values[field] for field in fields)
-        lines.append(", ".join(cells))
+        lines.append(", ".join(value(gpu, count) + unit for value, unit in columns))
     return "".join(line + "\n" for line in lines), 0
 
 
