@@ -30,6 +30,7 @@ from gpuctl.sim.server.kubeconfig_merge import (
 
 DETACH_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
+SWITCH_INTERVAL_S = 0.02  # how often the serving process's threads may take the GIL from another
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,11 @@ def serve(
         # This process serves one cluster until it ends: its start-up state lives as long, so
         # the cyclic collector need not walk thousands of nodes and pods at every collection.
         gc.freeze()
+        # Its request threads, watches and the engine share one GIL on few cores: handing it over
+        # every 5 ms (the default) had a thread wait on it several times per request. 20 ms cut
+        # the sim's CPU per pod lifecycle by a tenth (bench/sim_scale.py); a watch event or an
+        # answer waits at most that much longer behind a long scheduler pass.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         threading.Thread(target=_load_schemas, name="gpuctl-sim-schemas", daemon=True).start()
         claim = _write_kubeconfig(server, kubeconfig)
         _write_record(
