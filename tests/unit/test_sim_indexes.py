@@ -9,11 +9,13 @@ import threading
 import time
 import uuid
 
+import pytest
+
 from gpuctl.nvidia_smi import _uuid5, fake_gpus, mig_uuid
 from gpuctl.sim.api import encoded, fieldsets, paging
 from gpuctl.sim.runtime import scheduler
 from gpuctl.sim.runtime.cluster import Cluster
-from gpuctl.sim.runtime.store import Store, new_uid
+from gpuctl.sim.runtime.store import MARK_EVERY, Store, TooOld, new_uid
 from gpuctl.sim.scenario import parse_scenario
 
 
@@ -115,3 +117,20 @@ def test_the_encode_cache_keeps_the_newest_object_versions_up_to_its_limit() -> 
     assert id(objects[-1]) in encoded._cache
     changed = dict(objects[-1], metadata={"name": "p", "resourceVersion": "x"})
     assert encoded.encode_object(changed) == json.dumps(changed, separators=(",", ":")).encode()
+
+
+def test_the_watch_history_keeps_its_newest_changes_and_the_recent_ones_only() -> None:
+    store = Store(history_min=100, history_seconds=0.0)  # every change is "old" at once
+    with store.lock:
+        first = store.resource_version
+        for index in range(3 * MARK_EVERY):
+            store.add("events", {"metadata": {"namespace": "default", "name": f"e{index}"}})
+    newest = store.resource_version
+    assert len(store.changes_after(newest - 100)) == 100  # the newest history_min are kept
+    with pytest.raises(TooOld):
+        store.changes_after(first)  # expired: a watch from here gets 410 and lists again
+    kept = Store(history_min=100)  # the default window: nothing is old yet
+    with kept.lock:
+        for index in range(3 * MARK_EVERY):
+            kept.add("events", {"metadata": {"namespace": "default", "name": f"e{index}"}})
+    assert len(kept.changes_after(first)) == 3 * MARK_EVERY

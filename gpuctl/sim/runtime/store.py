@@ -10,6 +10,7 @@ import json
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -18,6 +19,14 @@ Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
 
 HISTORY_LIMIT = 200_000
+# A real API server's watch cache keeps about 75 s of changes (its eventFreshDuration), as many as
+# its capacity allows. The sim keeps the newest HISTORY_MIN changes whatever their age, and beyond
+# those only the changes of the last HISTORY_SECONDS: a long-lived sim's memory follows its recent
+# writes (a 5,000-node verify writes 45,000 changes, about 400 MB of object versions), not all of
+# them. A watch from a resourceVersion that has gone is answered 410 Expired, and clients list again.
+HISTORY_MIN = 10_000
+HISTORY_SECONDS = 150.0
+MARK_EVERY = 1024  # writes between two time marks of the history
 
 
 _formatted: dict[int, str] = {}
@@ -71,7 +80,12 @@ class TooOld(Exception):
 class Store:
     """All objects of the cluster, keyed by resource name (e.g. 'pods', 'daemonsets.apps')."""
 
-    def __init__(self, history_limit: int = HISTORY_LIMIT) -> None:
+    def __init__(
+        self,
+        history_limit: int = HISTORY_LIMIT,
+        history_min: int = HISTORY_MIN,
+        history_seconds: float = HISTORY_SECONDS,
+    ) -> None:
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)  # any write
         # Watchers of one resource wake for its writes only: a pod watch sleeps through the four
@@ -81,6 +95,10 @@ class Store:
         self._resource_version = 1000
         self._history: list[Change] = []
         self._history_limit = history_limit
+        self._history_min = history_min
+        self._history_seconds = history_seconds
+        # (resourceVersion, monotonic time) of every MARK_EVERY-th write
+        self._marks: deque[tuple[int, float]] = deque()
         self._generations: dict[str, int] = {}  # resource → count of its writes
         self.closed = False
 
@@ -143,12 +161,27 @@ class Store:
     def _record(self, resource: str, kind: str, obj: Obj, previous: Obj | None) -> None:
         self._generations[resource] = self._generations.get(resource, 0) + 1
         self._history.append(Change(self._resource_version, resource, kind, obj, previous))
+        if self._resource_version % MARK_EVERY == 0:
+            self._marks.append((self._resource_version, time.monotonic()))
+            self._expire()
         if len(self._history) > self._history_limit:
             del self._history[: self._history_limit // 10]
         self.changed.notify_all()
         waiting = self._changed_by_resource.get(resource)
         if waiting is not None:
             waiting.notify_all()
+
+    def _expire(self) -> None:
+        """Drop the changes older than history_seconds, keeping the newest history_min."""
+        cutoff = time.monotonic() - self._history_seconds
+        keep_from = self._resource_version - self._history_min
+        drop_through = 0
+        while self._marks and self._marks[0][1] < cutoff and self._marks[0][0] < keep_from:
+            drop_through = self._marks.popleft()[0]
+        if drop_through and self._history:
+            count = drop_through - self._history[0].resource_version + 1  # consecutive versions
+            if count > 0:
+                del self._history[:count]
 
     # -- watch -------------------------------------------------------------------------------
     def changes_after(self, resource_version: int) -> list[Change]:
