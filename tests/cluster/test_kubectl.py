@@ -114,3 +114,16 @@ def test_apply_a_gpu_pod_and_read_its_logs(kubectl: Any, tmp_path: Path) -> None
     kubectl("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/smi", "--timeout=30s")
     assert kubectl("logs", "smi").count("NVIDIA H100 80GB HBM3 (UUID: GPU-") == 2
     assert "Successfully assigned default/smi to gpu-" in kubectl("describe", "pod", "smi")
+
+
+def test_openapi_describes_the_groups_the_scenario_serves(sim: Any, tmp_path: Path) -> None:
+    """/openapi/v3 (what kubectl explain reads) lists resource.k8s.io only where DRA serves it."""
+    plain = Kubectl(sim(SCENARIO), tmp_path / "plain")
+    assert "apis/resource.k8s.io/v1" not in json.loads(plain.ok("get", "--raw", "/openapi/v3"))["paths"]
+    assert "KIND:       Pod" in plain.ok("explain", "pods.spec.nodeName")
+    refused = plain("explain", "resourceclaims")
+    assert refused.returncode != 0
+    assert 'the server doesn\'t have a resource type "resourceclaims"' in refused.stderr
+    dra = Kubectl(sim({"nodes": [{"name": "gpu-0", "gpus": 8, "gpuAllocation": "dra"}]}), tmp_path / "dra")
+    assert "apis/resource.k8s.io/v1" in json.loads(dra.ok("get", "--raw", "/openapi/v3"))["paths"]
+    assert "GROUP:      resource.k8s.io" in dra.ok("explain", "resourceclaims")

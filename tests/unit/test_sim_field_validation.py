@@ -100,9 +100,8 @@ def test_warning_header_quotes_the_message() -> None:
     assert warning_header('unknown field "spec.foo"') == '299 - "unknown field \\"spec.foo\\""'
 
 
-def test_root_document_lists_every_group_version() -> None:
-    paths = openapi.root_document()["paths"]
-    assert set(paths) == {
+def test_root_document_lists_the_group_versions_the_scenario_serves() -> None:
+    always = {
         "api/v1",
         "apis/apps/v1",
         "apis/node.k8s.io/v1",
@@ -111,10 +110,16 @@ def test_root_document_lists_every_group_version() -> None:
         "apis/rbac.authorization.k8s.io/v1",
         "apis/apiextensions.k8s.io/v1",
         "apis/authorization.k8s.io/v1",
-        # Described whatever the scenario; discovery lists them only with `gpuAllocation: dra`.
+    }
+    dra = {
         "apis/resource.k8s.io/v1",
         "apis/resource.k8s.io/v1beta2",
-    }
+    }  # as discovery: with `gpuAllocation: dra`
+    assert set(openapi.root_document(kinds.NO_GATES)["paths"]) == always
+    assert openapi.group_version_document("apis/resource.k8s.io/v1", kinds.NO_GATES) is None
+    assert openapi.group_version_document("apis/resource.k8s.io/v1", kinds.gates_for(True)) is not None
+    paths = openapi.root_document(kinds.gates_for(True))["paths"]
+    assert set(paths) == always | dra
     url = paths["apis/apps/v1"]["serverRelativeURL"]
     assert url.startswith("/openapi/v3/apis/apps/v1?hash=")
     assert len(url.split("hash=")[1]) == 128

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from gpuctl.sim.api import schemas
-from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType
+from gpuctl.sim.api.kinds import RESOURCE_TYPES, ResourceType, ungated
 
 Obj = dict[str, Any]
 REF = "#/components/schemas/"
@@ -268,10 +268,11 @@ def _paths(resource: ResourceType, names: dict[str, str]) -> Obj:
 
 
 # -- documents -------------------------------------------------------------------------------
-def group_versions() -> list[str]:
-    """Every served group/version as an OpenAPI v3 path: api/v1, apis/apps/v1 ..."""
+def group_versions(gates: frozenset[str] | None = None) -> list[str]:
+    """Every served group/version as an OpenAPI v3 path: api/v1, apis/apps/v1 ...; with `gates`,
+    only those a scenario with these gates serves (resource.k8s.io only with DRA), as discovery."""
     found: list[str] = []
-    for resource in RESOURCE_TYPES:
+    for resource in RESOURCE_TYPES if gates is None else ungated(RESOURCE_TYPES, gates):
         path = group_version_path(resource.group, resource.version)
         if path not in found:
             found.append(path)
@@ -299,18 +300,18 @@ def _encoded(gv_path: str) -> tuple[bytes, str]:
     return body, hashlib.sha512(body).hexdigest().upper()
 
 
-def group_version_document(gv_path: str) -> bytes | None:
-    """The JSON of one group/version's document, or None for one not served."""
-    if gv_path not in group_versions():
+def group_version_document(gv_path: str, gates: frozenset[str] | None = None) -> bytes | None:
+    """The JSON of one group/version's document, or None for one not served (with `gates`)."""
+    if gv_path not in group_versions(gates):
         return None
     with _lock:
         return _encoded(gv_path)[0]
 
 
-def root_document() -> Obj:
+def root_document(gates: frozenset[str] | None = None) -> Obj:
     """The discovery document of /openapi/v3: each group/version's URL, its hash in the query."""
     with _lock:
-        hashes = {path: _encoded(path)[1] for path in group_versions()}
+        hashes = {path: _encoded(path)[1] for path in group_versions(gates)}
     return {
         "paths": {
             path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}

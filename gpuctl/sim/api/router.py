@@ -35,7 +35,7 @@ class Api:
         try:
             route = self._route(request.path)
             if route is None:
-                return _openapi(request.path) or self._non_resource(request), "discovery"
+                return _openapi(request.path, self.gates) or self._non_resource(request), "discovery"
             verb = self._verb(request, route)
             self._authorise(verb, route)
             return self._dispatch(request, route, verb), verb
@@ -341,12 +341,13 @@ class Api:
         )
 
 
-def _openapi(path: str) -> Response | None:
-    """GET /openapi/v3 and /openapi/v3/<api/v1 | apis/GROUP/VERSION> (any ?hash= is ignored)."""
+def _openapi(path: str, gates: frozenset[str]) -> Response | None:
+    """GET /openapi/v3 and /openapi/v3/<api/v1 | apis/GROUP/VERSION> (any ?hash= is ignored): the
+    group/versions the scenario serves, as discovery lists them."""
     if path == "/openapi/v3":
-        return Response(200, encode(openapi.root_document()))
+        return Response(200, encode(openapi.root_document(gates)))
     if path.startswith("/openapi/v3/"):
-        document = openapi.group_version_document(path.removeprefix("/openapi/v3/"))
+        document = openapi.group_version_document(path.removeprefix("/openapi/v3/"), gates)
         return None if document is None else Response(200, document)
     return None
 
