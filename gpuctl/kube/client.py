@@ -93,7 +93,7 @@ class ThrottledRefresh:
             if time.monotonic() < self._due:
                 return
             self.hook(configuration)
-            trim_token(configuration)
+            _trim_token(configuration)
             # The client's hooks install a new copy of themselves each time they run: keep that
             # copy, and keep this throttle in its place.
             renewed = configuration.refresh_api_key_hook
@@ -108,10 +108,12 @@ class ThrottledRefresh:
         return ThrottledRefresh(self.hook, self.interval_s)
 
 
-def trim_token(configuration: Any) -> None:
+def _trim_token(configuration: Any) -> None:
     """A bearer token without the whitespace around it, as client-go reads token files (a token
     written with `echo` ends in a newline, which no HTTP header may carry). The Python client
-    sends what it read, and the in-cluster loader reads the file again every minute."""
+    sends what it read. Both loaders install a refresh hook with every token, and the client runs
+    it before each request's token is read, so trimming after the hook covers the first request
+    and each re-read (the in-cluster loader reads the file again every minute)."""
     token = configuration.api_key.get("BearerToken")
     if isinstance(token, str) and token != token.strip():
         configuration.api_key["BearerToken"] = token.strip()
@@ -199,7 +201,6 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         if IN_CLUSTER_TOKEN.exists() and context is None:
             try:
                 config.load_incluster_config(client_configuration=configuration)
-                trim_token(configuration)
             except ConfigException as error:
                 raise ConfigError(
                     f"in-cluster config ({IN_CLUSTER_TOKEN.parent}): {error}",
@@ -224,7 +225,6 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         )
     except Exception as error:  # ConfigException, yaml errors, missing certificate files, bad base64 ...
         raise _kubeconfig_error(error, existing, context) from error
-    trim_token(configuration)  # a `tokenFile` written with echo
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
     _throttle_token_refresh(configuration)

@@ -76,11 +76,6 @@ def _models() -> Any:
     return models
 
 
-def load() -> None:
-    """Import the models now (the first validation would)."""
-    _models()
-
-
 def package(group: str) -> str:
     """`apps` -> io.k8s.api.apps.v1's package stem; the core group is `core`."""
     return group.split(".", maxsplit=1)[0] if group else "core"

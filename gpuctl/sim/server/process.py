@@ -126,13 +126,12 @@ def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> KubeconfigClaim:
 
 
 def _load_schemas() -> None:
-    """Load the API's object schemas (the client's models package: 0.3 s of CPU) and the Pod's
-    field tree (its ~100 models, imported one by one on first use: 0.2 s) while the cluster waits
-    for its first client, not inside the first create that validates its fields; frozen with the
-    rest of what lives as long as the process. Pods are the kind clients create by the thousand."""
-    from gpuctl.sim.api import kinds, schemas, validation
+    """Load the API's object schemas, the Pod's field tree (the client's models package, 0.3 s of
+    CPU, then the Pod's ~100 models, imported one by one on first use: 0.2 s) while the cluster
+    waits for its first client, not inside the first create that validates its fields; frozen with
+    the rest of what lives as long as the process. Pods are the kind clients create by the thousand."""
+    from gpuctl.sim.api import kinds, validation
 
-    schemas.load()
     pods = kinds.lookup("", "v1", "pods")
     assert pods is not None
     validation.kind_shape(pods)
