@@ -7,7 +7,9 @@ against the sample inventory's documentation addresses without contacting any ho
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +95,53 @@ def test_validation_rejects_bad_settings_naming_them(setting: str, named: str) -
     assert result.returncode != 0
     assert named in result.stdout + result.stderr
     assert "unreachable=1" not in result.stdout
+
+
+def test_the_prefork_callback_loads_next_to_the_playbooks() -> None:
+    result = run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-vvvv",
+            "-i",
+            str(SAMPLE_INVENTORIES[0]),
+            str(PLAYBOOKS / "validate.yml"),
+        ]
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Loading callback plugin gpuctl_prefork of type aggregate" in result.stdout
+
+
+# Run in a child interpreter: the plugin changes the process's garbage collector settings.
+PREFORK_PROBE = """
+import gc, importlib.util, json, sys
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader()
+spec = importlib.util.spec_from_file_location("gpuctl_prefork", sys.argv[1])
+plugin = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plugin)
+before = set(sys.modules)
+callback = plugin.CallbackModule()
+callback.v2_playbook_on_start(None)
+callback.v2_playbook_on_task_start(None, False)
+print(json.dumps({"loaded": sorted(set(sys.modules) - before), "threshold": gc.get_threshold()[0],
+                  "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_the_prefork_callback_loads_what_workers_would_and_freezes_the_heap() -> None:
+    """Its errors are suppressed (another ansible-core only loses the speed-up), so this checks the
+    work is really done with the ansible-core installed: without it each forked worker repeats it."""
+    result = run(
+        [sys.executable, "-c", PREFORK_PROBE, str(PLAYBOOKS / "callback_plugins" / "gpuctl_prefork.py")]
+    )
+
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    # Ansible names a filter or test plugin's module after its file plus a hash: filter.core_6892...
+    loaded = {re.sub(r"_\d+$", "", name) for name in found["loaded"]}
+    for module in ("filter.core", "filter.mathstuff", "test.core", "action.set_fact", "action.assert",
+                   "action.raw", "connection.ssh", "shell.sh", "become.sudo"):  # fmt: skip
+        assert f"ansible.plugins.{module}" in loaded, f"{module} was not loaded: {sorted(loaded)}"
+    assert found["threshold"] == 20_000
+    assert found["frozen"] > 10_000
