@@ -123,7 +123,6 @@ spec.loader.exec_module(plugin)
 before = set(sys.modules)
 callback = plugin.CallbackModule()
 callback.v2_playbook_on_start(None)
-callback.v2_playbook_on_task_start(None, False)
 print(json.dumps({"loaded": sorted(set(sys.modules) - before), "threshold": gc.get_threshold()[0],
                   "frozen": gc.get_freeze_count()}))
 """
