@@ -137,8 +137,9 @@ def test_the_prefork_callback_loads_what_workers_would_and_freezes_the_heap() ->
 
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
-    # Ansible names a filter or test plugin's module after its file plus a hash: filter.core_6892...
-    loaded = {re.sub(r"_\d+$", "", name) for name in found["loaded"]}
+    # Ansible names a filter or test plugin's module after its file and a hash: filter.core_6892...
+    # (2.19), filter.8532..._core (2.16).
+    loaded = {re.sub(r"(?<=\.)\d+_|_\d+$", "", name) for name in found["loaded"]}
     for module in ("filter.core", "filter.mathstuff", "test.core", "action.set_fact", "action.assert",
                    "action.raw", "connection.ssh", "shell.sh", "become.sudo"):  # fmt: skip
         assert f"ansible.plugins.{module}" in loaded, f"{module} was not loaded: {sorted(loaded)}"
