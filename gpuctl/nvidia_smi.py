@@ -163,12 +163,9 @@ _FIELDS: dict[str, Callable[[Gpu, int], str]] = {
 }
 
 
-_QUERY_FIELDS = frozenset(_FIELDS)
-
-
 def _query(gpus: list[Gpu], fields: list[str], format_options: set[str]) -> tuple[str, int]:
     for field in fields:
-        if field not in _QUERY_FIELDS:
+        if field not in _FIELDS:
             return f'Field "{field}" is not a valid field to query.\n\n', 2
     lines = []
     if "noheader" not in format_options:
