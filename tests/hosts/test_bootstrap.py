@@ -93,9 +93,31 @@ def bootstrapped(
 
 
 @pytest.fixture(scope="module")
-def rerun(nodes: list[TestNode], bootstrapped: tuple[Run, Path]) -> Run:
+def rerun(
+    nodes: list[TestNode], bootstrapped: tuple[Run, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Run:
+    """The no-op re-run, its ansible-runner events kept (in a TMPDIR of its own) for plays_by_host."""
     assert bootstrapped[0].code == 0, bootstrapped[0].report
-    return bootstrap_process("--inventory", str(nodes[0].inventory))
+    tmpdir = tmp_path_factory.mktemp("rerun-tmp")
+    return bootstrap_process("--inventory", str(nodes[0].inventory), "--keep-artifacts", tmpdir=tmpdir)
+
+
+ROLE_PLAYS = (
+    "Driver | install the NVIDIA driver",
+    "Container toolkit | install the NVIDIA container toolkit",
+    "Container runtime | configure the nvidia runtime",
+)
+
+
+def plays_by_host(run_: Run) -> dict[str, set[str]]:
+    """The plays in which each host ran a task, from the run's kept ansible-runner events."""
+    (kept,) = [line.split()[-1] for line in run_.stderr.splitlines() if "artifacts kept in" in line]
+    plays: dict[str, set[str]] = {}
+    for path in Path(kept).rglob("job_events/*.json"):
+        data = json.loads(path.read_text()).get("event_data", {})
+        if "host" in data and "play" in data:
+            plays.setdefault(data["host"], set()).add(data["play"])
+    return plays
 
 
 def bootstrap(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -255,6 +277,37 @@ def test_nodes_are_prepared_on_disk(nodes: list[TestNode], index: int) -> None:
 def test_second_run_changes_nothing(rerun: Run) -> None:
     assert rerun.code == 0, rerun.report
     assert [host["changed"] for host in rerun.report["hosts"]] == [0, 0]
+
+
+def test_second_run_sets_every_host_aside_after_preflight(nodes: list[TestNode], rerun: Run) -> None:
+    """One probe shows nothing to change on either node: no task of the three role plays runs for it."""
+    plays = plays_by_host(rerun)
+    assert sorted(plays) == [node.name for node in nodes]
+    for node in nodes:
+        assert plays[node.name].isdisjoint(ROLE_PLAYS), plays[node.name]
+        assert "Preflight | probe GPU hosts and set aside those with nothing to change" in plays[node.name]
+    # The driver state is still reported for each host (set_stats, read by gpuctl).
+    assert all(host["ok"] for host in rerun.report["hosts"]), rerun.report
+
+
+@pytest.mark.usefixtures("rerun")
+def test_a_host_with_something_to_change_runs_the_role_plays_the_other_does_not(
+    nodes: list[TestNode], tmp_path: Path
+) -> None:
+    source = "/etc/apt/sources.list.d/gpuctl-nvidia-container-toolkit.list"
+    written = sh(nodes[0], f"cat {source}")
+    sh(nodes[0], f"rm {source}")
+
+    repaired = bootstrap_process("--inventory", str(nodes[0].inventory), "--keep-artifacts", tmpdir=tmp_path)
+
+    assert repaired.code == 0, repaired.report
+    changed = {host["name"]: host["changed"] for host in repaired.report["hosts"]}
+    assert changed[nodes[0].name] > 0, changed
+    assert changed[nodes[1].name] == 0, changed
+    assert sh(nodes[0], f"cat {source}") == written
+    plays = plays_by_host(repaired)
+    assert set(ROLE_PLAYS) <= plays[nodes[0].name], plays[nodes[0].name]
+    assert plays[nodes[1].name].isdisjoint(ROLE_PLAYS), plays[nodes[1].name]
 
 
 @pytest.mark.usefixtures("rerun")

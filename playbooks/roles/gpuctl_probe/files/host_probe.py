@@ -1,7 +1,8 @@
 # Reads, in one process, everything a role needs to know about a host before it changes anything,
 # and prints it as one JSON object. Run through `raw` (no module upload): one SSH round trip and one
 # short Python start instead of one Ansible module per file, package, command and service.
-# Read-only. The request (argv[1], JSON) names what to read; everything in it is optional:
+# Read-only. The request (argv[1], JSON) names what to read, or is a list of such requests (one
+# per role: one round trip reads for all of them) whose union is read; everything in it is optional:
 #   files: paths -> {path: {type, mode, owner, group, sha1 (regular files)}}; missing paths are left out
 #   read: paths -> {path: text}, for the files whose content the role parses; missing: left out
 #   globs: {key: pattern} -> {key: sorted matching paths}
@@ -95,8 +96,21 @@ def run(argv):
     return {"rc": done.returncode, "stdout": stdout, "stdout_lines": stdout.splitlines(), "stderr": done.stderr.rstrip("\n")}
 
 
+def union(requests):
+    merged = {"files": [], "read": [], "disks": [], "packages": [], "globs": {}, "commands": {}}
+    for request in requests:
+        for key, wanted in request.items():
+            if isinstance(wanted, dict):
+                merged[key].update(wanted)
+            else:
+                merged[key].extend(name for name in wanted if name not in merged[key])
+    return merged
+
+
 def main():
     request = json.loads(sys.argv[1])
+    if isinstance(request, list):
+        request = union(request)
     files = {path: describe(path) for path in request.get("files", [])}
     texts = {path: read_text(path) for path in request.get("read", [])}
     result = {
