@@ -97,6 +97,29 @@ def test_validation_rejects_bad_settings_naming_them(setting: str, named: str) -
     assert "unreachable=1" not in result.stdout
 
 
+def test_validation_fails_only_the_host_with_a_bad_setting(tmp_path: Path) -> None:
+    """One assertion step per host checks the three roles; the hosts that pass join gpuctl_validated."""
+    inventory = tmp_path / "hosts.yml"
+    hosts = {
+        "good-node": {"ansible_host": "192.0.2.10"},
+        "bad-node": {"ansible_host": "192.0.2.11", "gpuctl_cdi_spec_path": "relative/nvidia.yaml"},
+    }
+    inventory.write_text(json.dumps({"all": {"children": {"gpu_nodes": {"hosts": hosts}}}}))
+    playbook = tmp_path / "validated.yml"  # validate.yml, then a play over the hosts it validated
+    validated = {"hosts": "gpuctl_validated", "gather_facts": False, "tasks": [{"ansible.builtin.debug": {}}]}
+    playbook.write_text(
+        json.dumps([{"ansible.builtin.import_playbook": str(PLAYBOOKS / "validate.yml")}, validated])
+    )
+
+    result = run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook)])
+
+    assert result.returncode != 0
+    assert "bad-node: invalid container toolkit setting:" in result.stdout
+    assert "gpuctl_cdi_spec_path=relative/nvidia.yaml (an absolute path)" in result.stdout
+    assert re.search(r"^bad-node\s*: ok=0 .* failed=1 ", result.stdout, re.MULTILINE), result.stdout
+    assert re.search(r"^good-node\s*: ok=3 .* failed=0 ", result.stdout, re.MULTILINE), result.stdout
+
+
 def test_the_prefork_callback_loads_next_to_the_playbooks() -> None:
     result = run(
         [
