@@ -161,12 +161,12 @@ def bench_size(nodes: int, gpus: int, workdir: Path, top: int, noop_runs_wanted:
             before = cpu_now(cgroups)
             noop_s, result = timed_bootstrap(inventory, keep_artifacts=run == noop_runs_wanted)
             after = cpu_now(cgroups)
+            nodes_cpu, controller_cpu = after.nodes - before.nodes, after.controller - before.controller
             noop_runs.append(noop_s)
-            noop_cpu_runs.append(after.nodes - before.nodes + after.controller - before.controller)
+            noop_cpu_runs.append(nodes_cpu + controller_cpu)
             print(
                 f"{nodes} node(s): no-op re-run {run}: {noop_s:.1f} s ({describe(result)}); CPU s: nodes "
-                f"{after.nodes - before.nodes:.2f}, controller {after.controller - before.controller:.2f}; "
-                f"load {load_average()}"
+                f"{nodes_cpu:.2f}, controller {controller_cpu:.2f}; load {load_average()}"
             )
         print_costs(nodes, Path(result.artifacts_dir) if result.artifacts_dir else None, top)
     finally:

@@ -1,8 +1,9 @@
 """Make the worker processes ansible-playbook forks cheaper: load shared plugins once, freeze the heap.
 
-ansible-playbook runs each task of each host in a worker process forked for that one task (31 per
-host in a no-op host bootstrap). A worker inherits what the parent has loaded and loads the rest
-itself, so every worker repeated the same work, and its cost grows with the number of hosts:
+ansible-playbook runs each task of each host in a worker process forked for that one task (11 per
+host in a no-op host bootstrap, 31 when this plugin was written). A worker inherits what the parent
+has loaded and loads the rest itself, so every worker repeated the same work, and its cost grows
+with the number of hosts:
 
 - importing the Jinja filter and test plugins the roles' templates call, the action plugins of
   their tasks and the ssh connection's plugins. This plugin loads them in the parent when the
