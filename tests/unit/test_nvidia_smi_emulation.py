@@ -28,6 +28,7 @@ CAPTURES = Path(__file__).parents[1] / "corpus" / "nvidia-smi"
 # capture (Linux, one GPU) → (the GPU's full name as -L prints it, its memory in MiB)
 TABLES = {
     "linux-nvidia-h100-80gb-hbm3-590.48.01": ("NVIDIA H100 80GB HBM3", 81559),
+    "linux-nvidia-h100-80gb-hbm3-580.159.04": ("NVIDIA H100 80GB HBM3", 81559),
     "linux-nvidia-h200-590.48.01": ("NVIDIA H200", 143771),
     "linux-nvidia-h200-580.159.04": ("NVIDIA H200", 143771),
     "linux-nvidia-l40s-595.80": ("NVIDIA L40S", 46068),
@@ -106,6 +107,7 @@ def test_eight_gpus_have_three_rows_each_and_full_names() -> None:
         "linux-nvidia-h100-80gb-hbm3-590.48.01",
         "linux-nvidia-geforce-rtx-2080-super-610.57.04",
         "linux-nvidia-h200-580.159.04",
+        "linux-nvidia-h100-80gb-hbm3-580.159.04",
     ],
 )
 def test_list_output_has_the_real_shape(capture: str) -> None:
@@ -162,6 +164,16 @@ def _h200_gpus() -> list[nvidia_smi.Gpu]:
 def test_the_emulation_prints_what_the_real_h200_printed(capture: str) -> None:
     args, code = REAL_RUNS[capture]
     assert nvidia_smi.run_nvidia_smi(args, _h200_gpus()) == (_real_h200(capture), code)
+
+
+@pytest.mark.parametrize("capture", ["list.txt", "query-verify.txt", "query-host.txt"])
+def test_the_emulation_prints_what_the_real_h100_printed(capture: str) -> None:
+    """The same machine type with an H100 80GB HBM3 in it (driver 580.159.04)."""
+    (gpu,) = nvidia_smi.fake_gpus("h100", 1, "NVIDIA-H100-80GB-HBM3", 81559, "580.159.04")
+    gpu = replace(gpu, uuid="GPU-e753301f-2534-a622-087a-08511ef7046d", pci_bus_id="00000000:00:06.0")
+    args, code = REAL_RUNS[capture]
+    real = (CAPTURES / f"linux-nvidia-h100-80gb-hbm3-580.159.04.{capture}").read_text(encoding="utf-8")
+    assert nvidia_smi.run_nvidia_smi(args, [gpu]) == (real, code)
 
 
 def test_an_output_file_gets_the_answer_and_stdout_stays_empty() -> None:
