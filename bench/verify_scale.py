@@ -18,6 +18,7 @@ No assertions: figures only.
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import json
 import os
@@ -208,6 +209,10 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     sources = [REPO, *(source.resolve() for source in args.source)]
+    for source in sources:
+        # A user's runs after the first import gpuctl from its bytecode cache; a shell with
+        # PYTHONDONTWRITEBYTECODE set would make every timed run compile it again.
+        compileall.compile_dir(source / "gpuctl", quiet=1)
     runs: dict[Path, list[Run]] = {source: [] for source in sources}
     for round_index in range(args.rounds):
         # Each run against a fresh sim, sources alternating between rounds: a second verify against

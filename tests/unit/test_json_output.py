@@ -29,6 +29,7 @@ def _written(document: Any) -> str:
         {"accented": "héllo", "emoji": "\U0001f600"},  # escaped by json.dumps
         {"floats": [1e-05, 0.00012, 0.5, 2.0, 1e16, -0.0, 123.456, 5e-324]},
         {"text that looks like a small number": "a: 0.00001"},
+        {"text with e- after a digit": "h100e-5", "and not": "node-e-1", "value": [2.5e-10, 3e-5]},
         {"big": 10**30},  # orjson refuses integers beyond 64 bits
         {1: "an integer key"},  # orjson refuses keys that are not strings
         {"tuple": (1, 2), "none": None, "bools": [True, False]},
