@@ -8,6 +8,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# The Python that runs on the controller: gpuctl, its tests and benchmarks, and the Ansible plugins
+# beside the playbooks (the scripts under a role's files/ run on the hosts, on their Python).
+PYTHON_PATHS = [
+    "gpuctl",
+    "tests",
+    "bench",
+    "playbooks/callback_plugins",
+    "playbooks/roles/gpuctl_probe/action_plugins",
+]
 
 
 def _tool(name: str) -> str:
@@ -20,7 +29,7 @@ def _tool(name: str) -> str:
 
 def test_ruff_check_is_clean() -> None:
     result = subprocess.run(
-        [_tool("ruff"), "check", "gpuctl", "tests", "bench"],
+        [_tool("ruff"), "check", *PYTHON_PATHS],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -31,7 +40,7 @@ def test_ruff_check_is_clean() -> None:
 
 def test_ruff_format_is_clean() -> None:
     result = subprocess.run(
-        [_tool("ruff"), "format", "--check", "gpuctl", "tests", "bench"],
+        [_tool("ruff"), "format", "--check", *PYTHON_PATHS],
         cwd=ROOT,
         capture_output=True,
         text=True,
