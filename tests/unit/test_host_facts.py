@@ -77,3 +77,28 @@ def test_a_host_without_python_gets_a_message_and_exit_127() -> None:
                           env={"PATH": "/nonexistent"}, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 127
     assert done.stderr == "no Python interpreter found (python3, /usr/libexec/platform-python, python)\n"
+
+
+def _ad_hoc(*args: str) -> subprocess.CompletedProcess[str]:
+    """The action run by Ansible itself, on this machine (connection local)."""
+    env = {**os.environ, "ANSIBLE_ACTION_PLUGINS": str(ROLE / "action_plugins"), "ANSIBLE_NOCOLOR": "1"}
+    ansible = Path(sys.executable).with_name("ansible")
+    argv = [str(ansible), "localhost", "-c", "local", "-m", "gpuctl_facts", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def test_ansible_runs_the_action_with_the_interpreter_templated() -> None:
+    done = _ad_hoc("-e", 'ansible_python_interpreter="{{ \\"/usr/bin/python3\\" }}"')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("localhost | SUCCESS => ")
+    result = json.loads(done.stdout.split(" => ", 1)[1])
+    assert result["changed"] is False
+    assert result["ansible_facts"]["ansible_python"]["executable"] == "/usr/bin/python3"
+
+
+def test_an_interpreter_the_host_lacks_fails_with_the_shells_words() -> None:
+    done = _ad_hoc("-e", "ansible_python_interpreter=/nonexistent/python3")
+    assert done.returncode != 0
+    result = json.loads(done.stdout.split(" => ", 1)[1])
+    assert result["msg"].startswith("reading facts failed (exit 127): ")  # the shell's own line after it
+    assert result["msg"].endswith("/nonexistent/python3: not found")

@@ -38,13 +38,17 @@ class ActionModule(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        interpreter = str((task_vars or {}).get("ansible_python_interpreter") or "auto")
+        # Templated as Ansible templates it for a module ("{{ ansible_playbook_python }}", say).
+        configured = (task_vars or {}).get("ansible_python_interpreter") or "auto"
+        interpreter = str(self._templar.template(configured))
         answer = self._low_level_execute_command(facts_command(interpreter), sudoable=True)
         try:
             facts = json.loads(answer.get("stdout") or "")
         except ValueError:
-            said = (answer.get("stderr") or answer.get("stdout") or "no output").strip().splitlines()[-1]
-            result.update(failed=True, msg=f"reading facts failed (exit {answer.get('rc')}): {said}")
+            # The last line said, stderr's where there is one.
+            said = f"{answer.get('stdout') or ''}\n{answer.get('stderr') or ''}".strip().splitlines()
+            reason = said[-1] if said else "no output"
+            result.update(failed=True, msg=f"reading facts failed (exit {answer.get('rc')}): {reason}")
             return result
         result.update(ansible_facts=facts, changed=False)
         return result
