@@ -42,8 +42,9 @@ DOCUMENTATION = """
 
 # The action plugins behind the tasks of gpuctl's roles (a task with none runs "normal"), then
 # the plugins every task over SSH uses.
-ACTIONS = ("assert", "command", "copy", "debug", "group_by", "include_vars", "normal", "raw",
-           "set_fact", "set_stats", "template")  # fmt: skip
+# gpuctl_facts is found once a role that depends on gpuctl_probe is loaded, as the playbooks are by now.
+ACTIONS = ("assert", "command", "copy", "debug", "gpuctl_facts", "group_by", "include_vars", "normal",
+           "raw", "set_fact", "set_stats", "template")  # fmt: skip
 CONNECTION = (("connection_loader", "ssh"), ("shell_loader", "sh"), ("become_loader", "sudo"))
 # Young collections every 20,000 allocations instead of 700 (gpuctl's own CLI raises it too).
 GC_THRESHOLD = (20_000, 10, 10)
