@@ -30,8 +30,10 @@ fi
 s pci
 for d in /sys/bus/pci/devices/*; do
   [ -r "$d/vendor" ] || continue
-  [ "$(cat "$d/vendor")" = 0x10de ] || continue
-  echo "${d##*/} $(cat "$d/vendor") $(cat "$d/device" 2>/dev/null) $(cat "$d/class" 2>/dev/null)"
+  v=; dev=; c=; read -r v < "$d/vendor"
+  [ "$v" = 0x10de ] || continue
+  read -r dev 2>/dev/null < "$d/device"; read -r c 2>/dev/null < "$d/class"
+  echo "${d##*/} $v $dev $c"
 done
 s modules; grep -E '^(nouveau|nvidia[a-z_]*) ' /proc/modules 2>/dev/null | cut -d' ' -f1
 s secure-boot

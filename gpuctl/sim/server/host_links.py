@@ -31,8 +31,10 @@ _MARK = "@@gpuctl-probe "
 PROBE_SCRIPT = f"""
 echo "{_MARK}pci"
 for d in /sys/bus/pci/devices/*; do
-  [ "$(cat "$d/vendor" 2>/dev/null)" = 0x10de ] || continue
-  echo "${{d##*/}} 0x10de $(cat "$d/device" 2>/dev/null) $(cat "$d/class" 2>/dev/null)"
+  v=; dev=; c=; read -r v 2>/dev/null < "$d/vendor"
+  [ "$v" = 0x10de ] || continue
+  read -r dev 2>/dev/null < "$d/device"; read -r c 2>/dev/null < "$d/class"
+  echo "${{d##*/}} 0x10de $dev $c"
 done
 out=$(nvidia-smi -L 2>&1); rc=$?
 echo "{_MARK}smi-rc=$rc"; printf '%s\\n' "$out"
