@@ -17,7 +17,7 @@ depends on, and read back instead of compiling again.
   options ansible-core compiles it with (backslash escaping), and, for the whole cache, the
   versions of Python, Jinja and ansible-core, this file's format and the Ansible plugin and
   collection paths (their modification times), whose filters and tests the generated code names.
-  A change to any of them starts a new cache; older ones are removed.
+  A change to any of them starts a new cache; of the others, only the newest three are kept.
 - Bounded: a cache holding more than MAX_ENTRIES templates is emptied and starts again.
 - Harmless when it cannot work: any failure to read, check or write the cache compiles as Ansible
   would; a failure to install it (another ansible-core) leaves Ansible untouched.
@@ -55,6 +55,8 @@ DOCUMENTATION = """
 ENV_VAR = "GPUCTL_TEMPLATE_CACHE"
 FORMAT = 1  # raise when what an entry holds, or how its key is made, changes
 MAX_ENTRIES = 4096
+# Caches of other versions kept, the current one included (another venv may use the same directory).
+KEEP_NAMESPACES = 4
 # Jinja settings that change how a template's text is read, hence the code compiled from it.
 SYNTAX = ("block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
           "comment_start_string", "comment_end_string", "line_statement_prefix", "line_comment_prefix",
@@ -145,17 +147,20 @@ def plugin_paths() -> list[str]:
 
 
 def open_cache(directory: Path) -> CompiledTemplates | None:
-    """The current namespace's cache under `directory`, read; older namespaces removed."""
+    """The current namespace's cache under `directory`, read; all but the newest others removed."""
     if not private_directory(directory):
         return None
     current = directory / namespace(plugin_paths())
-    for stale in directory.iterdir():
-        if stale != current and stale.is_dir() and not stale.is_symlink():
-            for entry in stale.iterdir():
-                with contextlib.suppress(OSError):
-                    entry.unlink()
+    others = [
+        path for path in directory.iterdir() if path != current and path.is_dir() and not path.is_symlink()
+    ]
+    others.sort(key=lambda path: path.stat().st_mtime_ns, reverse=True)
+    for stale in others[KEEP_NAMESPACES - 1 :]:
+        for entry in stale.iterdir():
             with contextlib.suppress(OSError):
-                stale.rmdir()
+                entry.unlink()
+        with contextlib.suppress(OSError):
+            stale.rmdir()
     if not private_directory(current):
         return None
     cache = CompiledTemplates(current)

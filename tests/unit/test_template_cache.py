@@ -133,14 +133,16 @@ def test_a_cache_others_can_write_to_is_not_read(project: Path, mode: int) -> No
     assert [path.name for path in cache.iterdir()] == ["planted"]  # not read, not written, not cleaned
 
 
-def test_a_cache_of_other_versions_is_removed(project: Path) -> None:
+def test_only_the_newest_caches_of_other_versions_are_kept(project: Path) -> None:
     cache = project / "cache"
-    stale = cache / ("0" * 32)
-    stale.mkdir(parents=True, mode=0o700)
-    (stale / "entry").write_bytes(marshal.dumps(compile("1", "<x>", "eval")))
+    others = [cache / (str(number) * 32) for number in range(gpuctl_template_cache.KEEP_NAMESPACES)]
+    for age, other in enumerate(others):
+        other.mkdir(parents=True, mode=0o700)
+        (other / "entry").write_bytes(marshal.dumps(compile("1", "<x>", "eval")))
+        os.utime(other, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))  # others[0] the newest
     _run(project, cache)
-    assert not stale.exists()
-    assert _entries(cache)
+    assert [other.exists() for other in others] == [True, True, True, False]
+    assert len([path for path in cache.iterdir() if path.is_dir()]) == gpuctl_template_cache.KEEP_NAMESPACES
 
 
 def test_a_cache_past_its_bound_starts_again(project: Path) -> None:
