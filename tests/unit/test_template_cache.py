@@ -68,7 +68,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(project: Path, cache: Path | None) -> dict[str, object]:
+def _run(project: Path, cache: Path | None, *extra: str) -> dict[str, object]:
     out = project / "play" / "out.json"
     out.unlink(missing_ok=True)
     env = {**os.environ, "ANSIBLE_CALLBACK_PLUGINS": str(PLUGINS), "ANSIBLE_NOCOLOR": "1",
@@ -77,6 +77,7 @@ def _run(project: Path, cache: Path | None) -> dict[str, object]:
     if cache is not None:
         env[gpuctl_template_cache.ENV_VAR] = str(cache)
     playbook = Path(sys.executable).with_name("ansible-playbook")
+    interpreter = f"ansible_python_interpreter={sys.executable}"
     argv = [
         str(playbook),
         "-i",
@@ -84,7 +85,8 @@ def _run(project: Path, cache: Path | None) -> dict[str, object]:
         "-c",
         "local",
         "-e",
-        f"ansible_python_interpreter={sys.executable}",
+        interpreter,
+        *extra,
         str(project / "play" / "site.yml"),
     ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
@@ -155,3 +157,27 @@ def test_a_cache_past_its_bound_starts_again(project: Path) -> None:
     names = list(_entries(cache))
     assert names
     assert not [name for name in names if name.startswith("filler-")]
+
+
+def test_a_value_from_ansible_vault_is_not_kept(project: Path) -> None:
+    cache = project / "cache"
+    password = project / "vault-password"
+    password.write_text("not-a-real-password\n", encoding="utf-8")
+    vault = Path(sys.executable).with_name("ansible-vault")
+    argv = [str(vault), "encrypt_string", "--vault-password-file", str(password), "--name", "secret_text",
+            "s3cret-{{ numbers | length }}"]  # fmt: skip
+    encrypted = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout
+    (project / "play" / "vault.yml").write_text(encrypted, encoding="utf-8")
+    playbook = project / "play" / "site.yml"
+    playbook.write_text(
+        PLAYBOOK.replace("  vars:\n", "  vars_files: [vault.yml]\n  vars:\n").replace(
+            '      chosen: "', '      secret: "{{ secret_text }}"\n      chosen: "'
+        ),
+        encoding="utf-8",
+    )
+    results = _run(project, cache, "--vault-password-file", str(password))
+    assert (
+        results.pop("secret") == "s3cret-{{ numbers | length }}"
+    )  # ansible-core renders no template from a vault
+    assert results == EXPECTED
+    assert not [path for path in cache.glob("*/*") if b"s3cret" in path.read_bytes()]

@@ -8,8 +8,9 @@
 #   globs: {key: pattern} -> {key: sorted matching paths}
 #   disks: paths -> {path: bytes available to unprivileged users on its filesystem}
 #   packages: names -> {name: {version, want, status}} from dpkg (want: install | hold | ...)
-#   commands: {key: argv} -> {key: {rc, stdout, stdout_lines, stderr}}; rc -1 and msg when the
-#     program is missing
+#   commands: {key: argv} -> {key: {rc, stdout, stderr}}; rc -1 and msg when the program is missing
+#     (no stdout_lines: a role splits the few outputs it reads by line, and containerd's
+#     configuration dump, a few hundred lines, is not carried twice in every task's variables)
 import glob
 import grp
 import hashlib
@@ -89,11 +90,10 @@ def run(argv):
             universal_newlines=True, timeout=COMMAND_TIMEOUT_S, check=False,
         )
     except OSError as error:
-        return {"rc": -1, "stdout": "", "stdout_lines": [], "stderr": "", "msg": "%s: %s" % (argv[0], error.strerror)}
+        return {"rc": -1, "stdout": "", "stderr": "", "msg": "%s: %s" % (argv[0], error.strerror)}
     except subprocess.TimeoutExpired:
-        return {"rc": -1, "stdout": "", "stdout_lines": [], "stderr": "", "msg": "%s: timed out" % argv[0]}
-    stdout = done.stdout.rstrip("\n")
-    return {"rc": done.returncode, "stdout": stdout, "stdout_lines": stdout.splitlines(), "stderr": done.stderr.rstrip("\n")}
+        return {"rc": -1, "stdout": "", "stderr": "", "msg": "%s: timed out" % argv[0]}
+    return {"rc": done.returncode, "stdout": done.stdout.rstrip("\n"), "stderr": done.stderr.rstrip("\n")}
 
 
 def union(requests):
