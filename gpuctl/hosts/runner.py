@@ -76,7 +76,12 @@ def template_cache_dir() -> str:
     """
     if TEMPLATE_CACHE_ENV in os.environ:
         return os.environ[TEMPLATE_CACHE_ENV]
-    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    cache_home = os.environ.get("XDG_CACHE_HOME")
+    if not cache_home:
+        try:
+            cache_home = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no password entry: run without the cache
+            return ""
     return str(Path(cache_home) / "gpuctl" / "ansible-templates")
 
 
