@@ -3,34 +3,23 @@ files (tests/corpus/os-release.yaml), and the command the action runs, run here 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
+from tests import module_file
+
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "playbooks" / "roles" / "gpuctl_probe"
 RELEASES = yaml.safe_load((REPO / "tests" / "corpus" / "os-release.yaml").read_text(encoding="utf-8"))
-
-
-def _load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HOST_FACTS = _load(ROLE / "files" / "host_facts.py")
-ACTION = _load(ROLE / "action_plugins" / "gpuctl_facts.py")
+HOST_FACTS = module_file.load(ROLE / "files" / "host_facts.py")
+ACTION = module_file.load(ROLE / "action_plugins" / "gpuctl_facts.py")
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=[release["id"] for release in RELEASES])

@@ -14,10 +14,11 @@ from types import CodeType
 
 import pytest
 
+from tests import module_file
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = REPO / "playbooks" / "callback_plugins"
-sys.path.insert(0, str(PLUGINS))
-import gpuctl_template_cache  # noqa: E402 - the plugin module, found next to the playbooks
+gpuctl_template_cache = module_file.load(PLUGINS / "gpuctl_template_cache.py")
 
 # The same Jinja text twice over: from YAML (backslashes escaped inside expressions) and from a
 # template file (not escaped); and in two template files, one of which overrides Jinja's syntax.
