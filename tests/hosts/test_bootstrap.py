@@ -36,6 +36,7 @@ GPUS = 2
 PING = Path(__file__).resolve().parent / "playbooks" / "ping.yml"
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "not-a-real-sudo-password-5f1c"
+DROPIN = "/etc/containerd/conf.d/99-nvidia.toml"
 
 
 @pytest.fixture(scope="module")
@@ -308,6 +309,39 @@ def test_a_host_with_something_to_change_runs_the_role_plays_the_other_does_not(
     plays = plays_by_host(repaired)
     assert set(ROLE_PLAYS) <= plays[nodes[0].name], plays[nodes[0].name]
     assert plays[nodes[1].name].isdisjoint(ROLE_PLAYS), plays[nodes[1].name]
+
+
+@pytest.mark.usefixtures("rerun")
+def test_a_user_drop_in_changing_runc_is_followed_then_the_host_is_set_aside_again(
+    nodes: list[TestNode], tmp_path: Path
+) -> None:
+    """containerd 1.x: gpuctl's drop-in repeats the CRI section of the configuration without it, which
+    the set-aside play reads through the shared probe. A user's own drop-in that turns on runc's
+    systemd cgroups must bring the runtime play back (the nvidia runtime follows runc), and the run
+    after that must set the host aside again with the user's drop-in in place."""
+    user_dropin = "/etc/containerd/conf.d/10-user.toml"
+    kept = ("--inventory", str(nodes[0].inventory), "--keep-artifacts")
+    nvidia_cgroups = f"grep -h 'SystemdCgroup' {DROPIN}"
+    before = sh(nodes[0], nvidia_cgroups)
+    assert "true" not in before, before
+    sh(nodes[0], "printf 'version = 2\\n"
+       "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\\n"
+       f"  SystemdCgroup = true\\n' > {user_dropin}")  # fmt: skip
+    try:
+        followed = bootstrap_process(*kept, tmpdir=tmp_path)
+        assert followed.code == 0, followed.report
+        assert "Container runtime | configure the nvidia runtime" in plays_by_host(followed)[nodes[0].name]
+        assert "false" not in sh(nodes[0], nvidia_cgroups)
+
+        again = bootstrap_process(*kept, tmpdir=tmp_path)
+        assert again.code == 0, again.report
+        assert [host["changed"] for host in again.report["hosts"]] == [0, 0]
+        assert plays_by_host(again)[nodes[0].name].isdisjoint(ROLE_PLAYS)
+    finally:
+        sh(nodes[0], f"rm -f {user_dropin}")
+        restored = bootstrap_process("--inventory", str(nodes[0].inventory))
+    assert restored.code == 0, restored.report
+    assert sh(nodes[0], nvidia_cgroups) == before
 
 
 @pytest.mark.usefixtures("rerun")

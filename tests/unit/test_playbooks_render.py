@@ -45,6 +45,28 @@ PLAY = """- name: Render the container runtime configuration
     - role: container_runtime
 """
 
+# A user's own drop-in: containerd 1.x replaces the whole CRI section with it (runc's cgroups too).
+USER_DROPIN = """version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = true
+"""
+# The role, then what site.yml's set-aside play would ask the host probe for, and the base dump the
+# role read itself (containerd_base.yml), kept in files.
+KEEP_BASE_PLAY = (
+    PLAY
+    + """  post_tasks:
+    - name: Keep the base request and the role's base dump
+      ansible.builtin.copy:
+        content: "{{ item.content }}"
+        dest: "{{ item.dest }}"
+        mode: "0644"
+      loop:
+        - {content: "{{ gpuctl_runtime_base_request | to_json }}", dest: "{{ keep_dir }}/request.json"}
+        - {content: "{{ gpuctl_containerd_base_dump.stdout }}", dest: "{{ keep_dir }}/base.txt"}
+"""
+)
+HOST_PROBE = ROLES / "gpuctl_probe" / "files" / "host_probe.py"
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="the role writes files owned by root: run as root"),
@@ -52,10 +74,10 @@ pytestmark = [
 needs_containerd = pytest.mark.skipif(CONTAINERD is None, reason="no containerd binary installed")
 
 
-def run_role(tmp_path: Path, *, check: bool = False, **extra: object) -> tuple[int, str]:
+def run_role(tmp_path: Path, *, check: bool = False, play: str = PLAY, **extra: object) -> tuple[int, str]:
     """Runs the container_runtime role locally; returns (exit code, output)."""
     playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
+    playbook.write_text(play)
     variables = {
         "ansible_python_interpreter": sys.executable,
         "gpuctl_runtime_restart": False,
@@ -157,6 +179,35 @@ def test_containerd_v2_without_config_creates_minimal_one(tmp_path: Path) -> Non
     cri = dropin["plugins"]["io.containerd.grpc.v1.cri"]
     assert cri["containerd"]["default_runtime_name"] == "runc"
     assert set(runtimes_v2(dropin)) == {"runc", "nvidia"}
+
+
+@needs_containerd
+@pytest.mark.parametrize("user_dropin", [False, True], ids=["alone", "with-a-user-drop-in"])
+def test_the_host_probe_dumps_containerd_1x_base_as_the_role_does(tmp_path: Path, user_dropin: bool) -> None:
+    """site.yml's set-aside play reads containerd 1.x's configuration without gpuctl's drop-in through
+    the host probe, from config.toml as it is on the host; the role dumps it from the config.toml it
+    writes. Once the role has written config.toml, the two dumps must be the same."""
+    directory = containerd_dir(tmp_path)
+    (directory / "config.toml").write_text(DEBIAN_CONFIG)
+    if user_dropin:
+        (directory / "conf.d").mkdir()
+        (directory / "conf.d" / "10-user.toml").write_text(USER_DROPIN)
+    keep = tmp_path / "kept"
+    keep.mkdir()
+
+    rc, output = run_role(
+        tmp_path, play=KEEP_BASE_PLAY, gpuctl_container_runtime="containerd", keep_dir=str(keep)
+    )
+    assert rc == 0, output
+    request = (keep / "request.json").read_text()
+    probe = subprocess.run(
+        [sys.executable, str(HOST_PROBE), request], capture_output=True, text=True, check=True
+    )
+
+    base = json.loads(probe.stdout)["containerd_bases"]["base"]
+    assert base["rc"] == 0, base
+    assert base["stdout"] == (keep / "base.txt").read_text().rstrip("\n")
+    assert ("SystemdCgroup = true" in base["stdout"]) is user_dropin
 
 
 def test_containerd_v3_dropin_adds_only_nvidia(tmp_path: Path) -> None:

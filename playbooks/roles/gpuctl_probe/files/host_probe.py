@@ -11,6 +11,12 @@
 #   commands: {key: argv} -> {key: {rc, stdout, stderr}}; rc -1 and msg when the program is missing
 #     (no stdout_lines: a role splits the few outputs it reads by line, and containerd's
 #     configuration dump, a few hundred lines, is not carried twice in every task's variables)
+#   containerd_bases: {key: {config, imports, without, none}} -> {key: {rc, stdout, stderr}}:
+#     `containerd config dump` of the file `config` as it is on the host, its import of the glob
+#     `imports` narrowed to the files that glob matches other than `without` (or to the glob `none`,
+#     which matches nothing): containerd 1.x's configuration without gpuctl's drop-in, as the
+#     runtime role's containerd_base.yml dumps it from the config.toml it writes. Left out when
+#     `config` cannot be read.
 import glob
 import grp
 import hashlib
@@ -83,10 +89,11 @@ def packages(names):
     return found
 
 
-def run(argv):
+def run(argv, stdin_text=None):
     try:
         done = subprocess.run(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, input=stdin_text,
+            stdin=subprocess.DEVNULL if stdin_text is None else None,
             universal_newlines=True, timeout=COMMAND_TIMEOUT_S, check=False,
         )
     except OSError as error:
@@ -96,8 +103,18 @@ def run(argv):
     return {"rc": done.returncode, "stdout": done.stdout.rstrip("\n"), "stderr": done.stderr.rstrip("\n")}
 
 
+def containerd_base(config, imports, without, none):
+    text = read_text(config)
+    if text is None:
+        return None
+    others = [path for path in sorted(glob.glob(imports)) if path != without] or [none]
+    text = text.replace(json.dumps(imports), ", ".join(json.dumps(path) for path in others))
+    return run(["containerd", "--config", "/dev/stdin", "config", "dump"], text)
+
+
 def union(requests):
     merged = {"files": [], "read": [], "disks": [], "packages": [], "globs": {}, "commands": {}}
+    merged["containerd_bases"] = {}
     for request in requests:
         for key, wanted in request.items():
             if isinstance(wanted, dict):
@@ -121,6 +138,8 @@ def main():
         "packages": packages(request.get("packages", [])),
         "commands": {key: run(argv) for key, argv in request.get("commands", {}).items()},
     }
+    bases = {key: containerd_base(**wanted) for key, wanted in request.get("containerd_bases", {}).items()}
+    result["containerd_bases"] = {key: dumped for key, dumped in bases.items() if dumped is not None}
     sys.stdout.write(json.dumps(result) + "\n")
 
 
