@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,6 +29,7 @@ SSH_TIMEOUT_S = 10
 # Ansible's default minus `-C`: compressing a LAN session only costs CPU at both ends. ControlPersist
 # keeps one SSH connection per host for the whole run; pipelining (below) sends each module over it.
 SSH_ARGS = "-o ControlMaster=auto -o ControlPersist=60s"
+CLOSE_WAIT_S = 5.0  # for the SSH connections to close once the run is over
 # Read by playbooks/callback_plugins/gpuctl_template_cache.py.
 TEMPLATE_CACHE_ENV = "GPUCTL_TEMPLATE_CACHE"
 JOIN_POLL_S = 0.2
@@ -147,6 +149,7 @@ def run_playbook(
         except KeyboardInterrupt:
             interrupted = True
             cancel.set()
+    close_connections(control_dir)
     if not control_dir.is_relative_to(private_dir):
         shutil.rmtree(control_dir, ignore_errors=True)
     if not request.keep_artifacts:
@@ -160,6 +163,24 @@ def run_playbook(
         interrupted=cancelled,
         artifacts_dir=private_dir if request.keep_artifacts else None,
     )
+
+
+def close_connections(control_dir: Path) -> None:
+    """Close the run's SSH connections now: ControlPersist would keep each open for another 60 s,
+    with its socket gone along with the run's private dir, so that no later run could use it."""
+    sockets = [path for path in control_dir.glob("*") if path.is_socket()]
+    closing = []
+    for socket_path in sockets:
+        with contextlib.suppress(OSError):  # no ssh on PATH: nothing was opened with it either
+            command = ["ssh", "-o", f"ControlPath={socket_path}", "-O", "exit", "gpuctl-run"]
+            closing.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    for process in closing:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _run(

@@ -203,6 +203,20 @@ def test_become_password_never_reaches_the_artifacts(nodes: list[TestNode]) -> N
         subprocess.run(["rm", "-rf", str(kept)], check=True)
 
 
+def test_the_run_closes_its_ssh_connections(nodes: list[TestNode]) -> None:
+    """ControlPersist would keep each host's connection open for 60 s after the run, its socket gone
+    with the run's private dir (no later run could use it): the run closes them itself."""
+    result = run_host_bootstrap(inventory_path=nodes[0].inventory, playbook=PING, keep_artifacts=True)
+    assert result.ok, result
+    assert result.artifacts_dir is not None
+    kept = Path(result.artifacts_dir)
+    try:
+        masters = subprocess.run(["pgrep", "-f", f"ssh: {kept}"], capture_output=True, text=True, check=False)
+        assert masters.stdout == ""
+    finally:
+        subprocess.run(["rm", "-rf", str(kept)], check=True)
+
+
 def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
     code = (
         "import sys; from pathlib import Path; from gpuctl.core.bootstrap import run_host_bootstrap;"
