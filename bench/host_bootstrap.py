@@ -18,7 +18,7 @@ ansible-playbook, without the command's start), and 4 vs 1 is given for both.
 
 The test nodes share this machine's CPUs with Ansible and with whatever else runs here, so each
 no-op run also prints the CPU seconds it cost: the nodes' (their cgroups' cpu.stat, every process of
-the node, sshd included) and the controller's (ansible-playbook and its workers, this process).
+the node, sshd included) and the controller's (the gpuctl command, ansible-playbook and its workers).
 On real hosts each node's share runs on its own CPUs; here it competes with the controller.
 Needs what the host test tier needs (root, debootstrap, systemd-nspawn: .ci/install-host-deps.sh).
 """
