@@ -8,14 +8,13 @@ exact package names, repository lines, pins and holds it would use are checked.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpuctl.package_data import default_driver_branch
+from tests.local_ansible import run_playbook
 
 BRANCH = default_driver_branch()  # the role's default: the pin these renders exercise
 PLAYBOOK = Path(__file__).resolve().parent / "playbooks" / "render_driver.yml"
@@ -42,14 +41,8 @@ CUDA_PIN_PACKAGES = (
 def render(tmp_path: Path, os_name: str, *extra: str) -> tuple[int, dict[str, Any], str]:
     output = tmp_path / f"{os_name}.json"
     facts = {**FACTS[os_name], "kernel": KERNEL}
-    completed = subprocess.run(
-        [
-            str(Path(sys.executable).with_name("ansible-playbook")), str(PLAYBOOK), "-i", "localhost,",
-            "-e", json.dumps({"render_facts": facts, "render_output": str(output)}),
-            "-e", f"ansible_python_interpreter={sys.executable}", *extra,
-        ],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    variables = {"render_facts": facts, "render_output": str(output)}
+    completed = run_playbook(PLAYBOOK, "-e", json.dumps(variables), *extra)
     rendered = json.loads(output.read_text()) if output.exists() else {}
     return completed.returncode, rendered, completed.stdout + completed.stderr
 

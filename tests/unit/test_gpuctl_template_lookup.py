@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.local_ansible import run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
 LOOKUPS = REPO / "playbooks" / "roles" / "container_runtime" / "lookup_plugins"
@@ -52,13 +52,7 @@ def render_with(plugin: str, tmp_path: Path) -> dict[str, object]:
         (tmp_path / "templates" / name).write_text(text)
     playbook = tmp_path / "play.yml"
     playbook.write_text(PLAYBOOK.replace("plugin: ansible.builtin.template", f"plugin: {plugin}"))
-    ansible_playbook = Path(sys.executable).with_name("ansible-playbook")
-    env = {**os.environ, "ANSIBLE_LOOKUP_PLUGINS": str(LOOKUPS), "ANSIBLE_NOCOLOR": "1"}
-    done = subprocess.run(
-        [str(ansible_playbook), "-i", "localhost,", "-c", "local", str(playbook),
-         "-e", f"ansible_python_interpreter={sys.executable}"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    done = run_playbook(playbook, env={**os.environ, "ANSIBLE_LOOKUP_PLUGINS": str(LOOKUPS)})
     assert done.returncode == 0, done.stdout + done.stderr
     written: dict[str, object] = json.loads((tmp_path / "out.json").read_text())
     return written

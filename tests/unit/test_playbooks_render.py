@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.local_ansible import run_playbook
+
 # tomllib is in the standard library from Python 3.11 on.
 tomllib = pytest.importorskip("tomllib")
 
 REPO = Path(__file__).resolve().parents[2]
 ROLES = REPO / "playbooks" / "roles"
-ANSIBLE_PLAYBOOK = Path(sys.executable).with_name("ansible-playbook")
 NVIDIA_RUNTIME = "/usr/bin/nvidia-container-runtime"
 CONTAINERD = shutil.which("containerd")
 
@@ -79,7 +80,6 @@ def run_role(tmp_path: Path, *, check: bool = False, play: str = PLAY, **extra: 
     playbook = tmp_path / "play.yml"
     playbook.write_text(play)
     variables = {
-        "ansible_python_interpreter": sys.executable,
         "gpuctl_runtime_restart": False,
         "gpuctl_containerd_config_path": str(tmp_path / "containerd" / "config.toml"),
         "gpuctl_containerd_dropin_dir": str(tmp_path / "containerd" / "conf.d"),
@@ -88,11 +88,8 @@ def run_role(tmp_path: Path, *, check: bool = False, play: str = PLAY, **extra: 
         "gpuctl_kubelet_config_path": str(tmp_path / "kubelet" / "config.yaml"),
         **extra,
     }
-    argv = [str(ANSIBLE_PLAYBOOK), "-i", "localhost,", str(playbook), "-e", json.dumps(variables)]
-    if check:
-        argv += ["--check", "--diff"]
-    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(ROLES), "ANSIBLE_NOCOLOR": "1"}
-    result = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    args = ["-e", json.dumps(variables), *(["--check", "--diff"] if check else [])]
+    result = run_playbook(playbook, *args, env={**os.environ, "ANSIBLE_ROLES_PATH": str(ROLES)})
     return result.returncode, result.stdout + result.stderr
 
 

@@ -15,6 +15,7 @@ from types import CodeType
 import pytest
 
 from tests import module_file
+from tests.local_ansible import run_playbook
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGINS = REPO / "playbooks" / "callback_plugins"
@@ -72,25 +73,11 @@ def project(tmp_path: Path) -> Path:
 def _run(project: Path, cache: Path | None, *extra: str) -> dict[str, object]:
     out = project / "play" / "out.json"
     out.unlink(missing_ok=True)
-    env = {**os.environ, "ANSIBLE_CALLBACK_PLUGINS": str(PLUGINS), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_LOCAL_TEMP": str(project / "tmp")}  # fmt: skip
+    env = {**os.environ, "ANSIBLE_CALLBACK_PLUGINS": str(PLUGINS), "ANSIBLE_LOCAL_TEMP": str(project / "tmp")}
     env.pop(gpuctl_template_cache.ENV_VAR, None)
     if cache is not None:
         env[gpuctl_template_cache.ENV_VAR] = str(cache)
-    playbook = Path(sys.executable).with_name("ansible-playbook")
-    interpreter = f"ansible_python_interpreter={sys.executable}"
-    argv = [
-        str(playbook),
-        "-i",
-        "localhost,",
-        "-c",
-        "local",
-        "-e",
-        interpreter,
-        *extra,
-        str(project / "play" / "site.yml"),
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
+    done = run_playbook(project / "play" / "site.yml", *extra, env=env, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(out.read_text(encoding="utf-8"))
 

@@ -113,8 +113,10 @@ def containerd_base(config, imports, without, none):
 
 
 def union(requests):
-    merged = {"files": [], "read": [], "disks": [], "packages": [], "globs": {}, "commands": {}}
-    merged["containerd_bases"] = {}
+    merged = {
+        "files": [], "read": [], "disks": [], "packages": [], "globs": {}, "commands": {},
+        "containerd_bases": {},
+    }
     for request in requests:
         for key, wanted in request.items():
             if isinstance(wanted, dict):
