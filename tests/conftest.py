@@ -4,6 +4,7 @@ every test gets its own HOME; under CI=true a skip not allowed below fails the t
 from __future__ import annotations
 
 import os
+import urllib.request
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from gpuctl.sim.scenario import parse_scenario
 from gpuctl.sim.server.http_server import SimServer
+from gpuctl.sim.server.tls import client_context
 
 # The only skips CI accepts: the opt-in tier of a real cluster, when none is given.
 ALLOWED_CI_SKIPS = ("set GPUCTL_E2E_KUBECONFIG to run against a real cluster",)
@@ -76,6 +78,23 @@ class SimCluster:
     @property
     def url(self) -> str:
         return self.server.url
+
+    def open(
+        self,
+        path: str,
+        *,
+        data: bytes | None = None,
+        method: str | None = None,
+        timeout: float = 10,
+        **headers: str,
+    ) -> Any:
+        """urlopen a raw request to this cluster, over TLS trusting its certificate and carrying
+        its bearer token, as kubectl would."""
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={**self.server.auth_headers, **headers}
+        )
+        context = client_context(self.server.certificate.certificate_pem)
+        return urllib.request.urlopen(request, timeout=timeout, context=context)
 
     def api_client(self) -> Any:
         """A real kubernetes.client.ApiClient for this cluster, loaded the way gpuctl loads it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -69,6 +70,12 @@ def up(
         from gpuctl.hosts.inventory import load_inventory
 
         load_inventory(hosts_from)  # refuse a bad inventory before starting anything
+        typer.echo(
+            f"warning: pods scheduled on the nodes from {hosts_from} run their commands on those hosts "
+            "over SSH, as the inventory's user: the kubeconfig this writes is as good as a shell there, "
+            "keep it to yourself",
+            err=True,
+        )
     new_folder = process.missing_folder(kubeconfig)
     process.prepare_kubeconfig_path(kubeconfig)  # refuse a path that is not ours to write
     if new_folder is not None:
@@ -79,7 +86,7 @@ def up(
         typer.echo(f"kubeconfig: {record.kubeconfig}")
         if not record.created_kubeconfig:
             typer.echo(_merged_note(record.previous_context))
-        typer.echo(f"stop it with: gpuctl sim down --kubeconfig {kubeconfig}")
+        typer.echo(f"stop it with: gpuctl sim down --kubeconfig {shlex.quote(str(kubeconfig))}")
         return
 
     def announce(server: SimServer) -> None:

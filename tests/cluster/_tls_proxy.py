@@ -1,5 +1,5 @@
-"""A TLS front for a simulated cluster (which serves plain HTTP): in-cluster config always speaks
-https to KUBERNETES_SERVICE_HOST, with the service account's CA."""
+"""A TLS front for a simulated cluster with a certificate of the test's choosing: in-cluster config
+always speaks https to KUBERNETES_SERVICE_HOST, with the service account's CA."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from gpuctl.sim.server.http_server import SimServer
+from gpuctl.sim.server.tls import client_context
 
 
 def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
@@ -47,14 +50,19 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
 
 
 class TlsProxy:
-    """Accepts TLS on 127.0.0.1:`port` and relays each connection to `backend_port` in plain TCP."""
+    """Accepts TLS on 127.0.0.1:`port` and relays each connection to the sim, over TLS trusting the
+    sim's certificate. The sim is told to answer to Host headers naming this front's port; `token`
+    is the sim's."""
 
-    def __init__(self, backend_port: int, cert: Path, key: Path) -> None:
-        self.backend_port = backend_port
+    def __init__(self, server: SimServer, cert: Path, key: Path) -> None:
+        self.backend_port = int(server.url.rsplit(":", 1)[1])
+        self.token = server.token
+        self.backend = client_context(server.certificate.certificate_pem)
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(cert, key)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self.listener.getsockname()[1])
+        server.trust_front(self.port)
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -71,7 +79,9 @@ class TlsProxy:
         except (ssl.SSLError, OSError):
             client.close()
             return
-        backend = socket.create_connection(("127.0.0.1", self.backend_port))
+        backend = self.backend.wrap_socket(
+            socket.create_connection(("127.0.0.1", self.backend_port)), server_hostname="127.0.0.1"
+        )
         threading.Thread(target=_pipe, args=(backend, secure), daemon=True).start()
         _pipe(secure, backend)
 

@@ -19,7 +19,7 @@ def test_detached_sim_creates_the_kubeconfig_folder(cli: Any, tmp_path: Path) ->
     up = cli("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
     try:
         assert up.exit_code == 0, up.output
-        assert "server: http://127.0.0.1:" in kubeconfig.read_text(encoding="utf-8")
+        assert "server: https://127.0.0.1:" in kubeconfig.read_text(encoding="utf-8")
     finally:
         down = cli("sim", "down", "--kubeconfig", kubeconfig)
     assert down.exit_code == 0, down.output

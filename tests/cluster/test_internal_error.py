@@ -36,7 +36,8 @@ def malformed_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _MalformedNodeList)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     kubeconfig = tmp_path / "malformed.kubeconfig"
-    kubeconfig.write_text(kubeconfig_text(f"http://127.0.0.1:{server.server_address[1]}"), encoding="utf-8")
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    kubeconfig.write_text(kubeconfig_text(url, "token"), encoding="utf-8")
     yield kubeconfig
     server.shutdown()
     server.server_close()

@@ -23,7 +23,7 @@ IN_CLUSTER = """set -e
 mount -t tmpfs tmpfs /run
 mkdir -p /run/secrets/kubernetes.io/serviceaccount
 cp "$GPUCTL_TEST_CA" /run/secrets/kubernetes.io/serviceaccount/ca.crt
-printf '%s' "${GPUCTL_TEST_TOKEN:-test-token}" > /run/secrets/kubernetes.io/serviceaccount/token
+printf '%s' "$GPUCTL_TEST_TOKEN" > /run/secrets/kubernetes.io/serviceaccount/token
 exec "$@"
 """
 needs_root = pytest.mark.skipif(
@@ -76,13 +76,13 @@ def test_no_kubeconfig_anywhere_names_where_it_looked(cli: Any, isolated_home: P
 def tls_cluster(sim: Any, tmp_path: Path) -> Iterator[tuple[TlsProxy, Path]]:
     cluster = sim(SCENARIO)
     cert, key = self_signed_certificate(tmp_path)
-    proxy = TlsProxy(int(cluster.url.rsplit(":", 1)[1]), cert, key)
+    proxy = TlsProxy(cluster.server, cert, key)
     yield proxy, cert
     proxy.close()
 
 
 def in_cluster_gpuctl(
-    proxy: TlsProxy, ca: Path, isolated_home: Path, *args: str, token: str = "test-token"
+    proxy: TlsProxy, ca: Path, isolated_home: Path, *args: str, token: str | None = None
 ) -> Any:
     env = {key: value for key, value in os.environ.items() if key != "KUBECONFIG"}
     env |= {
@@ -90,7 +90,7 @@ def in_cluster_gpuctl(
         "KUBERNETES_SERVICE_HOST": "127.0.0.1",
         "KUBERNETES_SERVICE_PORT": str(proxy.port),
         "GPUCTL_TEST_CA": str(ca),
-        "GPUCTL_TEST_TOKEN": token,
+        "GPUCTL_TEST_TOKEN": proxy.token if token is None else token,
     }
     return subprocess.run(
         ["unshare", "--mount", "sh", "-c", IN_CLUSTER, "in-cluster", sys.executable, "-m", "gpuctl", *args],
@@ -117,7 +117,7 @@ def test_an_in_cluster_token_written_with_a_newline_is_read_as_client_go_reads_i
     tls_cluster: tuple[TlsProxy, Path], isolated_home: Path
 ) -> None:
     proxy, ca = tls_cluster
-    done = in_cluster_gpuctl(proxy, ca, isolated_home, "status", "-o", "json", token="test-token\n")
+    done = in_cluster_gpuctl(proxy, ca, isolated_home, "status", "-o", "json", token=proxy.token + "\n")
     assert done.returncode == 0, done.stderr
     assert [node["name"] for node in json.loads(done.stdout)["nodes"]] == ["gpu-0", "gpu-1"]
 

@@ -19,6 +19,8 @@ from tests.polling import wait_until
 
 pytestmark = needs_kubectl
 
+JSON_BODY = {"Content-Type": "application/json"}
+
 SCENARIO = {
     "podStartSeconds": 0.05,
     "devicePlugin": "absent",
@@ -207,13 +209,10 @@ def test_explain_reads_the_served_schemas(kubectl: Kubectl) -> None:
     assert "effect" in taints
 
 
-def _post(url: str, body: dict[str, Any]) -> tuple[int, list[str]]:
+def _post(cluster: Any, path: str, body: dict[str, Any]) -> tuple[int, list[str]]:
     """POST over plain HTTP; the official client refuses (client-side) to send unknown fields."""
-    request = urllib.request.Request(
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
-    )
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with cluster.open(path, data=json.dumps(body).encode(), method="POST", **JSON_BODY) as response:
             return response.status, response.headers.get_all("Warning") or []
     except urllib.error.HTTPError as error:
         return error.code, []
@@ -222,11 +221,11 @@ def _post(url: str, body: dict[str, Any]) -> tuple[int, list[str]]:
 def test_raw_writes_get_warnings_strict_refusals_and_pruning(kubectl: Kubectl) -> None:
     from kubernetes.client import CoreV1Api
 
-    url = f"{kubectl.cluster.url}/api/v1/namespaces/default/configmaps"
+    path = "/api/v1/namespaces/default/configmaps"
     body = {"metadata": {"name": "plugin-config"}, "data": {"a": "1"}, "dataa": {"b": "2"}}
-    assert _post(url + "?fieldValidation=Strict", body) == (400, [])
-    assert _post(url + "?fieldValidation=strict", body) == (422, [])
-    assert _post(url, body) == (201, ['299 - "unknown field \\"dataa\\""'])
+    assert _post(kubectl.cluster, path + "?fieldValidation=Strict", body) == (400, [])
+    assert _post(kubectl.cluster, path + "?fieldValidation=strict", body) == (422, [])
+    assert _post(kubectl.cluster, path, body) == (201, ['299 - "unknown field \\"dataa\\""'])
     stored = CoreV1Api(kubectl.cluster.api_client()).read_namespaced_config_map("plugin-config", "default")
     assert stored.data == {"a": "1"}
     assert "dataa" not in kubectl.ok("get", "cm", "plugin-config", "-o", "json")

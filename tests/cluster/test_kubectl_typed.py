@@ -158,14 +158,9 @@ def test_dry_run_server_stores_nothing(connect: Callable[..., Kubectl]) -> None:
 
 # -- the raw protocol, the way a typed client speaks it ----------------------------------------------
 def _send(cluster: Any, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(
-        cluster.url + path,
-        data=body,
-        method=method,
-        headers={"Content-Type": PROTOBUF, "Accept": f"{PROTOBUF},application/json"},
-    )
+    headers = {"Content-Type": PROTOBUF, "Accept": f"{PROTOBUF},application/json"}
     try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with cluster.open(path, data=body, method=method, **headers) as answer:
             status, content_type, text = answer.status, answer.headers["Content-Type"], answer.read()
     except urllib.error.HTTPError as error:
         status, content_type, text = error.code, error.headers["Content-Type"], error.read()

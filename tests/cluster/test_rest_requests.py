@@ -6,6 +6,7 @@ settings, its connection pool and its token refresh."""
 
 from __future__ import annotations
 
+import copy
 import http.server
 import json
 import logging
@@ -126,7 +127,7 @@ def test_a_read_timeout_is_reported_with_the_request_timeout(
     from gpuctl.sim.server.http_server import kubeconfig_text
 
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(kubeconfig_text(f"http://127.0.0.1:{silent_server}"), encoding="utf-8")
+    kubeconfig.write_text(kubeconfig_text(f"http://127.0.0.1:{silent_server}", "token"), encoding="utf-8")
     monkeypatch.setenv("GPUCTL_REQUEST_TIMEOUT", "1")
     api = load_api_client(kubeconfig)
     with (
@@ -155,12 +156,12 @@ def test_worker_threads_keep_their_connections_in_the_pooled_client(sim: Any, ca
     api = sim(SCENARIO).api_client()
     threads = 16
     assert _discarded_connections(pooled_client(api, threads), threads, "pooled", caplog) == 0
-    small = client.Configuration()
-    small.host, small.connection_pool_maxsize = api.configuration.host, 2
+    small = copy.deepcopy(api.configuration)  # the same server, token and CA; a pool of 2
+    small.connection_pool_maxsize = 2
     assert _discarded_connections(type(api)(small), threads, "small", caplog) > 0
 
 
-def _tls_kubeconfig(tmp_path: Path, port: int, ca: Path | None) -> Path:
+def _tls_kubeconfig(tmp_path: Path, proxy: TlsProxy, ca: Path | None) -> Path:
     authority = f"certificate-authority: {ca}" if ca else "insecure-skip-tls-verify: true"
     kubeconfig = tmp_path / "tls.kubeconfig"
     kubeconfig.write_text(
@@ -169,7 +170,7 @@ kind: Config
 clusters:
 - name: tls
   cluster:
-    server: https://127.0.0.1:{port}
+    server: https://127.0.0.1:{proxy.port}
     {authority}
 contexts:
 - name: tls
@@ -177,7 +178,7 @@ contexts:
 current-context: tls
 users:
 - name: tls
-  user: {{token: sim}}
+  user: {{token: {proxy.token}}}
 """,
         encoding="utf-8",
     )
@@ -188,14 +189,14 @@ users:
 def tls_front(sim: Any, tmp_path: Path) -> Iterator[tuple[TlsProxy, Path]]:
     cluster = sim(SCENARIO)
     cert, key = self_signed_certificate(tmp_path)
-    proxy = TlsProxy(int(cluster.url.rsplit(":", 1)[1]), cert, key)
+    proxy = TlsProxy(cluster.server, cert, key)
     yield proxy, cert
     proxy.close()
 
 
 def test_https_with_the_kubeconfig_ca(tls_front: tuple[TlsProxy, Path], tmp_path: Path) -> None:
     proxy, ca = tls_front
-    api = load_api_client(_tls_kubeconfig(tmp_path, proxy.port, ca))
+    api = load_api_client(_tls_kubeconfig(tmp_path, proxy, ca))
     created = json.loads(rest_requests.create_pod(api, "default", _pod("over-tls")))
     assert created["metadata"]["name"] == "over-tls"
     plugin = client.CoreV1Api(api).list_namespaced_pod("kube-system").items[0].metadata.name
@@ -210,7 +211,7 @@ def test_https_with_an_unknown_ca_fails_verification(
     proxy, _ = tls_front
     (tmp_path / "other").mkdir()
     other_ca, _ = self_signed_certificate(tmp_path / "other")
-    api = load_api_client(_tls_kubeconfig(tmp_path, proxy.port, other_ca))
+    api = load_api_client(_tls_kubeconfig(tmp_path, proxy, other_ca))
     with (
         pytest.raises(UnreachableError, match="CERTIFICATE_VERIFY_FAILED"),
         api_call("create", "pods in namespace default"),
@@ -220,7 +221,7 @@ def test_https_with_an_unknown_ca_fails_verification(
 
 def test_https_insecure_skip_tls_verify(tls_front: tuple[TlsProxy, Path], tmp_path: Path) -> None:
     proxy, _ = tls_front
-    api = load_api_client(_tls_kubeconfig(tmp_path, proxy.port, None))
+    api = load_api_client(_tls_kubeconfig(tmp_path, proxy, None))
     assert (
         json.loads(rest_requests.create_pod(api, "default", _pod("insecure")))["metadata"]["name"]
         == "insecure"

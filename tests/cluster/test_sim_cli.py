@@ -40,7 +40,7 @@ def test_up_detach_then_down(tmp_path: Path) -> None:
     up = gpuctl("sim", "up", "--scenario", scenario, "--kubeconfig", kubeconfig, "--detach")
     try:
         assert up.returncode == 0, up.stderr
-        assert "serving at http://127.0.0.1:" in up.stdout
+        assert "serving at https://127.0.0.1:" in up.stdout
         assert node_names(kubeconfig) == ["gpu-0", "gpu-1", "gpu-2"]
         record = json.loads(sidecar_path(kubeconfig).read_text())
         again = gpuctl("sim", "up", "--scenario", scenario, "--kubeconfig", kubeconfig, "--detach")

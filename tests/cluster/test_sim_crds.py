@@ -145,12 +145,10 @@ def test_kubectl_discovers_a_new_crd_through_aggregated_discovery(sim: Any, tmp_
 
 
 def test_aggregated_discovery_lists_builtin_and_custom_kinds(sim: Any) -> None:
-    import urllib.request
 
     cluster = sim({"gpuOperator": {}})
     accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
-    request = urllib.request.Request(cluster.url + "/apis", headers={"Accept": accept})
-    with urllib.request.urlopen(request) as response:
+    with cluster.open("/apis", Accept=accept) as response:
         content_type = response.headers["Content-Type"]
         document = json.loads(response.read())
     assert content_type == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -165,5 +163,5 @@ def test_aggregated_discovery_lists_builtin_and_custom_kinds(sim: Any) -> None:
     assert resource["subresources"][0]["subresource"] == "status"
     daemonsets = next(r for r in groups["apps"]["versions"][0]["resources"] if r["resource"] == "daemonsets")
     assert daemonsets["shortNames"] == ["ds"]
-    with urllib.request.urlopen(cluster.url + "/apis") as response:  # no Accept: the legacy APIGroupList
+    with cluster.open("/apis") as response:  # no Accept: the legacy APIGroupList
         assert json.loads(response.read())["kind"] == "APIGroupList"

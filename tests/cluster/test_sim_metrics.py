@@ -4,7 +4,6 @@ from another process)."""
 
 from __future__ import annotations
 
-import urllib.request
 from typing import Any
 
 import pytest
@@ -16,8 +15,8 @@ from gpuctl.sim.server.metrics import parse_metrics, resource_of
 SCENARIO = {"podStartSeconds": 0, "devicePlugin": "installed", "nodes": [{"name": "gpu-{i}", "count": 2}]}
 
 
-def _metrics(url: str) -> tuple[str, str]:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+def _metrics(cluster: Any) -> tuple[str, str]:
+    with cluster.open("/metrics") as response:
         return response.headers["Content-Type"], response.read().decode()
 
 
@@ -32,7 +31,7 @@ def test_metrics_count_requests_by_verb_resource_and_code(sim: Any) -> None:
     pods = core.list_namespaced_pod("kube-system").items
     core.read_namespaced_pod_log(pods[0].metadata.name, "kube-system")
 
-    content_type, text = _metrics(cluster.url)
+    content_type, text = _metrics(cluster)
     samples = parse_metrics(text)
 
     assert content_type.startswith("text/plain; version=0.0.4")
@@ -47,8 +46,8 @@ def test_metrics_count_requests_by_verb_resource_and_code(sim: Any) -> None:
 
 def test_reading_metrics_is_not_counted(sim: Any) -> None:
     cluster = sim(SCENARIO)
-    _metrics(cluster.url)
-    _, text = _metrics(cluster.url)
+    _metrics(cluster)
+    _, text = _metrics(cluster)
     assert parse_metrics(text) == {}
     assert cluster.server.request_count == 0
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.request
 from typing import Any
 
 import pytest
@@ -103,7 +102,7 @@ def test_streaming_list_without_its_required_options_is_invalid(
 def test_watch_flag_reads_like_parse_bool(sim: Any, value: str, watching: bool) -> None:
     """Older Python clients send `watch=True`; the API server parses booleans with strconv.ParseBool."""
     cluster = sim({"nodes": [{"name": "a"}]})
-    with urllib.request.urlopen(f"{cluster.url}/api/v1/nodes?watch={value}&timeoutSeconds=1") as response:
+    with cluster.open(f"/api/v1/nodes?watch={value}&timeoutSeconds=1") as response:
         body = response.read().decode()
     if watching:
         assert [json.loads(line)["type"] for line in body.splitlines()] == ["ADDED"]

@@ -6,7 +6,6 @@ plugin's log is read only where it can explain a problem."""
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +70,8 @@ def test_fallback_to_logs_on_error_takes_the_last_80_lines(sim: Any) -> None:
     assert _run(core, "file-policy", "noisy-0", TO_FILE).message is None
 
 
-def _log_reads(url: str) -> int:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+def _log_reads(cluster: Any) -> int:
+    with cluster.open("/metrics") as response:
         samples = parse_metrics(response.read().decode())
     return sum(count for (verb, _, sub, _), count in samples.items() if verb == "get" and sub == "log")
 
@@ -83,7 +82,7 @@ def test_verify_reads_no_log_of_a_pod_that_succeeded(sim: Any, cli: Any) -> None
     assert result.exit_code == 0, result.output
     # No log read at all: the pods' answers came with their status, and the healthy nodes' device
     # plugin logs have nothing to explain (plugin_logs.py).
-    assert _log_reads(cluster.url) == 0
+    assert _log_reads(cluster) == 0
     checks = [check for node in json.loads(result.stdout)["nodes"] for check in node["checks"]]
     skipped = [check for check in checks if check["id"] == "device-plugin.log"]
     assert [check["status"] for check in skipped] == ["skip"] * 3
@@ -97,7 +96,7 @@ def test_verify_reads_the_log_of_a_pod_that_failed(sim: Any, cli: Any, tmp_path:
     result = cli("verify", "--kubeconfig", str(cluster.kubeconfig), "--keep-pods", "-o", "json")
     assert result.exit_code == 1
     # The failed pod's log and its node's device plugin log; nothing of the healthy gpu-0.
-    assert _log_reads(cluster.url) == 2
+    assert _log_reads(cluster) == 2
     # A kept pod's answer, where a user reads it with kubectl.
     names = kubectl("get", "pods", "-n", "gpuctl-system", "-o", "name").split()
     passed = next(name for name in names if name.endswith("-gpu-0"))
@@ -130,11 +129,11 @@ def test_plugin_logs_are_read_where_a_node_shows_a_problem(sim: Any, cli: Any) -
     assert status["ok-0"]["status"] == "skip"
     assert status["xid-0"]["diagnosis"] == "plugin.xid"
     assert status["expect-0"]["status"] == "pass"  # read, and nothing found in it
-    assert _log_reads(cluster.url) == 2
+    assert _log_reads(cluster) == 2
 
 
 def test_with_no_pods_every_plugin_log_is_read(sim: Any, cli: Any) -> None:
     cluster = sim({**SCENARIO, "nodes": [{"name": "gpu-{i}", "count": 3, "gpus": 4}]})
     result = cli("verify", "--kubeconfig", str(cluster.kubeconfig), "--no-pods", "-o", "json")
     assert result.exit_code == 0, result.output
-    assert _log_reads(cluster.url) == 3
+    assert _log_reads(cluster) == 3

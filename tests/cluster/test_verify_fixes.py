@@ -101,7 +101,7 @@ def silent_kubeconfig(silent_server: int, tmp_path: Path, monkeypatch: pytest.Mo
     """A kubeconfig pointing at the silent server; requests time out after 0.5 s."""
     monkeypatch.setenv("GPUCTL_REQUEST_TIMEOUT", "0.5")
     kubeconfig = tmp_path / "silent.kubeconfig"
-    kubeconfig.write_text(kubeconfig_text(f"http://127.0.0.1:{silent_server}"), encoding="utf-8")
+    kubeconfig.write_text(kubeconfig_text(f"http://127.0.0.1:{silent_server}", "token"), encoding="utf-8")
     return kubeconfig
 
 

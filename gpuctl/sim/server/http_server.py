@@ -1,7 +1,10 @@
-"""SimServer: the simulated cluster served over HTTP/1.1 on loopback, plus its kubeconfig."""
+"""SimServer: the simulated cluster served over HTTP/1.1 with TLS on loopback, plus its kubeconfig."""
 
 from __future__ import annotations
 
+import base64
+import socket
+import ssl
 import sys
 import threading
 import time
@@ -12,11 +15,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from gpuctl.private_files import write_private_file
 from gpuctl.sim.api.router import Api, Request, Response
 from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
+from gpuctl.sim.server.access import AccessGate, new_token
 from gpuctl.sim.server.metrics import CONTENT_TYPE, METRICS_PATH, RequestMetrics
+from gpuctl.sim.server.tls import ServingCertificate, new_serving_certificate, server_context
 
 _date_header: list[tuple[int, str]] = [(0, "")]  # (second, its Date header), swapped whole
 
@@ -24,6 +30,13 @@ _date_header: list[tuple[int, str]] = [(0, "")]  # (second, its Date header), sw
 _VERSIONS = ("HTTP/1.0", "HTTP/1.1")
 _MAX_LINE = 65536  # http.server's limits
 _MAX_HEADERS = 100
+HANDSHAKE_TIMEOUT_S = 10.0  # a client that connects and says nothing holds a thread this long at most
+_TLS_RECORD_HANDSHAKE = b"\x16"  # the first byte a TLS client sends
+# What a real API server answers to plain http on its https port (Go's net/http says the same).
+_PLAIN_HTTP_ANSWER = (
+    b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+    b"Client sent an HTTP request to an HTTPS server.\n"
+)
 
 
 class _Headers(dict[str, str]):
@@ -85,9 +98,15 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: a test run or `gpuctl sim up` would drown in access logs."""
 
     def _serve(self) -> None:
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        refusal = self.server.gate.refusal(headers)
+        if refusal is not None:
+            self.server.sim.metrics.count("error", self.path, refusal.status)
+            self.close_connection = True  # its body, if any, is left unread
+            self._send(refusal)
+            return
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        headers = {key.lower(): value for key, value in self.headers.items()}
         if self.command == "GET" and self.path.split("?", 1)[0] == METRICS_PATH:
             # Not counted itself: reading the counters leaves them as they were.
             self._send(Response(200, self.server.sim.metrics.render(), CONTENT_TYPE))
@@ -146,12 +165,31 @@ class _HttpServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 1024
     api: Api
+    gate: AccessGate
     sim: SimServer
+    tls: ssl.SSLContext
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        """Serve one connection over TLS, in its own thread (the handshake included, so a slow
+        client holds up no one else); a plain-http client gets the API server's 400."""
+        request.settimeout(HANDSHAKE_TIMEOUT_S)
+        first = request.recv(1, socket.MSG_PEEK)
+        if first != _TLS_RECORD_HANDSHAKE:
+            if first:
+                request.sendall(_PLAIN_HTTP_ANSWER)
+            return
+        connection = self.tls.wrap_socket(request, server_side=True)
+        try:
+            connection.settimeout(None)  # watches stay open for as long as they are asked to
+            self.RequestHandlerClass(connection, client_address, self)  # type: ignore[arg-type]  # typeshed types it with Self
+        finally:
+            connection.close()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that left before its answer was written (an interrupted gpuctl, a killed
-        kubectl) is not the sim's error: no traceback for it. Anything else is still printed."""
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+        kubectl), timed out or failed the TLS handshake (it does not trust the sim's certificate)
+        is not the sim's error: no traceback for it. Anything else is still printed."""
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, TimeoutError, ConnectionError)):
             return
         super().handle_error(request, client_address)
 
@@ -168,6 +206,8 @@ class SimServer:
     ) -> None:
         self.scenario = scenario
         self.cluster = Cluster(scenario, host_links)
+        self.token = new_token()  # only in the kubeconfigs it writes; every request must carry it
+        self.certificate: ServingCertificate = new_serving_certificate()
         self._host, self._port = host, port
         self._http: _HttpServer | None = None
         self._thread: threading.Thread | None = None
@@ -178,11 +218,14 @@ class SimServer:
         if self._http is None:
             raise RuntimeError("the simulated cluster is not started")
         host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"https://{host!s}:{port}"
 
     def start(self) -> SimServer:
         self._http = _HttpServer((self._host, self._port), _Handler)
-        self._http.api = Api(self.cluster, f"{self._http.server_address[0]!s}:{self._http.server_address[1]}")
+        address, port = self._http.server_address[:2]
+        self._http.api = Api(self.cluster, f"{address!s}:{port}")
+        self._http.gate = AccessGate(self.token, int(port))
+        self._http.tls = server_context(self.certificate)
         self._http.sim = self
         self.cluster.start()
         self._thread = threading.Thread(target=self._serve_http, name="gpuctl-sim-http", daemon=True)
@@ -222,20 +265,46 @@ class SimServer:
     def reset_counts(self) -> None:
         self.metrics.reset()
 
+    @property
+    def auth_headers(self) -> dict[str, str]:
+        """What a raw HTTP client sends to be let in (the kubeconfig carries the same token)."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def trust_front(self, port: int) -> None:
+        """Answer to requests relayed by a TLS front on loopback `port` (see AccessGate)."""
+        if self._http is None:
+            raise RuntimeError("the simulated cluster is not started")
+        self._http.gate.trust_front(port)
+
     def write_kubeconfig(self, path: Path | str, context_name: str = "gpuctl-sim") -> Path:
+        """A new kubeconfig for this sim at `path`, created owner-only; never over a file or a
+        symbolic link already there."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(kubeconfig_text(self.url, context_name), encoding="utf-8")
+        text = kubeconfig_text(self.url, self.token, self.certificate.certificate_pem, context_name)
+        write_private_file(path, text, exclusive=True)
         return path
 
 
-def kubeconfig_text(url: str, context_name: str = "gpuctl-sim") -> str:
+def authority_data(certificate_pem: bytes) -> str:
+    """A certificate as a kubeconfig's certificate-authority-data holds it (base64 of the PEM)."""
+    return base64.b64encode(certificate_pem).decode("ascii")
+
+
+def kubeconfig_text(
+    url: str, token: str, certificate_pem: bytes = b"", context_name: str = "gpuctl-sim"
+) -> str:
+    """A kubeconfig for `url` with a bearer token; `certificate_pem`: the CA that signed the
+    server's certificate (the sim's own), none for a plain-http server."""
+    authority = (
+        f"\n    certificate-authority-data: {authority_data(certificate_pem)}" if certificate_pem else ""
+    )
     return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: {context_name}
   cluster:
-    server: {url}
+    server: {url}{authority}
 contexts:
 - name: {context_name}
   context:
@@ -246,6 +315,6 @@ current-context: {context_name}
 users:
 - name: {context_name}
   user:
-    token: gpuctl-sim
+    token: {token}
 preferences: {{}}
 """

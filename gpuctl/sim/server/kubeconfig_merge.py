@@ -1,11 +1,13 @@
 """The sim's kubeconfig, written without losing anyone else's: a new file, or, like kind and minikube
 do, the sim's cluster, user and context merged into an existing kubeconfig (its other entries kept)
-and taken out again when the sim stops, with the previous current-context restored."""
+and taken out again when the sim stops, with the previous current-context restored.
+
+It carries the sim's bearer token, so it is written owner-only (0600), never through a symbolic
+link, and replaced atomically from a file of a random name (gpuctl.private_files)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import yaml
 
 from gpuctl.errors import ConfigError
+from gpuctl.private_files import read_text_nofollow, refuse_link, write_private_file
 
 SIM_ENTRY = "gpuctl-sim"
 _SECTIONS = ("clusters", "contexts", "users")
@@ -29,8 +32,9 @@ class KubeconfigClaim:
 
 def _load(path: Path) -> dict[str, Any] | None:
     """The kubeconfig at `path` as a dict, None when absent; refuse anything that is not one."""
+    refuse_link(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_nofollow(path)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
@@ -47,7 +51,7 @@ def _load(path: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or (data.get("kind") not in (None, "Config")):
         raise ConfigError(
             f"{path}: exists and is not a kubeconfig; gpuctl will not overwrite it",
-            hint="pass a new path, e.g. `gpuctl sim up --kubeconfig /tmp/sim.kubeconfig`",
+            hint="pass a new path, e.g. `gpuctl sim up --kubeconfig ~/.kube/gpuctl-sim.yaml`",
         )
     return data
 
@@ -57,14 +61,17 @@ def _only_sim_entries(data: dict[str, Any]) -> bool:
     return all(name == SIM_ENTRY for name in names)
 
 
-def _sim_entries(url: str) -> dict[str, dict[str, Any]]:
+def _sim_entries(url: str, token: str, authority_data: str) -> dict[str, dict[str, Any]]:
     return {
-        "clusters": {"name": SIM_ENTRY, "cluster": {"server": url}},
+        "clusters": {
+            "name": SIM_ENTRY,
+            "cluster": {"server": url, "certificate-authority-data": authority_data},
+        },
         "contexts": {
             "name": SIM_ENTRY,
             "context": {"cluster": SIM_ENTRY, "user": SIM_ENTRY, "namespace": "default"},
         },
-        "users": {"name": SIM_ENTRY, "user": {"token": SIM_ENTRY}},
+        "users": {"name": SIM_ENTRY, "user": {"token": token}},
     }
 
 
@@ -76,26 +83,28 @@ def _without_sim(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Replace `path` atomically, keeping its permission bits (kubeconfigs hold credentials)."""
-    temporary = path.with_name(f".{path.name}.gpuctl.tmp")
-    temporary.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    with contextlib.suppress(OSError):
-        os.chmod(temporary, path.stat().st_mode & 0o7777)
-    temporary.replace(path)
+    """Replace `path` atomically with an owner-only file: it holds the sim's token now, whatever
+    the mode of the kubeconfig it was merged into (kubectl writes kubeconfigs 0600 as well)."""
+    write_private_file(path, yaml.safe_dump(data, sort_keys=False))
 
 
-def claim_kubeconfig(path: Path, url: str, fresh_text: str) -> KubeconfigClaim:
+def claim_kubeconfig(
+    path: Path, url: str, token: str, authority_data: str, fresh_text: str
+) -> KubeconfigClaim:
     """Point `path` at the sim: write `fresh_text` to a new file (or over a stale one of the sim's
     alone), or merge the sim's entries into the kubeconfig already there."""
     existing = _load(path)
-    if existing is None or _only_sim_entries(existing):
-        path.write_text(fresh_text, encoding="utf-8")
+    if existing is None:
+        write_private_file(path, fresh_text, exclusive=True)
+        return KubeconfigClaim(path=path, created=True)
+    if _only_sim_entries(existing):
+        write_private_file(path, fresh_text)
         return KubeconfigClaim(path=path, created=True)
     previous = str(existing.get("current-context") or "")
     merged = _without_sim(existing)
     merged.setdefault("apiVersion", "v1")
     merged.setdefault("kind", "Config")
-    for section, entry in _sim_entries(url).items():
+    for section, entry in _sim_entries(url, token, authority_data).items():
         merged[section].append(entry)
     merged["current-context"] = SIM_ENTRY
     _write(path, merged)

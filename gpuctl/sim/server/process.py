@@ -8,6 +8,7 @@ import dataclasses
 import gc
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
+from gpuctl.private_files import open_private_log, read_text_nofollow, refuse_link, write_private_file
 from gpuctl.sim.scenario import Scenario
 from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
-from gpuctl.sim.server.http_server import SimServer, kubeconfig_text
+from gpuctl.sim.server.http_server import SimServer, authority_data, kubeconfig_text
 from gpuctl.sim.server.kubeconfig_merge import (
     KubeconfigClaim,
     check_kubeconfig_target,
@@ -65,15 +67,13 @@ def _write_record(record: SimRecord) -> None:
         "created_kubeconfig": record.created_kubeconfig,
         "previous_context": record.previous_context,
     }
-    sidecar = sidecar_path(record.kubeconfig)
-    temporary = sidecar.with_name(sidecar.name + ".tmp")
-    temporary.write_text(json.dumps(data), encoding="utf-8")
-    temporary.replace(sidecar)
+    write_private_file(sidecar_path(record.kubeconfig), json.dumps(data))
 
 
 def read_record(kubeconfig: Path) -> SimRecord | None:
+    """The sidecar's record; None when there is none, or it is unreadable or a symbolic link."""
     try:
-        data = json.loads(sidecar_path(kubeconfig).read_text(encoding="utf-8"))
+        data = json.loads(read_text_nofollow(sidecar_path(kubeconfig)))
         return SimRecord(
             pid=int(data["pid"]),
             url=str(data["url"]),
@@ -102,26 +102,36 @@ def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
     if kubeconfig.is_dir():
         raise ConfigError(
             f"{kubeconfig}: --kubeconfig is a directory, expected a file path",
-            hint=f"name a file, e.g. `gpuctl sim up --kubeconfig {kubeconfig / 'sim.kubeconfig'}`",
+            hint="name a file, e.g. "
+            f"`gpuctl sim up --kubeconfig {shlex.quote(str(kubeconfig / 'sim.kubeconfig'))}`",
         )
     check_kubeconfig_target(kubeconfig)
+    for sidecar in (sidecar_path(kubeconfig), log_path(kubeconfig)):
+        refuse_link(sidecar)
     try:
         kubeconfig.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise ConfigError(
             f"{kubeconfig}: cannot create the kubeconfig's folder: {error.strerror or error}",
-            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+            hint="pass a --kubeconfig path in a writable folder (e.g. ~/.kube/gpuctl-sim.yaml)",
         ) from error
     return kubeconfig
 
 
 def _write_kubeconfig(server: SimServer, kubeconfig: Path) -> KubeconfigClaim:
     try:
-        return claim_kubeconfig(kubeconfig, server.url, kubeconfig_text(server.url))
+        certificate = server.certificate.certificate_pem
+        return claim_kubeconfig(
+            kubeconfig,
+            server.url,
+            server.token,
+            authority_data(certificate),
+            kubeconfig_text(server.url, server.token, certificate),
+        )
     except OSError as error:
         raise ConfigError(
             f"{kubeconfig}: cannot write the kubeconfig: {error.strerror or error}",
-            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+            hint="pass a --kubeconfig path in a writable folder (e.g. ~/.kube/gpuctl-sim.yaml)",
         ) from error
 
 
@@ -216,7 +226,7 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
     if existing is not None and pid_alive(existing.pid) and _is_sim_process(existing.pid):
         raise ConfigError(
             f"{kubeconfig}: a simulated cluster is already running for this kubeconfig (pid {existing.pid})",
-            hint=f"stop it with `gpuctl sim down --kubeconfig {kubeconfig}`",
+            hint=f"stop it with `gpuctl sim down --kubeconfig {shlex.quote(str(kubeconfig))}`",
         )
     sidecar_path(kubeconfig).unlink(missing_ok=True)
     command = [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)]
@@ -226,11 +236,11 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
         command += ["--hosts-from", str(hosts_from.absolute())]
     log = log_path(kubeconfig)
     try:
-        log_file = log.open("wb")
+        log_file = open_private_log(log)
     except OSError as error:
         raise ConfigError(
             f"{kubeconfig}: cannot write next to the kubeconfig ({log.name}): {error.strerror or error}",
-            hint="pass a --kubeconfig path in a writable folder (e.g. /tmp/sim.kubeconfig)",
+            hint="pass a --kubeconfig path in a writable folder (e.g. ~/.kube/gpuctl-sim.yaml)",
         ) from error
     with log_file:
         child = subprocess.Popen(
