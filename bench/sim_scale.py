@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from sim_access import SimAccess
 
 from gpuctl import nvidia_smi
 from gpuctl.sim.scenario import parse_scenario
@@ -79,8 +80,8 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def metrics(url: str) -> dict[tuple[str, str, str, int], int]:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
+def metrics(sim: SimAccess) -> dict[tuple[str, str, str, int], int]:
+    with sim.open("/metrics") as response:
         return parse_metrics(response.read().decode())
 
 
@@ -108,9 +109,7 @@ def follow_until_done(
         response.close()
 
 
-def gpuctl_lifecycles(
-    kubeconfig: Path, _url: str, pods: int, nodes: int, concurrency: int
-) -> dict[str, float]:
+def gpuctl_lifecycles(kubeconfig: Path, pods: int, nodes: int, concurrency: int) -> dict[str, float]:
     from kubernetes.client import CoreV1Api
 
     from gpuctl.kube import rest_requests
@@ -148,10 +147,12 @@ def gpuctl_lifecycles(
 class Connection:
     """One keep-alive HTTP/1.1 connection to the sim, for the load generator."""
 
-    def __init__(self, url: str, token: str) -> None:
-        parsed = urllib.parse.urlsplit(url)
-        self.connection = http.client.HTTPConnection(parsed.hostname or "127.0.0.1", parsed.port, timeout=120)
-        self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    def __init__(self, sim: SimAccess) -> None:
+        parsed = urllib.parse.urlsplit(sim.url)
+        self.connection = http.client.HTTPSConnection(
+            parsed.hostname or "127.0.0.1", parsed.port, timeout=120, context=sim.tls
+        )
+        self.headers = {"Authorization": f"Bearer {sim.token}", "Accept": "application/json"}
 
     def send(self, method: str, path: str, body: bytes | None = None) -> http.client.HTTPResponse:
         headers = self.headers if body is None else {**self.headers, "Content-Type": "application/json"}
@@ -175,11 +176,9 @@ class LoadGenerator:
     """`concurrency` workers with a connection each take jobs from one priority queue: log reads
     (queued by the one watch as each pod ends) go ahead of creates."""
 
-    def __init__(self, kubeconfig: Path, url: str, pods: int, nodes: int) -> None:
-        import yaml
+    def __init__(self, kubeconfig: Path, pods: int, nodes: int) -> None:
 
-        self.url, self.pods = url, pods
-        self.token = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))["users"][0]["user"]["token"]
+        self.sim, self.pods = SimAccess.from_kubeconfig(kubeconfig), pods
         self.bodies = [orjson.dumps(pod(index, nodes)) for index in range(pods)]
         self.jobs: queue.PriorityQueue[tuple[int, int, str]] = queue.PriorityQueue()
         self.completed: set[str] = set()
@@ -189,7 +188,7 @@ class LoadGenerator:
         self.lock = threading.Lock()
 
     def worker(self) -> None:
-        connection = Connection(self.url, self.token)
+        connection = Connection(self.sim)
         while True:
             priority, index, name = self.jobs.get()
             try:
@@ -210,7 +209,7 @@ class LoadGenerator:
 
     def follow(self, version: str, ready: threading.Event) -> None:
         query = f"{SELECTOR}&watch=true&resourceVersion={version}&timeoutSeconds=300"
-        response = Connection(self.url, self.token).send("GET", f"{PODS_PATH}?{query}")
+        response = Connection(self.sim).send("GET", f"{PODS_PATH}?{query}")
         ready.set()
         for line in response:
             obj = orjson.loads(line).get("object") or {}
@@ -227,7 +226,7 @@ class LoadGenerator:
         for index in range(self.pods):
             self.jobs.put((CREATE, index, ""))
         cpu_before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-        control = Connection(self.url, self.token)
+        control = Connection(self.sim)
         listed = orjson.loads(control.call("GET", f"{PODS_PATH}?{SELECTOR}"))
         watching = threading.Event()
         threading.Thread(
@@ -252,8 +251,8 @@ class LoadGenerator:
         }
 
 
-def load_lifecycles(kubeconfig: Path, url: str, pods: int, nodes: int, concurrency: int) -> dict[str, float]:
-    return LoadGenerator(kubeconfig, url, pods, nodes).run(concurrency)
+def load_lifecycles(kubeconfig: Path, pods: int, nodes: int, concurrency: int) -> dict[str, float]:
+    return LoadGenerator(kubeconfig, pods, nodes).run(concurrency)
 
 
 def cpu_seconds(before: resource.struct_rusage) -> float:
@@ -312,10 +311,11 @@ def lifecycles_against_fresh_sim(client: str, run: Any, args: argparse.Namespace
         print(f"sim up --detach (a new Python process): {time.perf_counter() - began:.3f} s")
         try:
             time.sleep(0.5)  # the device plugin pods start (podStartSeconds)
-            before, sim_before = metrics(record.url), process_cpu_s(record.pid)
-            figures = run(kubeconfig, record.url, args.pods, args.nodes, args.concurrency)
+            sim = SimAccess.from_kubeconfig(kubeconfig)
+            before, sim_before = metrics(sim), process_cpu_s(record.pid)
+            figures = run(kubeconfig, args.pods, args.nodes, args.concurrency)
             sim_cpu = process_cpu_s(record.pid) - sim_before
-            after = metrics(record.url)
+            after = metrics(sim)
         finally:
             stop_detached(kubeconfig)
     by_verb: dict[str, int] = {}

@@ -28,11 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from sim_access import SimAccess
 
 from gpuctl.sim.server.metrics import parse_metrics
 from gpuctl.sim.server.process import start_detached, stop_detached
@@ -65,8 +66,8 @@ def scenario(nodes: int, pod_start: float) -> dict[str, object]:
     }
 
 
-def metrics(url: str) -> dict[tuple[str, str, str, int], int]:
-    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
+def metrics(sim: SimAccess) -> dict[tuple[str, str, str, int], int]:
+    with sim.open("/metrics") as response:
         return parse_metrics(response.read().decode())
 
 
@@ -76,11 +77,11 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_for_plugins(url: str, count: int) -> None:
+def wait_for_plugins(sim: SimAccess, count: int) -> None:
     """The device plugin pods need podStartSeconds to advertise GPUs; wait outside the timing."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{url}/api/v1/nodes", timeout=30) as response:
+        with sim.open("/api/v1/nodes") as response:
             items = json.loads(response.read())["items"]
         allocatable = [item["status"].get("allocatable", {}) for item in items]
         ready = sum(int(gpus.get("nvidia.com/gpu", "0")) > 0 for gpus in allocatable)
@@ -93,7 +94,7 @@ def wait_for_plugins(url: str, count: int) -> None:
 def run_verify(  # noqa: PLR0917 - a benchmark's knobs
     source: Path,
     kubeconfig: Path,
-    url: str,
+    sim: SimAccess,
     sim_pid: int,
     concurrency: int,
     profile: Path | None,
@@ -107,14 +108,14 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
     command += ["verify", "--kubeconfig", str(kubeconfig), "-o", output]
     command += ["--concurrency", str(concurrency)]
     env = {**os.environ, "PYTHONPATH": str(source)}
-    before, sim_before = metrics(url), process_cpu_s(sim_pid)
+    before, sim_before = metrics(sim), process_cpu_s(sim_pid)
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=source)
     text = child.stdout.read() if child.stdout else b""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     sim_cpu = process_cpu_s(sim_pid) - sim_before
-    after = metrics(url)
+    after = metrics(sim)
     requests = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
     verified, failing = _counts(text, output)
     return Run(
@@ -189,7 +190,7 @@ def fresh_sim(nodes: int, pod_start: float) -> Iterator[tuple[Path, Any]]:
         took = time.perf_counter() - began
         print(f"sim up --detach, {nodes} GPU nodes: {took:.2f} s (the process's start included)")
         try:
-            wait_for_plugins(record.url, nodes)
+            wait_for_plugins(SimAccess.from_kubeconfig(kubeconfig), nodes)
             yield kubeconfig, record
         finally:
             stop_detached(kubeconfig)
@@ -220,7 +221,13 @@ def main() -> None:
         for source in sources if round_index % 2 == 0 else sources[::-1]:
             with fresh_sim(args.nodes, args.pod_start) as (kubeconfig, record):
                 run = run_verify(
-                    source, kubeconfig, record.url, record.pid, args.concurrency, None, args.output
+                    source,
+                    kubeconfig,
+                    SimAccess.from_kubeconfig(kubeconfig),
+                    record.pid,
+                    args.concurrency,
+                    None,
+                    args.output,
                 )
             runs[source].append(run)
             report(run, args.nodes)
@@ -242,7 +249,9 @@ def main() -> None:
             fresh_sim(args.nodes, args.pod_start) as (kubeconfig, record),
         ):
             profile = Path(tmp) / "verify.prof"
-            run_verify(REPO, kubeconfig, record.url, record.pid, args.concurrency, profile)
+            run_verify(
+                REPO, kubeconfig, SimAccess.from_kubeconfig(kubeconfig), record.pid, args.concurrency, profile
+            )
             print_profile(profile, args.profile)
     print(f"load average at end:   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

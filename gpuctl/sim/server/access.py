@@ -42,8 +42,10 @@ def _media_type(content_type: str) -> str:
 
 def accepted_media_type(content_type: str) -> bool:
     media_type = _media_type(content_type)
-    return media_type in _MEDIA_TYPES or media_type == "" or (
-        media_type.startswith("application/") and media_type.endswith(_MEDIA_SUFFIXES)
+    return (
+        media_type in _MEDIA_TYPES
+        or media_type == ""
+        or (media_type.startswith("application/") and media_type.endswith(_MEDIA_SUFFIXES))
     )
 
 
