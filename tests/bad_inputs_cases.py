@@ -234,11 +234,29 @@ def _kubeconfigs() -> list[Case]:
             },
         ),
         case(
-            "kubeconfig-https-to-http",
+            "kubeconfig-https-unknown-ca",
             f"status {kc}",
             3,
             "https://127.0.0.1",
             {"kc": kubeconfig(server="https://127.0.0.1:{port}")},
+        ),
+        case(
+            "kubeconfig-http-to-https",
+            f"status {kc}",
+            3,
+            "https",
+            {"kc": kubeconfig(server="http://127.0.0.1:{port}")},
+        ),
+        case(
+            "kubeconfig-token-refused",
+            f"status {kc}",
+            3,
+            "401",
+            {
+                "kc": kubeconfig(server="https://127.0.0.1:{port}").replace(
+                    "server:", "insecure-skip-tls-verify: true, server:"
+                )
+            },
         ),
         case(
             "kubeconfig-nothing-listens",

@@ -65,7 +65,13 @@ def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def _check_values(
-    ctx: typer.Context, *, namespace: str, runtime_class: str, verify_namespace: str, image: str | None
+    ctx: typer.Context,
+    *,
+    namespace: str,
+    runtime_class: str,
+    verify_namespace: str,
+    log_namespaces: list[str],
+    image: str | None,
 ) -> None:
     """Refuse what the API server would refuse later, and options that would be silently ignored."""
     from gpuctl.names import check_dns_label
@@ -73,6 +79,8 @@ def _check_values(
     check_dns_label("--namespace", namespace, DEVICE_PLUGIN_NAMESPACE)
     check_dns_label("--runtime-class", runtime_class, RUNTIME_CLASS)
     check_dns_label("--verify-namespace", verify_namespace, GPUCTL_NAMESPACE)
+    for log_namespace in log_namespaces:
+        check_dns_label("--log-namespace", log_namespace, "nvidia-device-plugin")
     if image is not None:
         check_image(image, DEVICE_PLUGIN_IMAGE)
     if given(ctx, "replicas") and ctx.params.get("sharing") in (None, Sharing.none):
@@ -81,6 +89,8 @@ def _check_values(
         raise refuse_without("--rbac-subject", "--rbac", "gpuctl render --rbac --rbac-subject ...")
     if given(ctx, "verify_namespace") and not (given(ctx, "rbac") or given(ctx, "verify_cronjob")):
         raise refuse_without("--verify-namespace", "--rbac", "gpuctl render --rbac --verify-namespace ...")
+    if given(ctx, "log_namespace") and not (given(ctx, "rbac") or given(ctx, "verify_cronjob")):
+        raise refuse_without("--log-namespace", "--rbac", "gpuctl render --rbac --log-namespace ...")
     for option in ("verify_schedule", "gpuctl_image"):
         if given(ctx, option) and not given(ctx, "verify_cronjob"):
             flag = "--" + option.replace("_", "-")
@@ -132,6 +142,15 @@ def command(
     verify_namespace: Annotated[
         str, typer.Option("--verify-namespace", help="Namespace of the verification pods (RBAC).")
     ] = GPUCTL_NAMESPACE,
+    log_namespace: Annotated[
+        Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--log-namespace",
+            help="Also let verify read GPU plugin logs in this namespace (RBAC; repeatable). "
+            "The stack's own namespace is always included.",
+            show_default=False,
+        ),
+    ] = None,
     verify_cronjob: Annotated[
         bool,
         typer.Option(
@@ -156,7 +175,12 @@ def command(
     )
 
     _check_values(
-        ctx, namespace=namespace, runtime_class=runtime_class, verify_namespace=verify_namespace, image=image
+        ctx,
+        namespace=namespace,
+        runtime_class=runtime_class,
+        verify_namespace=verify_namespace,
+        log_namespaces=log_namespace or [],
+        image=image,
     )
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
@@ -180,6 +204,7 @@ def command(
         rbac=rbac,
         rbac_subject=parse_rbac_subject(rbac_subject),
         verify_namespace=verify_namespace,
+        log_namespaces=tuple(log_namespace or ()),
         node_selector=_node_selector(node_selector or []),
         verify_cronjob=verify_cronjob,
         verify_schedule=verify_schedule,

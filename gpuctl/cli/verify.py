@@ -15,6 +15,7 @@ from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR, VERIFY_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.names import check_dns_label
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions
@@ -209,7 +210,7 @@ def _progress() -> Iterator[PodProgress | None]:
 def _interrupted_cleanup(options: VerifyOptions) -> str:
     if not options.keep_pods:
         return "verification pods deleted"
-    return (
-        f"verification pods kept (--keep-pods); remove them with "
-        f"`kubectl -n {options.namespace} delete pods -l {VERIFICATION_PODS_SELECTOR}`"
+    remove = command_line(
+        "kubectl", "-n", options.namespace, "delete", "pods", "-l", VERIFICATION_PODS_SELECTOR
     )
+    return f"verification pods kept (--keep-pods); remove them with `{remove}`"

@@ -14,9 +14,11 @@ from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
     DEVICE_PLUGIN_VERSION,
+    DRA_DRIVER_NAMESPACE,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
+    OPERATOR_NAMESPACE,
     RUNTIME_CLASS,
 )
 from gpuctl.errors import ConfigError, ExitCode
@@ -39,6 +41,10 @@ MPS_ROOT = "/run/nvidia/mps"
 MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
+
+# Namespaces every cluster has: the RBAC render never applies gpuctl's labels (Pod Security
+# "restricted") to one of them when it is the verification namespace.
+BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
 VERIFY_SERVICE_ACCOUNT = "gpuctl"
@@ -72,6 +78,7 @@ class RenderOptions:
     rbac: bool = False
     rbac_subject: RbacSubject = field(default_factory=RbacSubject)
     verify_namespace: str = GPUCTL_NAMESPACE
+    log_namespaces: tuple[str, ...] = ()  # more namespaces whose GPU plugin logs verify may read
     node_selector: tuple[tuple[str, str], ...] = ()
     verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
     verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
@@ -226,14 +233,33 @@ def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
     return [RenderedFile("gpu-operator-values.yaml", values, helm_values=True)]
 
 
-def rbac_files(subject: RbacSubject, verify_namespace: str) -> list[RenderedFile]:
-    """The least-privilege roles of verify, taint-gpu-nodes and status (docs/rbac.md)."""
-    variables = {
+def plugin_log_namespaces(options: RenderOptions) -> tuple[str, ...]:
+    """Where verify may read GPU plugin logs: the namespace of the rendered stack's plugin pods
+    (the device plugin's --namespace, the GPU Operator's or the DRA driver's), then
+    --log-namespace. Nowhere else: no cluster-wide pod-log read."""
+    if options.dra is not None:
+        stack = DRA_DRIVER_NAMESPACE
+    elif options.gpu_operator:
+        stack = OPERATOR_NAMESPACE
+    else:
+        stack = options.namespace
+    return tuple(dict.fromkeys((stack, *options.log_namespaces)))
+
+
+def _rbac_variables(subject: RbacSubject, options: RenderOptions) -> dict[str, object]:
+    return {
         "subject_kind": subject.kind,
         "subject_name": subject.name,
         "subject_namespace": subject.namespace,
-        "verify_namespace": verify_namespace,
+        "verify_namespace": options.verify_namespace,
+        "log_namespaces": plugin_log_namespaces(options),
+        "builtin_namespaces": BUILTIN_NAMESPACES,
     }
+
+
+def rbac_files(options: RenderOptions) -> list[RenderedFile]:
+    """The least-privilege roles of verify, taint-gpu-nodes and status (docs/rbac.md)."""
+    variables = _rbac_variables(options.rbac_subject, options)
     return [
         RenderedFile(f"rbac-{command}.yaml", render_template(f"rbac-{command}.yaml.j2", **variables))
         for command in ("verify", "taint", "status")
@@ -264,13 +290,7 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
     )
-    rbac = render_template(
-        "rbac-verify.yaml.j2",
-        subject_kind=subject.kind,
-        subject_name=subject.name,
-        subject_namespace=subject.namespace,
-        verify_namespace=options.verify_namespace,
-    )
+    rbac = render_template("rbac-verify.yaml.j2", **_rbac_variables(subject, options))
     return [RenderedFile("verify-cronjob.yaml", cronjob), RenderedFile("verify-cronjob-rbac.yaml", rbac)]
 
 
@@ -286,7 +306,7 @@ def render_manifests(options: RenderOptions) -> RenderResult:
         values = render_template(dra_values.VALUES_FILE + ".j2", **variables)
         files = [RenderedFile(dra_values.VALUES_FILE, values, helm_values=True)]
     if options.rbac:
-        files.extend(rbac_files(options.rbac_subject, options.verify_namespace))
+        files.extend(rbac_files(options))
     if options.verify_cronjob:
         files.extend(verify_cronjob_files(options))
     return RenderResult(files=tuple(files))

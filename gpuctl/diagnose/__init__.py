@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.literals import may_match, required_literals
 from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, SIGNATURES, Signature
+from gpuctl.shell import command_line
 
 __all__ = [
     "SIGNATURES",
@@ -42,7 +43,11 @@ class _Defaulting(dict[str, str]):
 
 
 def _context(match: re.Match[str], context: dict[str, str]) -> dict[str, str]:
-    filled = dict(context)
+    # The caller's node, namespace and image go into the hints' commands as shell words; a
+    # `plugin_restart` the caller passes is a whole command line already.
+    filled = {
+        key: value if key == "plugin_restart" else command_line(value) for key, value in context.items()
+    }
     filled.setdefault("plugin_restart", DEFAULT_PLUGIN_RESTART.format_map(_Defaulting(filled)))
     filled.update({key: value for key, value in match.groupdict().items() if value})
     if "cuda" in filled:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuctl.hosts.findings import Finding
+from gpuctl.shell import command_line
 
 SERVICE = "nvidia-fabricmanager"
 
@@ -62,9 +63,8 @@ def fabricmanager_finding(
     """
     label = f"{switches} NVSwitch(es)"
     not_ready = "CUDA fails with 'system not yet initialized' (error 802)"
-    run_bootstrap = (
-        f"`gpuctl bootstrap --phase host --limit {host}` installs it (matching the driver) and starts it"
-    )
+    bootstrap = command_line("gpuctl", "bootstrap", "--phase", "host", "--limit", host)
+    run_bootstrap = f"`{bootstrap}` installs it (matching the driver) and starts it"
     if not service.installed:
         if driver_version is None:
             return Finding("nvswitch", "pass", f"{label}: bootstrap installs {SERVICE}")

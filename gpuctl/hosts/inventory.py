@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -87,9 +88,7 @@ def load_inventory(path: Path, *, limit: str | None = None) -> Inventory:
             if limit
             else f"group {GPU_GROUP!r} is empty"
         )
-        raise ConfigError(
-            f"{path}: {where}", hint=f"list the hosts with `ansible-inventory -i {path} --graph`"
-        )
+        raise ConfigError(f"{path}: {where}", hint=f"list the hosts with `{_graph_command(path)}`")
     hosts = tuple(
         _host(entry, variables.get_vars(host=entry, include_hostvars=False), source=path)
         for entry in selected
@@ -173,6 +172,14 @@ def _parse(source: Path) -> tuple[Any, Any]:
 _PARSE_HINT = "check it with `ansible-inventory -i PATH --graph` (YAML or INI inventory formats)"
 
 
+def _graph_command(source: Path) -> str:
+    return command_line("ansible-inventory", "-i", source, "--graph")
+
+
+def _preflight_command(source: Path) -> str:
+    return command_line("gpuctl", "preflight", "--inventory", source)
+
+
 def _raise_ini_failure(source: Path) -> None:
     """An INI inventory (any file not named .yml/.yaml/.json) that ansible refused: say the line."""
     if source.is_dir() or source.suffix in (".yml", ".yaml", ".json"):
@@ -183,7 +190,7 @@ def _raise_ini_failure(source: Path) -> None:
     if failure is not None:
         raise ConfigError(
             f"{source}:{failure.line}: cannot parse inventory line {failure.text!r}: {failure.reason}",
-            hint=f"{INI_SHAPES}; check it with `ansible-inventory -i {source} --graph`",
+            hint=f"{INI_SHAPES}; check it with `{_graph_command(source)}`",
         )
 
 
@@ -261,7 +268,7 @@ def _port(source: Path, host: str, value: Any) -> int | None:
     if not 0 < port < 65536:
         raise ConfigError(
             f"{source}: host {host}: ansible_port: must be a TCP port number (1-65535), got {value!r}",
-            hint=f"fix ansible_port of {host}, then rerun `gpuctl preflight --inventory {source}`",
+            hint=f"fix ansible_port of {host}, then rerun `{_preflight_command(source)}`",
         )
     return port
 

@@ -12,6 +12,7 @@ from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_
 from gpuctl.hosts.fabricmanager import fabricmanager_finding, parse_fabricmanager
 from gpuctl.hosts.findings import Finding, Status
 from gpuctl.package_data import default_driver_branch, min_free_disk_gib
+from gpuctl.shell import command_line
 
 NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")  # VGA controller, 3D controller
@@ -293,7 +294,8 @@ def containerd_config_finding(text: str, containerd_version: str | None) -> Find
             "containerd-config",
             "warn",
             f"{files[0]} uses config version 1: the nvidia drop-in needs version {expected}",
-            hint=f"migrate it (`containerd config migrate > {files[0]}.new`, review, replace)",
+            hint=f"migrate it (`containerd config migrate > {command_line(f'{files[0]}.new')}`, review, "
+            "replace)",
         )
     return Finding("containerd-config", "pass", f"{files[0]}: config version {versions[0]}")
 

@@ -15,6 +15,7 @@ from typing import Any
 from gpuctl.errors import ConfigError
 from gpuctl.hosts.inventory import NODE_NAME_VAR, Host, Inventory
 from gpuctl.package_data import default_driver_branch
+from gpuctl.shell import command_line
 
 Check = Callable[[Any], str]  # returns "" when the value is fine, else what is wrong
 
@@ -159,7 +160,7 @@ def _unknown_key_warning(inventory: Inventory, key: str, known: frozenset[str]) 
 def _fix_hint(inventory: Inventory, key: str) -> str:
     return (
         f"fix {key} (the settings are documented in inventories/sample/group_vars/all/), then rerun "
-        f"`gpuctl preflight --inventory {inventory.path}`"
+        f"`{command_line('gpuctl', 'preflight', '--inventory', inventory.path)}`"
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuctl.hosts.inventory import Host
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     import paramiko
@@ -126,7 +127,8 @@ def _failure(error: Exception, target: str, settings: SshSettings) -> SshFailure
     if isinstance(error, paramiko.BadHostKeyException):
         return SshFailure(
             f"{target}: host key does not match the known_hosts entry (possible man-in-the-middle)",
-            f"if the host was reinstalled: `ssh-keygen -R {settings.hostname}`, then record the new key",
+            f"if the host was reinstalled: `{command_line('ssh-keygen', '-R', settings.hostname)}`, "
+            "then record the new key",
         )
     if isinstance(error, paramiko.AuthenticationException):
         return SshFailure(
@@ -137,7 +139,8 @@ def _failure(error: Exception, target: str, settings: SshSettings) -> SshFailure
         files = ", ".join(settings.known_hosts_files)
         return SshFailure(
             f"{target}: host key unknown (not in {files})",
-            f"verify and record it (`ssh-keyscan {settings.hostname}`), or --insecure-skip-host-key-check",
+            f"verify and record it (`{command_line('ssh-keyscan', settings.hostname)}`), "
+            "or --insecure-skip-host-key-check",
         )
     if isinstance(error, (socket.timeout, TimeoutError)):
         return SshFailure(

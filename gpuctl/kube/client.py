@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError, UnreachableError
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     # Re-exported: gpuctl.core names the client type through this module, never kubernetes itself.
@@ -30,6 +31,17 @@ TOKEN_REFRESH_INTERVAL_S = 1.0
 RBAC_HINT = (
     "ask your cluster admin for gpuctl's least-privilege roles (`gpuctl render --rbac` prints them), "
     "or pick another --context"
+)
+# 401 is about who you are, not what you may do: no role helps a credential the server rejects.
+CREDENTIALS_HINT = (
+    "the kubeconfig's token, certificate or credential plugin was refused (wrong or expired): get a "
+    "fresh kubeconfig from your cluster admin or cloud CLI; for the simulated cluster use the "
+    "kubeconfig `gpuctl sim up` wrote"
+)
+TLS_HINT = (
+    "the server's certificate is not signed by the kubeconfig's certificate-authority(-data): get a "
+    "fresh kubeconfig for this cluster; for the simulated cluster use the kubeconfig `gpuctl sim up` "
+    "wrote (each sim has its own certificate)"
 )
 
 
@@ -158,7 +170,7 @@ def _existing_kubeconfigs(kubeconfig: Path | None) -> tuple[list[Path], list[Pat
     if kubeconfig is not None and kubeconfig.is_dir():
         raise ConfigError(
             f"--kubeconfig {kubeconfig}: is a directory, expected a kubeconfig file",
-            hint=f"name the file, e.g. --kubeconfig {kubeconfig / 'config'}",
+            hint=f"name the file, e.g. {command_line('--kubeconfig', kubeconfig / 'config')}",
         )
     if kubeconfig is None and not paths:
         raise ConfigError(
@@ -173,6 +185,15 @@ def _existing_kubeconfigs(kubeconfig: Path | None) -> tuple[list[Path], list[Pat
     return paths, existing
 
 
+def _get_contexts(existing: list[Path]) -> str:
+    """The kubectl command listing the contexts of exactly these kubeconfig files."""
+    if len(existing) == 1:
+        return command_line("kubectl", "config", "get-contexts", "--kubeconfig", existing[0])
+    # kubectl merges several files only through KUBECONFIG (its --kubeconfig takes one file).
+    merged = command_line(os.pathsep.join(str(path) for path in existing))
+    return f"KUBECONFIG={merged} {command_line('kubectl', 'config', 'get-contexts')}"
+
+
 def _kubeconfig_error(error: Exception, existing: list[Path], context: str | None) -> ConfigError:
     """The one-line error for a kubeconfig the client library refused."""
     where = ", ".join(str(path) for path in existing)
@@ -180,10 +201,10 @@ def _kubeconfig_error(error: Exception, existing: list[Path], context: str | Non
     if context is None and "current-context" in detail:
         return ConfigError(
             f"{where}: no current-context set, and no --context given",
-            hint=f"pass --context (`kubectl config get-contexts --kubeconfig {where}` lists them)",
+            hint=f"pass --context (`{_get_contexts(existing)}` lists them)",
         )
     if context is not None and "context" in detail.lower():
-        hint = f"list the contexts with `kubectl config get-contexts --kubeconfig {where}`"
+        hint = f"list the contexts with `{_get_contexts(existing)}`"
         return ConfigError(f"{where}: context {context!r} not found", hint=hint)
     return ConfigError(
         f"{where}: invalid kubeconfig: {detail}", hint="check the file with `kubectl config view`"
@@ -268,7 +289,11 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
     try:
         yield
     except ApiException as error:
-        if error.status in (401, 403):
+        if error.status == 401:
+            raise UnreachableError(
+                f"not authenticated: {_denied_message(verb, resource, error)}", hint=CREDENTIALS_HINT
+            ) from error
+        if error.status == 403:
             raise UnreachableError(
                 f"not authorised: {_denied_message(verb, resource, error)}",
                 hint=RBAC_HINT,
@@ -277,6 +302,12 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
             raise UnreachableError(
                 f"{verb} {resource}: {error.reason}",
                 hint="check the cluster address with `kubectl cluster-info`",
+            ) from error
+        if "HTTP request to an HTTPS server" in _body_text(error):
+            raise UnreachableError(
+                f"{verb} {resource}: the server speaks https, the kubeconfig's server address says http",
+                hint="change the cluster's server to https:// in the kubeconfig "
+                "(`kubectl config view --minify` shows it)",
             ) from error
         if not _is_kubernetes_answer(error):
             raise UnreachableError(
@@ -292,6 +323,11 @@ def api_call(verb: str, resource: str) -> Iterator[None]:
                 hint="check the API server's health (`kubectl get --raw /readyz`); for a slow one "
                 f"raise {TIMEOUT_ENV} (seconds)",
             ) from error
+        if "CERTIFICATE_VERIFY_FAILED" in str(error):
+            raise UnreachableError(
+                f"cannot verify the cluster{_address(error)} ({verb} {resource}): {_short(error)}",
+                hint=TLS_HINT,
+            ) from error
         raise UnreachableError(
             f"cannot reach the cluster{_address(error)} ({verb} {resource}): {_short(error)}",
             hint="check that the API server is up and the kubeconfig points at it "
@@ -304,13 +340,17 @@ def _content_type(error: Any) -> str:
     return str(headers.get("Content-Type") or headers.get("content-type") or "").split(";")[0].strip()
 
 
+def _body_text(error: Any) -> str:
+    body = error.body.decode("utf-8", "replace") if isinstance(error.body, bytes) else error.body
+    return str(body or "")
+
+
 def _is_kubernetes_answer(error: Any) -> bool:
     """An API server's errors are JSON (a meta/v1 Status); a web server's HTML 404 is not."""
     import json
 
-    body = error.body.decode("utf-8", "replace") if isinstance(error.body, bytes) else error.body
     try:
-        return isinstance(json.loads(body or ""), dict)
+        return isinstance(json.loads(_body_text(error)), dict)
     except ValueError:
         return "json" in _content_type(error) or "protobuf" in _content_type(error)
 

@@ -16,6 +16,7 @@ from gpuctl.kube.client import api_call, server_message
 from gpuctl.kube.pod_follow import PodFollow, Settle
 from gpuctl.kube.pod_states import PodOutcome, classify
 from gpuctl.kube.raw import JsonDict, dig, list_json, name_of
+from gpuctl.shell import command_line
 
 __all__ = [
     "LogUnavailable",
@@ -170,9 +171,10 @@ class PodBatch:
                 raise self._left_behind(len(names) - index, error.message) from error
 
     def _left_behind(self, count: int, why: str) -> UnreachableError:
+        delete_command = command_line("kubectl", "-n", self.namespace, "delete", "pods", "-l", self.selector)
         return UnreachableError(
             f"cleanup failed, {count} verification pod(s) left in namespace {self.namespace}: {why}",
-            hint=f"delete them with `kubectl -n {self.namespace} delete pods -l {self.selector}`",
+            hint=f"delete them with `{delete_command}`",
         )
 
 

@@ -227,11 +227,18 @@ def test_rbac_roles_are_least_privilege() -> None:
         for doc in _documents(rendered.content)
     ]
     roles = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] in ("ClusterRole", "Role")}
-    assert set(roles) == {"gpuctl-verify", "gpuctl-verify-pods", "gpuctl-taint", "gpuctl-status"}
+    assert set(roles) == {
+        "gpuctl-verify",
+        "gpuctl-verify-pods",
+        "gpuctl-verify-plugin-logs",
+        "gpuctl-taint",
+        "gpuctl-status",
+    }
     taint_rules = {tuple(rule["resources"]): rule["verbs"] for rule in roles["gpuctl-taint"]["rules"]}
     assert taint_rules == {
         ("nodes",): ["get", "list", "patch"],
         ("daemonsets",): ["list"],
+        ("pods",): ["list"],
         ("deviceclasses", "resourceslices"): ["list"],
     }
     status_verbs = {verb for rule in roles["gpuctl-status"]["rules"] for verb in rule["verbs"]}
@@ -241,9 +248,9 @@ def test_rbac_roles_are_least_privilege() -> None:
     assert roles["gpuctl-verify-pods"]["metadata"]["namespace"] == "gpuctl-system"
     # DRA claim templates and claims are written only in the verification namespace too.
     cluster_dra = [r for r in roles["gpuctl-verify"]["rules"] if r["apiGroups"] == ["resource.k8s.io"]]
-    assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["get", "list"]
+    assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["list"]
     bindings = [doc for doc in docs if doc["kind"].endswith("Binding")]
-    assert len(bindings) == 4
+    assert len(bindings) == 5
     assert all(
         binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpuctl", "namespace": "gpuctl-system"}]
         for binding in bindings

@@ -16,6 +16,7 @@ from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.package_data import playbooks_dir, role_defaults_files
+from gpuctl.shell import command_line
 
 HOST_PLAYBOOK = "site.yml"
 
@@ -175,12 +176,16 @@ _SUDO_PASSWORD = re.compile(r"(Missing|Incorrect) sudo password", re.IGNORECASE)
 
 def failed_task_hint(task: FailedTask, inventory: str) -> str:
     password = _SUDO_PASSWORD.search(task.message)
+    rerun = command_line(
+        "gpuctl", "bootstrap", "--phase", "host", "--inventory", inventory, "--limit", task.host
+    )
     if password:
         problem = "asks for a password" if password.group(1).lower() == "missing" else "refused the password"
         return (
             f"sudo on {task.host} {problem}: set GPUCTL_BECOME_PASSWORD or pass --ask-become-pass, "
-            f"then `gpuctl bootstrap --phase host --inventory {inventory} --limit {task.host}`"
+            f"then `{rerun}`"
         )
     if task.unreachable:
-        return f"check SSH to the host: `gpuctl preflight --inventory {inventory} --limit {task.host}`"
-    return f"fix the cause, then `gpuctl bootstrap --phase host --inventory {inventory} --limit {task.host}`"
+        probe = command_line("gpuctl", "preflight", "--inventory", inventory, "--limit", task.host)
+        return f"check SSH to the host: `{probe}`"
+    return f"fix the cause, then `{rerun}`"

@@ -32,6 +32,7 @@ from gpuctl.kube.daemonsets import list_gpu_daemonsets
 from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, kubelet_versions, list_operand_pods
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -144,7 +145,7 @@ def _other_device_plugins(api_client: ApiClient) -> list[str]:
     plugins register nvidia.com/gpu with each kubelet, and the last one to register wins."""
     return [
         f"device plugin DaemonSet {ds.namespace}/{ds.name} runs beside the GPU Operator's; remove it: "
-        f"`kubectl -n {ds.namespace} delete daemonset {ds.name}`"
+        f"`{command_line('kubectl', '-n', ds.namespace, 'delete', 'daemonset', ds.name)}`"
         for ds in list_gpu_daemonsets(api_client)
         if ds.is_device_plugin and ds.namespace != OPERATOR_NAMESPACE
     ]

@@ -22,6 +22,7 @@ from gpuctl.core.verify.model import Expectations
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.kube.nodes import list_nodes
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -77,13 +78,15 @@ class BootstrapRun:
         failed = self.failed_phase
         if not failed:
             return ""
-        inventory = f" -i {self.request.inventory}" if self.request.inventory else ""
+        options: tuple[str | Path, ...] = ("-i", self.request.inventory) if self.request.inventory else ()
         if self.request.cluster.stack != "device-plugin":
-            inventory += f" --stack {self.request.cluster.stack}"
+            options += ("--stack", self.request.cluster.stack)
         if self.request.phase != "all" or failed == "host":
-            return f"gpuctl bootstrap --phase {self.request.phase}{inventory}"
+            return command_line("gpuctl", "bootstrap", "--phase", self.request.phase, *options)
         remaining = PHASES[PHASES.index(failed) :]
-        return " && ".join(f"gpuctl bootstrap --phase {phase}{inventory}" for phase in remaining)
+        return " && ".join(
+            command_line("gpuctl", "bootstrap", "--phase", phase, *options) for phase in remaining
+        )
 
 
 def _expected_gpus(api_client: ApiClient, request: BootstrapRequest) -> tuple[dict[str, int | None], bool]:

@@ -12,6 +12,7 @@ from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.daemonsets import DaemonSetInfo
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, Taint
 from gpuctl.kube.raw import JsonDict
+from gpuctl.shell import command_line
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def _warning(daemonset: DaemonSetInfo, taint: Taint) -> DaemonSetWarning:
         component=component,
         message=f"DaemonSet {namespace}/{name} ({component}) will not run on nodes tainted {taint}: {why}",
         hint=f"add the toleration {{key: {taint.key}, operator: Exists, effect: {taint.effect}}} "
-        f"(`kubectl -n {namespace} edit daemonset {name}`)",
+        f"(`{command_line('kubectl', '-n', namespace, 'edit', 'daemonset', name)}`)",
     )
 
 

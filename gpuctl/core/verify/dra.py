@@ -19,6 +19,7 @@ from gpuctl.diagnose import diagnose
 from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, daemonset_pods
 from gpuctl.kube.dra import DraInventory, DraNode, read_inventory, same_version
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -91,19 +92,23 @@ def gpus_published(node: NodeInfo, published: DraNode, expected: int | None, log
         return failed(
             "gpu.capacity",
             message,
-            f"is the DRA driver's kubelet plugin running on {node.name}? "
-            f"`kubectl get resourceslices --field-selector spec.nodeName={node.name}`",
+            f"is the DRA driver's kubelet plugin running on {node.name}? `{_slices_command(node.name)}`",
         )
     physical = published.gpus or None
     if expected is not None and physical is not None and physical != expected:
         return failed(
             "gpu.capacity",
             f"{physical} GPU(s) published in ResourceSlices, expected {expected}",
-            f"`nvidia-smi -L` on {node.name} against "
-            f"`kubectl get resourceslices --field-selector spec.nodeName={node.name} -o yaml`",
+            f"`nvidia-smi -L` on {node.name} against `{_slices_command(node.name, '-o', 'yaml')}`",
         )
     also = f" (and {node.gpu_capacity} {GPU_RESOURCE} by a device plugin)" if node.gpu_capacity else ""
     return passed("gpu.capacity", f"{count} {unit} published in ResourceSlices{also}")
+
+
+def _slices_command(node: str, *options: str) -> str:
+    """The kubectl command listing the ResourceSlices `node` publishes."""
+    field = f"spec.nodeName={node}"
+    return command_line("kubectl", "get", "resourceslices", "--field-selector", field, *options)
 
 
 def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
@@ -126,7 +131,7 @@ def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
     return failed(
         "gpu.allocatable",
         f"{len(tainted)} of {len(published.devices)} device(s) tainted: {names}",
-        f"`kubectl get resourceslices --field-selector spec.nodeName={node.name} -o yaml` (devices[].taints)",
+        f"`{_slices_command(node.name, '-o', 'yaml')}` (devices[].taints)",
     )
 
 
@@ -141,14 +146,14 @@ def plugin_pod(node: NodeInfo, facts: DraFacts) -> Check:
             "dra.plugin-pod",
             "no DRA kubelet-plugin pod runs on this node",
             "check the DaemonSet's nodeSelector/affinity/tolerations against "
-            f"`kubectl describe node {node.name}`",
+            f"`{command_line('kubectl', 'describe', 'node', node.name)}`",
         )
     if pod.phase != "Running" or not pod.ready:
         return failed(
             "dra.plugin-pod",
             f"{pod.namespace}/{pod.name} is {pod.waiting_reason or pod.phase}, "
             f"not ready (restarts {pod.restarts})",
-            f"`kubectl -n {pod.namespace} logs {pod.name} -c {pod.container}`",
+            f"`{command_line('kubectl', '-n', pod.namespace, 'logs', pod.name, '-c', pod.container)}`",
         )
     return passed("dra.plugin-pod", f"{pod.namespace}/{pod.name} ready")
 

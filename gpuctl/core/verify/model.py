@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.operator_checks import OperatorView
@@ -128,7 +129,9 @@ class VerifyResult:
             return ""
         through_dra = any(node.gpu_allocation == "dra" for node in self.nodes)
         kinds = "pods,resourceclaimtemplates" if through_dra else "pods"
-        return f"kubectl -n {self.namespace} delete {kinds} -l {RUN_LABEL_KEY}={self.run_id}"
+        return command_line(
+            "kubectl", "-n", self.namespace, "delete", kinds, "-l", f"{RUN_LABEL_KEY}={self.run_id}"
+        )
 
     @property
     def ok(self) -> bool:

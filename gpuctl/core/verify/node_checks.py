@@ -7,9 +7,19 @@ from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
+from gpuctl.shell import command_line
 
 # Waiting reasons of a container that has not started yet (not a crash, not a pull failure).
 STARTING = ("ContainerCreating", "PodInitializing")
+
+
+def _describe_node(node: NodeInfo) -> str:
+    return command_line("kubectl", "describe", "node", node.name)
+
+
+def _pod_command(pod: PluginPod, *verb: str) -> str:
+    """`kubectl -n NAMESPACE VERB... NAME` for the plugin pod."""
+    return command_line("kubectl", "-n", pod.namespace, *verb, pod.name)
 
 
 def node_ready(node: NodeInfo) -> Check:
@@ -17,7 +27,7 @@ def node_ready(node: NodeInfo) -> Check:
         return passed("node.ready", "Ready")
     text = f"NotReady ({node.ready_reason}): {node.ready_message}".strip()
     found = diagnose(f"NotReady {node.ready_reason} {node.ready_message}", "node", node=node.name)
-    hint = found.hint if found else f"`kubectl describe node {node.name}`"
+    hint = found.hint if found else f"`{_describe_node(node)}`"
     return failed("node.ready", text[:200], hint, found.signature_id if found else "")
 
 
@@ -27,7 +37,7 @@ def node_schedulable(node: NodeInfo) -> Check:
     return failed(
         "node.schedulable",
         "cordoned (spec.unschedulable): no GPU workload can land here",
-        f"`kubectl uncordon {node.name}` if the maintenance is over",
+        f"`{command_line('kubectl', 'uncordon', node.name)}` if the maintenance is over",
         "sched.unschedulable",
     )
 
@@ -52,7 +62,7 @@ def gpu_capacity(node: NodeInfo, expected: int | None, plugin_log: Check | None 
             f"capacity {node.gpu_capacity} nvidia.com/gpu, expected {expected}"
             if physical_capacity(node) == node.gpu_capacity
             else f"capacity {physical_capacity(node)} physical GPU(s), expected {expected}",
-            f"`kubectl describe node {node.name}`; compare `nvidia-smi -L` on the node with --expect-gpus",
+            f"`{_describe_node(node)}`; compare `nvidia-smi -L` on the node with --expect-gpus",
         )
     return passed("gpu.capacity", f"capacity {node.gpu_capacity} nvidia.com/gpu")
 
@@ -86,23 +96,21 @@ def device_plugin_pod(node: NodeInfo, pod: PluginPod | None, any_plugin: bool) -
         return failed(
             "device-plugin.pod",
             "no device plugin pod runs on this node",
-            f"check the DaemonSet's nodeSelector/tolerations against `kubectl describe node {node.name}`",
+            f"check the DaemonSet's nodeSelector/tolerations against `{_describe_node(node)}`",
         )
     if not pod.ready and not pod.restarts and (pod.phase == "Pending" or pod.waiting_reason in STARTING):
         return failed(
             "device-plugin.pod",
             f"{pod.namespace}/{pod.name} is still starting ({pod.waiting_reason or pod.phase}): "
             "its GPUs are not registered yet",
-            f"rerun `gpuctl verify` in a minute; if it stays so, "
-            f"`kubectl -n {pod.namespace} describe pod {pod.name}`",
+            f"rerun `gpuctl verify` in a minute; if it stays so, `{_pod_command(pod, 'describe', 'pod')}`",
         )
     if pod.phase != "Running" or not pod.ready:
         state = pod.waiting_reason or pod.phase
         return failed(
             "device-plugin.pod",
             f"{pod.namespace}/{pod.name} is {state}, not ready (restarts {pod.restarts})",
-            f"`kubectl -n {pod.namespace} describe pod {pod.name}` and "
-            f"`kubectl -n {pod.namespace} logs {pod.name}`",
+            f"`{_pod_command(pod, 'describe', 'pod')}` and `{_pod_command(pod, 'logs')}`",
         )
     return passed("device-plugin.pod", f"{pod.namespace}/{pod.name} ready")
 
@@ -111,7 +119,7 @@ def device_plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) ->
     if pod is None or log is None:
         return skipped("device-plugin.log", "no device plugin pod to read")
     # The pod by name: the GPU Operator's plugin is neither in kube-system nor labelled as gpuctl's.
-    restart = f"kubectl -n {pod.namespace} delete pod {pod.name}"
+    restart = _pod_command(pod, "delete", "pod")
     found = diagnose(log, "plugin-log", node=node.name, plugin_restart=restart)
     if found is None:
         return passed("device-plugin.log", "no known failure signature in the recent log")
@@ -142,7 +150,7 @@ def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
             "taint.toleration",
             "device plugin does not tolerate the node's taint: " + "; ".join(untolerated),
             "add a matching toleration to the DaemonSet (`gpuctl taint-gpu-nodes` audits this), "
-            f"or remove the taint: `kubectl taint nodes {node.name} KEY-`",
+            f"or remove the taint: `{command_line('kubectl', 'taint', 'nodes', node.name, 'KEY-')}`",
         )
     names = ", ".join(str(taint) for taint in blocking)
     return passed("taint.toleration", f"taints tolerated by the device plugin: {names}")

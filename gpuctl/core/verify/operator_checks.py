@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuctl.core.verify.model import Check, passed, warned
 from gpuctl.core.verify.operator_state import READY, validator_state, validators_by_node
 from gpuctl.kube.gpu_operator import VALIDATOR, cluster_policy_states, list_operand_pods
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -50,9 +51,12 @@ def operator_validation(node: str, view: OperatorView) -> Check:
     state = view.state_of(node)
     if state == READY:
         return passed("operator.validation", "the GPU Operator's validator reports success")
+    on_node = f"spec.nodeName={node}"
+    operands = command_line(
+        "kubectl", "-n", view.namespace, "get", "pods", "-o", "wide", "--field-selector", on_node
+    )
     return warned(
         "operator.validation",
         f"the GPU Operator's validator on the node: {state}",
-        f"`kubectl -n {view.namespace} get pods -o wide --field-selector spec.nodeName={node}`; "
-        f"`gpuctl bootstrap --phase cluster --stack operator` diagnoses stuck operands",
+        f"`{operands}`; `gpuctl bootstrap --phase cluster --stack operator` diagnoses stuck operands",
     )

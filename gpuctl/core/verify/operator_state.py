@@ -10,6 +10,7 @@ from gpuctl.core.verify.model import Check, failed
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.gpu_operator import DRIVER, TOOLKIT, VALIDATIONS, VALIDATOR, OperandPod
 from gpuctl.kube.nodes import NFD_PCI_LABEL
+from gpuctl.shell import command_line
 
 READY = "ready"
 ABSENT = "absent"
@@ -43,7 +44,16 @@ def validators_by_node(pods: Iterable[OperandPod]) -> dict[str, OperandPod]:
 
 
 def _logs_command(pod: OperandPod) -> str:
-    return f"kubectl -n {pod.namespace} logs {pod.name} --all-containers"
+    return command_line("kubectl", "-n", pod.namespace, "logs", pod.name, "--all-containers")
+
+
+def _describe_node(node: str) -> str:
+    return command_line("kubectl", "describe", "node", node)
+
+
+def _host_bootstrap(node: str) -> str:
+    """The host phase for `node` alone (INVENTORY: the user's inventory, unknown here)."""
+    return command_line("gpuctl", "bootstrap", "--phase", "host", "-i", "INVENTORY", "--limit", node)
 
 
 def _operand_problem(pod: OperandPod, read_log: LogReader, what: str) -> Check | None:
@@ -69,14 +79,15 @@ def _no_operands(node: str, labels: dict[str, str], namespace: str) -> Check:
         return failed(
             "operator.operands",
             f"no NFD label {NFD_PCI_LABEL}=true on the node: the GPU Operator deploys nothing on it",
-            f"check node-feature-discovery's worker on {node}: `kubectl -n {namespace} get pods -o wide "
-            f"| grep node-feature-discovery-worker` (nfd.enabled must be true unless NFD runs already)",
+            f"check node-feature-discovery's worker on {node}: "
+            f"`{command_line('kubectl', '-n', namespace, 'get', 'pods', '-o', 'wide')} "
+            "| grep node-feature-discovery-worker` (nfd.enabled must be true unless NFD runs already)",
         )
     return failed(
         "operator.operands",
         "no GPU Operator operand pod on the node (its nvidia.com/gpu.deploy.* labels are set)",
-        f"`kubectl -n {namespace} get daemonsets` and `kubectl describe node {node}` (taints the "
-        "operands do not tolerate?)",
+        f"`{command_line('kubectl', '-n', namespace, 'get', 'daemonsets')}` and "
+        f"`{_describe_node(node)}` (taints the operands do not tolerate?)",
     )
 
 
@@ -87,7 +98,7 @@ def _validator_problem(
         return failed(
             "operator.validator",
             f"no {VALIDATOR} pod on the node",
-            f"`kubectl get daemonset {VALIDATOR} -A` and `kubectl describe node {node}`",
+            f"`kubectl get daemonset {VALIDATOR} -A` and `{_describe_node(node)}`",
         )
     pending = first_pending_validation(pod)
     hints = {
@@ -95,14 +106,14 @@ def _validator_problem(
             "the Operator's driver container on the node is not ready: `" + _logs_command(pod) + "`"
             if driver_enabled
             else "no working driver on the host (driver.enabled=false): install it with "
-            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, or let the Operator "
+            f"`{_host_bootstrap(node)}`, or let the Operator "
             "install it: `gpuctl bootstrap --phase cluster --stack operator --operator-driver`"
         ),
         "toolkit-validation": (
             "the Operator's container toolkit on the node is not ready"
             if toolkit_enabled
             else "no container toolkit on the host (toolkit.enabled=false): install it with "
-            f"`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, or let the Operator "
+            f"`{_host_bootstrap(node)}`, or let the Operator "
             "install it: `gpuctl bootstrap --phase cluster --stack operator --operator-toolkit`"
         ),
     }

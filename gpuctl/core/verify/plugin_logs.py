@@ -9,6 +9,10 @@ the node shows a problem before the pods run (GPUs missing, short of allocatable
 expected, the plugin pod not ready or restarted, no pod can run there, or `--no-pods`); at once,
 while the pods start; and for a node whose verification pod then failed or warned, once it has.
 Every other node's check is a skip that says why.
+
+gpuctl's least-privilege roles let verify read pod logs only in the namespaces they name
+(docs/rbac.md); a plugin installed elsewhere is still found, and its log check then says that
+gpuctl may not read it instead of ending the run.
 """
 
 from __future__ import annotations
@@ -19,15 +23,18 @@ from typing import TYPE_CHECKING, Protocol
 from gpuctl.core.verify import dra
 from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.expectations import expected_gpus
-from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, VerifyOptions, skipped
+from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, VerifyOptions, skipped, warned
+from gpuctl.errors import UnreachableError
 from gpuctl.kube.daemonsets import PluginPod
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import read_pod_log
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
 
 TAIL_LINES = 200
+FORBIDDEN = 403
 NOT_NEEDED = "not read: the node advertises its GPUs and its verification pod proved them"
 
 
@@ -63,8 +70,22 @@ class PluginLogs:
         pods = self.snapshot.dra.plugin_pods if self.snapshot.through_dra(node) else self.snapshot.plugin_pods
         return pods.get(node.name)
 
+    def _check_id(self, node: NodeInfo) -> str:
+        return "dra.plugin-log" if self.snapshot.through_dra(node) else "device-plugin.log"
+
     def _read(self, node: NodeInfo, pod: PluginPod) -> Check:
-        log = read_pod_log(self.api_client, pod.namespace, pod.name, pod.container, TAIL_LINES)
+        try:
+            log = read_pod_log(self.api_client, pod.namespace, pod.name, pod.container, TAIL_LINES)
+        except UnreachableError as error:
+            if getattr(error.__cause__, "status", None) != FORBIDDEN:
+                raise
+            return warned(
+                self._check_id(node),
+                f"not allowed to read the log of {pod.namespace}/{pod.name}",
+                "let gpuctl read pod logs there: "
+                f"`{command_line('gpuctl', 'render', '--rbac', '--log-namespace', pod.namespace)}` "
+                "(docs/rbac.md)",
+            )
         # A pod that never started has no log; device-plugin.pod says why.
         make = dra.plugin_log if self.snapshot.through_dra(node) else checks.device_plugin_log
         return make(node, pod, log if isinstance(log, str) else "")
@@ -106,6 +127,5 @@ class PluginLogs:
         found = {name: future.result() for name, future in self.reads.items()}
         for node in self.snapshot.gpu_nodes:
             if node.name not in found and self._pod(node) is not None:
-                check_id = "dra.plugin-log" if self.snapshot.through_dra(node) else "device-plugin.log"
-                found[node.name] = skipped(check_id, NOT_NEEDED)
+                found[node.name] = skipped(self._check_id(node), NOT_NEEDED)
         return found

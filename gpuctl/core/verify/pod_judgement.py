@@ -10,6 +10,7 @@ from gpuctl.diagnose import Diagnosis, diagnose, diagnose_events, diagnose_sched
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodOutcome
 from gpuctl.nvidia_smi import VERIFY_QUERY_FIELDS, parse_query_csv
+from gpuctl.shell import command_line
 
 _LISTED = re.compile(r"^(GPU \d+: .*\(UUID: GPU-|\s+MIG \S+\s+Device\s+\d+: \(UUID: MIG-)")
 SMI_CHECKS = (
@@ -59,7 +60,7 @@ def _unscheduled(outcome: PodOutcome, namespace: str, context: dict[str, str]) -
         check = failed(
             "pod.scheduled",
             f"could not create the verification pod: {outcome.message}",
-            f"`kubectl auth can-i create pods -n {namespace}`",
+            f"`{command_line('kubectl', 'auth', 'can-i', 'create', 'pods', '-n', namespace)}`",
         )
         return (check, *_skip_all(rest, "pod not created"))
     if outcome.state == "unschedulable":
@@ -121,10 +122,11 @@ def _pending_message(outcome: PodOutcome, not_yet: str, found: Diagnosis) -> str
 
 
 def _pending_hint(outcome: PodOutcome, namespace: str) -> str:
+    events_of = f"involvedObject.name={outcome.name}"
     return (
-        f"rerun with a larger --timeout (and --keep-pods), then `kubectl -n {namespace} describe pod "
-        f"{outcome.name}` and `kubectl -n {namespace} get events "
-        f"--field-selector involvedObject.name={outcome.name}`"
+        "rerun with a larger --timeout (and --keep-pods), then "
+        f"`{command_line('kubectl', '-n', namespace, 'describe', 'pod', outcome.name)}` and "
+        f"`{command_line('kubectl', '-n', namespace, 'get', 'events', '--field-selector', events_of)}`"
     )
 
 
@@ -132,7 +134,8 @@ def _unschedulable(outcome: PodOutcome, context: dict[str, str]) -> Check:
     found = diagnose_scheduling(outcome.message, **context)
     message = f"Unschedulable: {outcome.message}" if outcome.message else "Unschedulable"
     if found is None:
-        return failed("pod.scheduled", message[:300], f"`kubectl describe node {context['node']}`")
+        describe = command_line("kubectl", "describe", "node", context["node"])
+        return failed("pod.scheduled", message[:300], f"`{describe}`")
     return failed("pod.scheduled", f"{found.cause} ({found.evidence})", found.hint, found.signature_id)
 
 
@@ -141,7 +144,7 @@ def _image_pull(outcome: PodOutcome, context: dict[str, str]) -> Check:
     found = diagnose(text, "image-pull", **context)
     message = f"{outcome.reason}: {outcome.message}".strip(": ")[:300]
     if found is None:
-        return failed("pod.image", message, f"check --image {context['image']}")
+        return failed("pod.image", message, f"check {command_line('--image', context['image'])}")
     return failed("pod.image", f"{message} — {found.cause}", found.hint, found.signature_id)
 
 
@@ -154,7 +157,8 @@ def _run_failed(outcome: PodOutcome, context: dict[str, str]) -> Check:
         return failed(
             "nvidia-smi.run",
             message[:300],
-            f"`kubectl -n {context['namespace']} logs {outcome.name}` (rerun with --keep-pods)",
+            f"`{command_line('kubectl', '-n', context['namespace'], 'logs', outcome.name)}` "
+            "(rerun with --keep-pods)",
         )
     # The line that matched says what went wrong; a start error's first line is the OCI preamble.
     head = f"nvidia-smi exited {outcome.exit_code} ({outcome.reason or outcome.state}): {found.evidence}"

@@ -255,8 +255,9 @@ def _clean_up(
     elif dra_run is not None:
         dra_run.finish()
     if namespace_created and (batch is None or batch.created == 0):
-        # A courtesy: gpuctl's least-privilege role (docs/rbac.md) may create namespaces but not
-        # delete them, and a failed cleanup must not turn a run's verdict (or its error) into another.
+        # A courtesy to a user allowed to create namespaces (gpuctl's least-privilege role does not
+        # need to: its render creates the namespace, docs/rbac.md), who may not be allowed to
+        # delete them: a failed cleanup must not turn a run's verdict (or its error) into another.
         with contextlib.suppress(GpuctlError):
             delete_namespace(api_client, options.namespace)
 
