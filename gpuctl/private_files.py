@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import stat
 import tempfile
 from pathlib import Path
 from typing import IO
 
 from gpuctl.errors import ConfigError
+from gpuctl.shell import command_line
 
 PRIVATE_MODE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -30,7 +30,7 @@ def refuse_link(path: Path) -> None:
         raise ConfigError(
             f"{path}: is a symbolic link; gpuctl does not write credentials through a link "
             "(someone else may have planted it)",
-            hint=f"remove the link (`rm {shlex.quote(str(path))}`) or pass the file it points to "
+            hint=f"remove the link (`{command_line('rm', path)}`) or pass the file it points to "
             f"({os.path.realpath(path)})",
         )
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.sim.server.http_server import SimServer
@@ -86,7 +87,7 @@ def up(
         typer.echo(f"kubeconfig: {record.kubeconfig}")
         if not record.created_kubeconfig:
             typer.echo(_merged_note(record.previous_context))
-        typer.echo(f"stop it with: gpuctl sim down --kubeconfig {shlex.quote(str(kubeconfig))}")
+        typer.echo(f"stop it with: {command_line('gpuctl', 'sim', 'down', '--kubeconfig', kubeconfig)}")
         return
 
     def announce(server: SimServer) -> None:

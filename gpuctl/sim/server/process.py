@@ -8,7 +8,6 @@ import dataclasses
 import gc
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.private_files import open_private_log, read_text_nofollow, refuse_link, write_private_file
+from gpuctl.shell import command_line
 from gpuctl.sim.scenario import Scenario
 from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
 from gpuctl.sim.server.http_server import SimServer, authority_data, kubeconfig_text
@@ -103,7 +103,7 @@ def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
         raise ConfigError(
             f"{kubeconfig}: --kubeconfig is a directory, expected a file path",
             hint="name a file, e.g. "
-            f"`gpuctl sim up --kubeconfig {shlex.quote(str(kubeconfig / 'sim.kubeconfig'))}`",
+            f"`{command_line('gpuctl', 'sim', 'up', '--kubeconfig', kubeconfig / 'sim.kubeconfig')}`",
         )
     check_kubeconfig_target(kubeconfig)
     for sidecar in (sidecar_path(kubeconfig), log_path(kubeconfig)):
@@ -226,7 +226,7 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
     if existing is not None and pid_alive(existing.pid) and _is_sim_process(existing.pid):
         raise ConfigError(
             f"{kubeconfig}: a simulated cluster is already running for this kubeconfig (pid {existing.pid})",
-            hint=f"stop it with `gpuctl sim down --kubeconfig {shlex.quote(str(kubeconfig))}`",
+            hint=f"stop it with `{command_line('gpuctl', 'sim', 'down', '--kubeconfig', kubeconfig)}`",
         )
     sidecar_path(kubeconfig).unlink(missing_ok=True)
     command = [sys.executable, "-m", "gpuctl", "sim", "up", "--kubeconfig", str(kubeconfig)]
