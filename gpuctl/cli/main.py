@@ -27,6 +27,7 @@ from gpuctl.cli import (
 from gpuctl.cli.argv import reorder
 from gpuctl.cli.click_errors import ClickException, NoArgsIsHelpError, UsageError
 from gpuctl.errors import ExitCode, GpuctlError
+from gpuctl.report.safe_text import visible
 
 HELP = """\
 Take Kubernetes GPU nodes from bare metal to proven GPU-ready, and keep proving it.
@@ -82,8 +83,9 @@ app.command("version", help=version.HELP)(version.command)
 
 
 def _one_line(text: str) -> str:
-    """Errors are one line: a message quoting a parser (YAML marks, say) is folded onto it."""
-    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+    """Errors are one line: a message quoting a parser (YAML marks, say) is folded onto it. Its
+    control characters are shown, not sent: messages quote files, hosts and server answers."""
+    return " ".join(part.strip() for part in visible(text).splitlines() if part.strip())
 
 
 def _print_error(error: GpuctlError) -> None:

@@ -11,6 +11,7 @@ import typer
 from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
 from gpuctl.defaults import GPU_TAINT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ConfigError, GpuctlError
+from gpuctl.report.safe_text import visible
 
 HELP = f"""\
 Taint every GPU node (default {GPU_TAINT}) so that only pods that
@@ -43,7 +44,7 @@ def _ask(refusal: GpuctlError) -> bool:
     """On a terminal, show what would be evicted and ask; scripts get the refusal (exit 2)."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
-    typer.echo(f"warning: {refusal.message}", err=True)
+    typer.echo(f"warning: {visible(refusal.message)}", err=True)  # it names pods and nodes
     return typer.confirm("Taint the nodes and evict these pods?", default=False, err=True)
 
 

@@ -137,22 +137,6 @@ def _throttle_token_refresh(configuration: Any) -> None:
         configuration.refresh_api_key_hook = ThrottledRefresh(hook)
 
 
-def _check_mappings(paths: list[Path]) -> None:
-    """A kubeconfig that parses as YAML but is no mapping (a string, a list): name the file."""
-    import yaml
-
-    for path in paths:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue  # load_kube_config reports these with its own words
-        if data is not None and not isinstance(data, dict):
-            raise ConfigError(
-                f"{path}: invalid kubeconfig: not a YAML mapping",
-                hint="check the file with `kubectl config view`",
-            )
-
-
 def _kubeconfig_paths(kubeconfig: Path | None) -> list[Path]:
     if kubeconfig is not None:
         return [kubeconfig]
@@ -233,14 +217,15 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
             f"no kubeconfig found (looked at {os.pathsep.join(str(path) for path in paths)})",
             hint="pass --kubeconfig, set KUBECONFIG, or start a simulated cluster with `gpuctl sim up`",
         )
-    _check_mappings(existing)
     from gpuctl.kube.kubeconfig_checks import check_kubeconfig
+    from gpuctl.kube.kubeconfigs import merge
 
-    check_kubeconfig(existing, context)  # before the client logs its own complaints
+    merged = merge(existing)  # kubectl's merge, not the client's (see kubeconfigs.py)
+    check_kubeconfig(merged, context)  # before the client logs its own complaints
     try:
-        config.load_kube_config(
-            config_file=os.pathsep.join(str(path) for path in existing),
-            context=context,
+        config.load_kube_config_from_dict(
+            merged.document,
+            context=context or merged.current_context or None,
             client_configuration=configuration,
             persist_config=False,
         )
@@ -248,6 +233,14 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         raise _kubeconfig_error(error, existing, context) from error
     # Fail fast on a dead endpoint instead of retrying for minutes.
     configuration.retries = 1
+    if not configuration.verify_ssl:
+        # The kubeconfig says insecure-skip-tls-verify; kubectl goes on without a word, and
+        # urllib3's warning on every request would break gpuctl's one-line output.
+        import warnings
+
+        from urllib3.exceptions import InsecureRequestWarning
+
+        warnings.simplefilter("ignore", InsecureRequestWarning)
     _throttle_token_refresh(configuration)
     return _api_client_class()(configuration)
 

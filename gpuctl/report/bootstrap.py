@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
 from gpuctl.report import verify as verify_report
 from gpuctl.report.console import make_console
+from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole
 
 if TYPE_CHECKING:
@@ -156,10 +157,9 @@ def _driver_json(host: HostOutcome) -> dict[str, Any] | None:
 
 def print_host_table(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(literal(f"warning: {warning}", style="yellow"))
     table = Table(box=None, pad_edge=False)
     for column in ("HOST", "RESULT", "OK", "CHANGED", "FAILED", "UNREACHABLE", "SKIPPED"):
         table.add_column(column)
@@ -167,25 +167,25 @@ def print_host_table(result: BootstrapResult, console: Console) -> None:
         verdict = host_verdict(host, interrupted=result.interrupted)
         counts = (host.ok_tasks, host.changed, host.failed, host.unreachable, host.skipped)
         style = None if host.succeeded else "red"
-        table.add_row(Text(host.name), verdict, *(str(count) for count in counts), style=style)
+        table.add_row(literal(host.name), verdict, *(str(count) for count in counts), style=style)
     emit_table(console, keep_words_whole(table, console.width))
     for host in result.hosts:
         for line in host.driver.notes() if host.driver else ():
-            console.print(Text(f"{host.name}: {line}", style="yellow"))
+            console.print(literal(f"{host.name}: {line}", style="yellow"))
     errors = make_console(stderr=True)  # failures go to stderr, always
     for task in result.failed_tasks:
         failure = f"{task.host}: task {task.task!r} failed: {task.message}"
-        errors.print(Text(failure, style="red"), soft_wrap=True)
-        errors.print(Text(f"  hint: {failed_task_hint(task, result.inventory)}"), soft_wrap=True)
+        errors.print(literal(failure, style="red"), soft_wrap=True)
+        errors.print(literal(f"  hint: {failed_task_hint(task, result.inventory)}"), soft_wrap=True)
     if result.error:
-        errors.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
+        errors.print(literal(f"error: {result.error}", style="red"), soft_wrap=True)
         hint = (
             "check the ansible-playbook arguments after `--` (`ansible-playbook --help`)"
             if result.rejected_arguments
             else "run the same with `-- -vvv` for ansible's details"
         )
-        errors.print(Text(f"  hint: {hint}"), soft_wrap=True)
-    console.print(Text(_footer(result)))
+        errors.print(literal(f"  hint: {hint}"), soft_wrap=True)
+    console.print(literal(_footer(result)))
 
 
 def host_verdict(host: HostOutcome, *, interrupted: bool) -> str:
@@ -218,8 +218,6 @@ def _footer(result: BootstrapResult) -> str:
 
 
 def print_table(run: BootstrapRun, console: Console) -> None:
-    from rich.text import Text
-
     if run.host is not None:
         print_host_table(run.host, console)
     if run.cluster is not None:
@@ -227,34 +225,33 @@ def print_table(run: BootstrapRun, console: Console) -> None:
     if run.verify is not None:
         verify_report.print_table(run.verify, console)
     phases = ", ".join(f"{p.name} {'ok' if p.ok else 'FAILED'} ({p.duration_s:.1f}s)" for p in run.phases)
-    console.print(Text(f"phases: {phases or 'none'}", style="" if run.ok else "red"))
+    console.print(literal(f"phases: {phases or 'none'}", style="" if run.ok else "red"))
     if run.resume_command:
-        console.print(Text(f"  resume with: {run.resume_command}"))
+        console.print(literal(f"  resume with: {run.resume_command}"))
 
 
 def _print_cluster(cluster: ClusterResult, console: Console) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     objects = Table(box=None, pad_edge=False)
     for column in ("OBJECT", "ACTION"):
         objects.add_column(column)
     for obj in cluster.objects:
-        objects.add_row(Text(obj.ref), obj.action, style="red" if obj.action == "conflict" else None)
+        objects.add_row(literal(obj.ref), obj.action, style="red" if obj.action == "conflict" else None)
     console.print(keep_words_whole(objects, console.width))
     for obj in cluster.objects:
         if obj.diff and cluster.check:
-            console.print(Text(obj.diff))
+            console.print(literal(obj.diff))
         if obj.message:
-            console.print(Text(f"{obj.ref}: {obj.message}", style="red"))
-            console.print(Text("  hint: rerun with --force-conflicts to take these fields over"))
+            console.print(literal(f"{obj.ref}: {obj.message}", style="red"))
+            console.print(literal("  hint: rerun with --force-conflicts to take these fields over"))
     if cluster.taint is not None:
-        console.print(Text(f"GPU taint: {cluster.taint.writes} node write(s)"))
+        console.print(literal(f"GPU taint: {cluster.taint.writes} node write(s)"))
     _print_helm(cluster, console)
     for node in cluster.nodes:
         if node.problem is not None:
-            console.print(Text(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
-            console.print(Text(f"  hint: {node.problem.hint}"))
+            console.print(literal(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
+            console.print(literal(f"  hint: {node.problem.hint}"))
     ready = sum(node.ready for node in cluster.nodes)
     if cluster.check:
         summary = f"check mode, nothing written: {cluster.writes} dry-run write(s)"
@@ -264,24 +261,22 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
         summary = f"{cluster.writes} write(s); {ready}/{len(cluster.nodes)} GPU node(s) ready"
     if cluster.timed_out:
         summary += " (timed out waiting for the GPUs)"
-    console.print(Text(f"{summary}, {cluster.duration_s:.1f}s"))
+    console.print(literal(f"{summary}, {cluster.duration_s:.1f}s"))
 
 
 def _print_helm(cluster: ClusterResult, console: Console) -> None:
-    from rich.text import Text
-
     helm = cluster.helm
     if helm is None:
         return
     for warning in cluster.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"), soft_wrap=True)
+        console.print(literal(f"warning: {warning}", style="yellow"), soft_wrap=True)
     if helm.repaired:
-        console.print(Text(f"helm: the release was left pending by an earlier run: {helm.repaired}"))
+        console.print(literal(f"helm: the release was left pending by an earlier run: {helm.repaired}"))
     deployed = f" (deployed: {helm.deployed_chart}, {helm.release_status})" if helm.deployed_chart else ""
-    console.print(Text(f"helm {helm.helm_version}: {helm.action} {helm.chart}{deployed}"))
-    console.print(Text(f"  {helm.command}"), soft_wrap=True)
+    console.print(literal(f"helm {helm.helm_version}: {helm.action} {helm.chart}{deployed}"))
+    console.print(literal(f"  {helm.command}"), soft_wrap=True)
     if cluster.check and helm.diff:
-        console.print(Text(helm.diff.rstrip("\n")))
+        console.print(literal(helm.diff.rstrip("\n")))
     for node in cluster.nodes:
         if node.validator not in (None, "", "ready"):
-            console.print(Text(f"{node.node}: Operator validator {node.validator}"))
+            console.print(literal(f"{node.node}: Operator validator {node.validator}"))

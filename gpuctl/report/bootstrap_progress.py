@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.bootstrap.cluster import NodeReadiness
 from gpuctl.hosts.events import HostProgress, ProgressState
+from gpuctl.report.safe_text import literal
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -23,11 +24,10 @@ def _style(host: HostProgress) -> str | None:
 def progress_renderable(state: ProgressState, width: int | None = None) -> RenderableType:
     """The progress table; on a terminal `width` columns wide only the task name is shortened."""
     from rich.table import Table
-    from rich.text import Text
 
     play, hosts = state.snapshot()
     table = Table(
-        box=None, pad_edge=False, title=Text(play or "starting ansible-playbook …"), title_justify="left"
+        box=None, pad_edge=False, title=literal(play or "starting ansible-playbook …"), title_justify="left"
     )
     widths = _fixed_widths(hosts)
     task_width = TASK_MAX_WIDTH if width is None else width - sum(widths.values()) - 2 * (len(COLUMNS) - 1)
@@ -44,7 +44,9 @@ def progress_renderable(state: ProgressState, width: int | None = None) -> Rende
     for host in hosts:
         task = "done" if host.done else host.current_task or "waiting"
         counts = (host.ok, host.changed, host.failed, host.unreachable, host.skipped)
-        table.add_row(Text(host.name), Text(task), *(str(count) for count in counts), style=_style(host))
+        table.add_row(
+            literal(host.name), literal(task), *(str(count) for count in counts), style=_style(host)
+        )
     return table
 
 
@@ -105,6 +107,6 @@ def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
         wanted = "≥1" if state.expected is None else str(state.expected)
         plugin = "ready" if state.plugin_ready else "waiting"
         style = "green" if state.ready else None
-        validator = (state.validator or "-",) if operator else ()
-        table.add_row(Text(state.node), *validator, plugin, f"{state.allocatable}/{wanted}", style=style)
+        validator = (literal(state.validator or "-"),) if operator else ()
+        table.add_row(literal(state.node), *validator, plugin, f"{state.allocatable}/{wanted}", style=style)
     return Group(Text(f"waiting for the GPUs: {ready}/{len(states)} node(s) ready"), table)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.report.safe_text import literal
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -26,21 +28,20 @@ def to_json(result: ExplainResult) -> dict[str, Any]:
 
 
 def print_table(result: ExplainResult, console: Console) -> None:
-    from rich.text import Text
-
     if result.nvidia_smi is not None:
         smi = result.nvidia_smi
         names = ", ".join(sorted({gpu.name for gpu in smi.gpus}))
-        console.print(
+        summary = (
             f"nvidia-smi ({smi.format}): {len(smi.gpus)} GPU(s) {names}; driver {smi.driver_version or '?'}"
             f", CUDA {smi.cuda_version or '?'}"
             + (f", {smi.mig_devices} MIG device(s)" if smi.mig_devices else "")
         )
+        console.print(literal(summary))
     if not result.matches:
         console.print("no known failure signature found")
         return
     for number, match in enumerate(result.matches, start=1):
-        console.print(Text(f"{number}. {match.id} [{match.category}]", style="bold"))
-        console.print(Text(f"   line:  {match.line}"))
-        console.print(Text(f"   cause: {match.cause}"))
-        console.print(Text(f"   fix:   {match.fix}"))
+        console.print(literal(f"{number}. {match.id} [{match.category}]", style="bold"))
+        console.print(literal(f"   line:  {match.line}"))
+        console.print(literal(f"   cause: {match.cause}"))
+        console.print(literal(f"   fix:   {match.fix}"))

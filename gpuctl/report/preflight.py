@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.preflight import PreflightResult
+from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import keep_words_whole
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ def print_wide(result: PreflightResult, console: Console) -> None:
 
 def print_table(result: PreflightResult, console: Console, *, wide: bool = False) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     for warning in result.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
@@ -57,7 +57,7 @@ def print_table(result: PreflightResult, console: Console, *, wide: bool = False
             message = finding.message + (f"\n  hint: {finding.hint}" if shown else "")
             address = (host.address,) if wide else ()
             cells = (host.name, *address, finding.id, finding.status.upper(), message)
-            table.add_row(*(Text(cell) for cell in cells), style=_STYLES.get(finding.status))
+            table.add_row(*(literal(cell) for cell in cells), style=_STYLES.get(finding.status))
     console.print(keep_words_whole(table, console.width))
     console.print(_summary(result), markup=False, highlight=False)
 

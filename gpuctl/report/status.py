@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.status import GpuNodeSummary, StatusResult
+from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole, product_name
 
 if TYPE_CHECKING:
@@ -107,7 +108,6 @@ def _wide_cells(node: GpuNodeSummary) -> tuple[str, ...]:
 
 def print_table(result: StatusResult, console: Console, *, wide: bool = False) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     if not result.nodes:
         console.print(f"no GPU node found among {result.cluster_nodes} node(s)")
@@ -131,7 +131,7 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
             _ready_text(node.ready, node.schedulable),
             *(_wide_cells(node) if wide else ()),
         )
-        table.add_row(*(Text(cell) for cell in cells), style="yellow" if degraded else None)
+        table.add_row(*(literal(cell) for cell in cells), style="yellow" if degraded else None)
     emit_table(console, keep_words_whole(table, console.width))
     totals = result.totals
     console.print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.taint import TaintResult
+from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole
 
 if TYPE_CHECKING:
@@ -73,7 +74,6 @@ def _summary(result: TaintResult) -> str:
 
 def print_table(result: TaintResult, console: Console) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     if not result.nodes:
         from gpuctl.report.console import make_console
@@ -91,7 +91,7 @@ def print_table(result: TaintResult, console: Console) -> None:
                 f"{change.conflicts_retried} conflict(s) retried" if change.conflicts_retried else ""
             )
             cells = (change.node, change.action, change.before or "-", change.after or "-", note)
-            table.add_row(*(Text(cell) for cell in cells), style=style)
+            table.add_row(*(literal(cell) for cell in cells), style=style)
         emit_table(console, keep_words_whole(table, console.width))
     # Prose lines stay one line each (soft_wrap) so that logs and grep see whole sentences.
     console.print(_summary(result), markup=False, soft_wrap=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
 from gpuctl.core.verify.watch import Change
+from gpuctl.report.safe_text import literal, visible
 from gpuctl.report.tables import emit_table, keep_words_whole, product_name
 from gpuctl.report.verify_problems import print_shared_problems
 
@@ -161,7 +162,7 @@ def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> Tab
             product_name(node.product) or "-",
             node.driver_version or "-",
             Text(status.value.upper(), style=_STYLE[status]),
-            Text(_problems(node) if wide else _first_problem_id(node)),
+            literal(_problems(node) if wide else _first_problem_id(node)),
         )
     return keep_words_whole(table, width)
 
@@ -181,7 +182,7 @@ def _cluster_table(result: VerifyResult, width: int) -> object:
     table.add_column("MESSAGE + HINT", overflow="fold")
     for check in result.cluster_checks:
         text = f"{check.message}\nhint: {check.hint}" if check.hint else check.message
-        table.add_row(check.id, Text(check.status.value.upper(), style=_STYLE[check.status]), Text(text))
+        table.add_row(check.id, Text(check.status.value.upper(), style=_STYLE[check.status]), literal(text))
     return keep_words_whole(table, width)
 
 
@@ -292,18 +293,30 @@ def to_junit(result: VerifyResult) -> str:
     _suite(root, "cluster", CLUSTER_CLASSNAME, result.cluster_checks)
     for node in result.nodes:
         _suite(root, f"node {node.name}", f"node.{node.name}", node.checks, node.pod_seconds)
+    _make_visible(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def _make_visible(root: ET.Element) -> None:
+    """Every text and attribute of the report through safe_text.visible: messages quote node
+    output, and XML 1.0 has no way to write most control characters (a raw ESC makes the file
+    unreadable to every JUnit consumer); shown escaped, a CI page displays them as text."""
+    for element in root.iter():
+        if element.text:
+            element.text = visible(element.text)
+        for name, value in list(element.attrib.items()):
+            element.set(name, visible(value))
+
+
 def print_changes(changes: list[Change], when: str, console: Console) -> None:
     """`verify --watch`: one line per change, stamped with the run's time."""
-    from rich.text import Text
-
     for change in changes:
         before = change.before or "new"
         after = change.after or "gone"
-        console.print(Text(f"{when} {change.subject}: {before} -> {after}", style="" if change.ok else "red"))
+        console.print(
+            literal(f"{when} {change.subject}: {before} -> {after}", style="" if change.ok else "red")
+        )
 
 
 def change_json(changes: list[Change], when: str, result: VerifyResult) -> dict[str, Any]:

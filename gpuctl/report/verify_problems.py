@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult
+from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import node_ranges
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def print_shared_problems(nodes: tuple[NodeResult, ...], console: Console) -> No
         count = len(problem.nodes)
         style = "bold red" if problem.status is CheckStatus.FAIL else "yellow"
         where = f"{count} node{'s' if count > 1 else ''}: {node_ranges(problem.nodes)}"
-        console.print(Text(f"{problem.check_id} {problem.status.value.upper()} on {where}", style=style))
-        console.print(Padding(Text(problem.message), (0, 0, 0, 2)))
+        console.print(literal(f"{problem.check_id} {problem.status.value.upper()} on {where}", style=style))
+        console.print(Padding(literal(problem.message), (0, 0, 0, 2)))
         if problem.hint:
-            console.print(Padding(Text(f"hint: {problem.hint}"), (0, 0, 0, 2)))
+            console.print(Padding(literal(f"hint: {problem.hint}"), (0, 0, 0, 2)))

@@ -81,7 +81,7 @@ def test_markup_a_centred_title_and_sections_go_to_rich() -> None:
         assert _plain_lines(table, console) is None
     rich_output, fast_output = _both(lambda: markup)
     assert fast_output == rich_output
-    assert "[bold]" not in fast_output
+    assert "[bold]gpu-9[/bold]" in fast_output  # gpuctl's console shows markup as written
 
 
 def test_a_recording_console_records_the_table() -> None:
