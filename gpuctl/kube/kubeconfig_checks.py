@@ -20,10 +20,22 @@ _CLUSTER_FILES = ("certificate-authority",)
 
 def check_kubeconfig(merged: MergedKubeconfig, context: str | None) -> None:
     """Raise ConfigError for what kubectl would refuse in the chosen context of `merged`."""
+    files = ", ".join(str(path) for path in merged.files)
+    if not merged.document["contexts"] and not merged.document["clusters"]:
+        raise ConfigError(
+            f"{files}: the kubeconfig defines no cluster and no context (an empty file?)",
+            hint="pass the kubeconfig your cluster admin gave you, or start one with `gpuctl sim up`",
+        )
     chosen = context or merged.current_context
     where, body = merged.entry("contexts", chosen)
+    if where == Path() and chosen and context is None:
+        raise ConfigError(
+            f"{files}: current-context {chosen!r} is not in contexts",
+            hint="pick a context with --context, or set one with `kubectl config use-context NAME` "
+            "(`kubectl config get-contexts` lists them)",
+        )
     if not body:
-        return  # the client library reports a missing context
+        return  # the client library reports a missing --context or none chosen, in its words
     user = str(body.get("user") or "")
     if user:
         user_file, user_body = merged.entry("users", user)
@@ -33,7 +45,13 @@ def check_kubeconfig(merged: MergedKubeconfig, context: str | None) -> None:
             )
         _check_files(user_file, f"user {user!r}", user_body, _USER_FILES)
         _check_exec(user_file, user, user_body.get("exec"))
-    cluster_file, cluster = merged.entry("clusters", str(body.get("cluster") or ""))
+    cluster_name = str(body.get("cluster") or "")
+    cluster_file, cluster = merged.entry("clusters", cluster_name)
+    if cluster_name and cluster_file == Path():
+        raise ConfigError(
+            f"{where}: context {chosen!r} names cluster {cluster_name!r}, which is not in clusters",
+            hint=_HINT,
+        )
     if cluster:
         _check_files(cluster_file, f"cluster {body.get('cluster')!r}", cluster, _CLUSTER_FILES)
         _check_server(cluster_file, str(body.get("cluster")), str(cluster.get("server") or ""))
