@@ -42,7 +42,9 @@ from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
     from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun
+    from gpuctl.core.bootstrap.reboots import RebootPlan
     from gpuctl.helm import Helm
+    from gpuctl.kube.client import ApiClient
 
 HELP = """\
 Take GPU nodes from bare to proven, in phases (--phase, required):
@@ -62,7 +64,10 @@ all: host, cluster, verify; stops at the first failing phase and names the comma
 A second run changes nothing. --check: Ansible check mode with diff, a server-side dry run
 (dryRun=All) with a diff of each object, no verification pod.
 Extra ansible-playbook arguments go after `--`. Become password: --ask-become-pass or
-GPUCTL_BECOME_PASSWORD (never written to disk).
+GPUCTL_BECOME_PASSWORD (never written to disk). ansible-playbook gets only the environment it
+needs (PATH, HOME, user, locale, SSH_AUTH_SOCK, ANSIBLE_*) and the variables named by --pass-env.
+Reboots: a host whose new driver needs one is rebooted (gpuctl_reboot_policy: if_needed), except
+a host that is a node of the cluster the kubeconfig reaches: drain it, then rerun with --reboot.
 Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, helm, a node without its
 GPUs, a verify check), 2 bad inventory or flag, a host matching no node, or no helm for --stack
 operator, 3 hosts or cluster unreachable, 130 interrupted.
@@ -119,7 +124,29 @@ def command(
     output: TableOrJsonOutput = TableOrJson.table,
     keep_artifacts: Annotated[
         bool,
-        typer.Option("--keep-artifacts", help="Keep ansible-runner's private data dir and print its path."),
+        typer.Option(
+            "--keep-artifacts",
+            help="Keep ansible-runner's record of the host run (events, task output, command line and "
+            "its environment) under ~/.local/state/gpuctl/artifacts/, mode 0700, and print its path.",
+        ),
+    ] = False,
+    pass_env: Annotated[
+        Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--pass-env",
+            help="Also give ansible-playbook this variable of your environment (repeatable), e.g. the "
+            "credentials of an inventory plugin; kept artifacts record it.",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
+    reboot: Annotated[
+        bool,
+        typer.Option(
+            "--reboot",
+            help="Reboot hosts that are nodes of the cluster too, when their driver needs it "
+            "(drain them first); without it they only report that a reboot is required.",
+        ),
     ] = False,
     ask_become_pass: Annotated[
         bool,
@@ -134,12 +161,14 @@ def command(
         ),
     ] = None,
 ) -> None:
+    from gpuctl.cli.flag_rules import refuse_inapplicable_flags
     from gpuctl.cli.signals import interruptible
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
     from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import RenderOptions
     from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
+    refuse_inapplicable_flags("bootstrap")
     if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
         raise ConfigError(
             f"--phase {phase.value} needs --inventory", hint="pass --inventory PATH (see inventories/sample/)"
@@ -177,6 +206,7 @@ def command(
             "extra_args": tuple(ansible_args or ()),
             "become_password": password,
             "keep_artifacts": keep_artifacts,
+            "passed_env": tuple(pass_env or ()),
         },
         cluster=ClusterOptions(
             render=render,
@@ -194,6 +224,7 @@ def command(
             request,
             kubeconfig,
             context,
+            reboot=reboot,
             live=output in (TableOrJson.table, TableOrJson.wide) and sys.stdout.isatty(),
         )
     _emit(result, output)
@@ -219,31 +250,70 @@ def _become_password(ask: bool) -> str | None:
 
 
 def _run(
-    request: BootstrapRequest, kubeconfig: Path | None, context: str | None, *, live: bool
+    request: BootstrapRequest, kubeconfig: Path | None, context: str | None, *, reboot: bool, live: bool
 ) -> BootstrapRun:
     from gpuctl.core.bootstrap import run_bootstrap
     from gpuctl.report.bootstrap_progress import LiveProgress
     from gpuctl.report.console import make_console
 
-    api_client = None
-    if request.phase != "host":
-        from gpuctl.kube.client import load_api_client
-
-        api_client = load_api_client(kubeconfig, context)
+    api_client, unusable = _cluster(request.phase, kubeconfig, context)
+    plan = _reboot_plan(request, api_client, reboot=reboot, unknown=unusable)
     if not live:
-        return run_bootstrap(request, api_client)
+        return run_bootstrap(request, api_client, reboot_plan=plan)
     with LiveProgress(make_console()) as progress:
         return run_bootstrap(
-            request, api_client, on_host_progress=progress.update, on_cluster_progress=progress.update_nodes
+            request,
+            api_client,
+            on_host_progress=progress.update,
+            on_cluster_progress=progress.update_nodes,
+            reboot_plan=plan,
         )
+
+
+def _cluster(phase: str, kubeconfig: Path | None, context: str | None) -> tuple[ApiClient | None, str]:
+    """The cluster to work on, or for --phase host the one whose nodes must not reboot undrained:
+    none without a kubeconfig; one that cannot be loaded is (None, why) instead of an error."""
+    from gpuctl.kube.client import kubeconfig_found, load_api_client
+
+    if phase != "host":
+        return load_api_client(kubeconfig, context), ""
+    if kubeconfig is None and context is None and not kubeconfig_found():
+        return None, ""
+    try:
+        return load_api_client(kubeconfig, context), ""
+    except ConfigError as error:
+        return None, error.message
+
+
+def _reboot_plan(
+    request: BootstrapRequest, api_client: ApiClient | None, *, reboot: bool, unknown: str
+) -> RebootPlan | None:
+    """Which hosts the host phase may reboot, said on stderr before it starts (not for --check,
+    which reboots nothing)."""
+    from gpuctl.core.bootstrap.reboots import host_reboot_plan
+    from gpuctl.report.console import make_console
+    from gpuctl.report.safe_text import literal
+
+    if request.phase not in ("host", "all") or request.inventory is None:
+        return None
+    plan = host_reboot_plan(
+        api_client, request.inventory, limit=request.limit, reboot=reboot, unknown=unknown
+    )
+    if not request.check:
+        errors = make_console(stderr=True)
+        for notice in plan.notices():
+            errors.print(literal(notice, style="yellow"), soft_wrap=True)
+    return plan
 
 
 def _emit(result: BootstrapRun, output: TableOrJson) -> None:
     from gpuctl.cli.output import emit
+    from gpuctl.hosts.private_data import KEPT_CONTENTS
     from gpuctl.report import bootstrap as report
     from gpuctl.report.console import make_console
 
     artifacts = result.host.artifacts_dir if result.host else None
     if artifacts and output in (TableOrJson.json, TableOrJson.yaml):
-        make_console(stderr=True).print(f"artifacts kept in {artifacts}", markup=False)
+        note = f"artifacts ({KEPT_CONTENTS}) kept in {artifacts}"
+        make_console(stderr=True).print(note, markup=False, soft_wrap=True)
     emit(result, output, report)

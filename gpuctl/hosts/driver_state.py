@@ -31,11 +31,13 @@ class DriverState:
     message: str
     reboot_required: bool = False
     dkms: str = ""  # "DKMS: no headers for the running kernel <ver>" when that is the case
+    hint: str = ""  # what to do about a reboot gpuctl held back (a node of a live cluster)
 
     def notes(self) -> tuple[str, ...]:
-        """What a person must act on: a driver that does not answer, a DKMS build that cannot happen."""
+        """What a person must act on: a driver that does not answer, a DKMS build that cannot happen,
+        a reboot left to them."""
         needs_action = self.state in ("reboot_required", "failing")
-        return tuple(line for line in (self.message if needs_action else "", self.dkms) if line)
+        return tuple(line for line in (self.message if needs_action else "", self.dkms, self.hint) if line)
 
 
 def nvidia_smi_state(returncode: int | None, output: str) -> DriverState:

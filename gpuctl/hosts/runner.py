@@ -1,9 +1,9 @@
-"""Run a playbook through ansible-runner's Python API in a private, throw-away data dir.
+"""Run a playbook through ansible-runner's Python API in a private data dir (private_data.py).
 
 Secrets: the become password reaches ansible-playbook only through ansible-runner's pexpect
 answer to the `BECOME password:` prompt. `suppress_env_files` keeps it out of `env/passwords`, and
-the caller removes GPUCTL_BECOME_PASSWORD from the environment before the run, because
-ansible-runner records the child's environment in `artifacts/<ident>/command`.
+ansible-playbook's environment, which ansible-runner records in `artifacts/<ident>/command`, holds
+only the variables private_data.child_environment lets through (never GPUCTL_BECOME_PASSWORD).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gpuctl.hosts.private_data import child_environment, private_data_dir
 
 BECOME_PROMPT = r"^BECOME password.*:\s*?$"
 RUN_IDENT = "bootstrap"
@@ -47,6 +49,8 @@ class RunRequest:
     extra_args: tuple[str, ...] = ()
     become_password: str | None = None
     keep_artifacts: bool = False
+    # Names of variables of gpuctl's environment that ansible-playbook gets too (--pass-env).
+    passed_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ def run_playbook(
     cancel: threading.Event,
 ) -> RunOutcome:
     """Run the playbook in a worker thread; Ctrl-C in this thread cancels it cleanly."""
-    private_dir = Path(tempfile.mkdtemp(prefix="gpuctl-bootstrap-"))  # mode 0700
+    private_dir = private_data_dir(keep=request.keep_artifacts)
     control_dir = control_path_dir(private_dir)
     outcome: dict[str, Any] = {"finished": threading.Event()}
     worker = threading.Thread(
@@ -199,30 +203,51 @@ def _run(
         return True  # also write it to the artifacts (kept with --keep-artifacts)
 
     cancel_check = _GracefulCancel(cancel)
-    passwords = {BECOME_PROMPT: request.become_password} if request.become_password is not None else {}
     try:
-        result = ansible_runner.run(
-            private_data_dir=str(private_dir),
-            project_dir=str(request.playbook.parent),
-            playbook=str(request.playbook),
-            inventory=str(request.inventory.resolve()),
-            limit=request.limit or None,
-            tags=request.tags or None,
-            cmdline=command_line(request) or None,
-            envvars=runner_envvars(private_dir, control_dir),
-            passwords=passwords,
-            suppress_env_files=True,
+        runner = ansible_runner.Runner(
+            _runner_config(request, private_dir, control_dir),
             event_handler=handle,
             cancel_callback=cancel_check,
-            ident=RUN_IDENT,
-            quiet=True,
         )
-        outcome.update(status=result.status, rc=result.rc)
+        runner.run()
+        outcome.update(status=runner.status, rc=runner.rc)
         cancel_check.reap()
     except Exception as error:  # handed to the calling thread, which raises it there
         outcome["error"] = error
     finally:
         outcome["finished"].set()
+
+
+def _runner_config(request: RunRequest, private_dir: Path, control_dir: Path) -> Any:
+    """ansible-runner's RunnerConfig for the run, ansible-playbook's environment trimmed.
+
+    ansible_runner.run() builds the same RunnerConfig and Runner, but gives the caller no say over
+    the environment, which RunnerConfig.prepare() seeds with all of os.environ: built here (the
+    RunnerConfig/Runner interface ansible-runner documents), `env` is replaced after prepare().
+    """
+    from ansible_runner import RunnerConfig
+
+    settings = runner_envvars(private_dir, control_dir)
+    passwords = {BECOME_PROMPT: request.become_password} if request.become_password is not None else {}
+    config = RunnerConfig(
+        private_data_dir=str(private_dir),
+        project_dir=str(request.playbook.parent),
+        playbook=str(request.playbook),
+        inventory=str(request.inventory.resolve()),
+        limit=request.limit or None,
+        tags=request.tags or None,
+        cmdline=command_line(request) or None,
+        envvars=settings,
+        passwords=passwords,
+        suppress_env_files=True,
+        ident=RUN_IDENT,
+        quiet=True,
+    )
+    config.prepare()
+    config.env = child_environment(
+        config.env, inherited=dict(os.environ), settings=settings, passed=request.passed_env
+    )
+    return config
 
 
 class _GracefulCancel:

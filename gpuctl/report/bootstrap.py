@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
+from gpuctl.hosts.private_data import KEPT_CONTENTS
 from gpuctl.report import verify as verify_report
 from gpuctl.report.console import make_console
 from gpuctl.report.safe_text import literal
@@ -152,6 +153,7 @@ def _driver_json(host: HostOutcome) -> dict[str, Any] | None:
         "message": host.driver.message,
         "reboot_required": host.driver.reboot_required,
         "dkms": host.driver.dkms,
+        "hint": host.driver.hint,
     }
 
 
@@ -185,7 +187,7 @@ def print_host_table(result: BootstrapResult, console: Console) -> None:
             else "run the same with `-- -vvv` for ansible's details"
         )
         errors.print(literal(f"  hint: {hint}"), soft_wrap=True)
-    console.print(literal(_footer(result)))
+    console.print(literal(_footer(result)), soft_wrap=True)  # the artifacts' path stays whole
 
 
 def host_verdict(host: HostOutcome, *, interrupted: bool) -> str:
@@ -213,7 +215,7 @@ def _footer(result: BootstrapResult) -> str:
         text = f"{good} of {total} host(s) prepared, {changed} change(s)"
     text += f", {result.duration_s:.1f}s"
     if result.artifacts_dir:
-        text += f"; artifacts kept in {result.artifacts_dir}"
+        text += f"; artifacts ({KEPT_CONTENTS}) kept in {result.artifacts_dir}"
     return text
 
 

@@ -56,9 +56,13 @@ class Run:
 
 
 def gpuctl(tmpdir: Path, *args: str, password: str | None = None) -> Run:
-    """gpuctl in a child process, its TMPDIR `tmpdir`, the password (if any) only in its environment."""
+    """gpuctl in a child process, its TMPDIR and state directory (kept artifacts) `tmpdir`, the
+    password (if any) only in its environment."""
     tmpdir.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "GPUCTL_BECOME_PASSWORD"} | {"TMPDIR": str(tmpdir)}
+    env = {k: v for k, v in os.environ.items() if k != "GPUCTL_BECOME_PASSWORD"} | {
+        "TMPDIR": str(tmpdir),
+        "XDG_STATE_HOME": str(tmpdir),
+    }
     if password is not None:
         env["GPUCTL_BECOME_PASSWORD"] = password
     done = subprocess.run(
@@ -148,13 +152,11 @@ def test_the_password_is_written_nowhere(node: TestNode, bootstrapped: Run, verb
     for run_ in (bootstrapped, verbose_rerun):
         assert SECRET not in run_.stdout + run_.stderr
         artifacts = [
-            line.split()[-1]
-            for line in (run_.stdout + run_.stderr).splitlines()
-            if "artifacts kept in" in line
+            line.split()[-1] for line in (run_.stdout + run_.stderr).splitlines() if ") kept in " in line
         ]
         assert len(artifacts) == 1, run_.stdout + run_.stderr
         kept = Path(artifacts[0].rstrip(";,"))
-        assert kept.parent == run_.tmpdir
+        assert kept.parent == run_.tmpdir / "gpuctl" / "artifacts"
         assert any(path.name == "stdout" for path in kept.rglob("*"))  # the grep below reads real files
         assert files_holding(run_.tmpdir, SECRET) == []  # the artifacts and whatever else the run left
     # Everything the runs wrote on the node: its overlay's upper layer, and its tmpfs /run and /tmp.

@@ -58,7 +58,7 @@ class Run:
 
 
 def bootstrap_process(*args: str, tmpdir: Path | None = None) -> Run:
-    env = {**os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {})}
+    env = {**os.environ, **({"TMPDIR": str(tmpdir), "XDG_STATE_HOME": str(tmpdir)} if tmpdir else {})}
     done = subprocess.run(
         [sys.executable, "-m", "gpuctl", "bootstrap", "--phase", "host", "--output", "json", *args],
         capture_output=True, text=True, env=env, timeout=900, check=False,
@@ -112,7 +112,7 @@ ROLE_PLAYS = (
 
 def plays_by_host(run_: Run) -> dict[str, set[str]]:
     """The plays in which each host ran a task, from the run's kept ansible-runner events."""
-    (kept,) = [line.split()[-1] for line in run_.stderr.splitlines() if "artifacts kept in" in line]
+    (kept,) = [line.split()[-1] for line in run_.stderr.splitlines() if ") kept in " in line]
     plays: dict[str, set[str]] = {}
     for path in Path(kept).rglob("job_events/*.json"):
         data = json.loads(path.read_text()).get("event_data", {})

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
@@ -86,28 +87,35 @@ def run_host_bootstrap(
     extra_args: tuple[str, ...] = (),
     become_password: str | None = None,
     keep_artifacts: bool = False,
+    passed_env: tuple[str, ...] = (),
+    reboot_plan: RebootPlan | None = None,
     playbook: Path | None = None,
     on_progress: Callable[[ProgressState], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> BootstrapResult:
-    """Validate the inventory (ConfigError before any host is touched), then run the playbook."""
+    """Validate the inventory (ConfigError before any host is touched), then run the playbook.
+    `reboot_plan`: the hosts not to reboot (reboots.py); None leaves it to the inventory's policy."""
     inventory = load_inventory(inventory_path, limit=limit)
     warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
     playbook_path = playbook or playbooks_dir() / HOST_PLAYBOOK
     state, on_event = _progress(inventory.hosts, on_progress)
+    plan = reboot_plan or RebootPlan()
     request = RunRequest(
         playbook=playbook_path,
         inventory=inventory_path,
         limit=limit,
         tags=tags,
         check=check,
-        extra_args=extra_args,
+        extra_args=(*plan.extra_args(), *extra_args),
         become_password=become_password,
         keep_artifacts=keep_artifacts,
+        passed_env=passed_env,
     )
     started = time.monotonic()
     outcome = run_playbook(request, on_event=on_event, cancel=cancel or threading.Event())
-    hosts = host_outcomes(state, {host.name for host in inventory.hosts})
+    hosts = _with_reboot_hints(
+        host_outcomes(state, {host.name for host in inventory.hosts}), plan, inventory_path
+    )
     return BootstrapResult(
         phase="host",
         check=check,
@@ -154,6 +162,18 @@ def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, .
     return tuple(
         replace(host, driver=from_role_report(reports[host.name])) if host.name in reports else host
         for host in outcomes
+    )
+
+
+def _with_reboot_hints(
+    hosts: tuple[HostOutcome, ...], plan: RebootPlan, inventory: Path
+) -> tuple[HostOutcome, ...]:
+    """Each host whose driver needs the reboot this run held back, with how to reboot it drained."""
+    return tuple(
+        replace(host, driver=replace(host.driver, hint=plan.hint(host.name, str(inventory))))
+        if host.driver is not None and host.driver.reboot_required
+        else host
+        for host in hosts
     )
 
 

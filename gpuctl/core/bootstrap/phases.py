@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness, apply_cluster_layer
 from gpuctl.core.bootstrap.host import BootstrapResult, run_host_bootstrap
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
+from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
 from gpuctl.core.verify.model import Expectations
@@ -121,6 +122,7 @@ def _run_phase(
     expected: dict[str, int | None],
     from_inventory: bool,
     progress: dict[str, Callable[[Any], None] | None],
+    reboot_plan: RebootPlan | None,
 ) -> Any:
     if name == "host":
         if request.inventory is None:
@@ -132,6 +134,7 @@ def _run_phase(
             inventory_path=request.inventory,
             limit=request.limit,
             check=request.check,
+            reboot_plan=reboot_plan,
             on_progress=progress.get("host"),
             **request.host_options,
         )
@@ -154,9 +157,11 @@ def run_bootstrap(
     *,
     on_host_progress: Callable[[Any], None] | None = None,
     on_cluster_progress: Callable[[list[NodeReadiness]], None] | None = None,
+    reboot_plan: RebootPlan | None = None,
 ) -> BootstrapRun:
     """Run the requested phases in order; stop at the first that fails. Hosts are matched to
-    nodes first, so a bad mapping is an error before anything is written."""
+    nodes first, so a bad mapping is an error before anything is written. `reboot_plan`: the
+    hosts the host phase must not reboot (reboots.host_reboot_plan)."""
     wanted: tuple[str, ...] = (request.phase,)
     if request.phase == "all":
         # Verification pods are writes, and a dry-run cluster layer cannot pass them: a check
@@ -181,6 +186,7 @@ def run_bootstrap(
             expected=expected,
             from_inventory=from_inventory,
             progress=progress,
+            reboot_plan=reboot_plan,
         )
         results[name] = result
         outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))

@@ -1,0 +1,348 @@
+"""Which flag has an effect where: one table for every command, so that a flag that would be
+silently ignored (a phase that does not use it, a stack it does not configure, an option it
+only refines) is refused with one line saying why (exit 2) instead.
+
+A rule names a command's parameter and the conditions under which it has an effect (any one
+of them is enough); the rules of a flag all hold where it has an effect. Each command calls
+`refuse_inapplicable_flags(COMMAND)` first, before anything is read, written or rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from gpuctl.defaults import DRA_DRIVER_NAMESPACE, OPERATOR_CHART, OPERATOR_CHART_VERSION, OPERATOR_NAMESPACE
+from gpuctl.errors import ConfigError
+from gpuctl.shell import command_line
+from gpuctl.validation import chart_problem, chart_version_problem, check
+
+# Recent Typer releases ship their own copy of Click (typer._click), older ones use the package.
+if TYPE_CHECKING:
+    from typer._click.globals import get_current_context
+else:
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # Typer before it shipped its own Click
+        from click import get_current_context
+
+
+@dataclass(frozen=True)
+class When:
+    """`parameter` was typed (values None), or its value is one of `values` (typed or default)."""
+
+    parameter: str
+    values: tuple[object, ...] | None = None
+    or_default: bool = False  # also holds while `parameter` is left at its default
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`parameter` of `commands` has an effect only where one of `where` holds."""
+
+    commands: tuple[str, ...]
+    parameter: str
+    where: tuple[When, ...]
+    why: str  # why it has no effect elsewhere
+    example: str = ""  # a command line where it does; {flag} stands for the flag as typed
+
+
+BOOTSTRAP = ("bootstrap",)
+RENDER = ("render",)
+STACKS = ("render", "bootstrap")
+
+_HOST = When("phase", ("host", "all"))
+_CLUSTER = When("phase", ("cluster", "all"))
+_PLUGIN_OR_OPERATOR = When("stack", ("device-plugin", "operator"))
+_CHART_STACKS = When("stack", ("operator", "dra"))
+_RENDER_OPERATOR = When("gpu_operator")  # render's alias of --stack operator
+_NO_PODS = When("no_pods", (False,))
+
+_ANSIBLE = "only the host phase runs ansible-playbook"
+_CLUSTER_LAYER = "only the cluster phase installs the GPU stack"
+_DRA_SHARING = (
+    "DRA shares a GPU through one ResourceClaim that several pods reference, not through the device "
+    "plugin's replicas"
+)
+_NO_CHART = "the device plugin stack applies gpuctl's own manifests, no Helm chart"
+# render's options of the device plugin manifests, which the charts of the other stacks decide
+_DEVICE_PLUGIN_ONLY = {
+    "namespace": f"the GPU Operator installs into {OPERATOR_NAMESPACE}, the DRA driver into "
+    f"{DRA_DRIVER_NAMESPACE}",
+    "image": "the GPU Operator's and the DRA driver's charts bring their own images",
+    "runtime_class": "the GPU Operator creates its own RuntimeClass, and DRA needs none",
+}
+_POD_ONLY = "it shapes the verification pods, and --no-pods creates none"
+
+RULES: tuple[Rule, ...] = (
+    # bootstrap: the phase that uses the flag
+    *(
+        Rule(BOOTSTRAP, parameter, (_HOST,), _ANSIBLE, "gpuctl bootstrap --phase host -i hosts.yml {flag}")
+        for parameter in ("tags", "keep_artifacts", "pass_env", "reboot", "ask_become_pass", "ansible_args")
+    ),
+    *(
+        Rule(BOOTSTRAP, parameter, (_CLUSTER,), _CLUSTER_LAYER, "gpuctl bootstrap --phase cluster {flag}")
+        for parameter in (
+            *("helm", "chart", "chart_version", "distribution", "operator_driver", "operator_toolkit"),
+            *("sharing", "replicas", "mig_strategy", "no_taint", "force_conflicts"),
+        )
+    ),
+    Rule(
+        BOOTSTRAP,
+        "stack",
+        # verify finds the stack itself; --stack is accepted there because the resume command of
+        # a failed `--phase all --stack S` names it for the verify phase too.
+        (When("phase", ("cluster", "verify", "all")),),
+        "the host phase installs the same driver and toolkit for every stack",
+        "gpuctl bootstrap --phase cluster {flag}",
+    ),
+    Rule(
+        BOOTSTRAP,
+        "timeout",
+        (When("phase", ("cluster", "verify", "all")),),
+        "the host phase waits for Ansible, not for the GPUs",
+        "gpuctl bootstrap --phase cluster {flag}",
+    ),
+    Rule(
+        BOOTSTRAP,
+        "limit",
+        (When("inventory"),),
+        "--limit picks hosts of the inventory",
+        "gpuctl bootstrap --phase cluster -i hosts.yml {flag}",
+    ),
+    Rule(BOOTSTRAP, "reboot", (When("check", (False,)),), "--check reboots no host"),
+    # render: --gpu-operator is --stack operator
+    Rule(
+        RENDER,
+        "gpu_operator",
+        (When("stack", ("operator",), or_default=True),),
+        "--gpu-operator is the same as --stack operator",
+        "gpuctl render --stack operator",
+    ),
+    # the stack the flag configures
+    Rule(STACKS, "sharing", (_PLUGIN_OR_OPERATOR,), _DRA_SHARING, "gpuctl render --stack operator {flag}"),
+    Rule(
+        STACKS,
+        "mig_strategy",
+        (_PLUGIN_OR_OPERATOR,),
+        "the DRA driver publishes MIG devices as they are; --mig-strategy configures the device plugin",
+        "gpuctl render --stack operator {flag}",
+    ),
+    Rule(
+        STACKS,
+        "replicas",
+        (When("sharing", ("time-slicing", "mps")),),
+        "replicas are how many pods share one GPU",
+        "gpuctl render --sharing time-slicing --replicas 4",
+    ),
+    *(
+        Rule(
+            STACKS,
+            parameter,
+            (_CHART_STACKS, _RENDER_OPERATOR),
+            _NO_CHART,
+            "gpuctl render --stack operator {flag}",
+        )
+        for parameter in ("helm", "chart", "chart_version")
+    ),
+    *(
+        Rule(
+            STACKS,
+            parameter,
+            (When("stack", ("operator",)), _RENDER_OPERATOR),
+            "it configures NVIDIA's GPU Operator chart",
+            "gpuctl render --stack operator {flag}",
+        )
+        for parameter in ("distribution", "operator_driver", "operator_toolkit")
+    ),
+    *(
+        rule
+        for parameter, why in _DEVICE_PLUGIN_ONLY.items()
+        for rule in (
+            Rule(RENDER, parameter, (When("stack", ("device-plugin",)),), why),
+            Rule(RENDER, parameter, (When("gpu_operator", (False,)),), why),
+        )
+    ),
+    # render: options of other options
+    Rule(
+        RENDER,
+        "rbac_subject",
+        (When("rbac"),),
+        "it names who the RBAC roles are bound to",
+        "gpuctl render --rbac {flag}",
+    ),
+    *(
+        Rule(
+            RENDER,
+            parameter,
+            (When("rbac"), When("verify_cronjob")),
+            "it shapes the RBAC roles",
+            "gpuctl render --rbac {flag}",
+        )
+        for parameter in ("verify_namespace", "log_namespace")
+    ),
+    Rule(
+        RENDER,
+        "verify_schedule",
+        (When("verify_cronjob"),),
+        "it is the verify CronJob's",
+        "gpuctl render --verify-cronjob --gpuctl-image REGISTRY/gpuctl:TAG {flag}",
+    ),
+    Rule(
+        RENDER,
+        "gpuctl_image",
+        (When("verify_cronjob"),),
+        "it is the verify CronJob's",
+        "gpuctl render --verify-cronjob {flag}",
+    ),
+    # verify
+    Rule(
+        ("verify",),
+        "interval",
+        (When("watch"),),
+        "it is the time between --watch runs",
+        "gpuctl verify --watch {flag}",
+    ),
+    Rule(
+        ("verify",),
+        "watch",
+        (When("output", ("table", "wide", "json")),),
+        "--watch prints a line per change, or NDJSON with -o json",
+        "gpuctl verify --watch -o json",
+    ),
+    *(
+        Rule(("verify",), parameter, (_NO_PODS,), _POD_ONLY)
+        for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace")
+    ),
+    # taint-gpu-nodes
+    Rule(
+        ("taint-gpu-nodes",),
+        "value",
+        (When("remove", (False,)),),
+        "--remove takes the taint off by its key and effect",
+        "gpuctl taint-gpu-nodes --remove --key K --effect E",
+    ),
+    Rule(("taint-gpu-nodes",), "yes", (When("remove", (False,)),), "taking a taint off evicts no pod"),
+    Rule(
+        ("taint-gpu-nodes",),
+        "yes",
+        (When("effect", ("NoExecute",)),),
+        "only a NoExecute taint evicts pods",
+        "gpuctl taint-gpu-nodes --effect NoExecute --yes",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """A typed value of `parameter` that helm or the file system would take wrongly, refused
+    before anything runs (the values that reach manifests are checked by gpuctl.core.render)."""
+
+    commands: tuple[str, ...]
+    parameter: str
+    problem_of: Callable[[str], str]
+    example: str
+
+
+def _folder_problem(path: str) -> str:
+    return "empty: name a folder" if not path.strip() else ""
+
+
+VALUE_RULES: tuple[ValueRule, ...] = (
+    ValueRule(BOOTSTRAP, "chart", chart_problem, OPERATOR_CHART),
+    ValueRule(STACKS, "chart_version", chart_version_problem, OPERATOR_CHART_VERSION),
+    ValueRule(RENDER, "out", _folder_problem, "./manifests"),
+)
+
+
+def refuse_inapplicable_flags(command: str) -> None:
+    """Refuse (ConfigError, exit 2) the first flag typed for `command` that has no effect there,
+    then the first typed value of VALUE_RULES that is refused; reads the running Click context."""
+    context: typer.Context = get_current_context()
+    for rule in RULES:
+        applies = command in rule.commands and _typed(context, rule.parameter)
+        if applies and not any(_holds(context, when) for when in rule.where):
+            raise _refusal(context, rule)
+    for value_rule in VALUE_RULES:
+        if command in value_rule.commands and _typed(context, value_rule.parameter):
+            flag = _option_name(context, value_rule.parameter)
+            check(flag, str(context.params[value_rule.parameter]), value_rule.problem_of, value_rule.example)
+
+
+def _typed(context: typer.Context, parameter: str) -> bool:
+    """Whether the user gave `parameter` (on the command line or through its environment
+    variable), as opposed to its default."""
+    if parameter not in context.params:
+        return False
+    source = context.get_parameter_source(parameter)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _plain(value: object) -> object:
+    return value.value if isinstance(value, Enum) else value
+
+
+def _holds(context: typer.Context, when: When) -> bool:
+    if when.parameter not in context.params:
+        return False
+    typed = _typed(context, when.parameter)
+    value = _plain(context.params[when.parameter])
+    if when.values is None:
+        return typed and value not in (False, None) and value != []
+    return value in when.values or (when.or_default and not typed)
+
+
+def _parameter(context: typer.Context, name: str) -> Any:
+    """The Click parameter `name` (a Typer option or argument, whichever Click Typer runs on)."""
+    return next(parameter for parameter in context.command.params if parameter.name == name)
+
+
+def _option_name(context: typer.Context, name: str) -> str:
+    """The flag as the user types it: its long name, or `--no-X` for a boolean typed off."""
+    parameter = _parameter(context, name)
+    if parameter.param_type_name == "argument":  # the arguments after `--`
+        return "--"
+    if context.params[name] is False and parameter.secondary_opts:
+        return str(parameter.secondary_opts[0])
+    opts: list[str] = parameter.opts
+    return next((opt for opt in opts if opt.startswith("--")), opts[0])
+
+
+def _as_typed(context: typer.Context, name: str) -> str:
+    """The flag with its value, as a command line would give it: `--sharing mps`, `--check`."""
+    flag = _option_name(context, name)
+    value = _plain(context.params[name])
+    if isinstance(value, bool):
+        return flag
+    values = [str(_plain(item)) for item in (value if isinstance(value, (list, tuple)) else [value])]
+    if flag == "--":  # the arguments after `--`
+        return command_line("--", *values)
+    return " ".join(command_line(flag, item) for item in values)
+
+
+def _wanted(context: typer.Context, when: When) -> str:
+    """What would make `when` hold: `--rbac`, `--stack operator|dra`."""
+    flag = _option_name(context, when.parameter)
+    if when.values is None or when.values == (True,):
+        return flag
+    return f"{flag} {'|'.join(str(value) for value in when.values)}"
+
+
+def _refusal(context: typer.Context, rule: Rule) -> ConfigError:
+    """`--sharing mps does not apply to --stack dra (why)` when what stands in its way was typed,
+    `--replicas has no effect without --sharing time-slicing|mps (why)` when it was left out."""
+    flag, as_typed = _option_name(context, rule.parameter), _as_typed(context, rule.parameter)
+    present = [when for when in rule.where if when.parameter in context.params]
+    typed = [when for when in present if _typed(context, when.parameter)]
+    if typed:
+        against = " and ".join(dict.fromkeys(_as_typed(context, when.parameter) for when in typed))
+        message = f"{as_typed} does not apply to {against} ({rule.why})"
+    else:
+        needed = " or ".join(_wanted(context, when) for when in present)
+        message = f"{flag} has no effect without {needed} ({rule.why})"
+    example = rule.example.replace("{flag}", as_typed)
+    return ConfigError(message, hint=f"e.g. `{example}`, or drop {flag}" if example else f"drop {flag}")
