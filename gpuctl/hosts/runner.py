@@ -32,8 +32,7 @@ SSH_TIMEOUT_S = 10
 # keeps one SSH connection per host for the whole run; pipelining (below) sends each module over it.
 SSH_ARGS = "-o ControlMaster=auto -o ControlPersist=60s"
 CLOSE_WAIT_S = 5.0  # for the SSH connections to close once the run is over
-# Read by playbooks/callback_plugins/gpuctl_template_cache.py.
-TEMPLATE_CACHE_ENV = "GPUCTL_TEMPLATE_CACHE"
+PREFORK_CALLBACK = "gpuctl_prefork"  # playbooks/callback_plugins/gpuctl_prefork.py
 JOIN_POLL_S = 0.2
 CANCEL_GRACE_S = 10.0
 REAP_WAIT_S = 5.0
@@ -74,23 +73,6 @@ def control_path_dir(private_dir: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="gpuctl-cp-", dir="/tmp"))
 
 
-def template_cache_dir() -> str:
-    """Where the playbooks' callback plugin keeps compiled Jinja templates between runs.
-
-    GPUCTL_TEMPLATE_CACHE chooses another directory, or none when empty; the default is gpuctl's
-    directory under the user's cache directory (XDG_CACHE_HOME, else ~/.cache).
-    """
-    if TEMPLATE_CACHE_ENV in os.environ:
-        return os.environ[TEMPLATE_CACHE_ENV]
-    cache_home = os.environ.get("XDG_CACHE_HOME")
-    if not cache_home:
-        try:
-            cache_home = str(Path.home() / ".cache")
-        except RuntimeError:  # no HOME and no password entry: run without the cache
-            return ""
-    return str(Path(cache_home) / "gpuctl" / "ansible-templates")
-
-
 def runner_envvars(private_dir: Path, control_dir: Path | None = None) -> dict[str, str]:
     """Ansible settings for every run: host keys checked, no retry files, fast failure on dead hosts."""
     python_bin = str(Path(sys.executable).parent)
@@ -105,7 +87,11 @@ def runner_envvars(private_dir: Path, control_dir: Path | None = None) -> dict[s
         "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control_dir or private_dir / "cp"),
         "ANSIBLE_LOCAL_TEMP": str(private_dir / "tmp"),
         "ANSIBLE_NOCOLOR": "True",
-        TEMPLATE_CACHE_ENV: template_cache_dir(),
+        # The playbooks' prefork callback is opt-in (it tunes ansible-playbook's garbage
+        # collector): enabled for gpuctl's runs, beside any callbacks the user enabled.
+        "ANSIBLE_CALLBACKS_ENABLED": ",".join(
+            filter(None, (os.environ.get("ANSIBLE_CALLBACKS_ENABLED", ""), PREFORK_CALLBACK))
+        ),
     }
 
 

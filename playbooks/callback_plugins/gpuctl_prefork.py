@@ -17,9 +17,11 @@ with the number of hosts:
   taken once: taken again before each task, it also kept the garbage cycles of every task until
   the end of the run, and measured no faster.
 
-Measured in docs/hosts.md ("Speed"). Ansible loads this plugin because it sits in callback_plugins/
-next to the playbooks (it needs no enabling). It writes nothing and changes no result; if a step
-fails (another ansible-core version), the workers load what they need themselves, as without it.
+Measured in bench/host-speed-log.md. It changes the garbage collector of the process it runs in,
+so it is opt-in: it sits in callback_plugins/ next to the playbooks but runs only where enabled
+(ANSIBLE_CALLBACKS_ENABLED=gpuctl_prefork), which gpuctl's runner does for its own runs; a user's
+own ansible-playbook run of these roles does without it. It writes nothing and changes no result;
+if a step fails (another ansible-core version), the workers load what they need themselves.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
     CALLBACK_NAME = "gpuctl_prefork"
-    CALLBACK_NEEDS_ENABLED = False
+    CALLBACK_NEEDS_ENABLED = True  # never changes a user's own run's garbage collector
 
     def v2_playbook_on_start(self, _playbook: Any) -> None:
         from ansible.plugins import loader

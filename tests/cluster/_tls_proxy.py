@@ -24,7 +24,7 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 (its own CA) and its key, written to `folder`."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     certificate = (
         x509.CertificateBuilder()
         .subject_name(name)

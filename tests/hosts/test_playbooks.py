@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuctl.hosts.runner import runner_envvars
+
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOKS = REPO / "playbooks"
 BIN = Path(sys.executable).parent
@@ -26,8 +28,8 @@ SAMPLE_INVENTORIES = [
 TOP_LEVEL = sorted(PLAYBOOKS.glob("*.yml"))
 
 
-def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "NO_COLOR": "1"}
+def run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ANSIBLE_NOCOLOR": "1", "NO_COLOR": "1", **(env or {})}
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False)
 
 
@@ -120,19 +122,17 @@ def test_validation_fails_only_the_host_with_a_bad_setting(tmp_path: Path) -> No
     assert re.search(r"^good-node\s*: ok=3 .* failed=0 ", result.stdout, re.MULTILINE), result.stdout
 
 
-def test_the_prefork_callback_loads_next_to_the_playbooks() -> None:
-    result = run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-vvvv",
-            "-i",
-            str(SAMPLE_INVENTORIES[0]),
-            str(PLAYBOOKS / "validate.yml"),
-        ]
-    )
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_prefork_callback_runs_only_where_enabled(enabled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpuctl's runner enables it; a user's own ansible-playbook run keeps its garbage collector."""
+    command = [str(BIN / "ansible-playbook"), "-vvvv", "-i", str(SAMPLE_INVENTORIES[0])]
+    monkeypatch.delenv("ANSIBLE_CALLBACKS_ENABLED", raising=False)  # the test run's own setting, if any
+    callbacks = {"ANSIBLE_CALLBACKS_ENABLED": runner_envvars(PLAYBOOKS)["ANSIBLE_CALLBACKS_ENABLED"]}
+    result = run([*command, str(PLAYBOOKS / "validate.yml")], env=callbacks if enabled else {})
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Loading callback plugin gpuctl_prefork of type aggregate" in result.stdout
+    loaded = "Loading callback plugin gpuctl_prefork of type aggregate" in result.stdout
+    assert loaded == enabled
 
 
 # Run in a child interpreter: the plugin changes the process's garbage collector settings.

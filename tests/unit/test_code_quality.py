@@ -16,7 +16,6 @@ PYTHON_PATHS = [
     "bench",
     "playbooks/callback_plugins",
     "playbooks/roles/gpuctl_probe/action_plugins",
-    "playbooks/roles/container_runtime/lookup_plugins",
 ]
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from gpuctl.hosts.events import ProgressState, failure_message
 from gpuctl.hosts.runner import RunRequest, command_line, control_path_dir, runner_envvars
 
@@ -102,22 +100,8 @@ def test_command_line_and_environment() -> None:
     env = runner_envvars(Path("/tmp/x"))
     assert env["ANSIBLE_HOST_KEY_CHECKING"] == "True"
     assert env["ANSIBLE_RETRY_FILES_ENABLED"] == "False"
+    assert env["ANSIBLE_CALLBACKS_ENABLED"] == "gpuctl_prefork"
     assert "pw" not in " ".join(env.values())
-
-
-def test_compiled_templates_are_kept_in_the_users_cache_unless_told_otherwise(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.delenv("GPUCTL_TEMPLATE_CACHE", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache = runner_envvars(Path("/tmp/x"))["GPUCTL_TEMPLATE_CACHE"]
-    assert cache == str(tmp_path / "gpuctl" / "ansible-templates")
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    monkeypatch.setenv("HOME", str(tmp_path))
-    default = runner_envvars(Path("/tmp/x"))["GPUCTL_TEMPLATE_CACHE"]
-    assert default == str(tmp_path / ".cache" / "gpuctl" / "ansible-templates")
-    monkeypatch.setenv("GPUCTL_TEMPLATE_CACHE", "")  # empty: no cache
-    assert runner_envvars(Path("/tmp/x"))["GPUCTL_TEMPLATE_CACHE"] == ""
 
 
 def test_ssh_control_sockets_stay_short_under_a_long_tmpdir(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gpuctl.sim.api.api_errors import ApiError, bad_request
@@ -163,7 +163,7 @@ def _time(data: bytes, where: str) -> str | None:
         if number == 1:
             seconds = _signed(_varint_value(wire, value, where))
     try:
-        moment = datetime.fromtimestamp(seconds, timezone.utc)
+        moment = datetime.fromtimestamp(seconds, UTC)
     except (OverflowError, OSError, ValueError):
         raise ProtobufError(f"{where}: timestamp {seconds} out of range") from None
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,7 +11,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from gpuctl import nvidia_smi
@@ -175,7 +175,7 @@ def run_argv(argv: list[str], spec: NodeSpec, indices: list[int], default_run: f
 
 
 def _klog(severity: str, source: str, message: str) -> str:
-    now = datetime.now(tz=timezone.utc)
+    now = datetime.now(tz=UTC)
     stamp = now.strftime("%m%d %H:%M:%S.") + f"{now.microsecond:06d}"
     return f"{severity}{stamp}       1 {source}] {message}\n"
 

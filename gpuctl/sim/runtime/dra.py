@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import nvidia_smi
@@ -237,7 +237,7 @@ def pod_stopped(cluster: Cluster, pod: Obj) -> None:
 
 
 def _klog(severity: str, source: str, message: str) -> str:
-    now = datetime.now(tz=timezone.utc)
+    now = datetime.now(tz=UTC)
     stamp = now.strftime("%m%d %H:%M:%S.") + f"{now.microsecond:06d}"
     return f"{severity}{stamp}       1 {source}] {message}\n"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.runtime import containers
@@ -103,7 +103,7 @@ def allocate(cluster: Cluster, pod: Obj, node_name: str) -> list[Device] | tuple
 
 
 def _klog(severity: str, source: str, message: str) -> str:
-    now = datetime.now(tz=timezone.utc)
+    now = datetime.now(tz=UTC)
     stamp = now.strftime("%m%d %H:%M:%S.") + f"{now.microsecond:06d}"
     return f"{severity}{stamp}       1 {source}] {message}\n"
 

@@ -12,7 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 Obj = dict[str, Any]
@@ -39,7 +39,7 @@ def rfc3339(moment: float | None = None) -> str:
     if text is None:
         if len(_formatted) > 4096:
             _formatted.clear()
-        text = datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        text = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         _formatted[second] = text
     return text
 

@@ -2,7 +2,7 @@
 set as the setup module sets them (ansible_facts.distribution, .kernel, .python.executable, ...).
 
 `setup`, even with only the collectors the roles read, cost each host ~300 ms of CPU per run, over
-a tenth of a no-op host bootstrap's work: measured in docs/hosts.md ("Speed"). Read-only, so it
+a tenth of a no-op host bootstrap's work: measured in bench/host-speed-log.md. Read-only, so it
 runs in check mode too. The interpreter is the host's ansible_python_interpreter where one is set,
 else the first of PYTHONS the host has, as Ansible's discovery would pick on the supported systems.
 """
