@@ -39,7 +39,8 @@ class HelmError(GpuctlError):
 @dataclass(frozen=True)
 class Chart:
     """What to install: a repo reference (`nvidia/gpu-operator`, with `repo_url`), an `oci://`
-    reference, or a local chart directory; `version` pins it (ignored by helm for a directory)."""
+    reference, a local chart directory or a packaged chart (`helm package`'s .tgz); `version`
+    pins a repo or OCI chart (helm ignores it for a local one)."""
 
     reference: str
     version: str = ""
@@ -47,7 +48,11 @@ class Chart:
 
     @property
     def is_local(self) -> bool:
-        return Path(self.reference).is_dir()
+        return self.is_packaged or Path(self.reference).is_dir()
+
+    @property
+    def is_packaged(self) -> bool:
+        return Path(self.reference).is_file()
 
     def args(self) -> list[str]:
         """The chart arguments of install/upgrade/template."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuctl.bounds import DAY_S
 from gpuctl.errors import ConfigError
 
 
@@ -39,12 +40,14 @@ class Fields:
             self.fail(self.at(key), f"must be >= {minimum}")
         return int(value)
 
-    def number(self, key: str, default: float) -> float:
+    def number(self, key: str, default: float, maximum: float = DAY_S) -> float:
         value = self.data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(self.at(key), f"must be a number, got {type_name(value)}")
         if value < 0:
             self.fail(self.at(key), "must be >= 0")
+        if not value <= maximum:  # also YAML's .nan and .inf, which are floats too
+            self.fail(self.at(key), f"must be <= {maximum:g}, got {value}")
         return float(value)
 
     def boolean(self, key: str, default: bool) -> bool:

@@ -506,6 +506,18 @@ def _explain() -> list[Case]:
     ]
 
 
+def _more() -> list[Case]:
+    """The classes added for issue 33, each in a module of its own."""
+    from tests import bad_inputs_api, bad_inputs_bootstrap, bad_inputs_flags, bad_inputs_io
+
+    return [
+        *bad_inputs_api.cases(),
+        *bad_inputs_flags.cases(),
+        *bad_inputs_io.cases(),
+        *bad_inputs_bootstrap.cases(),
+    ]
+
+
 CASES: tuple[Case, ...] = (
     *_usage(),
     *_render(),
@@ -515,4 +527,5 @@ CASES: tuple[Case, ...] = (
     *_inventories(),
     *_scenarios(),
     *_explain(),
+    *_more(),
 )

@@ -1,12 +1,31 @@
 """kubectl's habit: global flags go before or after the subcommand (`gpuctl verify --debug`,
 `gpuctl --context prod status`). Click only takes an option at the level it is declared, so the
 command line is reordered before parsing: --debug/--no-color to the front, --kubeconfig/--context
-after the subcommand."""
+after the subcommand.
+
+A cluster option before the subcommand keeps its meaning there: the kubeconfig (and context) the
+command uses. For `sim up` that is the kubeconfig it writes its cluster into, as `kubectl
+--kubeconfig X config set-context` writes X; a command that takes no such option (`render`,
+`sim up --context`) refuses it, and an option given twice with two values (`gpuctl --kubeconfig
+a status --kubeconfig b`) is refused rather than one of them silently winning: either could be
+the cluster the user meant.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from gpuctl.errors import ConfigError
+from gpuctl.shell import command_line
+
 FRONT_FLAGS = ("--debug", "--no-color")  # declared on the app
 BACK_OPTIONS = ("--kubeconfig", "--context")  # declared on each command that talks to a cluster
+HELP_FLAGS = ("-h", "--help")
+
+# For the words of a command line (["sim", "up", ...], ["explain", "FILE"]): the command's own
+# words and the options it declares; None when they name no command (Click then says why).
+OptionsOf = Callable[[list[str]], "tuple[list[str], frozenset[str]] | None"]
+_PLACEHOLDERS = {"--kubeconfig": "FILE", "--context": "NAME"}
 
 
 def reorder(args: list[str]) -> list[str]:
@@ -17,6 +36,80 @@ def reorder(args: list[str]) -> list[str]:
     rest = [arg for arg in head if arg not in FRONT_FLAGS]
     moved, rest = _leading_cluster_options(rest)
     return [*front, *rest, *moved, *tail]
+
+
+def check_cluster_options(args: list[str], options_of: OptionsOf) -> list[str]:
+    """Refuse (exit 2) a cluster option the command does not take, or one given twice with two
+    values; returns `args` (without leading cluster options when only help is asked for)."""
+    end = args.index("--") if "--" in args else len(args)
+    head = [arg for arg in args[:end] if arg not in FRONT_FLAGS]
+    _refuse_two_values(head)
+    leading, path = _split(head)
+    if not leading:
+        return args
+    if not path:
+        if any(arg in HELP_FLAGS for arg in head):  # `gpuctl --kubeconfig X -h`: the help, then
+            return [arg for arg in args if arg not in leading]
+        name = leading[0].split("=", 1)[0]
+        example = f"gpuctl {name} {_PLACEHOLDERS[name]} status"
+        raise ConfigError(
+            f"{name}: no command after it", hint=f"name one, e.g. `{example}` (`gpuctl -h` lists them)"
+        )
+    found = options_of(path)
+    if found is None:
+        return args  # not a command (Click names it), or a group whose command is missing
+    words, declared = found
+    command = command_line("gpuctl", *words)
+    for option, value in _values(leading):
+        if option not in declared:
+            raise ConfigError(
+                f"{option} {value} before the command: `{command}` takes no {option}",
+                hint=f"drop {option} (`{command} -h` lists what it takes)",
+            )
+    return args
+
+
+def _split(args: list[str]) -> tuple[list[str], list[str]]:
+    """(the cluster options before the command, the command's words up to its first option)."""
+    leading: list[str] = []
+    path: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if path and arg.startswith("-"):
+            break
+        if not path and arg.split("=", 1)[0] in BACK_OPTIONS:
+            takes_next = "=" not in arg and index + 1 < len(args)
+            leading += args[index : index + 1 + takes_next]
+            index += 1 + takes_next
+            continue
+        if not arg.startswith("-"):
+            path.append(arg)
+        index += 1
+    return leading, path
+
+
+def _refuse_two_values(args: list[str]) -> None:
+    for option in BACK_OPTIONS:
+        values = list(dict.fromkeys(value for name, value in _values(args) if name == option))
+        if len(values) > 1:
+            raise ConfigError(
+                f"{option} given twice, as {values[0]!r} and {values[1]!r}: which one is meant?",
+                hint=f"pass {option} once",
+            )
+
+
+def _values(args: list[str]) -> list[tuple[str, str]]:
+    """(option, value) of each --kubeconfig/--context in `args` (`--opt value` or `--opt=value`)."""
+    found = []
+    for index, arg in enumerate(args):
+        name, equals, value = arg.partition("=")
+        if name not in BACK_OPTIONS:
+            continue
+        if not equals:
+            value = args[index + 1] if index + 1 < len(args) else ""
+        found.append((name, value))
+    return found
 
 
 def _leading_cluster_options(args: list[str]) -> tuple[list[str], list[str]]:

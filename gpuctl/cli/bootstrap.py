@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from gpuctl.bounds import WAIT_TIMEOUT
+from gpuctl.cli.number_options import number_option
 from gpuctl.cli.options import (
     Context,
     Kubeconfig,
@@ -53,7 +55,8 @@ toolkit, container runtime configured for the nvidia runtime; live per-host prog
 cluster: the NVIDIA device plugin (sharing and MIG flags as in `gpuctl render`), RuntimeClass,
 node labels and the GPU taint, applied server-side (field manager gpuctl); then waits until
 every GPU node advertises the GPUs its PCI bus shows (with --inventory) or its
-nvidia.com/gpu.count label says, diagnosing the nodes that do not. --stack operator: NVIDIA's
+nvidia.com/gpu.count label says, diagnosing the nodes that do not (one whose host lacks its
+driver or toolkit is not waited for: the hint names the host phase). --stack operator: NVIDIA's
 GPU Operator chart instead, installed with your helm (3.x/4.x) and the values `gpuctl render
 --stack operator` prints; waits until the Operator's validator passes on every GPU node. The
 Operator's driver and toolkit containers stay off (driver.enabled=false, toolkit.enabled=false):
@@ -116,10 +119,16 @@ def command(
         bool, typer.Option("--no-taint", help=f"Do not taint the GPU nodes {GPU_TAINT}.")
     ] = False,
     force_conflicts: Annotated[
-        bool, typer.Option("--force-conflicts", help="Take over fields another field manager owns.")
+        bool,
+        typer.Option(
+            "--force-conflicts",
+            help="Take over fields another field manager owns; adopt an object another tool created "
+            "(removing the list items gpuctl does not declare, e.g. a second volume for the same path).",
+        ),
     ] = False,
     timeout: Annotated[
-        float, typer.Option(min=1, help="Seconds to wait for the GPUs (cluster) and the verification pods.")
+        float,
+        number_option(WAIT_TIMEOUT, "Seconds to wait for the GPUs (cluster) and the verification pods."),
     ] = 300.0,
     output: TableOrJsonOutput = TableOrJson.table,
     keep_artifacts: Annotated[
@@ -253,13 +262,15 @@ def _run(
     request: BootstrapRequest, kubeconfig: Path | None, context: str | None, *, reboot: bool, live: bool
 ) -> BootstrapRun:
     from gpuctl.core.bootstrap import run_bootstrap
-    from gpuctl.report.bootstrap_progress import LiveProgress
+    from gpuctl.report.bootstrap_progress import LiveProgress, PlainProgress
     from gpuctl.report.console import make_console
 
     api_client, unusable = _cluster(request.phase, kubeconfig, context)
     plan = _reboot_plan(request, api_client, reboot=reboot, unknown=unusable)
     if not live:
-        return run_bootstrap(request, api_client, reboot_plan=plan)
+        # Not a terminal: the wait for the GPUs says what it waits for in plain lines on stderr.
+        waiting = PlainProgress(make_console(stderr=True))
+        return run_bootstrap(request, api_client, on_cluster_progress=waiting.update_nodes, reboot_plan=plan)
     with LiveProgress(make_console()) as progress:
         return run_bootstrap(
             request,

@@ -10,37 +10,57 @@ import typer
 
 from gpuctl.cli.options import TableOrJson, TableOrJsonOutput
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import TEXT_LIMIT, read_input_file, read_stream
 
 HELP = """\
 Explain failures in any pasted text: pod logs, `kubectl describe` output, events, nvidia-smi
 output, journal or dmesg lines. Prints every known signature found with its cause and fix
 (docs/diagnosis.md lists them). FILE defaults to standard input.
-Exit 0 when it ran (matches or not), 2 when FILE cannot be read.
+Exit 0 when it ran (matches or not), 2 when FILE cannot be read or holds nothing (an empty file,
+standard input empty or closed).
 """
 
 _HINT = "pass a text file, or `-` to read standard input (e.g. `kubectl describe pod P | gpuctl explain`)"
+_TOO_LONG = "pass the part around the failure, e.g. `kubectl logs POD --tail 100000 | gpuctl explain`"
+# What names standard input: `-`, and /dev/stdin, which is refused elsewhere as an input file.
+STDIN_NAMES = ("-", "/dev/stdin")
 
 
 def read_text(file: str) -> str:
-    """The text of FILE (`-`: standard input); ConfigError naming the file when it is not text."""
-    if file == "-":
-        data = sys.stdin.buffer.read()
+    """The text of FILE (`-` or /dev/stdin: standard input); ConfigError naming the file when it is
+    not text, or holds nothing to explain."""
+    if file in STDIN_NAMES:
+        data = _standard_input()
         name = "standard input"
     else:
         path = Path(file)
         name = str(path)
-        if path.is_dir():
-            raise ConfigError(f"{name} is a directory, not a text file", _HINT)
         try:
-            data = path.read_bytes()
+            data = read_input_file(path, "text to explain", limit=TEXT_LIMIT, hint=_HINT)
         except OSError as error:
             raise ConfigError(f"cannot read {name}: {error.strerror or error}", _HINT) from error
     if b"\0" in data:
         raise ConfigError(f"{name} is binary, not text", _HINT)
+    if not data.strip():
+        raise ConfigError(f"{name} is empty: nothing to explain", _HINT)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def _standard_input() -> bytes:
+    """Standard input, read to its end (at most TEXT_LIMIT); ConfigError when it is closed or
+    unreadable (`gpuctl explain <&-`, `< /`)."""
+    stream = sys.stdin
+    if stream is None or stream.closed:  # Python starts without sys.stdin when descriptor 0 is closed
+        raise ConfigError("standard input is closed: nothing to explain", _HINT)
+    if stream.isatty():
+        sys.stderr.write("reading the text to explain from the terminal; end it with Ctrl-D\n")
+    try:
+        return read_stream(getattr(stream, "buffer", stream), "standard input", hint=_TOO_LONG)
+    except OSError as error:
+        raise ConfigError(f"cannot read standard input: {error.strerror or error}", _HINT) from error
 
 
 def command(

@@ -2,9 +2,10 @@
 silently ignored (a phase that does not use it, a stack it does not configure, an option it
 only refines) is refused with one line saying why (exit 2) instead.
 
-A rule names a command's parameter and the conditions under which it has an effect (any one
-of them is enough); the rules of a flag all hold where it has an effect. Each command calls
-`refuse_inapplicable_flags(COMMAND)` first, before anything is read, written or rendered.
+A rule names a parameter of each of its commands and the conditions under which it has an effect
+(any one of them is enough; a condition on a parameter the command lacks never holds); the rules
+of a flag all hold where it has an effect. Each command calls `refuse_inapplicable_flags(COMMAND)`
+first, before anything is read, written or rendered.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 from gpuctl.defaults import DRA_DRIVER_NAMESPACE, OPERATOR_CHART, OPERATOR_CHART_VERSION, OPERATOR_NAMESPACE
 from gpuctl.errors import ConfigError
 from gpuctl.shell import command_line
@@ -23,6 +22,7 @@ from gpuctl.validation import chart_problem, chart_version_problem, check
 
 # Recent Typer releases ship their own copy of Click (typer._click), older ones use the package.
 if TYPE_CHECKING:
+    from typer._click.core import Context
     from typer._click.globals import get_current_context
 else:
     try:
@@ -48,7 +48,9 @@ class Rule:
     parameter: str
     where: tuple[When, ...]
     why: str  # why it has no effect elsewhere
-    example: str = ""  # a command line where it does; {flag} stands for the flag as typed
+    # a command line where it does: {flag} stands for the flag as typed, {gpuctl} for `gpuctl
+    # render` or `gpuctl bootstrap --phase PHASE`
+    example: str = ""
 
 
 BOOTSTRAP = ("bootstrap",)
@@ -124,30 +126,31 @@ RULES: tuple[Rule, ...] = (
         "gpuctl render --stack operator",
     ),
     # the stack the flag configures
-    Rule(STACKS, "sharing", (_PLUGIN_OR_OPERATOR,), _DRA_SHARING, "gpuctl render --stack operator {flag}"),
+    Rule(STACKS, "sharing", (_PLUGIN_OR_OPERATOR,), _DRA_SHARING, "{gpuctl} --stack operator {flag}"),
     Rule(
         STACKS,
         "mig_strategy",
         (_PLUGIN_OR_OPERATOR,),
         "the DRA driver publishes MIG devices as they are; --mig-strategy configures the device plugin",
-        "gpuctl render --stack operator {flag}",
+        "{gpuctl} --stack operator {flag}",
     ),
     Rule(
         STACKS,
         "replicas",
         (When("sharing", ("time-slicing", "mps")),),
         "replicas are how many pods share one GPU",
-        "gpuctl render --sharing time-slicing --replicas 4",
+        "{gpuctl} --sharing time-slicing {flag}",
     ),
     *(
-        Rule(
-            STACKS,
-            parameter,
-            (_CHART_STACKS, _RENDER_OPERATOR),
-            _NO_CHART,
-            "gpuctl render --stack operator {flag}",
-        )
-        for parameter in ("helm", "chart", "chart_version")
+        Rule(BOOTSTRAP, parameter, (_CHART_STACKS,), _NO_CHART, "{gpuctl} --stack operator {flag}")
+        for parameter in ("helm", "chart")
+    ),
+    Rule(
+        STACKS,
+        "chart_version",
+        (_CHART_STACKS, _RENDER_OPERATOR),
+        _NO_CHART,
+        "{gpuctl} --stack operator {flag}",
     ),
     *(
         Rule(
@@ -155,7 +158,7 @@ RULES: tuple[Rule, ...] = (
             parameter,
             (When("stack", ("operator",)), _RENDER_OPERATOR),
             "it configures NVIDIA's GPU Operator chart",
-            "gpuctl render --stack operator {flag}",
+            "{gpuctl} --stack operator {flag}",
         )
         for parameter in ("distribution", "operator_driver", "operator_toolkit")
     ),
@@ -262,7 +265,7 @@ VALUE_RULES: tuple[ValueRule, ...] = (
 def refuse_inapplicable_flags(command: str) -> None:
     """Refuse (ConfigError, exit 2) the first flag typed for `command` that has no effect there,
     then the first typed value of VALUE_RULES that is refused; reads the running Click context."""
-    context: typer.Context = get_current_context()
+    context = get_current_context()
     for rule in RULES:
         applies = command in rule.commands and _typed(context, rule.parameter)
         if applies and not any(_holds(context, when) for when in rule.where):
@@ -273,7 +276,7 @@ def refuse_inapplicable_flags(command: str) -> None:
             check(flag, str(context.params[value_rule.parameter]), value_rule.problem_of, value_rule.example)
 
 
-def _typed(context: typer.Context, parameter: str) -> bool:
+def _typed(context: Context, parameter: str) -> bool:
     """Whether the user gave `parameter` (on the command line or through its environment
     variable), as opposed to its default."""
     if parameter not in context.params:
@@ -286,7 +289,7 @@ def _plain(value: object) -> object:
     return value.value if isinstance(value, Enum) else value
 
 
-def _holds(context: typer.Context, when: When) -> bool:
+def _holds(context: Context, when: When) -> bool:
     if when.parameter not in context.params:
         return False
     typed = _typed(context, when.parameter)
@@ -296,12 +299,12 @@ def _holds(context: typer.Context, when: When) -> bool:
     return value in when.values or (when.or_default and not typed)
 
 
-def _parameter(context: typer.Context, name: str) -> Any:
+def _parameter(context: Context, name: str) -> Any:
     """The Click parameter `name` (a Typer option or argument, whichever Click Typer runs on)."""
     return next(parameter for parameter in context.command.params if parameter.name == name)
 
 
-def _option_name(context: typer.Context, name: str) -> str:
+def _option_name(context: Context, name: str) -> str:
     """The flag as the user types it: its long name, or `--no-X` for a boolean typed off."""
     parameter = _parameter(context, name)
     if parameter.param_type_name == "argument":  # the arguments after `--`
@@ -312,19 +315,33 @@ def _option_name(context: typer.Context, name: str) -> str:
     return next((opt for opt in opts if opt.startswith("--")), opts[0])
 
 
-def _as_typed(context: typer.Context, name: str) -> str:
+def _text(value: object) -> str:
+    """A value as it was typed: `10`, not Click's `10.0`."""
+    plain = _plain(value)
+    return str(int(plain)) if isinstance(plain, float) and plain.is_integer() else str(plain)
+
+
+def _as_typed(context: Context, name: str) -> str:
     """The flag with its value, as a command line would give it: `--sharing mps`, `--check`."""
     flag = _option_name(context, name)
     value = _plain(context.params[name])
     if isinstance(value, bool):
         return flag
-    values = [str(_plain(item)) for item in (value if isinstance(value, (list, tuple)) else [value])]
+    values = [_text(item) for item in (value if isinstance(value, (list, tuple)) else [value])]
     if flag == "--":  # the arguments after `--`
         return command_line("--", *values)
     return " ".join(command_line(flag, item) for item in values)
 
 
-def _wanted(context: typer.Context, when: When) -> str:
+def _gpuctl(context: Context) -> str:
+    """The command being run, with the phase that decides what applies."""
+    phase = context.params.get("phase")
+    return command_line(
+        "gpuctl", context.info_name or "", *(("--phase", str(_plain(phase))) if phase else ())
+    )
+
+
+def _wanted(context: Context, when: When) -> str:
     """What would make `when` hold: `--rbac`, `--stack operator|dra`."""
     flag = _option_name(context, when.parameter)
     if when.values is None or when.values == (True,):
@@ -332,7 +349,7 @@ def _wanted(context: typer.Context, when: When) -> str:
     return f"{flag} {'|'.join(str(value) for value in when.values)}"
 
 
-def _refusal(context: typer.Context, rule: Rule) -> ConfigError:
+def _refusal(context: Context, rule: Rule) -> ConfigError:
     """`--sharing mps does not apply to --stack dra (why)` when what stands in its way was typed,
     `--replicas has no effect without --sharing time-slicing|mps (why)` when it was left out."""
     flag, as_typed = _option_name(context, rule.parameter), _as_typed(context, rule.parameter)
@@ -344,5 +361,5 @@ def _refusal(context: typer.Context, rule: Rule) -> ConfigError:
     else:
         needed = " or ".join(_wanted(context, when) for when in present)
         message = f"{flag} has no effect without {needed} ({rule.why})"
-    example = rule.example.replace("{flag}", as_typed)
+    example = rule.example.replace("{flag}", as_typed).replace("{gpuctl}", _gpuctl(context))
     return ConfigError(message, hint=f"e.g. `{example}`, or drop {flag}" if example else f"drop {flag}")

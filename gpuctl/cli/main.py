@@ -6,7 +6,7 @@ import gc
 import os
 import sys
 import traceback
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,8 +24,9 @@ from gpuctl.cli import (
     verify,
     version,
 )
-from gpuctl.cli.argv import reorder
+from gpuctl.cli.argv import check_cluster_options, reorder
 from gpuctl.cli.click_errors import ClickException, NoArgsIsHelpError, UsageError
+from gpuctl.cli.stdout_guard import final_status, guarded_stdout
 from gpuctl.errors import ExitCode, GpuctlError
 from gpuctl.report.safe_text import visible
 
@@ -88,6 +89,25 @@ def _one_line(text: str) -> str:
     return " ".join(part.strip() for part in visible(text).splitlines() if part.strip())
 
 
+def _options_of(words: list[str]) -> tuple[list[str], frozenset[str]] | None:
+    """The command that `words` (["sim", "up", ...], ["explain", "FILE"]) start with: its own
+    words and the options it declares; None when they name no command (a group without its
+    subcommand, or a word that is none)."""
+    command: Any = typer.main.get_command(app)
+    path: list[str] = []
+    for word in words:
+        subcommands = getattr(command, "commands", None)  # a group (Typer may ship its own Click)
+        if subcommands is None:
+            break
+        command = subcommands.get(word)
+        if command is None:
+            return None
+        path.append(word)
+    if getattr(command, "commands", None) is not None:
+        return None
+    return path, frozenset(option for parameter in command.params for option in parameter.opts)
+
+
 def _print_error(error: GpuctlError) -> None:
     sys.stderr.write(f"error: {_one_line(error.message)}\n")
     if error.hint:
@@ -115,11 +135,6 @@ def _usage_error(error: UsageError) -> int:
     return int(error.exit_code)
 
 
-def _stdout_closed() -> bool:
-    """Click swaps stdout for its PacifyFlushWrapper once a write hit a closed pipe (EPIPE)."""
-    return "PacifyFlushWrapper" in type(sys.stdout).__name__
-
-
 # Set by the global flags for the modules that read them; restored after an in-process run.
 _FLAG_ENVIRONMENT = ("GPUCTL_DEBUG", "NO_COLOR")
 
@@ -136,12 +151,15 @@ def run(argv: list[str] | None = None) -> int:
     """Run gpuctl with `argv` and return the exit code; user-facing failures never raise.
 
     The environment the global flags set (--debug, --no-color) and the collector's thresholds
-    are put back afterwards, so one in-process run does not change the next (tests, embedding)."""
+    are put back afterwards, so one in-process run does not change the next (tests, embedding).
+    Standard output closing or filling meanwhile keeps the command's own status (stdout_guard)."""
     saved = {name: os.environ.get(name) for name in _FLAG_ENVIRONMENT}
     thresholds = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
     try:
-        return _run(argv)
+        with guarded_stdout() as guard:
+            code = _run(argv)
+        return final_status(guard, code)
     finally:
         gc.set_threshold(*thresholds)
         for name, value in saved.items():
@@ -152,20 +170,19 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    args = reorder(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args or os.environ.get("GPUCTL_DEBUG") == "1"
+    given = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in given or os.environ.get("GPUCTL_DEBUG") == "1"
     if os.environ.get(completion.COMPLETE_VAR):  # the shell asks for completions (TAB)
         completion.register_shells()
     try:
+        args = reorder(check_cluster_options(given, _options_of))
         # Not standalone: usage errors come back here to be said in one line like every error.
         returned = app(args=args, prog_name="gpuctl", standalone_mode=False)
         return returned if isinstance(returned, int) else 0
     except (ClickException, typer.Abort) as error:
         return _click_failure(error)
     except SystemExit as exit_:
-        # `gpuctl status | head -1`: a reader that stopped reading is no error
-        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-        return 0 if _stdout_closed() else code
+        return exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
     except GpuctlError as error:
         if debug:
             traceback.print_exc()
@@ -174,20 +191,28 @@ def _run(argv: list[str] | None) -> int:
     except Exception as error:  # last resort: a bug is exit 70 and one line, not a traceback
         if debug:
             traceback.print_exc()
+        answer = _server_answer(error)
+        if answer is not None:
+            _print_error(answer)
+            return int(answer.exit_code)
         sys.stderr.write(f"error: internal error: {type(error).__name__}: {_one_line(str(error))}\n")
         sys.stderr.write("hint: rerun with --debug and report the traceback\n")
         return int(ExitCode.INTERNAL)
 
 
+def _server_answer(error: Exception) -> GpuctlError | None:
+    """An API server's answer that no caller expected (a 404 for the node list): the server's
+    words, exit 3; not a bug of gpuctl's."""
+    exceptions = sys.modules.get("kubernetes.client.exceptions")  # not imported: not the API's
+    if exceptions is None or not isinstance(error, exceptions.ApiException):
+        return None
+    from gpuctl.kube.api_errors import unexpected_answer
+
+    return unexpected_answer(error)
+
+
 def main() -> None:
-    code = run()
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader left before the last buffered output: point stdout at /dev/null so that the
-        # interpreter's own flush at exit does not complain, and end as if all was read.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0 if code == ExitCode.OK else code
+    code = run()  # its output is flushed, or was discarded where it could not be written
     if code == ExitCode.INTERRUPTED:
         # The cleanup has run; worker threads the interrupt left blocked (a watch, a pool) must
         # not turn the interpreter's shutdown into a crash (seen as SIGABRT under load).

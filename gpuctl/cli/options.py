@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from gpuctl.errors import ConfigError
+from gpuctl.bounds import REPLICAS
+from gpuctl.cli.number_options import number_option
 
 
 class Output(str, Enum):
@@ -32,7 +33,7 @@ class Sharing(str, Enum):
 
 
 SharingOption = Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")]
-ReplicasOption = Annotated[int, typer.Option("--replicas", help="Replicas per GPU when sharing.")]
+ReplicasOption = Annotated[int, number_option(REPLICAS, "Replicas per GPU when sharing.", "N")]
 MigStrategyOption = Annotated[MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")]
 
 
@@ -77,19 +78,3 @@ Limit = Annotated[
     Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
     typer.Option("--limit", "-l", help="Only these hosts or groups (Ansible pattern).", show_default=False),
 ]
-
-
-def given(ctx: typer.Context, parameter: str) -> bool:
-    """Whether the user typed this option (as opposed to its default): an option that has no effect
-    without another is refused instead of silently ignored."""
-    source = ctx.get_parameter_source(parameter)
-    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
-
-
-def refuse_without(option: str, needed: str, example: str) -> ConfigError:
-    return ConfigError(f"{option} has no effect without {needed}", hint=f"e.g. `{example}`, or drop {option}")
-
-
-def check_image(image: str, example: str) -> None:
-    if not image.strip() or any(ch.isspace() for ch in image):
-        raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {example}")

@@ -7,15 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from gpuctl.cli.flag_rules import refuse_inapplicable_flags
 from gpuctl.cli.options import (
     MigStrategy,
     MigStrategyOption,
     ReplicasOption,
     Sharing,
     SharingOption,
-    check_image,
-    given,
-    refuse_without,
 )
 from gpuctl.cli.stack_options import (
     DEFAULT_CHART,
@@ -47,11 +45,13 @@ NVIDIA's MPS control daemon) and the RuntimeClass `nvidia`; or, with --stack ope
 --gpu-operator), the Helm values `gpuctl bootstrap --stack operator` installs the NVIDIA GPU
 Operator with; with --rbac, the least-privilege roles of verify,
 taint-gpu-nodes and status. Multi-document YAML on stdout, or one file per manifest with
---out DIR.
+--out DIR. Every value is checked as the API server, the container runtime and helm would check
+it before anything is printed or written; a flag the chosen stack does not use is refused.
 """
 
 
 def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    """KEY=VALUE pairs (the label rules are checked with the rest of the manifests' values)."""
     selector = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -64,45 +64,16 @@ def _node_selector(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(selector)
 
 
-def _check_values(
-    ctx: typer.Context,
-    *,
-    namespace: str,
-    runtime_class: str,
-    verify_namespace: str,
-    log_namespaces: list[str],
-    image: str | None,
-) -> None:
-    """Refuse what the API server would refuse later, and options that would be silently ignored."""
-    from gpuctl.names import check_dns_label
-
-    check_dns_label("--namespace", namespace, DEVICE_PLUGIN_NAMESPACE)
-    check_dns_label("--runtime-class", runtime_class, RUNTIME_CLASS)
-    check_dns_label("--verify-namespace", verify_namespace, GPUCTL_NAMESPACE)
-    for log_namespace in log_namespaces:
-        check_dns_label("--log-namespace", log_namespace, "nvidia-device-plugin")
-    if image is not None:
-        check_image(image, DEVICE_PLUGIN_IMAGE)
-    if given(ctx, "replicas") and ctx.params.get("sharing") in (None, Sharing.none):
-        raise refuse_without("--replicas", "--sharing", "gpuctl render --sharing time-slicing --replicas 4")
-    if given(ctx, "rbac_subject") and not given(ctx, "rbac"):
-        raise refuse_without("--rbac-subject", "--rbac", "gpuctl render --rbac --rbac-subject ...")
-    if given(ctx, "verify_namespace") and not (given(ctx, "rbac") or given(ctx, "verify_cronjob")):
-        raise refuse_without("--verify-namespace", "--rbac", "gpuctl render --rbac --verify-namespace ...")
-    if given(ctx, "log_namespace") and not (given(ctx, "rbac") or given(ctx, "verify_cronjob")):
-        raise refuse_without("--log-namespace", "--rbac", "gpuctl render --rbac --log-namespace ...")
-    for option in ("verify_schedule", "gpuctl_image"):
-        if given(ctx, option) and not given(ctx, "verify_cronjob"):
-            flag = "--" + option.replace("_", "-")
-            raise refuse_without(flag, "--verify-cronjob", f"gpuctl render --verify-cronjob {flag} ...")
-
-
 def command(
-    ctx: typer.Context,
     *,
     out: Annotated[
-        Optional[Path],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-        typer.Option("--out", help="Write one file per manifest into this folder.", show_default=False),
+        Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+        typer.Option(
+            "--out",
+            help="Write one file per manifest into this folder (all of them or none).",
+            show_default=False,
+            metavar="DIR",
+        ),
     ] = None,
     namespace: Annotated[
         str, typer.Option("--namespace", "-n", help="Device plugin namespace.")
@@ -174,14 +145,7 @@ def command(
         write_rendered,
     )
 
-    _check_values(
-        ctx,
-        namespace=namespace,
-        runtime_class=runtime_class,
-        verify_namespace=verify_namespace,
-        log_namespaces=log_namespace or [],
-        image=image,
-    )
+    refuse_inapplicable_flags("render")
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
         driver_enabled=operator_driver,
@@ -191,7 +155,7 @@ def command(
     )
     options = RenderOptions(
         namespace=namespace,
-        image=image or DEVICE_PLUGIN_IMAGE,
+        image=DEVICE_PLUGIN_IMAGE if image is None else image,
         mig_strategy=mig_strategy.value,
         sharing=sharing.value,
         replicas=replicas,
@@ -214,7 +178,7 @@ def command(
     if out is None:
         typer.echo(result.as_stream(), nl=False)
         return
-    written, removed = write_rendered(result, out)
+    written, removed = write_rendered(result, Path(out))
     for path in written:
         typer.echo(f"wrote {path}")
     for path in removed:

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from gpuctl.cli.flag_rules import refuse_inapplicable_flags
 from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
 from gpuctl.defaults import GPU_TAINT, GPU_TAINT_KEY, GPU_TAINT_VALUE
 from gpuctl.errors import ConfigError, GpuctlError
@@ -84,6 +85,7 @@ def command(
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import taint as report
 
+    refuse_inapplicable_flags("taint-gpu-nodes")
     spec = taint_spec(key, value, effect.value)
     names = _node_names(nodes)
     api_client = load_api_client(kubeconfig, context)

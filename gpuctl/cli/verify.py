@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
-import math
 import sys
 from collections.abc import Iterator
+from datetime import UTC
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from gpuctl.bounds import CONCURRENCY, WAIT_TIMEOUT, WATCH_INTERVAL
+from gpuctl.cli.flag_rules import refuse_inapplicable_flags
+from gpuctl.cli.number_options import number_option
 from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR, VERIFY_IMAGE
-from gpuctl.errors import ConfigError
 from gpuctl.names import check_dns_label
 from gpuctl.shell import command_line
+from gpuctl.validation import check, image_problem
 
 if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions
@@ -54,16 +58,7 @@ def _options(
     check_dns_label("--namespace", namespace, GPUCTL_NAMESPACE)
     check_dns_label("--image-pull-secret", image_pull_secret, "registry-credentials")
     check_dns_label("--runtime-class", runtime_class, "nvidia")
-    if not image.strip() or any(ch.isspace() for ch in image):
-        raise ConfigError(f"--image {image!r}: not an image reference", hint=f"e.g. --image {VERIFY_IMAGE}")
-    if not math.isfinite(timeout):
-        raise ConfigError(
-            f"--timeout {timeout}: must be a finite number of seconds", hint="e.g. --timeout 300"
-        )
-    if keep_pods and no_pods:
-        raise ConfigError(
-            "--keep-pods has no effect with --no-pods (no pod is created)", hint="drop one of the two"
-        )
+    check("--image", image, image_problem, VERIFY_IMAGE)
     return VerifyOptions(
         expectations=parse_expectations(expect_nodes, expect_gpus),
         namespace=namespace,
@@ -115,8 +110,10 @@ def command(
             help="Extra toleration KEY[=VALUE][:EFFECT] (repeatable); GPU taints are tolerated already."
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option(min=1, help="Seconds to wait for all verification pods.")] = 300.0,
-    concurrency: Annotated[int, typer.Option(min=1, max=256, help="Parallel API requests.")] = 32,
+    timeout: Annotated[
+        float, number_option(WAIT_TIMEOUT, "Seconds to wait for all verification pods.")
+    ] = 300.0,
+    concurrency: Annotated[int, number_option(CONCURRENCY, "Parallel API requests.", "N")] = 32,
     keep_pods: Annotated[
         bool, typer.Option("--keep-pods", help="Leave the verification pods for debugging.")
     ] = False,
@@ -125,9 +122,7 @@ def command(
         bool,
         typer.Option("--watch", "-w", help="Verify again every --interval and print only what changed."),
     ] = False,
-    interval: Annotated[
-        float, typer.Option("--interval", min=5, help="Seconds between --watch runs.")
-    ] = 300.0,
+    interval: Annotated[float, number_option(WATCH_INTERVAL, "Seconds between --watch runs.")] = 300.0,
 ) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.cli.signals import interruptible
@@ -135,6 +130,7 @@ def command(
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import verify as report
 
+    refuse_inapplicable_flags("verify")
     options = _options(
         expect_nodes=expect_nodes,
         expect_gpus=expect_gpus,
@@ -149,11 +145,6 @@ def command(
         allow_empty=allow_empty,
         toleration=toleration or [],
     )
-    if watch and output.value in ("junit", "yaml"):
-        raise ConfigError(
-            f"--watch with -o {output.value}: --watch prints a line per change (or NDJSON with -o json)",
-            hint="use -o table, wide or json with --watch",
-        )
     api_client = load_api_client(kubeconfig, context)
     if watch:
         _watch(api_client, options, output, interval)
@@ -166,12 +157,12 @@ def command(
 
 def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float) -> None:
     """Verify now, print the result, then every `interval` print only what changed; Ctrl-C or
-    SIGTERM ends it (exit 130, pods cleaned up)."""
-    import time
-    from datetime import datetime, timezone
-
-    from gpuctl.cli.output import print_result
+    SIGTERM ends it (exit 130, pods cleaned up). With -o json each line is one JSON document
+    (NDJSON), from the first run on. When standard output's reader leaves (`| head`), the watch
+    ends with its last run's exit status."""
+    from gpuctl.cli.output import exit_with, print_result
     from gpuctl.cli.signals import interruptible
+    from gpuctl.cli.stdout_guard import sleep_while_read
     from gpuctl.core.verify import verify
     from gpuctl.core.verify.watch import changes
     from gpuctl.report import verify as report
@@ -180,18 +171,33 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
     console = make_console()
     with interruptible("stopped watching; " + _interrupted_cleanup(options)):
         previous = verify(api_client, options)
-        print_result(previous, output, report)
-        while True:
-            time.sleep(interval)
+        if output.value == "json":  # the first run is a change from nothing: every node is new
+            nothing = dataclasses.replace(previous, nodes=(), cluster_checks=())
+            _json_line(report.change_json(changes(nothing, previous), _now(), previous))
+        else:
+            print_result(previous, output, report)
+        sys.stdout.flush()
+        while sleep_while_read(interval):
             current = verify(api_client, options)
             found = changes(previous, current)
-            when = datetime.now(tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             if found and output.value == "json":
-                sys.stdout.write(json.dumps(report.change_json(found, when, current)) + "\n")
+                _json_line(report.change_json(found, _now(), current))
             elif found:
-                report.print_changes(found, when, console)
+                report.print_changes(found, _now(), console)
             sys.stdout.flush()
             previous = current
+    exit_with(previous.exit_code)
+
+
+def _json_line(document: dict[str, Any]) -> None:
+    """One NDJSON line: the whole document on it, nothing else."""
+    sys.stdout.write(json.dumps(document, separators=(",", ":")) + "\n")
+
+
+def _now() -> str:
+    from datetime import datetime
+
+    return datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @contextlib.contextmanager

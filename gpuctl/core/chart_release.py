@@ -10,12 +10,14 @@ deployed, rolled back otherwise; helm then installs or upgrades it as usual.
 from __future__ import annotations
 
 import difflib
+import tarfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from gpuctl.errors import ConfigError
 from gpuctl.helm import PENDING_STATES, Chart, Helm, Release, display
 
 
@@ -95,9 +97,41 @@ def install_release(
 
 
 def chart_identity(chart: Chart) -> str:
-    """`name-version` as `helm list` reports a release's chart (for a local chart: its Chart.yaml)."""
+    """`name-version` as `helm list` reports a release's chart; for a local chart (a folder or a
+    packaged .tgz) the name and version of its Chart.yaml, which helm records in the release. A
+    chart version is immutable (helm's own rule for repositories), so the same name-version with
+    the same values is the same release: a rerun with the same package upgrades nothing."""
     if chart.is_local:
-        meta = yaml.safe_load((Path(chart.reference) / "Chart.yaml").read_text(encoding="utf-8")) or {}
+        meta = _chart_metadata(Path(chart.reference))
         return f"{meta.get('name', '')}-{meta.get('version', '')}"
     name = chart.reference.rstrip("/").rsplit("/", 1)[-1]
     return f"{name}-{chart.version}" if chart.version else name
+
+
+def _chart_metadata(path: Path) -> dict[str, Any]:
+    """The Chart.yaml of a chart folder or of a packaged chart (`NAME/Chart.yaml` in the .tgz)."""
+    try:
+        text = _packaged_chart_yaml(path) if path.is_file() else (path / "Chart.yaml").read_bytes()
+        meta = yaml.safe_load(text) if text is not None else None
+    except (OSError, tarfile.TarError, yaml.YAMLError, EOFError) as error:
+        raise ConfigError(
+            f"--chart {path}: cannot read its Chart.yaml: {getattr(error, 'strerror', None) or error}",
+            hint="pass a chart folder or a chart packaged with `helm package`",
+        ) from error
+    if not isinstance(meta, dict) or not meta.get("name") or not meta.get("version"):
+        raise ConfigError(
+            f"--chart {path}: no Helm chart there (no Chart.yaml with a name and a version)",
+            hint="pass a chart folder or a chart packaged with `helm package`",
+        )
+    return meta
+
+
+def _packaged_chart_yaml(path: Path) -> bytes | None:
+    """The top folder's Chart.yaml of a packaged chart (not those of its bundled dependencies)."""
+    with tarfile.open(path, "r:*") as archive:
+        for member in archive:
+            parts = member.name.strip("/").split("/")
+            if member.isfile() and parts[1:] == ["Chart.yaml"]:  # NAME/Chart.yaml
+                extracted = archive.extractfile(member)
+                return extracted.read() if extracted is not None else None
+    return None

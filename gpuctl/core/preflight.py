@@ -12,7 +12,7 @@ from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
 from gpuctl.hosts.probes import host_findings, nvidia_gpus, parse_pci
 from gpuctl.hosts.settings import known_settings, validate_inventory
-from gpuctl.hosts.ssh import SshFailure, SshSettings, connect, resolve, run_script
+from gpuctl.hosts.ssh import SshFailure, SshSettings, check_key_files, connect, resolve, run_script
 from gpuctl.package_data import role_defaults_files
 
 CONNECT_TIMEOUT_S = 10.0
@@ -62,6 +62,8 @@ def run_preflight(
     """Validate the inventory (ConfigError before any connection), then probe every host."""
     inventory = load_inventory(inventory_path, limit=limit)
     warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
+    for host in inventory.hosts:
+        check_key_files(host)
     workers = min(MAX_PARALLEL_HOSTS, len(inventory.hosts))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preflight") as pool:
         reports = pool.map(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -25,6 +28,16 @@ from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.names import qualified_name_problem
 from gpuctl.templating import render_template
+from gpuctl.validation import (
+    check,
+    cron_problem,
+    dns_label_problem,
+    dns_subdomain_problem,
+    image_problem,
+    label_key_problem,
+    label_value_problem,
+    subject_name_problem,
+)
 
 CONFIG_MAP_NAME = "nvidia-device-plugin-config"
 MIG_STRATEGIES = ("none", "single", "mixed")
@@ -116,6 +129,7 @@ class RenderResult:
 
 
 def _validate(options: RenderOptions) -> None:
+    _validate_names(options)
     problem = qualified_name_problem(options.taint_key)
     if problem:
         raise ConfigError(
@@ -142,11 +156,57 @@ def _validate(options: RenderOptions) -> None:
             hint="e.g. `gpuctl render --sharing time-slicing --replicas 4`",
         )
     _validate_mps(options)
-    if options.rbac_subject.kind not in SUBJECT_KINDS:
+    _validate_subject(options.rbac_subject)
+
+
+def _validate_names(options: RenderOptions) -> None:
+    """The names, labels and images that reach the manifests, refused as the API server or the
+    container runtime would refuse them, but before anything is printed or written."""
+    check("--namespace", options.namespace, dns_label_problem, DEVICE_PLUGIN_NAMESPACE)
+    check("--runtime-class", options.runtime_class, dns_label_problem, RUNTIME_CLASS)
+    check("--verify-namespace", options.verify_namespace, dns_label_problem, GPUCTL_NAMESPACE)
+    for namespace in options.log_namespaces:
+        check("--log-namespace", namespace, dns_label_problem, DEVICE_PLUGIN_NAMESPACE)
+    check("--image", options.image, image_problem, DEVICE_PLUGIN_IMAGE)
+    _validate_node_selector(options.node_selector)
+
+
+def _validate_node_selector(pairs: tuple[tuple[str, str], ...]) -> None:
+    seen: dict[str, str] = {}
+    for key, value in pairs:
+        problem = label_key_problem(key) or label_value_problem(value)
+        if key in seen:
+            problem = f"label key {key!r} given twice ({key}={seen[key]}, {key}={value})"
+        if problem:
+            raise ConfigError(
+                f"--node-selector {f'{key}={value}'!r}: {problem}",
+                hint="e.g. --node-selector nvidia.com/gpu.present=true",
+            )
+        seen[key] = value
+
+
+def _validate_subject(subject: RbacSubject) -> None:
+    example = f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`"
+    if subject.kind not in SUBJECT_KINDS:
         raise ConfigError(
-            f"--rbac-subject {options.rbac_subject.kind}: kind must be one of {', '.join(SUBJECT_KINDS)}",
-            hint=f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`",
+            f"--rbac-subject {subject.kind}: kind must be one of {', '.join(SUBJECT_KINDS)}", hint=example
         )
+    text = ":".join(part for part in (subject.kind, subject.namespace, subject.name) if part)
+    problem = _subject_problem(subject)
+    if problem:
+        raise ConfigError(f"--rbac-subject {text!r}: {problem}", hint=example)
+
+
+def _subject_problem(subject: RbacSubject) -> str:
+    """A ServiceAccount lives in a namespace and has an object's name; users and groups are
+    whatever the authenticator says."""
+    if subject.kind != "ServiceAccount":
+        return subject_name_problem(subject.name)
+    namespace_problem = dns_label_problem(subject.namespace)
+    if namespace_problem:
+        return f"namespace {subject.namespace!r}: {namespace_problem}"
+    name_problem = dns_subdomain_problem(subject.name)
+    return f"name {subject.name!r}: {name_problem}" if name_problem else ""
 
 
 def _validate_mps(options: RenderOptions) -> None:
@@ -275,11 +335,8 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
             hint="build one from this repository (`pip install .` on a Python base image) and pass "
             "`--gpuctl-image REGISTRY/gpuctl:TAG`",
         )
-    if len(options.verify_schedule.split()) != 5:
-        raise ConfigError(
-            f"--verify-schedule {options.verify_schedule!r}: not a five-field cron schedule",
-            hint=f"e.g. --verify-schedule '{DEFAULT_VERIFY_SCHEDULE}'",
-        )
+    check("--gpuctl-image", options.gpuctl_image, image_problem, "REGISTRY/gpuctl:TAG")
+    check("--verify-schedule", options.verify_schedule, cron_problem, f"'{DEFAULT_VERIFY_SCHEDULE}'")
     subject = RbacSubject("ServiceAccount", VERIFY_SERVICE_ACCOUNT, options.verify_namespace)
     cronjob = render_template(
         "verify-cronjob.yaml.j2",
@@ -289,6 +346,7 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
         image=options.gpuctl_image,
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
+        builtin_namespaces=BUILTIN_NAMESPACES,
     )
     rbac = render_template("rbac-verify.yaml.j2", **_rbac_variables(subject, options))
     return [RenderedFile("verify-cronjob.yaml", cronjob), RenderedFile("verify-cronjob-rbac.yaml", rbac)]
@@ -313,12 +371,14 @@ def render_manifests(options: RenderOptions) -> RenderResult:
 
 
 def parse_rbac_subject(text: str) -> RbacSubject:
-    """`KIND:NAMESPACE:NAME` for a ServiceAccount, `KIND:NAME` for a User or Group."""
-    parts = text.split(":")
-    if len(parts) == 3 and parts[0] == "ServiceAccount" and all(parts):
-        return RbacSubject(kind=parts[0], namespace=parts[1], name=parts[2])
-    if len(parts) == 2 and parts[0] in ("User", "Group") and all(parts):
-        return RbacSubject(kind=parts[0], name=parts[1], namespace="")
+    """`KIND:NAMESPACE:NAME` for a ServiceAccount, `KIND:NAME` for a User or Group (whose names may
+    hold colons themselves: `Group:system:masters`)."""
+    kind, _, rest = text.partition(":")
+    parts = rest.split(":")
+    if kind == "ServiceAccount" and len(parts) == 2 and all(parts):
+        return RbacSubject(kind=kind, namespace=parts[0], name=parts[1])
+    if kind in ("User", "Group") and rest:
+        return RbacSubject(kind=kind, name=rest, namespace="")
     raise ConfigError(
         f"--rbac-subject {text}: expected ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME",
         hint=f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`",
@@ -356,21 +416,38 @@ def _earlier_render(directory: Path) -> set[str]:
 def write_rendered(result: RenderResult, directory: Path) -> tuple[list[Path], list[Path]]:
     """Write one file per rendered manifest under `directory` (created if absent) and remove the
     files of an earlier render that this one does not produce (a GitOps sync would keep applying
-    them): gpuctl's files there are exactly this render. Returns (written, removed)."""
+    them): gpuctl's files there are exactly this render. Returns (written, removed).
+
+    All or nothing: every file is written beside its target first and renamed over it only once
+    all were written, so a full disk or an unwritable file leaves the folder as it was."""
+    staged: list[tuple[Path, Path]] = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
         stale = _earlier_render(directory) - {rendered.filename for rendered in result.files}
-        written = []
         for rendered in result.files:
-            path = directory / rendered.filename
-            path.write_text(rendered.content, encoding="utf-8")
-            written.append(path)
+            target = directory / rendered.filename
+            if target.is_dir():
+                raise IsADirectoryError(21, "is a folder", str(target))
+            staged.append((_staged_path(target), target))
+            with staged[-1][0].open("x", encoding="utf-8") as stream:
+                stream.write(rendered.content)
+        for temporary, target in staged:
+            temporary.replace(target)
         removed = [directory / name for name in sorted(stale)]
         for path in removed:
             path.unlink()
     except OSError as error:
+        for temporary, _ in staged:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        where = f" {error.filename}" if error.filename and error.filename != str(directory) else ""
         raise ConfigError(
-            f"--out {directory}: cannot write: {error.strerror or error}",
+            f"--out {directory}: cannot write{where}: {error.strerror or error}",
             hint="pick a writable folder, e.g. `gpuctl render --out ./manifests`",
         ) from error
-    return written, removed
+    return [target for _, target in staged], removed
+
+
+def _staged_path(target: Path) -> Path:
+    """A hidden name beside `target`, unique to this run (renamed over `target` at the end)."""
+    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")

@@ -19,6 +19,7 @@ __all__ = [
     "diagnose_events",
     "diagnose_scheduling",
     "scheduling_reasons",
+    "signature_of",
 ]
 
 
@@ -108,6 +109,14 @@ def _candidates(text: str, source: str) -> tuple[Signature, ...]:
     if prefilter is None or not prefilter.search(text):
         return ()
     return _BY_SOURCE[source]
+
+
+_BY_ID = {signature.id: signature for signature in SIGNATURES}
+
+
+def signature_of(signature_id: str) -> Signature | None:
+    """The table's row with this id (None for "" or an id no row has)."""
+    return _BY_ID.get(signature_id)
 
 
 def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from itertools import islice
 
-from gpuctl.diagnose import Diagnosis, any_of, make_diagnosis, relevant_reasons
+from gpuctl.diagnose import Diagnosis, make_diagnosis, relevant_reasons
+from gpuctl.diagnose.literals import required_literals
 from gpuctl.diagnose.signatures import SIGNATURES, Signature
 
 # Placeholders of the hints, for text that names no node, namespace or image.
@@ -15,15 +17,35 @@ _SCHEDULER = re.compile(r"nodes are available:")
 _PULL_CONTEXT = re.compile(r"pull|image|registry|manifest|/v2/", re.IGNORECASE)
 
 _ORDERED = tuple(s for s in SIGNATURES if not s.generic) + tuple(s for s in SIGNATURES if s.generic)
-_ANY = any_of(_ORDERED)
 _SCHEDULING = tuple(s for s in _ORDERED if s.source == "scheduling")
+# The lowercased literals a match of each signature starts with (diagnose/literals.py); None: no
+# such screen, its regex is run on every line. Screening with str.lower() is IGNORECASE's own
+# matching but for a few non-ASCII letters it folds onto ASCII ones (the long s, the Kelvin sign),
+# which no tool spells its messages with.
+_LITERALS = {signature.id: required_literals(signature.pattern) for signature in _ORDERED}
+
+# A line is matched WINDOW characters at a time, so the work per line is bounded: a longer line
+# (a JSON log record, a journal line carrying a stack trace) is matched in windows centred on each
+# place a signature may start, at most WINDOWS of them per line. A signature whose own match is
+# shorter than WINDOW // 2 is found wherever it is in the line.
+WINDOW = 2000
+WINDOWS = 200
 
 
 def _applies(signature: Signature, line: str) -> bool:
     return signature.source != "image-pull" or bool(_PULL_CONTEXT.search(line))
 
 
-def _line_matches(line: str) -> list[Diagnosis]:
+def _candidates(lowered: str) -> tuple[Signature, ...]:
+    """The signatures that may match the line whose lowercase is `lowered`, in table order."""
+    return tuple(
+        signature
+        for signature in _ORDERED
+        if (literals := _LITERALS[signature.id]) is None or any(literal in lowered for literal in literals)
+    )
+
+
+def _line_matches(line: str, candidates: tuple[Signature, ...]) -> list[Diagnosis]:
     if _SCHEDULER.search(line):
         found = []
         for reason in relevant_reasons(line):
@@ -33,13 +55,64 @@ def _line_matches(line: str) -> list[Diagnosis]:
                     found.append(make_diagnosis(signature, match, line, PLACEHOLDERS))
                     break
         return found
-    for signature in _ORDERED:
+    for signature in candidates:
         if signature.source == "scheduling" or not _applies(signature, line):
             continue
         match = signature.pattern.search(line)
         if match:
             return [make_diagnosis(signature, match, line, PLACEHOLDERS)]
     return []
+
+
+def _starts(line: str, lowered: str, candidates: tuple[Signature, ...]) -> list[int]:
+    """Where in `line` a match of one of `candidates` may start, in order (each literal's places
+    when `lowered` lines up with `line`; else, and for a signature without literals, its regex's)."""
+    places: set[int] = {0} if _SCHEDULER.search(line) else set()
+    for signature in candidates:
+        literals = _LITERALS[signature.id]
+        if literals is None or len(lowered) != len(line):
+            places.update(match.start() for match in islice(signature.pattern.finditer(line), WINDOWS))
+            continue
+        for literal in literals:
+            at = lowered.find(literal)
+            for _ in range(WINDOWS):
+                if at < 0:
+                    break
+                places.add(at)
+                at = lowered.find(literal, at + 1)
+    return sorted(places)
+
+
+def _windows(line: str, lowered: str, candidates: tuple[Signature, ...]) -> list[str]:
+    """The WINDOW-long parts of `line` centred on each place a candidate may start (places one
+    part covers share it), at most WINDOWS of them."""
+    parts: list[str] = []
+    covered = 0  # where the last part ends
+    for start in _starts(line, lowered, candidates):
+        if start + WINDOW // 2 <= covered and parts:
+            continue
+        begin = max(0, start - WINDOW // 2)
+        parts.append(line[begin : begin + WINDOW])
+        covered = begin + WINDOW
+        if len(parts) == WINDOWS:
+            break
+    return parts
+
+
+def _matches(line: str) -> list[Diagnosis]:
+    """The signatures found in one line: the first in table order, or, in a line longer than
+    WINDOW, that of each window (each signature once, with its first window as the evidence)."""
+    lowered = line.lower()
+    candidates = _candidates(lowered)
+    if not candidates:
+        return []
+    if len(line) <= WINDOW:
+        return _line_matches(line, candidates)
+    found: dict[str, Diagnosis] = {}
+    for part in _windows(line, lowered, candidates):
+        for diagnosis in _line_matches(part, _candidates(part.lower())):
+            found.setdefault(diagnosis.signature_id, diagnosis)
+    return list(found.values())
 
 
 def find_all(text: str) -> list[Diagnosis]:
@@ -51,9 +124,9 @@ def find_all(text: str) -> list[Diagnosis]:
     seen: set[tuple[str, str]] = set()
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or not _ANY.search(line):
+        if not line:
             continue
-        for diagnosis in _line_matches(line[:2000]):
+        for diagnosis in _matches(line):
             key = (diagnosis.signature_id, diagnosis.evidence)
             if key not in seen:
                 seen.add(key)

@@ -35,6 +35,23 @@ class Signature:
     def applies_to(self, source: str) -> bool:
         return source == self.source or source in self.also
 
+    @property
+    def host_layer(self) -> bool:
+        """Caused by what `gpuctl bootstrap --phase host` installs on the host (driver, container
+        toolkit, container runtime), so that phase fixes it. The GPU Operator's driver container
+        is not the host layer: the Operator's own flags decide who installs the driver."""
+        return self.category in HOST_LAYER_CATEGORIES and self.source != "operator-driver"
+
+    @property
+    def beyond_the_cluster(self) -> bool:
+        """Nothing the cluster layer applies can clear it and it does not clear up by itself (the
+        host layer's or the GPU's own fault): waiting for the node to get its GPUs cannot help."""
+        return not self.transient and self.category in (*HOST_LAYER_CATEGORIES, "hardware")
+
+
+# The categories of the host layer: the driver, the container toolkit, the container runtime.
+HOST_LAYER_CATEGORIES = ("driver", "toolkit", "runtime")
+
 
 def sig(  # noqa: PLR0917 - one positional argument per column of the table
     id_: str,

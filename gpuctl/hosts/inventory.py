@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.hosts.connection_vars import KEY_VARS, connection_problem, first_set, port_number
+from gpuctl.hosts.connection_vars import NAMES as CONNECTION_VARS
+from gpuctl.hosts.inventory_vars import check_vars_files, variables_error
+from gpuctl.input_files import read_input_file
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -41,6 +45,7 @@ class Host:
     port: int | None = None
     user: str | None = None
     key_files: tuple[str, ...] = ()
+    key_var: str = "ansible_ssh_private_key_file"  # the variable key_files came from
     known_hosts_files: tuple[str, ...] = ()
     # `-o StrictHostKeyChecking=` from the inventory's ssh args; None when the inventory says nothing.
     strict_host_key_checking: bool | None = None
@@ -89,11 +94,18 @@ def load_inventory(path: Path, *, limit: str | None = None) -> Inventory:
             else f"group {GPU_GROUP!r} is empty"
         )
         raise ConfigError(f"{path}: {where}", hint=f"list the hosts with `{_graph_command(path)}`")
-    hosts = tuple(
-        _host(entry, variables.get_vars(host=entry, include_hostvars=False), source=path)
-        for entry in selected
-    )
+    hosts = tuple(_host(entry, _variables(variables, entry, source), source=path) for entry in selected)
     return Inventory(path=path, hosts=hosts, groups=groups)
+
+
+def _variables(variables: Any, entry: Any, source: Path) -> Any:
+    """The host's variables as Ansible merges them; its group_vars/host_vars read on first use."""
+    from ansible.errors import AnsibleError
+
+    try:
+        return variables.get_vars(host=entry, include_hostvars=False)
+    except AnsibleError as error:
+        raise variables_error(source, error) from error
 
 
 def _gpu_group_hint(groups: Iterable[str]) -> str:
@@ -110,10 +122,11 @@ def _checked_source(path: Path) -> Path:
         raise ConfigError(
             f"{path}: inventory not found", hint="pass --inventory with an Ansible inventory file"
         )
+    check_vars_files(path)  # every file Ansible would open: a FIFO there would hang it
     if path.is_dir():
         return path.resolve()
     try:
-        text = path.read_bytes()
+        text = read_input_file(path, "inventory")
     except OSError as error:
         raise ConfigError(
             f"{path}: cannot read inventory: {error.strerror}", hint="check the file"
@@ -235,8 +248,9 @@ def _not_a_mapping(kind: str) -> str:
 
 
 def _host(entry: Any, merged: Mapping[str, Any], *, source: Path) -> Host:
+    _refuse_bad_connection_vars(source, str(entry.name), merged)
     ssh_options = parse_ssh_options(" ".join(str(merged.get(name) or "") for name in _SSH_ARG_VARS))
-    key_file = merged.get("ansible_ssh_private_key_file") or merged.get("ansible_private_key_file")
+    key_var, key_file = first_set(merged, KEY_VARS)
     known_hosts = tuple(
         str(Path(part).expanduser()) for part in ssh_options.get("userknownhostsfile", "").split()
     )
@@ -244,9 +258,10 @@ def _host(entry: Any, merged: Mapping[str, Any], *, source: Path) -> Host:
     return Host(
         name=str(entry.name),
         address=str(merged.get("ansible_host") or merged.get("ansible_ssh_host") or entry.name),
-        port=_port(source, entry.name, merged.get("ansible_port") or merged.get("ansible_ssh_port")),
+        port=port_number(merged),
         user=_optional_str(merged.get("ansible_user") or merged.get("ansible_ssh_user")),
         key_files=(str(Path(str(key_file)).expanduser()),) if key_file else (),
+        key_var=key_var or KEY_VARS[0],
         known_hosts_files=known_hosts,
         strict_host_key_checking=None if strict is None else strict.lower() not in ("no", "off", "false"),
         proxy_command=ssh_options.get("proxycommand"),
@@ -258,19 +273,14 @@ def _host(entry: Any, merged: Mapping[str, Any], *, source: Path) -> Host:
     )
 
 
-def _port(source: Path, host: str, value: Any) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        port = int(value)
-    except (TypeError, ValueError):
-        port = 0
-    if not 0 < port < 65536:
+def _refuse_bad_connection_vars(source: Path, host: str, merged: Mapping[str, Any]) -> None:
+    found = connection_problem({name: plain(merged[name]) for name in CONNECTION_VARS if name in merged})
+    if found is not None:
+        name, problem = found
         raise ConfigError(
-            f"{source}: host {host}: ansible_port: must be a TCP port number (1-65535), got {value!r}",
-            hint=f"fix ansible_port of {host}, then rerun `{_preflight_command(source)}`",
+            f"{source}: host {host}: {name}: {problem}",
+            hint=f"fix {name} of {host}, then rerun `{_preflight_command(source)}`",
         )
-    return port
 
 
 def _optional_str(value: Any) -> str | None:

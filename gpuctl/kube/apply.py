@@ -1,10 +1,18 @@
 """Server-side apply with field manager `gpuctl`, writing only what differs.
 
-Each object is read first: when every field gpuctl sets already has gpuctl's value, nothing is
-sent, so a second run makes no write at all. Otherwise the object is applied (or, for a check,
-applied with dryRun=All and diffed against the live object). A field another manager owns is a
-conflict the API server refuses; it is reported with the field and the manager and only taken
-over with `force`.
+Each object is read first: when every field gpuctl sets already has gpuctl's value (lists merged
+by their keys, as the API server merges them) and gpuctl owns nothing it no longer sets, nothing
+is sent, so a second run makes no write at all, also over an object another tool created.
+Otherwise the object is applied (or, for a check, applied with dryRun=All and diffed against the
+live object). A field another manager owns is a conflict the API server refuses; it is reported
+with the field and the manager and only taken over with `force`.
+
+`force` also adopts an object another tool created (NVIDIA's static device plugin manifest applied
+with kubectl): the items other managers put in the lists gpuctl declares (its `device-plugin`
+volume beside gpuctl's `kubelet-device-plugins-dir`, for the same host path) become gpuctl's first,
+as `kubectl apply --server-side` takes over what the client-side kubectl applied, so the apply
+removes them and the object converges to what gpuctl renders. Without `force` they are named,
+never removed.
 """
 
 from __future__ import annotations
@@ -15,6 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.errors import ConfigError
 from gpuctl.kube.client import api_call, server_message
+from gpuctl.kube.field_ownership import (
+    FieldPath,
+    adopted_managed_fields,
+    foreign_items,
+    is_subset,
+    path_string,
+    undeclared_owned,
+    without_items,
+)
 from gpuctl.kube.raw import JsonDict, call_json, dig
 
 if TYPE_CHECKING:
@@ -22,6 +39,9 @@ if TYPE_CHECKING:
 
 FIELD_MANAGER = "gpuctl"
 APPLY_PATCH = "application/apply-patch+yaml"
+JSON_PATCH = "application/json-patch+json"
+# The kinds gpuctl renders whole, so it may adopt them; a Node, say, it only labels.
+ADOPTABLE = ("DaemonSet", "ConfigMap", "RuntimeClass")
 # kind → (generated API class, method suffix, namespaced): the kinds gpuctl applies.
 _KINDS: dict[str, tuple[str, str, bool]] = {
     "Namespace": ("CoreV1Api", "namespace", False),
@@ -41,8 +61,11 @@ _VOLATILE_METADATA = ("managedFields", "resourceVersion", "generation", "uid", "
 
 @dataclass(frozen=True)
 class Applied:
-    """What happened to one object. `action`: created | configured | unchanged | conflict, or
-    `would create` | `would configure` in a check. `diff`: live → desired, for people."""
+    """What happened to one object. `action`: created | configured | adopted | unchanged |
+    conflict, or `would create` | `would configure` | `would adopt` in a check. `diff`: live →
+    desired, for people. `foreign`: the list items other managers added that gpuctl does not
+    declare (`.spec.template.spec.volumes[name="device-plugin"]`), with their managers; adopting
+    removes them."""
 
     kind: str
     namespace: str
@@ -50,6 +73,7 @@ class Applied:
     action: str
     diff: str = ""
     message: str = ""  # the API server's words for a conflict
+    foreign: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def ref(self) -> str:
@@ -58,20 +82,12 @@ class Applied:
 
     @property
     def wrote(self) -> bool:
-        return self.action in ("created", "configured")
+        return self.action in ("created", "configured", "adopted")
 
-
-def is_subset(wanted: Any, live: Any) -> bool:
-    """Every field of `wanted` has the same value in `live` (lists element by element)."""
-    if isinstance(wanted, dict):
-        return isinstance(live, dict) and all(is_subset(v, live.get(k)) for k, v in wanted.items())
-    if isinstance(wanted, list):
-        return (
-            isinstance(live, list)
-            and len(wanted) == len(live)
-            and all(is_subset(w, item) for w, item in zip(wanted, live, strict=True))
-        )
-    return bool(wanted == live)
+    @property
+    def foreign_fields(self) -> str:
+        """`volumes[...] (kubectl-client-side-apply), ...` for a message."""
+        return ", ".join(f"{path} ({', '.join(managers)})" for path, managers in self.foreign)
 
 
 class Applier:
@@ -114,8 +130,15 @@ class Applier:
         args = [name, namespace] if namespaced else [name]
         ref = f"{kind.lower()} {namespace + '/' if namespace else ''}{name}"
         live = self._read(read, args, ref)
-        if live is not None and is_subset(manifest, live):
-            return Applied(kind, namespace, name, "unchanged")
+        found = foreign_items(manifest, live, FIELD_MANAGER) if live and kind in ADOPTABLE else {}
+        foreign = tuple((path_string(path), tuple(managers)) for path, managers in found.items())
+        adopt = self.force_conflicts and bool(found)
+        if live is not None and not adopt and _converged(manifest, live):
+            return Applied(kind, namespace, name, "unchanged", foreign=foreign)
+        if adopt and live is not None:
+            refused = self._adopt(patch, args, live, list(found), ref)
+            if refused:
+                return Applied(kind, namespace, name, "conflict", message=refused, foreign=foreign)
         kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "_content_type": APPLY_PATCH}
         if self.force_conflicts:
             kwargs["force"] = True
@@ -127,17 +150,51 @@ class Applier:
                 result = call_json(patch, *args, manifest, **kwargs)
         except ApiException as error:
             if error.status == 409:
-                return Applied(
-                    kind,
-                    namespace,
-                    name,
-                    "conflict",
-                    message=server_message(error) or f"{error.status} {error.reason}",
-                )
+                message = server_message(error) or f"{error.status} {error.reason}"
+                return Applied(kind, namespace, name, "conflict", message=message, foreign=foreign)
             raise
-        verb = "create" if live is None else "configure"
-        action = f"would {verb}" if self.dry_run else f"{verb}d"
-        return Applied(kind, namespace, name, action, _diff(live, result, ref))
+        if adopt and self.dry_run:
+            result = without_items(result, list(found))  # the dry-run move of ownership left them
+        diff = _diff(live, result, ref)
+        verb = "create" if live is None else "adopt" if adopt else "configure"
+        if self.dry_run and not diff:
+            return Applied(kind, namespace, name, "unchanged", foreign=foreign)  # only ownership moves
+        action = f"would {verb}" if self.dry_run else f"{verb.removesuffix('e')}ed"
+        return Applied(kind, namespace, name, action, diff, foreign=foreign)
+
+    def _adopt(self, patch: Any, args: list[str], live: JsonDict, items: list[FieldPath], ref: str) -> str:
+        """Move `items` to gpuctl's applier in the object's managedFields (one JSON patch, refused
+        if the object changed since it was read), so the apply that follows removes them; the
+        API server's words when it refused ("" when done)."""
+        from kubernetes.client.exceptions import ApiException
+
+        version = dig(live, "metadata", "resourceVersion", default="")
+        operations = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": version},
+            {
+                "op": "replace",
+                "path": "/metadata/managedFields",
+                "value": adopted_managed_fields(live, items, FIELD_MANAGER),
+            },
+        ]
+        kwargs: dict[str, Any] = {"field_manager": FIELD_MANAGER, "_content_type": JSON_PATCH}
+        if self.dry_run:
+            kwargs["dry_run"] = "All"
+        self.writes += 1
+        try:
+            with api_call("patch", ref):
+                call_json(patch, *args, operations, **kwargs)
+        except ApiException as error:
+            if error.status not in (409, 422):
+                raise
+            return f"changed while gpuctl adopted it ({server_message(error) or error.reason}); run it again"
+        return ""
+
+
+def _converged(manifest: JsonDict, live: JsonDict) -> bool:
+    """Applying `manifest` would change nothing: every field it sets has its value, and gpuctl
+    owns nothing the manifest dropped (the API server would remove that)."""
+    return is_subset(manifest, live) and not undeclared_owned(manifest, live, FIELD_MANAGER)
 
 
 def _comparable(obj: JsonDict | None) -> str:

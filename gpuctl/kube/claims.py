@@ -16,7 +16,7 @@ from gpuctl.errors import GpuctlError
 from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
 from gpuctl.kube.dra import api_path
-from gpuctl.kube.raw import JsonDict, dig, name_of, stream_json_lines
+from gpuctl.kube.raw import JsonDict, dig, get_list, name_of, stream_json_lines
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -106,7 +106,7 @@ class ClaimWatch:
     def start(self) -> None:
         """List now (so no claim created from here on is missed), then watch on a thread."""
         with api_call("list", f"resourceclaims in namespace {self.namespace}"):
-            body = rest_requests.get_json(
+            body = get_list(
                 self.api_client, self.path, query={"labelSelector": self.selector}, namespace=self.namespace
             )
         for claim in body.get("items") or []:
@@ -160,7 +160,7 @@ def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
     from gpuctl.kube.dra import DRIVER, read_listing
 
     body = read_listing(
-        lambda: rest_requests.get_json(api_client, api_path(version, "resourceclaims")),
+        lambda: get_list(api_client, api_path(version, "resourceclaims")),
         "resourceclaims",
     )
     used: dict[str, int] = {}

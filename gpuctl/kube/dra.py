@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.defaults import DRA_DEVICE_CLASS
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, dig, name_of
+from gpuctl.kube.raw import JsonDict, dig, get_list, name_of
 from gpuctl.kube.rest_requests import get_json
 
 if TYPE_CHECKING:
@@ -103,9 +103,9 @@ def read_inventory(api_client: ApiClient) -> DraInventory:
     version = served_version(api_client)
     if not version:
         return DraInventory()
-    classes = read_listing(lambda: get_json(api_client, api_path(version, "deviceclasses")), "deviceclasses")
+    classes = read_listing(lambda: get_list(api_client, api_path(version, "deviceclasses")), "deviceclasses")
     slices = read_listing(
-        lambda: get_json(
+        lambda: get_list(
             api_client, api_path(version, "resourceslices"), query={"fieldSelector": f"spec.driver={DRIVER}"}
         ),
         "resourceslices",

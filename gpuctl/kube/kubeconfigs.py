@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import read_input_file
 
 SECTIONS = ("clusters", "contexts", "users")
 _HINT = "check the file with `kubectl config view`"
@@ -57,7 +58,7 @@ def read_document(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_input_file(path, "kubeconfig").decode("utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(
             f"{path}: cannot read the kubeconfig: {getattr(error, 'strerror', None) or error}",

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gpuctl.kube.rest_requests import Query, get_json
+from gpuctl.kube.deadlines import bounded, request_timeout_s
+from gpuctl.kube.rest_requests import MalformedAnswer, Query, get_json, parse_answer
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -26,9 +27,20 @@ def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict
 
     Reading the body in full returns the connection to the pool; an unread one would be dropped.
     """
-    response = method(*args, _preload_content=False, **kwargs)
-    data: JsonDict = orjson.loads(response.data or b"{}")
-    return data
+    with bounded(request_timeout_s()):
+        response = method(*args, _preload_content=False, **kwargs)
+        data = bytes(response.data or b"")
+    return parse_answer(response, data)
+
+
+def get_list(api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str) -> JsonDict:
+    """GET one page of a list: its body, whose `items` are objects (MalformedAnswer where the
+    answer is no list: a proxy's page, a single object, `items: 7`)."""
+    body = get_json(api_client, path, query=query, **path_params)
+    if "items" not in body:
+        kind = body.get("kind")
+        raise MalformedAnswer(f"no items: {kind if isinstance(kind, str) else 'an object'}, not a list")
+    return body
 
 
 class PagedList:
@@ -47,11 +59,11 @@ class PagedList:
         token = None
         while True:
             query = {**self.query, "limit": PAGE_SIZE, "continue": token}
-            body = get_json(self.api_client, self.path, query=query, **self.path_params)
+            body = get_list(self.api_client, self.path, query=query, **self.path_params)
             if token is None:
                 self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
             token = dig(body, "metadata", "continue")
-            items: list[JsonDict] = list(body.get("items") or [])
+            items: list[JsonDict] = body["items"]
             del body
             # Handed out one by one and dropped here: a page the caller has read is freed before
             # the next one is fetched (two pages of 500 pods alive at once were ~30 MB).
@@ -73,12 +85,13 @@ def list_json(
     api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
 ) -> list[JsonDict]:
     """The items of one list request (a list gpuctl reads whole: DaemonSets, RuntimeClasses)."""
-    items: list[JsonDict] = get_json(api_client, path, query=query, **path_params).get("items") or []
+    items: list[JsonDict] = get_list(api_client, path, query=query, **path_params)["items"]
     return items
 
 
 def stream_json_lines(response: Any) -> Iterator[JsonDict]:
-    """Yield one dict per line of a chunked watch response.
+    """Yield one dict per line of a chunked watch response (MalformedAnswer for a line that is
+    no watch event).
 
     One chunk may carry thousands of events (a server sends what changed since its last write):
     lines are cut from it one at a time, not split into a list of copies."""
@@ -90,10 +103,20 @@ def stream_json_lines(response: Any) -> Iterator[JsonDict]:
             line = data[start:end]
             start = end + 1
             if line.strip():
-                yield orjson.loads(line)
+                yield _event(line)
         partial = data[start:]
     if partial.strip():
-        yield orjson.loads(partial)
+        yield _event(partial)
+
+
+def _event(line: bytes) -> JsonDict:
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        event = None
+    if not isinstance(event, dict) or not isinstance(event.get("object", {}), dict):
+        raise MalformedAnswer(f"a watch event that is not a JSON object with an object: {line[:60]!r}")
+    return event
 
 
 def dig(data: JsonDict, *keys: str, default: Any = None) -> Any:

@@ -12,7 +12,9 @@ for every generated call), then `ApiClient.call_api` (the request timeout of
 `client.TimeoutApiClient`, then the client's `RESTClientObject`: its urllib3 pool with the
 Configuration's TLS, proxy, retries and pool size). A non-2xx answer raises the client's
 ApiException, as a generated method called with `_preload_content=False` does; transport failures
-are urllib3's errors. `client.api_call` maps both (exit 3).
+are urllib3's errors; a 2xx answer that is no Kubernetes answer (not JSON, or a list whose items
+are not objects) raises MalformedAnswer; a request and the reading of its answer are bounded as a
+whole (deadlines.bounded). `client.api_call` maps them all (exit 3).
 
 Paths are the API's own, with `{namespace}`-style parameters filled in (and quoted) by
 param_serialize; query keys are the API's (`labelSelector`, `resourceVersion`), None values left out.
@@ -25,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gpuctl.kube.deadlines import bounded, request_timeout_s
+
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
@@ -34,6 +38,21 @@ AUTH_SETTINGS = ["BearerToken"]  # what every generated method of the Kubernetes
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+HEAD_BYTES = 2048  # of a body that is not JSON, kept for the error to quote
+
+
+class MalformedAnswer(Exception):
+    """A 2xx answer that is no Kubernetes answer; the message says what is wrong with it."""
+
+
+class NotJson(MalformedAnswer):
+    """A 2xx answer that is not JSON at all: a proxy's login page, a web server's page."""
+
+    def __init__(self, response: Any, data: bytes) -> None:
+        super().__init__(f"HTTP {response.status} {response.reason}: not JSON")
+        self.status, self.reason = response.status, response.reason
+        self.content_type = str(response.headers.get("Content-Type") or "").split(";")[0].strip()
+        self.head = data[:HEAD_BYTES]
 
 
 @dataclass(frozen=True)
@@ -77,20 +96,73 @@ def _raise_for_status(response: Any) -> None:
         raise ApiException.from_response(http_resp=response, body=None, data=None)
 
 
+def _answered(api_client: ApiClient, call: Call) -> tuple[Any, bytes]:
+    """The response to `call` and its body, read in full within the request's deadline (the
+    connection goes back to the pool); ApiException for a non-2xx status."""
+    with bounded(request_timeout_s()):
+        response = send(api_client, call)
+        data = bytes(response.read() or b"")
+    _raise_for_status(response)
+    return response, data
+
+
 def answer(api_client: ApiClient, call: Call) -> bytes:
     """The body of the answer to `call`; ApiException for a non-2xx status."""
-    response = send(api_client, call)
-    data = bytes(response.read() or b"")  # read in full: the connection goes back to the pool
-    _raise_for_status(response)
-    return data
+    return _answered(api_client, call)[1]
 
 
 def answer_json(api_client: ApiClient, call: Call) -> JsonDict:
-    """The answer to `call` as a dict; ApiException for a non-2xx status."""
-    # orjson: a quarter faster than the standard library on the pages of thousands of nodes and
-    # pods a large cluster answers with; its errors are ValueErrors (json.JSONDecodeError) too
-    data: JsonDict = orjson.loads(answer(api_client, call) or b"{}")
-    return data
+    """The answer to `call` as a dict; ApiException for a non-2xx status, MalformedAnswer for
+    one that is no Kubernetes answer."""
+    return parse_answer(*_answered(api_client, call))
+
+
+def parse_answer(response: Any, data: bytes) -> JsonDict:
+    """A 2xx answer's body as a dict: a JSON object, whose `items` (a list's) are objects with a
+    metadata.name; MalformedAnswer otherwise. `items: null` is an empty list, as client-go reads it."""
+    try:
+        # orjson: a quarter faster than the standard library on the pages of thousands of nodes
+        # and pods a large cluster answers with
+        parsed = orjson.loads(data or b"{}")
+    except orjson.JSONDecodeError:
+        raise NotJson(response, data) from None
+    if not isinstance(parsed, dict):
+        raise MalformedAnswer(f"a JSON {_json_type(parsed)} where an object was expected")
+    if "items" in parsed:
+        parsed["items"] = checked_items(parsed["items"])
+    return parsed
+
+
+def checked_items(items: Any) -> list[JsonDict]:
+    """A list's `items`, each an object with a metadata.name; MalformedAnswer otherwise."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise MalformedAnswer(f"items is {_json_type(items)} ({_shown(items)}), not a list")
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise MalformedAnswer(f"items[{index}] is {_json_type(item)} ({_shown(item)}), not an object")
+        _check_metadata(item.get("metadata"), f"items[{index}]")
+    return items
+
+
+def _check_metadata(metadata: Any, where: str) -> None:
+    """What every object gpuctl reads has: a name; labels and annotations, where set, mappings."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        raise MalformedAnswer(f"{where} has no metadata.name")
+    for field in ("labels", "annotations"):
+        if not isinstance(metadata.get(field) or {}, dict):
+            raise MalformedAnswer(f"{where}.metadata.{field} is {_json_type(metadata[field])}, not an object")
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def _shown(value: Any) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def request_json(
@@ -135,9 +207,10 @@ def watch(
 def delete_collection(api_client: ApiClient, path: str, query: Query, **path_params: str) -> None:
     """DELETE the collection at `path` (`query`: its selector). Its answer lists every object it
     deleted (thousands of pods): read in small pieces and dropped."""
-    response = stream(api_client, Call("DELETE", path, path_params, query))
-    for _ in response.stream(64 * 1024, decode_content=False):
-        pass
+    with bounded(request_timeout_s()):
+        response = stream(api_client, Call("DELETE", path, path_params, query))
+        for _ in response.stream(64 * 1024, decode_content=False):
+            pass
     response.release_conn()
 
 

@@ -11,9 +11,12 @@ from gpuctl.report import verify as verify_report
 from gpuctl.report.console import make_console
 from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from gpuctl.kube.apply import Applied
 
 
 SCHEMA = "gpuctl.bootstrap/v1"
@@ -64,6 +67,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
             {"kind": o.kind, "namespace": o.namespace, "name": o.name, "action": o.action}
             | ({"diff": o.diff} if o.diff else {})
             | ({"message": o.message} if o.message else {})
+            | ({"foreign": [{"field": f, "managers": list(m)} for f, m in o.foreign]} if o.foreign else {})
             for o in cluster.objects
         ],
         "taint": None if cluster.taint is None else {"writes": cluster.taint.writes, "ok": cluster.taint.ok},
@@ -75,6 +79,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
                 "device_plugin_ready": node.plugin_ready,
                 "ready": node.ready,
                 "problem": verify_report.check_dict(node.problem) if node.problem else None,
+                "terminal": node.terminal,
             }
             | ({"operator_validator": node.validator} if node.validator is not None else {})
             for node in cluster.nodes
@@ -228,8 +233,13 @@ def print_table(run: BootstrapRun, console: Console) -> None:
         verify_report.print_table(run.verify, console)
     phases = ", ".join(f"{p.name} {'ok' if p.ok else 'FAILED'} ({p.duration_s:.1f}s)" for p in run.phases)
     console.print(literal(f"phases: {phases or 'none'}", style="" if run.ok else "red"))
+    if run.hosts_to_fix:
+        inventory = run.request.inventory or "INVENTORY"
+        hosts = ",".join(run.hosts_to_fix)
+        preflight = command_line("gpuctl", "preflight", "-i", inventory, "--limit", hosts)
+        console.print(literal(f"  the host layer of {hosts} is at fault: `{preflight}` shows what it lacks"))
     if run.resume_command:
-        console.print(literal(f"  resume with: {run.resume_command}"))
+        console.print(literal(f"  resume with: {run.resume_command}"), soft_wrap=True)
 
 
 def _print_cluster(cluster: ClusterResult, console: Console) -> None:
@@ -244,9 +254,7 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
     for obj in cluster.objects:
         if obj.diff and cluster.check:
             console.print(literal(obj.diff))
-        if obj.message:
-            console.print(literal(f"{obj.ref}: {obj.message}", style="red"))
-            console.print(literal("  hint: rerun with --force-conflicts to take these fields over"))
+        _print_ownership(obj, console)
     if cluster.taint is not None:
         console.print(literal(f"GPU taint: {cluster.taint.writes} node write(s)"))
     _print_helm(cluster, console)
@@ -254,6 +262,30 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
         if node.problem is not None:
             console.print(literal(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
             console.print(literal(f"  hint: {node.problem.hint}"))
+    console.print(literal(_cluster_summary(cluster)))
+
+
+def _print_ownership(obj: Applied, console: Console) -> None:
+    """A conflict and its way out; what adopting an object removed, or would remove."""
+    adopting = "adopts the object and removes them" if obj.foreign else ""
+    if obj.message:
+        console.print(literal(f"{obj.ref}: {obj.message}", style="red"))
+        extra = (
+            f" (that also {adopting}: {obj.foreign_fields}, which gpuctl does not declare)"
+            if adopting
+            else ""
+        )
+        console.print(literal(f"  hint: rerun with --force-conflicts to take these fields over{extra}"))
+    elif obj.action in ("adopted", "would adopt"):
+        removed = "removed" if obj.action == "adopted" else "would remove"
+        note = f"{obj.ref}: {obj.action} from another field manager: {removed} {obj.foreign_fields}"
+        console.print(literal(f"{note}, which gpuctl does not declare", style="yellow"), soft_wrap=True)
+    elif obj.foreign:
+        note = f"{obj.ref} also holds {obj.foreign_fields}, which gpuctl does not declare"
+        console.print(literal(f"{note}; --force-conflicts {adopting}", style="yellow"), soft_wrap=True)
+
+
+def _cluster_summary(cluster: ClusterResult) -> str:
     ready = sum(node.ready for node in cluster.nodes)
     if cluster.check:
         summary = f"check mode, nothing written: {cluster.writes} dry-run write(s)"
@@ -261,9 +293,12 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
         summary = f"cluster layer already in place: 0 writes; {ready}/{len(cluster.nodes)} GPU node(s) ready"
     else:
         summary = f"{cluster.writes} write(s); {ready}/{len(cluster.nodes)} GPU node(s) ready"
+    stuck = sum(node.terminal for node in cluster.nodes)
     if cluster.timed_out:
         summary += " (timed out waiting for the GPUs)"
-    console.print(literal(f"{summary}, {cluster.duration_s:.1f}s"))
+    elif stuck:
+        summary += f" (stopped waiting: {stuck} node(s) cannot get their GPUs until the cause above is fixed)"
+    return f"{summary}, {cluster.duration_s:.1f}s"
 
 
 def _print_helm(cluster: ClusterResult, console: Console) -> None:

@@ -1,7 +1,10 @@
-"""Live progress of a bootstrap run: per host, the current task and its ok/changed/failed counts."""
+"""Progress of a bootstrap run: on a terminal a live table (per host, the current task and its
+ok/changed/failed counts; per GPU node, its device plugin and GPUs); elsewhere (a pipe, a CI log)
+plain lines on stderr while the cluster phase waits for the GPUs."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from gpuctl.core.bootstrap.cluster import NodeReadiness
@@ -106,7 +109,58 @@ def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
     for state in states:
         wanted = "≥1" if state.expected is None else str(state.expected)
         plugin = "ready" if state.plugin_ready else "waiting"
-        style = "green" if state.ready else None
+        style = "green" if state.ready else "red" if state.terminal else None
         validator = (literal(state.validator or "-"),) if operator else ()
         table.add_row(literal(state.node), *validator, plugin, f"{state.allocatable}/{wanted}", style=style)
     return Group(Text(f"waiting for the GPUs: {ready}/{len(states)} node(s) ready"), table)
+
+
+# Plain progress lines: one when what the wait is for changes (at most every PLAIN_MIN_S), and
+# one every PLAIN_EVERY_S while nothing changes, so a log shows the run is alive and on what.
+PLAIN_MIN_S = 2.0
+PLAIN_EVERY_S = 10.0
+NODES_NAMED = 5  # a line names the first nodes still waiting, then counts the rest
+
+
+class PlainProgress:
+    """The cluster phase's wait as plain lines on `console` (stderr), for a pipe or a CI log."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._last_line = ""
+        self._last_time = 0.0
+
+    def update_nodes(self, states: list[NodeReadiness]) -> None:
+        line = waiting_line(states)
+        now = time.monotonic()
+        changed = line != self._last_line and now - self._last_time >= PLAIN_MIN_S
+        if changed or now - self._last_time >= PLAIN_EVERY_S:
+            self._console.print(literal(line), soft_wrap=True)
+            self._last_line, self._last_time = line, now
+
+
+def waiting_line(states: list[NodeReadiness]) -> str:
+    """`waiting for 2 of 4 GPU node(s): gpu-2 device plugin not running; gpu-3 0/8 GPUs ...`."""
+    waiting = [state for state in states if not state.ready and not state.terminal]
+    stuck = [state for state in states if state.terminal]
+    ready = len(states) - len(waiting) - len(stuck)
+    if not waiting:
+        text = f"{ready} of {len(states)} GPU node(s) ready"
+    else:
+        named = "; ".join(_node_state(state) for state in waiting[:NODES_NAMED])
+        more = f"; {len(waiting) - NODES_NAMED} more" if len(waiting) > NODES_NAMED else ""
+        text = f"waiting for {len(waiting)} of {len(states)} GPU node(s): {named}{more}"
+    if stuck:
+        names = ", ".join(state.node for state in stuck[:NODES_NAMED])
+        more = f" and {len(stuck) - NODES_NAMED} more" if len(stuck) > NODES_NAMED else ""
+        text += f"; not waiting for {names}{more} (cannot get their GPUs, see the report)"
+    return text
+
+
+def _node_state(state: NodeReadiness) -> str:
+    wanted = "≥1" if state.expected is None else str(state.expected)
+    if state.validator not in (None, "ready"):
+        return f"{state.node} Operator validator {state.validator or 'not running'}"
+    if not state.plugin_ready:
+        return f"{state.node} device plugin not running"
+    return f"{state.node} {state.allocatable}/{wanted} GPUs advertised"

@@ -3,12 +3,14 @@ and no text it prints can drive the terminal (report/safe_text.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from gpuctl.bounds import COLUMNS
 from gpuctl.report.safe_text import visible, visible_text
 
 if TYPE_CHECKING:
@@ -53,16 +55,20 @@ def make_console(stream: TextIO | None = None, *, stderr: bool = False) -> Conso
             return text if self.is_terminal else _TRAILING_SPACE.sub("", text)
 
         def on_broken_pipe(self) -> None:
-            # `gpuctl status | head -1`: the reader has what it wanted; that is no error (rich
-            # itself exits 1 here). Later writes go to /dev/null so the exit stays quiet.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise SystemExit(0)
+            # `gpuctl verify 2>&1 | head -1`: the reader has what it wanted; rich would exit 1
+            # here. Later output goes to /dev/null and the command ends with its own status.
+            # (Standard output is guarded before rich sees its errors: gpuctl/cli/stdout_guard.py.)
+            self.quiet = True
+            with contextlib.suppress(OSError, ValueError):
+                descriptor = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(descriptor, self.file.fileno())
+                os.close(descriptor)
 
     target = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(target, "isatty", lambda: False)())
     no_color = bool(os.environ.get("NO_COLOR"))
     columns = os.environ.get("COLUMNS", "")
-    width = None if is_tty else (int(columns) if columns.isdigit() else PIPE_WIDTH)
+    width = None if is_tty else (int(columns) if COLUMNS.accepts(columns) else PIPE_WIDTH)
     return PipeTolerantConsole(
         file=target,
         no_color=no_color,

@@ -98,6 +98,9 @@ def print_wide(result: StatusResult, console: Console) -> None:
 _COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "STATUS")
 _WIDE_COLUMNS = ("GPU MEMORY", "KUBELET", "RUNTIME", "KERNEL", "OS IMAGE")
 _ONE_WORD = frozenset({"DRIVER", "STATUS", "KUBELET"})  # short values that never wrap
+# Free text, folded inside a word when one alone is wider than what is left; the other columns
+# (names, versions) are never cut inside a word (docs/commands.md, "Output").
+_FOLDABLE = frozenset({"TAINTS"})
 
 
 def _wide_cells(node: GpuNodeSummary) -> tuple[str, ...]:
@@ -118,7 +121,9 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
         return
     table = Table(box=None, pad_edge=False)
     for column in (*_COLUMNS, *(_WIDE_COLUMNS if wide else ())):
-        table.add_column(column, overflow="fold", no_wrap=column in _ONE_WORD)
+        table.add_column(
+            column, overflow="fold" if column in _FOLDABLE else "ellipsis", no_wrap=column in _ONE_WORD
+        )
     for node in result.nodes:
         degraded = not node.ready or node.gpu_allocatable < node.gpu_capacity or not node.gpu_capacity
         cells = (

@@ -22,23 +22,34 @@ def keep_words_whole(table: Table, width: int) -> Table:
     """Fit `table` into `width` columns by narrowing its wrapping columns, widest first, but never
     below their longest word, so rich breaks cells between words ("NVIDIA H100" / "80GB HBM3"),
     not inside one ("NVIDIA H1" / "00 80GB"). Only when the longest words alone do not fit is the
-    column with the longest word folded. (Rich's own shrinking ignores words and crops columns.)"""
+    foldable column (overflow="fold": free text such as taints or messages) with the longest word
+    folded. Columns that are not foldable (node names, versions) are never cut inside a word: when
+    they alone do not fit, the table is as wide as they need (printed wider than `width`, as
+    `kubectl get -o wide` is; emit_table does not crop it). (Rich's own shrinking ignores words
+    and crops columns.)"""
     columns = table.columns
     natural = [_longest(column, str.splitlines) for column in columns]
     floor = [
         natural[i] if column.no_wrap else _longest(column, str.split) for i, column in enumerate(columns)
     ]
     boxed = table.box is not None
-    overhead = 3 * len(columns) + 1 if boxed else 2 * (len(columns) - 1)
+    overhead = 3 * len(columns) + 1 if boxed else 2 * (len(columns) - 1) + 2 * table.pad_edge
+    folded = [min(floor[i], _FOLD_MIN) if _foldable(column) else floor[i] for i, column in enumerate(columns)]
+    if sum(folded) + overhead > width:
+        # Even folded, the words that may not be cut do not fit: every word whole, and the table
+        # as narrow as that allows but wider than `width` (emit_table does not crop it).
+        for column, wanted, full in zip(columns, floor, natural, strict=True):
+            if wanted < full:
+                column.width = wanted
+        table.width = sum(floor) + overhead
+        return table
     widths = list(natural)
     excess = sum(widths) + overhead - width
     while excess > 0:
         wrapping = [i for i, column in enumerate(columns) if not column.no_wrap and widths[i] > floor[i]]
         if not wrapping:  # the words alone are too wide: fold the column with the longest one
-            foldable = [i for i, column in enumerate(columns) if not column.no_wrap and widths[i] > _FOLD_MIN]
-            if not foldable:
-                break
-            longest = max(foldable, key=lambda i: floor[i])
+            foldable = [i for i, column in enumerate(columns) if _foldable(column) and widths[i] > _FOLD_MIN]
+            longest = max(foldable, key=lambda i: floor[i])  # there is one: folded, the table fits
             floor[longest] = max(_FOLD_MIN, widths[longest] - excess)
             continue
         widest = max(wrapping, key=lambda i: widths[i])  # one character at a time: widths stay even
@@ -50,13 +61,17 @@ def keep_words_whole(table: Table, width: int) -> Table:
     return table
 
 
+def _foldable(column: Column) -> bool:
+    return column.overflow == "fold" and not column.no_wrap
+
+
 def emit_table(console: Console, table: Table) -> None:
     """Print `table`, a plain one (no box, one line per row, as the node tables are) off a terminal
     without rich's layout engine: the same lines, without its cost of a third of a millisecond per
     row (1.6 s for 5,000 nodes). Anything else, colour or a cell that would wrap, goes to rich."""
     lines = _plain_lines(table, console)
     if lines is None:
-        console.print(table)
+        console.print(table, crop=False)  # a table wider than the console (keep_words_whole) stays whole
         return
     # console.out: no markup, no wrapping, through the console (recording, capture, broken pipes)
     console.out("\n".join(line.rstrip() for line in lines), highlight=False)

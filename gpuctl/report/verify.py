@@ -145,7 +145,8 @@ def _nodes_table(result: VerifyResult, width: int, *, wide: bool = False) -> Tab
         pad_edge=wide,
     )
     extra = ("SHARING", "PHYSICAL") if wide else ()
-    for column in ("NODE", "GPUS exp/cap/alloc/seen", *extra, "PRODUCT"):
+    table.add_column("NODE", overflow="ellipsis")  # a name is never cut (tables.keep_words_whole)
+    for column in ("GPUS exp/cap/alloc/seen", *extra, "PRODUCT"):
         table.add_column(column, overflow="fold")
     for column in ("DRIVER", "STATUS"):
         table.add_column(column, no_wrap=True)

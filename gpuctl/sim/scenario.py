@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import read_input_file
 from gpuctl.yaml_fields import Fields as YamlFields
 from gpuctl.yaml_fields import type_name
 
@@ -159,7 +160,7 @@ def load_scenario(path: Path | str) -> Scenario:
 
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input_file(path, "scenario file").decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: scenario file not found", hint=HINT) from None
     except (OSError, UnicodeDecodeError) as error:

@@ -4,6 +4,7 @@ nodes found by their labels, each held to its nvidia.com/gpu.count label)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,50 @@ def test_a_node_that_never_gets_its_gpus_is_diagnosed_not_timed_out_bare(sim: An
     assert nodes["gpu-notoolkit"]["ready"] is False
     assert problem["diagnosis"] == "plugin.nvml-library-missing"
     assert "nvidia-ctk runtime configure" in problem["hint"]
+    assert nodes["gpu-notoolkit"]["terminal"] is True
+    assert data["cluster"]["timed_out"] is False  # not waited for: the host layer is at fault
+    assert data["resume"] == (
+        "gpuctl bootstrap --phase host -i INVENTORY --limit gpu-notoolkit && gpuctl bootstrap --phase cluster"
+    )
+
+
+def test_a_node_without_its_driver_ends_the_wait_in_seconds_not_at_the_timeout(sim: Any, cli: Any) -> None:
+    nodriver = gpu_nodes(count=1, name="gpu-nodriver", host={"driver": "missing", "toolkit": "configured"})
+    cluster = sim(scenario(gpu_nodes(count=1), nodriver))
+    started = time.monotonic()
+    result = cli("bootstrap", "--phase", "cluster", "--kubeconfig", cluster.kubeconfig, "--timeout", "300")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, result.output
+    assert elapsed < 20, f"waited {elapsed:.0f} s for a node diagnosed as terminal"
+    assert "gpu-nodriver: gpu.capacity: " in result.stdout
+    assert "the device plugin cannot load libnvidia-ml.so" in result.stdout
+    assert "stopped waiting: 1 node(s) cannot get their GPUs" in result.stdout
+    assert "timed out" not in result.stdout
+    # The hint names the host phase for that host, and preflight; not a rerun of this phase alone.
+    assert (
+        "resume with: gpuctl bootstrap --phase host -i INVENTORY --limit gpu-nodriver && "
+        "gpuctl bootstrap --phase cluster"
+    ) in result.stdout
+    assert "`gpuctl preflight -i INVENTORY --limit gpu-nodriver`" in result.stdout
+    # Not a terminal (captured): the wait said what it waited for, in plain lines on stderr.
+    progress = result.stderr.splitlines()
+    assert progress, "no progress line while waiting"
+    assert all(line.startswith(("waiting for ", "1 of 2 GPU node(s) ready")) for line in progress), progress
+    assert progress[-1] == (
+        "1 of 2 GPU node(s) ready; not waiting for gpu-nodriver (cannot get their GPUs, see the report)"
+    )
+
+
+def test_the_wait_still_runs_to_the_timeout_for_a_node_that_may_come_up(sim: Any, cli: Any) -> None:
+    """A NotReady node is no host-layer diagnosis: it may come back, so it is waited for."""
+    cluster = sim(scenario(gpu_nodes(count=1), gpu_nodes(count=1, name="gpu-down", ready=False)))
+    started = time.monotonic()
+    code, data = bootstrap(cli, cluster, "--phase", "cluster", "--timeout", "4")
+    assert code == 1
+    assert time.monotonic() - started >= 4
     assert data["cluster"]["timed_out"] is True
+    down = next(node for node in data["cluster"]["nodes"] if node["name"] == "gpu-down")
+    assert (down["ready"], down["terminal"]) == (False, False)
     assert data["resume"] == "gpuctl bootstrap --phase cluster"
 
 

@@ -118,7 +118,7 @@ def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagno
     sim: Any, cli: Any
 ) -> None:
     cluster = sim(scenario(gpu_nodes(count=1, host={"driver": "installed", "toolkit": "configured"})))
-    code, data, result = operator_bootstrap(cli, cluster, "--operator-driver", "--timeout", "3")
+    code, data, result = operator_bootstrap(cli, cluster, "--operator-driver", "--timeout", "300")
     assert code == 1, result.output
     (node,) = data["cluster"]["nodes"]
     assert node["ready"] is False
@@ -127,7 +127,9 @@ def test_a_pre_installed_driver_against_the_operators_driver_container_is_diagno
     assert "driver is in use" in node["problem"]["message"]
     assert "--no-operator-driver" in node["problem"]["hint"]
     assert data["cluster"]["helm"]["values"]["driver"] == {"enabled": True}
-    assert data["cluster"]["timed_out"] is True
+    # Waiting cannot help: the wait ends at the diagnosis, not at --timeout.
+    assert (node["terminal"], data["cluster"]["timed_out"]) == (True, False)
+    # The Operator's flags decide who installs the driver: the fix is this phase's, not the host's.
     assert data["resume"] == "gpuctl bootstrap --phase cluster --stack operator"
 
 

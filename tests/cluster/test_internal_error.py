@@ -15,10 +15,12 @@ from gpuctl.sim.server.http_server import kubeconfig_text
 
 
 class _MalformedNodeList(http.server.BaseHTTPRequestHandler):
-    """An API server whose node list has `items: 7`: gpuctl has no error for that, so it is a bug."""
+    """An API server whose node has a taint that is a number: gpuctl checks the shape of a list and
+    of its items' metadata (exit 3), not every field below, so this one is a bug."""
 
     def do_GET(self) -> None:
-        body = json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": 7}).encode()
+        node = {"metadata": {"name": "gpu-0"}, "spec": {"taints": [7]}}
+        body = json.dumps({"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": [node]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -48,7 +50,7 @@ def test_a_bug_exits_70_with_one_line_and_a_hint(malformed_kubeconfig: Path, cli
     result = cli(command, "--kubeconfig", malformed_kubeconfig)
     assert result.exit_code == 70, result.output
     assert result.stderr.splitlines() == [
-        "error: internal error: TypeError: 'int' object is not iterable",
+        "error: internal error: AttributeError: 'int' object has no attribute 'get'",
         "hint: rerun with --debug and report the traceback",
     ]
 

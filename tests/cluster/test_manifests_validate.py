@@ -35,6 +35,19 @@ OPTION_SETS = {
     "verify-cronjob": RenderOptions(
         verify_cronjob=True, verify_namespace="gpu-proof", gpuctl_image="example.org/gpuctl:0.1.0"
     ),
+    # The edges of what gpuctl.validation lets through: they must still validate.
+    "edge-values": RenderOptions(
+        sharing="time-slicing",
+        replicas=3,
+        image="registry.example:5000/nvidia/k8s-device-plugin@sha256:" + "0" * 64,
+        node_selector=(("example.com/gpu-pool", ""), ("tier", "a.b_c-1")),
+        rbac=True,
+        rbac_subject=parse_rbac_subject("Group:system:masters"),
+        verify_cronjob=True,
+        verify_namespace="default",
+        verify_schedule="0 6-18/2 * jan-jun mon-fri",
+        gpuctl_image="localhost:5000/gpuctl:0.1.0_rc1",
+    ),
 }
 
 

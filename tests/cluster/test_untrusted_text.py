@@ -168,4 +168,6 @@ def test_errors_show_file_contents_as_text(tmp_path: Path, monkeypatch: pytest.M
     assert code == 2
     stderr = shown_as_text(screen.getvalue())
     assert stderr.startswith("error: ")
-    assert visible(context) in stderr
+    # quoted as Python quotes a name (repr), which already writes ESC as \x1b: shown, not sent
+    assert MARKUP in stderr
+    assert "\\x1b[2J" in stderr

@@ -41,8 +41,14 @@ def test_watch_prints_the_verdict_then_only_the_change(sim: Any) -> None:
     argv += ["--kubeconfig", str(cluster.kubeconfig)]
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        first = _read_until(process, "\n}\n")
-        assert json.loads(first)["ok"] is True
+        first = json.loads(_read_until(process, "\n"))  # NDJSON: the first run is one line too
+        assert first["verify"]["ok"] is True
+        assert [
+            (c["subject"], c["before"], c["ok"]) for c in first["changes"] if c["subject"].startswith("gpu")
+        ] == [
+            ("gpu-0", None, True),
+            ("gpu-1", None, True),
+        ]
         CoreV1Api(cluster.api_client()).patch_node("gpu-1", {"spec": {"unschedulable": True}})
         line = _read_until(process, "\n")
         change = json.loads(line)

@@ -17,11 +17,11 @@ import pytest
         (["render", "--runtime-class", "NVIDIA"], "--runtime-class 'NVIDIA': not a valid Kubernetes name"),
         (["render", "--rbac", "--verify-namespace", "a.b"], "--verify-namespace 'a.b'"),
         (["render", "--replicas", "4"], "--replicas has no effect without --sharing"),
-        (["render", "--sharing", "none", "--replicas", "4"], "--replicas has no effect without --sharing"),
+        (["render", "--sharing", "none", "--replicas", "4"], "--replicas 4 does not apply to --sharing none"),
         (["render", "--rbac-subject", "User:bob"], "--rbac-subject has no effect without --rbac"),
-        (["render", "--image", ""], "--image '': not an image reference"),
-        (["verify", "--timeout", "inf"], "--timeout inf: must be a finite number"),
-        (["verify", "--keep-pods", "--no-pods"], "--keep-pods has no effect with --no-pods"),
+        (["render", "--image", ""], "--image '': empty"),
+        (["verify", "--timeout", "inf"], "--timeout inf: must be a number of seconds from 1 to 86400"),
+        (["verify", "--keep-pods", "--no-pods"], "--keep-pods does not apply to --no-pods"),
     ],
 )
 def test_flags_refused(cli: Callable[..., Any], args: list[str], message: str) -> None:

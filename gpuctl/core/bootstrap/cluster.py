@@ -21,6 +21,7 @@ from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
 from gpuctl.core.verify import Check, VerifyOptions, verify
 from gpuctl.core.verify.model import Expectations
 from gpuctl.core.verify.sharing import physical_allocatable
+from gpuctl.diagnose import signature_of
 from gpuctl.errors import ExitCode
 from gpuctl.kube.apply import Applied, Applier
 from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
@@ -33,6 +34,12 @@ if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
 
 POLL_S = 1.0
+# A diagnosis reads plugin pods and their logs: the nodes still waiting are diagnosed first once
+# their plugin pods have had a moment to start, then at intervals doubling from 5 s to 30 s (a
+# large cluster rolling its plugin pods out is not read through every 5 s for minutes).
+FIRST_DIAGNOSIS_S = 2.0
+DIAGNOSIS_EVERY_S = 5.0
+DIAGNOSIS_EVERY_MAX_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,24 @@ class NodeReadiness:
         enough = self.allocatable == self.expected if self.expected is not None else self.allocatable > 0
         return self.plugin_ready and enough and self.validator in (None, "ready")
 
+    @property
+    def terminal(self) -> bool:
+        """Stuck for good: its diagnosis lies beyond the cluster layer (the host's driver, toolkit
+        or runtime, or a GPU fault), so waiting longer cannot bring its GPUs."""
+        return not self.ready and _beyond_the_cluster(self.problem)
+
+    @property
+    def host_layer(self) -> bool:
+        """Stuck on what `gpuctl bootstrap --phase host` installs: rerunning the cluster phase
+        cannot help, the host phase can."""
+        found = signature_of(self.problem.diagnosis) if self.problem is not None else None
+        return not self.ready and found is not None and found.host_layer
+
+
+def _beyond_the_cluster(problem: Check | None) -> bool:
+    found = signature_of(problem.diagnosis) if problem is not None else None
+    return found is not None and found.beyond_the_cluster
+
 
 @dataclass(frozen=True)
 class ClusterResult:
@@ -71,7 +96,7 @@ class ClusterResult:
     objects: tuple[Applied, ...]
     taint: TaintResult | None
     nodes: tuple[NodeReadiness, ...]
-    timed_out: bool = False
+    timed_out: bool = False  # the wait ran to --timeout (not: every unready node was terminal)
     duration_s: float = 0.0
     helm: HelmOutcome | None = None  # --stack operator: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
@@ -151,20 +176,40 @@ def poll_until_ready(
     timeout_s: float,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> tuple[list[NodeReadiness], bool]:
-    """Poll `read` until every node is ready or `timeout_s` passes; (states, timed out). The nodes
-    still not ready at the deadline carry `diagnose`'s reason. Every stack waits this way."""
-    deadline = time.monotonic() + timeout_s
+    """Poll `read` until every node is ready or terminal (diagnosed beyond the cluster layer:
+    waiting cannot help it), or `timeout_s` passes; (states, timed out). The nodes still waiting
+    are diagnosed every few seconds, and those not ready at the end carry `diagnose`'s reason.
+    Every stack waits this way."""
+    started = time.monotonic()
+    deadline = started + timeout_s
+    next_diagnosis, interval = started + FIRST_DIAGNOSIS_S, DIAGNOSIS_EVERY_S
+    problems: dict[str, Check | None] = {}
     while True:
-        states = read()
+        states = _with_problems(read(), problems)
+        if _waiting(states) and time.monotonic() >= next_diagnosis:
+            problems.update(diagnose(_waiting(states)))
+            states = _with_problems(states, problems)
+            next_diagnosis = time.monotonic() + interval
+            interval = min(2 * interval, DIAGNOSIS_EVERY_MAX_S)
         if on_progress is not None:
             on_progress(states)
-        if all(state.ready for state in states):
+        if not _waiting(states):
             return states, False
         if time.monotonic() >= deadline:
             break
         time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-    problems = diagnose([state for state in states if not state.ready])
-    return [replace(state, problem=problems.get(state.node)) for state in states], True
+    problems.update(diagnose(_waiting(states)))
+    return _with_problems(states, problems), True
+
+
+def _waiting(states: list[NodeReadiness]) -> list[NodeReadiness]:
+    """The nodes the wait is for: neither ready nor known to be stuck for good."""
+    return [state for state in states if not state.ready and not state.terminal]
+
+
+def _with_problems(states: list[NodeReadiness], problems: dict[str, Check | None]) -> list[NodeReadiness]:
+    """Each node with its latest diagnosis; a node that became ready has none."""
+    return [replace(state, problem=None if state.ready else problems.get(state.node)) for state in states]
 
 
 def wait_for_gpus(
@@ -182,20 +227,20 @@ def wait_for_gpus(
     )
 
 
-def _taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:
+def apply_gpu_taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:
+    """The GPU taint on these nodes (None with --no-taint or no node)."""
     if not options.taint or not nodes:
         return None
     return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT, node_names=nodes, dry_run=options.check)
 
 
-def apply_node_layer(
+def apply_node_labels(
     api_client: ApiClient, options: ClusterOptions, expected: dict[str, int | None], *, label_nodes: bool
-) -> tuple[tuple[Applied, ...], TaintResult | None]:
-    """What every stack needs on the nodes: the GPU label (inventory nodes) and the GPU taint."""
+) -> tuple[Applied, ...]:
+    """The GPU label on the inventory's nodes, which a chart's node selectors need before it goes
+    in (the GPU taint comes last, once the stack is installed: see apply_operator_layer)."""
     applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
-    objects = tuple(applier.apply(label) for label in node_labels(sorted(expected) if label_nodes else []))
-    conflicted = any(obj.action == "conflict" for obj in objects)
-    return objects, None if conflicted else _taint(api_client, options, sorted(expected))
+    return tuple(applier.apply(label) for label in node_labels(sorted(expected) if label_nodes else []))
 
 
 def apply_cluster_layer(
@@ -228,7 +273,7 @@ def apply_cluster_layer(
     names = sorted(expected) if label_nodes else []
     objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
     conflicted = any(obj.action == "conflict" for obj in objects)
-    taint = None if conflicted else _taint(api_client, options, sorted(expected))
+    taint = None if conflicted else apply_gpu_taint(api_client, options, sorted(expected))
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:

@@ -16,11 +16,12 @@ from gpuctl.core.bootstrap.cluster import (
     ClusterOptions,
     ClusterResult,
     NodeReadiness,
-    apply_node_layer,
+    apply_gpu_taint,
+    apply_node_labels,
     diagnose_with_verify,
     poll_until_ready,
 )
-from gpuctl.core.chart_release import install_release
+from gpuctl.core.chart_release import chart_identity, install_release
 from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.dra import claimable
@@ -71,19 +72,22 @@ def apply_dra_layer(
     label_nodes: bool,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> ClusterResult:
-    """Label and taint the GPU nodes, install the DRA driver's chart, wait for the ResourceSlices."""
+    """Label the GPU nodes, install the DRA driver's chart, taint the nodes (only once helm has
+    succeeded, as for the GPU Operator), wait for the ResourceSlices."""
     started = time.monotonic()
     settings = options.render.dra or DraSettings()
+    chart = settings.chart_ref()
+    chart_identity(chart)  # a local --chart that is no chart: exit 2 before any write
     render = replace(options.render, gpu_operator=False, rbac=False, verify_cronjob=False, dra=settings)
     values_yaml = render_manifests(render).files[0].content
-    objects, taint = apply_node_layer(api_client, options, expected, label_nodes=label_nodes)
+    objects = apply_node_labels(api_client, options, expected, label_nodes=label_nodes)
     conflicted = any(obj.action == "conflict" for obj in objects)
-    outcome = None
+    outcome, taint = None, None
     if not conflicted:
-        chart = settings.chart_ref()
         outcome = install_release(
             helm, DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE, chart, values_yaml, check=options.check
         )
+        taint = apply_gpu_taint(api_client, options, sorted(expected))
     states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:

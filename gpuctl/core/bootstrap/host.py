@@ -16,6 +16,7 @@ from gpuctl.hosts.events import FailedTask, ProgressState
 from gpuctl.hosts.inventory import Host, load_inventory
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
+from gpuctl.hosts.ssh import check_key_files
 from gpuctl.package_data import playbooks_dir, role_defaults_files
 from gpuctl.shell import command_line
 
@@ -97,6 +98,8 @@ def run_host_bootstrap(
     `reboot_plan`: the hosts not to reboot (reboots.py); None leaves it to the inventory's policy."""
     inventory = load_inventory(inventory_path, limit=limit)
     warnings = validate_inventory(inventory, known_settings(role_defaults_files()))
+    for host in inventory.hosts:
+        check_key_files(host)
     playbook_path = playbook or playbooks_dir() / HOST_PLAYBOOK
     state, on_event = _progress(inventory.hosts, on_progress)
     plan = reboot_plan or RebootPlan()

@@ -17,12 +17,13 @@ from gpuctl.core.bootstrap.cluster import (
     ClusterOptions,
     ClusterResult,
     NodeReadiness,
-    apply_node_layer,
+    apply_gpu_taint,
+    apply_node_labels,
     diagnose_with_verify,
     poll_until_ready,
     readiness,
 )
-from gpuctl.core.chart_release import HelmOutcome, install_release
+from gpuctl.core.chart_release import HelmOutcome, chart_identity, install_release
 from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import render_manifests
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
@@ -120,14 +121,21 @@ def apply_operator_layer(
     label_nodes: bool,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> ClusterResult:
-    """Label and taint the GPU nodes, install the chart, wait for the Operator's validation."""
+    """Label the GPU nodes, install the chart, taint the nodes, wait for the Operator's validation.
+
+    The taint goes on only once helm has succeeded: a failed install (HelmError) then leaves no
+    GPU node tainted against workloads with nothing installed to serve them, and a rerun starts
+    from the same state. The labels go first, as the chart's node selectors need them; they only
+    mark the nodes as GPU nodes."""
     started = time.monotonic()
     settings = resolved_settings(api_client, options.render.operator)
+    chart_identity(settings.chart_ref())  # a local --chart that is no chart: exit 2 before any write
     render = replace(options.render, gpu_operator=True, operator=settings)
     values_yaml = render_manifests(render).files[0].content
-    objects, taint = apply_node_layer(api_client, options, expected, label_nodes=label_nodes)
+    objects = apply_node_labels(api_client, options, expected, label_nodes=label_nodes)
     conflicted = any(obj.action == "conflict" for obj in objects)
     outcome = None if conflicted else install_operator_chart(helm, settings, values_yaml, check=options.check)
+    taint = None if conflicted else apply_gpu_taint(api_client, options, sorted(expected))
     states = [NodeReadiness(name, count, validator="") for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:

@@ -60,6 +60,7 @@ class BootstrapRun:
     cluster: ClusterResult | None = None
     verify: VerifyResult | None = None
     expected_gpus: tuple[tuple[str, int | None], ...] = ()  # node → GPUs it must show
+    host_of_node: tuple[tuple[str, str], ...] = ()  # node → its inventory host (with --inventory)
 
     @property
     def ok(self) -> bool:
@@ -75,13 +76,24 @@ class BootstrapRun:
 
     @property
     def resume_command(self) -> str:
-        """The command that picks up from the failing phase ("" when all passed)."""
+        """The command that picks up from the failing phase ("" when all passed). Where the
+        cluster phase stopped on nodes whose host layer is at fault, rerunning that phase cannot
+        help: the command starts with the host phase limited to their hosts."""
         failed = self.failed_phase
         if not failed:
             return ""
         options: tuple[str | Path, ...] = ("-i", self.request.inventory) if self.request.inventory else ()
         if self.request.cluster.stack != "device-plugin":
             options += ("--stack", self.request.cluster.stack)
+        hosts = self.hosts_to_fix
+        if hosts:
+            inventory = self.request.inventory or "INVENTORY"
+            fix = command_line(
+                "gpuctl", "bootstrap", "--phase", "host", "-i", inventory, "--limit", ",".join(hosts)
+            )
+            phases = ("cluster", "verify") if self.request.phase == "all" else ("cluster",)
+            rest = (command_line("gpuctl", "bootstrap", "--phase", phase, *options) for phase in phases)
+            return " && ".join((fix, *rest))
         if self.request.phase != "all" or failed == "host":
             return command_line("gpuctl", "bootstrap", "--phase", self.request.phase, *options)
         remaining = PHASES[PHASES.index(failed) :]
@@ -89,17 +101,34 @@ class BootstrapRun:
             command_line("gpuctl", "bootstrap", "--phase", phase, *options) for phase in remaining
         )
 
+    @property
+    def hosts_to_fix(self) -> tuple[str, ...]:
+        """The hosts (their node names without an inventory) whose nodes the cluster phase left
+        stuck on the host layer (driver, container toolkit, runtime), when all its stuck nodes are."""
+        if self.cluster is None or self.cluster.ok:
+            return ()
+        stuck = [node for node in self.cluster.nodes if not node.ready]
+        if self.cluster.conflicts or not stuck or not all(node.host_layer for node in stuck):
+            return ()
+        hosts = dict(self.host_of_node)
+        return tuple(hosts.get(node.node, node.node) for node in stuck)
 
-def _expected_gpus(api_client: ApiClient, request: BootstrapRequest) -> tuple[dict[str, int | None], bool]:
-    """GPU node → GPUs it must advertise; True when the nodes come from the inventory."""
+
+def _expected_gpus(
+    api_client: ApiClient, request: BootstrapRequest
+) -> tuple[dict[str, int | None], dict[str, str]]:
+    """GPU node → GPUs it must advertise, and node → its inventory host (empty without an
+    inventory: the GPU nodes are then the cluster's, by their labels)."""
     nodes = list_nodes(api_client)
     if request.inventory is None:
-        return {node.name: labelled_gpus(node) for node in nodes if node.is_gpu_node}, False
+        return {node.name: labelled_gpus(node) for node in nodes if node.is_gpu_node}, {}
     inventory = load_inventory(request.inventory, limit=request.limit)
     mapping = map_hosts(inventory.hosts, nodes, str(request.inventory))
     probes = run_preflight(inventory_path=request.inventory, limit=request.limit)
     pci = {report.name: report.pci_gpus for report in probes.hosts}
-    return {node.name: pci.get(host) for host, node in mapping.items()}, True
+    return {node.name: pci.get(host) for host, node in mapping.items()}, {
+        node.name: host for host, node in mapping.items()
+    }
 
 
 def _verify(
@@ -168,9 +197,9 @@ def run_bootstrap(
         # run of `all` stops after the cluster phase's dry run.
         wanted = PHASES[:2] if request.check else PHASES
     expected: dict[str, int | None] = {}
-    from_inventory = False
+    hosts: dict[str, str] = {}
     if set(wanted) & {"cluster", "verify"} and api_client is not None:
-        expected, from_inventory = _expected_gpus(api_client, request)
+        expected, hosts = _expected_gpus(api_client, request)
     progress: dict[str, Callable[[Any], None] | None] = {
         "host": on_host_progress,
         "cluster": on_cluster_progress,
@@ -184,7 +213,7 @@ def run_bootstrap(
             request,
             api_client=api_client,
             expected=expected,
-            from_inventory=from_inventory,
+            from_inventory=request.inventory is not None,
             progress=progress,
             reboot_plan=reboot_plan,
         )
@@ -199,4 +228,5 @@ def run_bootstrap(
         results.get("cluster"),
         results.get("verify"),
         tuple(sorted(expected.items())),
+        tuple(sorted(hosts.items())),
     )

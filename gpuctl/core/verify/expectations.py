@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpuctl.core.verify.model import Check, Expectations, GpuCounts, NodeResult, Toleration, failed
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import read_input_file
 from gpuctl.kube.nodes import TAINT_EFFECTS
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -63,7 +64,7 @@ def _mapping_from_file(path: Path) -> list[tuple[str, str]]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_input_file(path, "--expect-gpus file").decode("utf-8", "replace"))
     except OSError as error:
         raise ConfigError(
             f"--expect-gpus @{path}: {error.strerror or error}",

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import check_input_file
 from gpuctl.private_files import read_text_nofollow, refuse_link, write_private_file
 
 SIM_ENTRY = "gpuctl-sim"
@@ -33,6 +34,7 @@ class KubeconfigClaim:
 def _load(path: Path) -> dict[str, Any] | None:
     """The kubeconfig at `path` as a dict, None when absent; refuse anything that is not one."""
     refuse_link(path)
+    check_input_file(path, "kubeconfig")  # a FIFO would block the read, a device is no file to write
     try:
         text = read_text_nofollow(path)
     except FileNotFoundError:
