@@ -212,11 +212,6 @@ def connect(settings: SshSettings, *, timeout: float) -> paramiko.SSHClient:
     """An authenticated client, or SshFailure naming the host and what went wrong."""
     lib = _paramiko()
     keys = _keys(lib, settings)
-    if not keys.offered:
-        raise SshFailure(
-            f"{settings.target}: no SSH key to offer (none configured, none in ssh-agent, no ~/.ssh/id_*)",
-            "set ansible_ssh_private_key_file for the host, or load its key into ssh-agent (`ssh-add KEY`)",
-        )
     client: paramiko.SSHClient = lib.SSHClient()
     if settings.check_host_key:
         for path in settings.known_hosts_files:
@@ -246,6 +241,12 @@ def connect(settings: SshSettings, *, timeout: float) -> paramiko.SSHClient:
 def _failure(error: Exception, settings: SshSettings, keys: _Keys) -> SshFailure:
     import paramiko
 
+    if isinstance(error, paramiko.AuthenticationException) and not keys.offered:
+        # said once the host answered: an unreachable host is the first thing to fix
+        return SshFailure(
+            f"{settings.target}: no SSH key to offer (none configured, none in ssh-agent, no ~/.ssh/id_*)",
+            "set ansible_ssh_private_key_file for the host, or load its key into ssh-agent (`ssh-add KEY`)",
+        )
     if isinstance(error, paramiko.AuthenticationException):
         return _auth_failure(error, settings, keys)
     if isinstance(error, paramiko.BadHostKeyException):

@@ -4,48 +4,22 @@ always speaks https to KUBERNETES_SERVICE_HOST, with the service account's CA.""
 from __future__ import annotations
 
 import contextlib
-import datetime
-import ipaddress
 import socket
 import ssl
 import threading
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
 from gpuctl.sim.server.http_server import SimServer
-from gpuctl.sim.server.tls import client_context
+from gpuctl.sim.server.tls import client_context, new_serving_certificate
 
 
 def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (its own CA) and its key, written to `folder`."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
+    """A certificate for 127.0.0.1 (its own CA, made as the sim makes its own) and its key,
+    written to `folder`."""
+    serving = new_serving_certificate()
     cert_path, key_path = folder / "tls.crt", folder / "tls.key"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
+    cert_path.write_bytes(serving.certificate_pem)
+    key_path.write_bytes(serving.key_pem)
     return cert_path, key_path
 
 

@@ -9,8 +9,6 @@ import json
 import os
 import socket
 import ssl
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 import yaml
 
 from gpuctl.sim.server.tls import client_context
+from tests.cluster.test_sim_kubeconfig_safety import gpuctl
 
 SCENARIO = {"nodes": [{"name": "gpu-0", "gpus": 2}]}
 CONFIGMAP = json.dumps({"metadata": {"name": "from-a-page"}, "data": {"a": "1"}}).encode()
@@ -134,16 +133,6 @@ def test_every_sim_has_its_own_token_and_certificate(sim: Any) -> None:
 
 
 # -- the files `sim up` writes ------------------------------------------------------------------------
-def _gpuctl(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpuctl", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def _scenario(tmp_path: Path) -> Path:
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump(SCENARIO), encoding="utf-8")
@@ -152,7 +141,7 @@ def _scenario(tmp_path: Path) -> Path:
 
 def test_the_kubeconfig_and_its_sidecars_are_owner_only_and_real_clients_use_them(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "folder" / "sim.kubeconfig"
-    up = _gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
+    up = gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
     try:
         assert up.returncode == 0, up.stderr
         written = sorted(path.name for path in kubeconfig.parent.iterdir())
@@ -163,10 +152,10 @@ def test_the_kubeconfig_and_its_sidecars_are_owner_only_and_real_clients_use_the
         assert user["token"] not in (kubeconfig.parent / "sim.kubeconfig.sim.json").read_text(
             encoding="utf-8"
         )
-        status = _gpuctl("status", "--kubeconfig", kubeconfig, "-o", "json")
+        status = gpuctl("status", "--kubeconfig", kubeconfig, "-o", "json")
         assert status.returncode == 0, status.stderr
     finally:
-        down = _gpuctl("sim", "down", "--kubeconfig", kubeconfig)
+        down = gpuctl("sim", "down", "--kubeconfig", kubeconfig)
     assert down.returncode == 0, down.stderr
 
 
@@ -176,9 +165,9 @@ def test_a_link_planted_at_a_path_sim_up_writes_is_refused(tmp_path: Path, plant
     victim.write_text("the victim's file\n", encoding="utf-8")
     (tmp_path / planted).symlink_to(victim)
     kubeconfig = tmp_path / "sim.kubeconfig"
-    up = _gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
+    up = gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
     if up.returncode == 0:
-        _gpuctl("sim", "down", "--kubeconfig", kubeconfig)
+        gpuctl("sim", "down", "--kubeconfig", kubeconfig)
     assert up.returncode == 2, up.stdout + up.stderr
     assert f"{tmp_path / planted}: is a symbolic link" in up.stderr
     assert "Traceback" not in up.stderr
@@ -195,10 +184,10 @@ def test_a_kubeconfig_merged_into_is_left_owner_only_with_no_temporary_file(tmp_
         encoding="utf-8",
     )
     os.chmod(kubeconfig, 0o644)
-    up = _gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
+    up = gpuctl("sim", "up", "--scenario", _scenario(tmp_path), "--kubeconfig", kubeconfig, "--detach")
     try:
         assert up.returncode == 0, up.stderr
         assert kubeconfig.stat().st_mode & 0o777 == 0o600
         assert not [path.name for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
     finally:
-        _gpuctl("sim", "down", "--kubeconfig", kubeconfig)
+        gpuctl("sim", "down", "--kubeconfig", kubeconfig)

@@ -183,7 +183,11 @@ def test_a_host_losing_its_nvidia_runtime_is_reported_the_other_passes(cluster: 
     assert f"gpuctl bootstrap --phase host -i INVENTORY --limit {broken.name}" in problem["hint"]
     # The restart names the Operator's plugin pod, not gpuctl's own DaemonSet in kube-system.
     assert f"`kubectl -n {NAMESPACE} delete pod nvidia-device-plugin-daemonset-" in problem["hint"]
-    assert report["resume"] == f"gpuctl bootstrap --phase cluster -i {cluster.inventory} --stack operator"
+    # a host-layer cause: the host phase first, then the cluster phase again
+    assert report["resume"] == (
+        f"gpuctl bootstrap --phase host -i {cluster.inventory} --limit {broken.name} && "
+        f"gpuctl bootstrap --phase cluster -i {cluster.inventory} --stack operator"
+    )
     result = gpuctl("verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "30")
     assert result.returncode == 1
     assert {node["name"]: node["ok"] for node in json.loads(result.stdout)["nodes"]} == {
