@@ -4,6 +4,7 @@ always speaks https to KUBERNETES_SERVICE_HOST, with the service account's CA.""
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
 import threading
@@ -56,20 +57,35 @@ class TlsProxy:
         backend = self.backend.wrap_socket(
             socket.create_connection(("127.0.0.1", self.backend_port)), server_hostname="127.0.0.1"
         )
-        threading.Thread(target=_pipe, args=(backend, secure), daemon=True).start()
-        _pipe(secure, backend)
+        _relay(secure, backend)
 
     def close(self) -> None:
         self.listener.close()
 
 
-def _pipe(source: socket.socket, sink: socket.socket) -> None:
+def _relay(front: ssl.SSLSocket, back: ssl.SSLSocket) -> None:
+    """Both directions in one thread: an SSL socket must not be read and written by two threads
+    at once."""
+    peers = {front: back, back: front}
     try:
-        while data := source.recv(65536):
-            sink.sendall(data)
+        while True:
+            ready = [end for end in peers if end.pending()] or select.select(list(peers), [], [])[0]
+            for end in ready:
+                # Readable may mean a TLS record with no data in it (a session ticket): a blocking
+                # read would then wait while the other side has bytes to pass on.
+                end.setblocking(False)
+                try:
+                    data = end.recv(65536)
+                except ssl.SSLWantReadError:
+                    continue
+                finally:
+                    end.setblocking(True)
+                if not data:
+                    return
+                peers[end].sendall(data)
     except OSError:
         pass
     finally:
-        for end in (source, sink):
+        for end in peers:
             with contextlib.suppress(OSError):
                 end.close()

@@ -37,7 +37,10 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
 
 def _raw_response(cluster: Any, path: str, accept: str) -> tuple[int, Any]:
     api = cluster.api_client()
-    response = api.call_api(*api.param_serialize("GET", path, header_params={"Accept": accept}))
+    request = api.param_serialize(
+        "GET", path, header_params={"Accept": accept}, auth_settings=["BearerToken"]
+    )
+    response = api.call_api(*request)
     response.read()
     return response.status, json.loads(response.data)
 
