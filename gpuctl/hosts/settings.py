@@ -133,7 +133,7 @@ def _value_problem(inventory: Inventory, key: str, value: Any) -> str:
     if key == "gpuctl_fabricmanager" and isinstance(value, bool):
         return ""
     problem = check(value)
-    return f"{origin_of(inventory.path, key, value)}: {key}: {problem}" if problem else ""
+    return f"{origin_of(inventory.path, key)}: {key}: {problem}" if problem else ""
 
 
 def _driver_pin_problem(inventory: Inventory, host: Host) -> str:
@@ -145,7 +145,7 @@ def _driver_pin_problem(inventory: Inventory, host: Host) -> str:
         return ""  # an invalid branch is reported by itself
     key = "gpuctl_driver_version"
     problem = f"{version!r} is not on driver branch {branch!r} (gpuctl_driver_branch)"
-    return f"{origin_of(inventory.path, key, version)}: {key}: {problem}"
+    return f"{origin_of(inventory.path, key)}: {key}: {problem}"
 
 
 def _unknown_key_warning(inventory: Inventory, key: str, known: frozenset[str]) -> str:
@@ -153,7 +153,7 @@ def _unknown_key_warning(inventory: Inventory, key: str, known: frozenset[str]) 
         return ""
     close = difflib.get_close_matches(key, sorted(known | set(CHECKS)), n=1)
     suggestion = f" (did you mean {close[0]}?)" if close else ""
-    where = origin_of(inventory.path, key, None)
+    where = origin_of(inventory.path, key)
     return f"{where}: {key}: unknown gpuctl setting, ignored by the playbooks{suggestion}"
 
 
@@ -168,19 +168,10 @@ def _is_template(value: Any) -> bool:
     return isinstance(value, str) and ("{{" in value or "{%" in value)
 
 
-def origin_of(inventory_path: Path, key: str, value: Any) -> str:
-    """The file that set `key`: ansible's origin tag when it has one, else a search of the usual places."""
-    path = _tagged_origin(value) or _search_origin(inventory_path, key) or str(inventory_path)
-    return _display_path(path)
-
-
-def _tagged_origin(value: Any) -> str | None:
-    try:  # ansible-core >= 2.19 tags every loaded value with the file it came from
-        from ansible._internal._datatag._tags import Origin
-    except ImportError:
-        return None
-    tag = Origin.get_tag(value)
-    return str(tag.path) if tag is not None and tag.path else None
+def origin_of(inventory_path: Path, key: str) -> str:
+    """The file that set `key`: the first of the inventory, its host_vars and group_vars that sets it
+    (ansible-core's own origin tags live in a private module gpuctl does not import)."""
+    return _display_path(_search_origin(inventory_path, key) or str(inventory_path))
 
 
 def _search_origin(inventory_path: Path, key: str) -> str | None:
