@@ -319,12 +319,10 @@ def _reboot_plan(
 
 def _emit(result: BootstrapRun, output: TableOrJson) -> None:
     from gpuctl.cli.output import emit
-    from gpuctl.hosts.private_data import KEPT_CONTENTS
     from gpuctl.report import bootstrap as report
     from gpuctl.report.console import make_console
 
-    artifacts = result.host.artifacts_dir if result.host else None
-    if artifacts and output in (TableOrJson.json, TableOrJson.yaml):
-        note = f"artifacts ({KEPT_CONTENTS}) kept in {artifacts}"
+    note = result.host.artifacts_note if result.host else ""
+    if note and output in (TableOrJson.json, TableOrJson.yaml):
         make_console(stderr=True).print(note, markup=False, soft_wrap=True)
     emit(result, output, report)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.literals import may_match, required_literals
-from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, SIGNATURES, Signature
+from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, Signature
+from gpuctl.diagnose.table import SIGNATURES
 from gpuctl.shell import command_line
 
 __all__ = [

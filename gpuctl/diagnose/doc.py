@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, SIGNATURES, Signature
+from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, Signature
+from gpuctl.diagnose.table import SIGNATURES
 
 HEADER = """\
 # Diagnosis table

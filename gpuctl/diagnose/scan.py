@@ -7,7 +7,8 @@ from itertools import islice
 
 from gpuctl.diagnose import Diagnosis, make_diagnosis, relevant_reasons
 from gpuctl.diagnose.literals import required_literals
-from gpuctl.diagnose.signatures import SIGNATURES, Signature
+from gpuctl.diagnose.signatures import Signature
+from gpuctl.diagnose.table import SIGNATURES
 
 # Placeholders of the hints, for text that names no node, namespace or image.
 PLACEHOLDERS = {"node": "NODE", "namespace": "NAMESPACE", "image": "IMAGE"}

@@ -90,17 +90,3 @@ HARDWARE_FIX = (
     "drain {node} (`kubectl drain {node} --ignore-daemonsets`), read `dmesg | grep -i -e xid -e NVRM` "
     "on it, reset the GPU (`nvidia-smi -r -i GPU`) or power-cycle the node; replace the GPU if it repeats"
 )
-
-
-def _all() -> tuple[Signature, ...]:
-    from gpuctl.diagnose.table_cluster import CLUSTER
-    from gpuctl.diagnose.table_dra import DRA
-    from gpuctl.diagnose.table_gpu import GPU
-    from gpuctl.diagnose.table_operator import OPERATOR
-    from gpuctl.diagnose.table_runtime import RUNTIME
-
-    return (*RUNTIME, *DRA, *GPU, *CLUSTER, *OPERATOR)
-
-
-# Table order is priority: the first specific match wins, generic rows only when nothing else does.
-SIGNATURES: tuple[Signature, ...] = _all()

@@ -3,10 +3,9 @@ the cluster objects and GPU nodes, the verify table), or the `gpuctl.bootstrap/v
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
-from gpuctl.hosts.private_data import KEPT_CONTENTS
 from gpuctl.report import verify as verify_report
 from gpuctl.report.console import make_console
 from gpuctl.report.safe_text import literal
@@ -15,8 +14,6 @@ from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from gpuctl.kube.apply import Applied
 
 
 SCHEMA = "gpuctl.bootstrap/v1"
@@ -220,7 +217,7 @@ def _footer(result: BootstrapResult) -> str:
         text = f"{good} of {total} host(s) prepared, {changed} change(s)"
     text += f", {result.duration_s:.1f}s"
     if result.artifacts_dir:
-        text += f"; artifacts ({KEPT_CONTENTS}) kept in {result.artifacts_dir}"
+        text += f"; {result.artifacts_note}"
     return text
 
 
@@ -263,6 +260,22 @@ def _print_cluster(cluster: ClusterResult, console: Console) -> None:
             console.print(literal(f"{node.node}: {node.problem.id}: {node.problem.message}", style="red"))
             console.print(literal(f"  hint: {node.problem.hint}"))
     console.print(literal(_cluster_summary(cluster)))
+
+
+class Applied(Protocol):
+    """What the summary reads of one applied object (the report reads, never imports, the
+    Kubernetes boundary)."""
+
+    @property
+    def ref(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def foreign(self) -> tuple[tuple[str, tuple[str, ...]], ...]: ...
+    @property
+    def foreign_fields(self) -> str: ...
 
 
 def _print_ownership(obj: Applied, console: Console) -> None:

@@ -5,15 +5,44 @@ plain lines on stderr while the cluster phase waits for the GPUs."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from gpuctl.core.bootstrap.cluster import NodeReadiness
-from gpuctl.hosts.events import HostProgress, ProgressState
 from gpuctl.report.safe_text import literal
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.live import Live
+
+
+class HostProgress(Protocol):
+    """What the table shows of one host: the runner's per-host counts (the report reads, never
+    imports, the host layer)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def current_task(self) -> str: ...
+    @property
+    def ok(self) -> int: ...
+    @property
+    def changed(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def unreachable(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
+    @property
+    def done(self) -> bool: ...
+
+
+class ProgressState(Protocol):
+    """A running playbook: its current play and its hosts, read in one consistent snapshot."""
+
+    def snapshot(self) -> tuple[str, Sequence[HostProgress]]: ...
+
 
 COLUMNS = ("HOST", "TASK", "OK", "CHANGED", "FAILED", "UNREACHABLE", "SKIPPED")
 
@@ -57,7 +86,7 @@ TASK_MAX_WIDTH = 60
 TASK_MIN_WIDTH = 8
 
 
-def _fixed_widths(hosts: tuple[HostProgress, ...]) -> dict[str, int]:
+def _fixed_widths(hosts: Sequence[HostProgress]) -> dict[str, int]:
     """Widths of the columns that are never cut: the host names and the counts."""
     widths = {column: len(column) for column in COLUMNS if column != "TASK"}
     widths["HOST"] = max([widths["HOST"], *(len(host.name) for host in hosts)])

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gpuctl.diagnose.scan import find_all
-from gpuctl.diagnose.signatures import SIGNATURES
+from gpuctl.diagnose.table import SIGNATURES
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ITEMS: list[dict[str, Any]] = yaml.safe_load((CORPUS / "failures.yaml").read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ import pytest
 
 from gpuctl.diagnose import _BY_SOURCE, Diagnosis, diagnose, evidence_line, make_diagnosis
 from gpuctl.diagnose.literals import may_match, required_literals
-from gpuctl.diagnose.signatures import SIGNATURES
+from gpuctl.diagnose.table import SIGNATURES
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

@@ -14,6 +14,7 @@ from gpuctl.errors import ExitCode
 from gpuctl.hosts.driver_state import DriverState, from_role_report
 from gpuctl.hosts.events import FailedTask, ProgressState
 from gpuctl.hosts.inventory import Host, load_inventory
+from gpuctl.hosts.private_data import KEPT_CONTENTS
 from gpuctl.hosts.runner import RunRequest, run_playbook
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.hosts.ssh import check_key_files
@@ -61,6 +62,11 @@ class BootstrapResult:
     artifacts_dir: str | None = None
     warnings: tuple[str, ...] = ()
     rejected_arguments: bool = False  # ansible-playbook refused its command line (extra args after --)
+
+    @property
+    def artifacts_note(self) -> str:
+        """Where the run's kept artefacts are and what they hold ("" when none were kept)."""
+        return f"artifacts ({KEPT_CONTENTS}) kept in {self.artifacts_dir}" if self.artifacts_dir else ""
 
     @property
     def ok(self) -> bool:
