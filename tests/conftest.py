@@ -38,6 +38,16 @@ def pytest_runtest_makereport() -> Generator[None, Any, None]:
         report.longrepr = f"skipped in CI (CI=true), which only allows {ALLOWED_CI_SKIPS}: {reason}"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `-n N --dist loadgroup` (the README's test command) the whole host tier goes to one
+    worker: its test nodes are built once per session and shared, while the other tiers run beside
+    it. tryfirst: pytest-xdist reads the group in its own hook of this name."""
+    for item in items:
+        if item.get_closest_marker("hosts"):
+            item.add_marker(pytest.mark.xdist_group("hosts"))
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say in the log why each test that did not run was skipped, and that CI allowed it."""
     skipped = terminalreporter.stats.get("skipped", [])
