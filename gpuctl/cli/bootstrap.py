@@ -105,7 +105,7 @@ def command(
             "--tags", "-t", help="Only tasks with these tags (comma-separated).", show_default=False
         ),
     ] = None,
-    stack: StackOption = Stack.device_plugin,
+    stack: StackOption = Stack.DEVICE_PLUGIN,
     helm: HelmOption = None,
     chart: ChartOption = DEFAULT_CHART,
     chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
@@ -173,8 +173,8 @@ def command(
     from gpuctl.cli.flag_rules import refuse_inapplicable_flags
     from gpuctl.cli.signals import interruptible
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
-    from gpuctl.core.operator_values import OperatorSettings
-    from gpuctl.core.render import RenderOptions
+    from gpuctl.core.render_options import RenderOptions
+    from gpuctl.core.stacks.settings import OperatorSettings
     from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
     refuse_inapplicable_flags("bootstrap")
@@ -193,17 +193,18 @@ def command(
         chart_version=chart_version,
     )
     # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
-    operator_on_inventory = stack is Stack.operator and inventory is not None
+    operator_on_inventory = stack is Stack.OPERATOR and inventory is not None
     render = RenderOptions(
         mig_strategy=mig_strategy.value,
         sharing=sharing.value,
         replicas=replicas,
+        stack=stack,
         operator=operator,
-        dra=dra_settings(chart, chart_version) if stack is Stack.dra else None,
+        dra=dra_settings(chart, chart_version),
         node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
     )
     helm_runner = None
-    if stack in (Stack.operator, Stack.dra) and phase in (Phase.cluster, Phase.all):
+    if stack in (Stack.OPERATOR, Stack.DRA) and phase in (Phase.cluster, Phase.all):
         helm_runner = _helm(helm, kubeconfig, context)
     request = BootstrapRequest(
         phase=phase.value,
@@ -223,7 +224,6 @@ def command(
             taint=not no_taint,
             force_conflicts=force_conflicts,
             timeout_s=timeout,
-            stack=stack.value,
             helm=helm_runner,
         ),
         verify_timeout_s=timeout,

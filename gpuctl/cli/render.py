@@ -101,7 +101,7 @@ def command(
         ),
     ] = None,
     gpu_operator: Annotated[bool, typer.Option("--gpu-operator", help="Same as --stack operator.")] = False,
-    stack: StackOption = Stack.device_plugin,
+    stack: StackOption = Stack.DEVICE_PLUGIN,
     distribution: DistributionOption = Distribution.auto,
     operator_driver: OperatorDriverOption = False,
     operator_toolkit: OperatorToolkitOption = False,
@@ -137,13 +137,13 @@ def command(
         str, typer.Option("--gpuctl-image", help="Image holding gpuctl, for --verify-cronjob.")
     ] = "",
 ) -> None:
-    from gpuctl.core.operator_values import OperatorSettings
     from gpuctl.core.render import (
-        RenderOptions,
         parse_rbac_subject,
         render_manifests,
         write_rendered,
     )
+    from gpuctl.core.render_options import RenderOptions
+    from gpuctl.core.stacks.settings import OperatorSettings
 
     refuse_inapplicable_flags("render")
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
@@ -162,8 +162,8 @@ def command(
         taint_key=taint_key,
         taint_effect=taint_effect,
         runtime_class=runtime_class,
-        gpu_operator=gpu_operator or stack is Stack.operator,
-        dra=dra_settings(DEFAULT_CHART, chart_version) if stack is Stack.dra else None,
+        stack=Stack.OPERATOR if gpu_operator else stack,
+        dra=dra_settings(DEFAULT_CHART, chart_version),
         operator=operator,
         rbac=rbac,
         rbac_subject=parse_rbac_subject(rbac_subject),

@@ -9,16 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from gpuctl.core.stacks import Stack
 from gpuctl.defaults import DRA_DRIVER_CHART, DRA_DRIVER_CHART_VERSION, OPERATOR_CHART, OPERATOR_CHART_VERSION
 
 if TYPE_CHECKING:
-    from gpuctl.core.dra_values import DraSettings
+    from gpuctl.core.stacks.settings import DraSettings
 
-
-class Stack(str, Enum):
-    device_plugin = "device-plugin"
-    operator = "operator"
-    dra = "dra"
+__all__ = ["Stack"]  # the core's enum is the CLI's --stack choice
 
 
 class Distribution(str, Enum):
@@ -80,7 +77,7 @@ DEFAULT_CHART_VERSION = OPERATOR_CHART_VERSION
 
 def dra_settings(chart: str, chart_version: str) -> DraSettings:
     """--stack dra: the DRA driver's chart unless --chart/--chart-version name another."""
-    from gpuctl.core.dra_values import DraSettings
+    from gpuctl.core.stacks.settings import DraSettings
 
     return DraSettings(
         chart=DRA_DRIVER_CHART if chart == DEFAULT_CHART else chart,

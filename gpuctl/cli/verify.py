@@ -126,7 +126,7 @@ def command(
 ) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.cli.signals import interruptible
-    from gpuctl.core.verify import verify
+    from gpuctl.core.verify.run import verify
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import verify as report
 
@@ -163,7 +163,7 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
     from gpuctl.cli.output import exit_with, print_result
     from gpuctl.cli.signals import interruptible
     from gpuctl.cli.stdout_guard import sleep_while_read
-    from gpuctl.core.verify import verify
+    from gpuctl.core.verify.run import verify
     from gpuctl.core.verify.watch import changes
     from gpuctl.report import verify as report
     from gpuctl.report.console import make_console

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Union
 from gpuctl.core.bootstrap import BootstrapRequest, BootstrapRun, ClusterOptions, run_bootstrap
 from gpuctl.core.status import StatusResult, gpu_status
 from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
-from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
+from gpuctl.core.verify.model import VerifyOptions, VerifyResult
+from gpuctl.core.verify.run import verify
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient

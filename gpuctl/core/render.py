@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from gpuctl.core import dra_values
-from gpuctl.core.dra_values import DraSettings
-from gpuctl.core.operator_values import OperatorSettings, template_variables
+from gpuctl.core.render_options import DEFAULT_VERIFY_SCHEDULE, RbacSubject, RenderedFile, RenderOptions
+from gpuctl.core.stacks.registry import STACKS, stack_for
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
-    DEVICE_PLUGIN_VERSION,
-    DRA_DRIVER_NAMESPACE,
-    GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
-    OPERATOR_NAMESPACE,
     RUNTIME_CLASS,
 )
 from gpuctl.errors import ConfigError, ExitCode
@@ -39,7 +33,6 @@ from gpuctl.validation import (
     subject_name_problem,
 )
 
-CONFIG_MAP_NAME = "nvidia-device-plugin-config"
 MIG_STRATEGIES = ("none", "single", "mixed")
 SHARING_MODES = ("none", "time-slicing", "mps")
 SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
@@ -47,11 +40,6 @@ MAX_REPLICAS = 1024
 # NVIDIA's MPS control daemon refuses more clients per GPU than an MPS server takes: 48 on Volta
 # and newer, 16 before (cmd/mps-control-daemon/mps/device.go of k8s-device-plugin).
 MAX_MPS_REPLICAS = 48
-# Host folder of the MPS control daemon's pipes, logs and shm (the chart's `mps.root`).
-MPS_ROOT = "/run/nvidia/mps"
-# Set by GPU feature discovery on nodes whose GPUs are configured for MPS; NVIDIA's chart runs the
-# control daemon only there.
-MPS_CAPABLE_LABEL = "nvidia.com/mps.capable"
 # Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
 
@@ -59,54 +47,10 @@ SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
 # "restricted") to one of them when it is the verification namespace.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
-DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
 VERIFY_SERVICE_ACCOUNT = "gpuctl"
 VERIFY_CRONJOB_TIMEOUT_S = 300
 MigStrategy = Literal["none", "single", "mixed"]
 Sharing = Literal["none", "time-slicing", "mps"]
-
-
-@dataclass(frozen=True)
-class RbacSubject:
-    """Who the RBAC bindings grant the gpuctl roles to."""
-
-    kind: str = "ServiceAccount"
-    name: str = "gpuctl"
-    namespace: str = GPUCTL_NAMESPACE
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """What to render; every field maps to one `gpuctl render` flag."""
-
-    namespace: str = DEVICE_PLUGIN_NAMESPACE
-    image: str = DEVICE_PLUGIN_IMAGE
-    mig_strategy: str = "none"
-    sharing: str = "none"
-    replicas: int = 2
-    taint_key: str = GPU_TAINT_KEY
-    taint_effect: str = GPU_TAINT_EFFECT
-    runtime_class: str = RUNTIME_CLASS
-    gpu_operator: bool = False
-    rbac: bool = False
-    rbac_subject: RbacSubject = field(default_factory=RbacSubject)
-    verify_namespace: str = GPUCTL_NAMESPACE
-    log_namespaces: tuple[str, ...] = ()  # more namespaces whose GPU plugin logs verify may read
-    node_selector: tuple[tuple[str, str], ...] = ()
-    verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
-    verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
-    gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
-    operator: OperatorSettings = field(default_factory=OperatorSettings)  # with gpu_operator
-    dra: DraSettings | None = None  # --stack dra: NVIDIA's DRA driver chart's values instead
-
-
-@dataclass(frozen=True)
-class RenderedFile:
-    """One output file: its name under --out DIR and its YAML text."""
-
-    filename: str
-    content: str
-    helm_values: bool = False  # Helm values, not Kubernetes objects
 
 
 @dataclass(frozen=True)
@@ -228,81 +172,11 @@ def _validate_mps(options: RenderOptions) -> None:
         )
 
 
-def _sharing_variables(options: RenderOptions) -> dict[str, object]:
-    return {
-        "namespace": options.namespace,
-        "config_map_name": CONFIG_MAP_NAME if options.sharing != "none" else "",
-        "mig_strategy": options.mig_strategy,
-        "sharing": options.sharing,
-        "replicas": options.replicas,
-        "taint_key": options.taint_key,
-        "taint_effect": options.taint_effect,
-        "mps_root": MPS_ROOT,
-    }
-
-
-def _device_plugin_files(options: RenderOptions) -> list[RenderedFile]:
-    variables = _sharing_variables(options)
-    files: list[RenderedFile] = []
-    checksum = ""
-    if options.sharing != "none":
-        config = render_template("nvidia-device-plugin-config.yaml.j2", **variables)
-        checksum = hashlib.sha256(config.encode()).hexdigest()[:16]
-        files.append(RenderedFile("nvidia-device-plugin-config.yaml", config))
-    daemonset = render_template(
-        "nvidia-device-plugin.yaml.j2",
-        **variables,
-        image=options.image,
-        plugin_version=DEVICE_PLUGIN_VERSION,
-        config_checksum=checksum,
-        node_selector=dict(options.node_selector),
-    )
-    files.append(RenderedFile("nvidia-device-plugin.yaml", daemonset))
-    if options.sharing == "mps":
-        files.append(_mps_control_daemon_file(options, variables, checksum))
-    runtime_class = render_template(
-        "runtimeclass-nvidia.yaml.j2",
-        runtime_class_name=options.runtime_class,
-        runtime_handler="nvidia",
-    )
-    files.append(RenderedFile(f"runtimeclass-{options.runtime_class}.yaml", runtime_class))
-    return files
-
-
-def _mps_control_daemon_file(
-    options: RenderOptions, variables: dict[str, object], checksum: str
-) -> RenderedFile:
-    """NVIDIA's MPS control daemon, which `sharing.mps` needs on every node that shares GPUs."""
-    daemonset = render_template(
-        "nvidia-device-plugin-mps-control-daemon.yaml.j2",
-        **variables,
-        image=options.image,
-        plugin_version=DEVICE_PLUGIN_VERSION,
-        config_checksum=checksum,
-        node_selector={**dict(options.node_selector), MPS_CAPABLE_LABEL: "true"},
-    )
-    return RenderedFile("nvidia-device-plugin-mps-control-daemon.yaml", daemonset)
-
-
-def _gpu_operator_files(options: RenderOptions) -> list[RenderedFile]:
-    values = render_template(
-        "gpu-operator-values.yaml.j2",
-        **_sharing_variables(options),
-        **template_variables(options.operator, options.node_selector),
-    )
-    return [RenderedFile("gpu-operator-values.yaml", values, helm_values=True)]
-
-
 def plugin_log_namespaces(options: RenderOptions) -> tuple[str, ...]:
     """Where verify may read GPU plugin logs: the namespace of the rendered stack's plugin pods
     (the device plugin's --namespace, the GPU Operator's or the DRA driver's), then
     --log-namespace. Nowhere else: no cluster-wide pod-log read."""
-    if options.dra is not None:
-        stack = DRA_DRIVER_NAMESPACE
-    elif options.gpu_operator:
-        stack = OPERATOR_NAMESPACE
-    else:
-        stack = options.namespace
+    stack = stack_for(options.stack).plugin_namespace(options)
     return tuple(dict.fromkeys((stack, *options.log_namespaces)))
 
 
@@ -352,17 +226,18 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
     return [RenderedFile("verify-cronjob.yaml", cronjob), RenderedFile("verify-cronjob-rbac.yaml", rbac)]
 
 
-def render_manifests(options: RenderOptions) -> RenderResult:
-    """Render the cluster layer: the static device plugin (+ sharing config, + the MPS control
-    daemon for MPS) and RuntimeClass, or, with `gpu_operator`, the GPU Operator's Helm values
-    (the operator then creates them)."""
+def render_stack(options: RenderOptions) -> list[RenderedFile]:
+    """The files of the chosen stack alone, its options checked first: the static device plugin
+    (+ sharing config, + the MPS control daemon for MPS) and RuntimeClass, or the Helm values of
+    the GPU Operator's or the DRA driver's chart (which then create them)."""
     _validate(options)
-    files = _gpu_operator_files(options) if options.gpu_operator else _device_plugin_files(options)
-    if options.dra is not None:
-        taint = (options.taint_key, options.taint_effect)
-        variables = dra_values.template_variables(options.dra, taint, options.node_selector)
-        values = render_template(dra_values.VALUES_FILE + ".j2", **variables)
-        files = [RenderedFile(dra_values.VALUES_FILE, values, helm_values=True)]
+    return stack_for(options.stack).render(options)
+
+
+def render_manifests(options: RenderOptions) -> RenderResult:
+    """Render the cluster layer: the stack's files (render_stack), then with --rbac gpuctl's
+    roles and with --verify-cronjob the CronJob that keeps proving the GPUs."""
+    files = render_stack(options)
     if options.rbac:
         files.extend(rbac_files(options))
     if options.verify_cronjob:
@@ -386,11 +261,7 @@ def parse_rbac_subject(text: str) -> RbacSubject:
 
 
 _OWN_NAMES = (
-    "nvidia-device-plugin.yaml",
-    "nvidia-device-plugin-config.yaml",
-    "nvidia-device-plugin-mps-control-daemon.yaml",
-    "gpu-operator-values.yaml",
-    dra_values.VALUES_FILE,
+    *(name for stack in STACKS.values() for name in stack.own_files),
     "rbac-verify.yaml",
     "rbac-taint.yaml",
     "rbac-status.yaml",

@@ -97,6 +97,8 @@ SOURCES = {
     "events": "Pod events (FailedCreatePodSandBox, FailedMount)",
     "node": "Node state",
     "operator-driver": "GPU Operator driver container log (`bootstrap --stack operator`)",
+    "cuda-workload": "CUDA check (`verify --level cuda`: vectorAdd on every GPU)",
+    "nccl-workload": "NCCL all-reduce (`verify --level nccl`: nccl-tests all_reduce_perf)",
 }
 
 

@@ -23,7 +23,7 @@ class Signature:
 
     id: str
     source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node
-    # | operator-driver
+    # | operator-driver | cuda-workload | nccl-workload
     pattern: re.Pattern[str]
     cause: str
     hint: str

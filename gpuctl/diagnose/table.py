@@ -9,5 +9,6 @@ from gpuctl.diagnose.table_dra import DRA
 from gpuctl.diagnose.table_gpu import GPU
 from gpuctl.diagnose.table_operator import OPERATOR
 from gpuctl.diagnose.table_runtime import RUNTIME
+from gpuctl.diagnose.table_workload import WORKLOAD
 
-SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *DRA, *GPU, *CLUSTER, *OPERATOR)
+SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *DRA, *GPU, *WORKLOAD, *CLUSTER, *OPERATOR)

@@ -57,9 +57,10 @@ GPU = (
         "is not running on the node, or its version differs from the driver's; nvidia-smi still lists "
         "the GPUs",
         "on {node}: `systemctl status nvidia-fabricmanager` and `journalctl -u nvidia-fabricmanager`; "
-        "install nvidia-fabricmanager of exactly the driver's version and start it (`gpuctl bootstrap "
-        "--phase host -i INVENTORY --limit {node}` does both), then `gpuctl preflight --limit {node}`",
-        also=("plugin-log", "events", "runtime"),
+        "install nvidia-fabricmanager of exactly the driver's version and start it (`sudo systemctl "
+        "enable --now nvidia-fabricmanager`; `gpuctl bootstrap --phase host -i INVENTORY --limit {node}` "
+        "does both), then `gpuctl preflight --limit {node}`",
+        also=("plugin-log", "events", "runtime", "cuda-workload", "nccl-workload"),
     ),
     sig(
         "gpu.fallen-off-bus", "kernel", "hardware",

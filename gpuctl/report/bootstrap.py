@@ -81,7 +81,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
             | ({"operator_validator": node.validator} if node.validator is not None else {})
             for node in cluster.nodes
         ],
-        "stack": cluster.stack or ("operator" if cluster.helm is not None else "device-plugin"),
+        "stack": cluster.stack.value,
         "helm": _helm_json(cluster),
         "cluster_policies": dict(cluster.policy_states),
         "warnings": list(cluster.warnings),
@@ -89,7 +89,7 @@ def cluster_json(cluster: ClusterResult) -> dict[str, Any]:
 
 
 def _helm_json(cluster: ClusterResult) -> dict[str, Any] | None:
-    """--stack operator: the exact helm command and what it did (null for the device plugin)."""
+    """A stack installed from a chart: the exact helm command and what it did (null for the device plugin)."""
     helm = cluster.helm
     if helm is None:
         return None

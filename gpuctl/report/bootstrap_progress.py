@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from gpuctl.core.bootstrap.cluster import NodeReadiness
+from gpuctl.core.bootstrap import NodeReadiness
 from gpuctl.report.safe_text import literal
 
 if TYPE_CHECKING:

@@ -52,7 +52,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         "product": node.product or None,
         "driver_version": node.driver_version or None,
         "pod_seconds": None if node.pod_seconds is None else round(node.pod_seconds, 3),
-        "gpu_allocation": node.gpu_allocation,
+        "gpu_allocation": node.gpu_allocation.value,
         "checks": [check_dict(check) for check in node.checks],
     }
 

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from gpuctl.core.render import (
-    MPS_CAPABLE_LABEL,
     SUPPORTED_KUBERNETES_VERSIONS,
     RenderOptions,
     parse_rbac_subject,
     render_manifests,
 )
+from gpuctl.core.stacks.device_plugin import MPS_CAPABLE_LABEL
 from tests.polling import wait_until
 from tests.rendered import create_documents
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import RenderOptions, plugin_log_namespaces, render_manifests
+from gpuctl.core.stacks import Stack
 from gpuctl.defaults import GPUCTL_NAMESPACE
 from gpuctl.sim.api.kinds import ALL_VERBS, RESOURCE_TYPES
 
@@ -24,11 +24,11 @@ STACKS: dict[str, tuple[dict[str, Any], RenderOptions]] = {
     "device-plugin": ({"devicePlugin": "installed"}, RenderOptions(rbac=True)),
     "operator": (
         {"gpuOperator": {"driver": {"enabled": False}}},
-        RenderOptions(rbac=True, gpu_operator=True),
+        RenderOptions(rbac=True, stack=Stack.OPERATOR),
     ),
     "dra": (
         {"kubernetesVersion": "v1.34.1", "gpuAllocation": "dra"},
-        RenderOptions(rbac=True, dra=DraSettings()),
+        RenderOptions(rbac=True, stack=Stack.DRA),
     ),
 }
 # The custom resources gpuctl reads, served from their CRDs (not among the built-in kinds).

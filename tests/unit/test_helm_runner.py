@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from gpuctl.core.chart_release import chart_identity
-from gpuctl.core.operator_values import OperatorSettings, distribution_of
 from gpuctl.core.render import RenderOptions, render_manifests
+from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.settings import OperatorSettings, distribution_of
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.helm import Chart, Helm, HelmError, find_helm, parse_version, supported_version
 from tests.helm import HELM, OPERATOR_CHART, needs_helm
@@ -65,7 +66,7 @@ def test_helm_failing_surfaces_its_own_message_and_exits_1(tmp_path: Path) -> No
 @needs_helm
 def test_the_chart_renders_gpuctls_values() -> None:
     settings = OperatorSettings(driver_enabled=False, toolkit_enabled=True, distribution="k3s")
-    values = render_manifests(RenderOptions(gpu_operator=True, operator=settings)).files[0].content
+    values = render_manifests(RenderOptions(stack=Stack.OPERATOR, operator=settings)).files[0].content
     rendered = Helm(Path(HELM)).template("gpu-operator", "gpu-operator", Chart(str(CHART)), values)
     policy = next(doc for doc in yaml.safe_load_all(rendered) if doc and doc["kind"] == "ClusterPolicy")
     assert policy["spec"]["driver"]["enabled"] is False

@@ -12,13 +12,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import (
     SUPPORTED_KUBERNETES_VERSIONS,
     RenderOptions,
     parse_rbac_subject,
     render_manifests,
 )
+from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.pod_manifest import NAMESPACE_LABELS
 from gpuctl.defaults import (
     DEVICE_PLUGIN_NAMESPACE,
@@ -34,8 +34,8 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
         RenderOptions(rbac=True, namespace="nvidia-device-plugin", verify_namespace="gpu-proof"),
         {"gpu-proof", "nvidia-device-plugin"},
     ),
-    "operator": (RenderOptions(rbac=True, gpu_operator=True), {GPUCTL_NAMESPACE, OPERATOR_NAMESPACE}),
-    "dra": (RenderOptions(rbac=True, dra=DraSettings()), {GPUCTL_NAMESPACE, DRA_DRIVER_NAMESPACE}),
+    "operator": (RenderOptions(rbac=True, stack=Stack.OPERATOR), {GPUCTL_NAMESPACE, OPERATOR_NAMESPACE}),
+    "dra": (RenderOptions(rbac=True, stack=Stack.DRA), {GPUCTL_NAMESPACE, DRA_DRIVER_NAMESPACE}),
     "log-namespaces": (
         RenderOptions(rbac=True, log_namespaces=("nvidia", "kube-system", "nvidia")),
         {GPUCTL_NAMESPACE, DEVICE_PLUGIN_NAMESPACE, "nvidia"},
@@ -49,7 +49,7 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
             verify_cronjob=True,
             gpuctl_image="example.org/gpuctl:0.1.0",
             verify_namespace="gpu-proof",
-            gpu_operator=True,
+            stack=Stack.OPERATOR,
         ),
         {"gpu-proof", OPERATOR_NAMESPACE},
     ),

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuctl.core.dra_values import DraSettings
 from gpuctl.core.render import (
     RbacSubject,
     RenderOptions,
     parse_rbac_subject,
     render_manifests,
 )
+from gpuctl.core.stacks import Stack
 from gpuctl.defaults import DEVICE_PLUGIN_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.templating import render_template, template_names
@@ -203,7 +203,9 @@ def test_custom_taint_image_namespace_and_node_selector() -> None:
 
 
 def test_gpu_operator_values() -> None:
-    result = render_manifests(RenderOptions(gpu_operator=True, sharing="time-slicing", mig_strategy="single"))
+    result = render_manifests(
+        RenderOptions(stack=Stack.OPERATOR, sharing="time-slicing", mig_strategy="single")
+    )
     assert [rendered.filename for rendered in result.files] == ["gpu-operator-values.yaml"]
     values = yaml.safe_load(result.files[0].content)
     assert values["driver"] == {"enabled": False}
@@ -281,7 +283,7 @@ def test_rbac_subject_user_and_group() -> None:
         (RenderOptions(sharing="time-slicing", replicas=1), "--replicas"),
         (RenderOptions(sharing="mps", mig_strategy="mixed"), "--sharing mps --mig-strategy mixed"),
         (RenderOptions(sharing="mps", replicas=49), "--sharing mps --replicas 49"),
-        (RenderOptions(gpu_operator=True, sharing="mps", mig_strategy="mixed"), "--mig-strategy mixed"),
+        (RenderOptions(stack=Stack.OPERATOR, sharing="mps", mig_strategy="mixed"), "--mig-strategy mixed"),
     ],
 )
 def test_bad_options_name_the_flag(options: RenderOptions, flag: str) -> None:
@@ -300,8 +302,8 @@ def test_every_template_is_reachable_from_render() -> None:
     for options in (
         RenderOptions(sharing="time-slicing", rbac=True),
         RenderOptions(sharing="mps"),
-        RenderOptions(gpu_operator=True),
-        RenderOptions(dra=DraSettings()),
+        RenderOptions(stack=Stack.OPERATOR),
+        RenderOptions(stack=Stack.DRA),
         RenderOptions(verify_cronjob=True, gpuctl_image="example.org/gpuctl:0.1.0"),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}

@@ -1,6 +1,6 @@
 """`gpuctl bootstrap`: phases.py runs host → cluster → verify; host.py drives the Ansible host
-layer, cluster.py applies the cluster layer and waits for the GPUs, node_map.py matches inventory
-hosts to Kubernetes nodes."""
+layer, cluster.py installs any stack (gpuctl.core.stacks) and waits for the GPUs, node_map.py
+matches inventory hosts to Kubernetes nodes."""
 
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness
 from gpuctl.core.bootstrap.host import (

@@ -1,37 +1,43 @@
-"""`bootstrap --phase cluster` (device plugin stack): apply the cluster layer, then wait until
-every GPU node advertises the GPUs it must have.
+"""`bootstrap --phase cluster`: install the chosen stack, then wait until every GPU node has the
+GPUs it must have. One sequence for every stack (gpuctl.core.stacks, as kind's create actions):
 
-The objects are exactly what `gpuctl render` prints for the same flags (device plugin, sharing
-config, MPS daemon, RuntimeClass), applied server-side as field manager `gpuctl`, plus the
-`nvidia.com/gpu.present` label on the inventory's nodes and the GPU taint (taint core). Nothing
-is sent for an object that already matches, so a second run writes nothing.
+1. the stack's options completed from the cluster and checked (a bad --chart: exit 2, no write);
+2. its objects (the device plugin's manifests, exactly what `gpuctl render` prints for the same
+   flags) and the `nvidia.com/gpu.present` label of the inventory's nodes, applied server-side as
+   field manager `gpuctl` (nothing is sent for an object that already matches, so a second run
+   writes nothing); the labels go in before a chart, whose node selectors need them;
+3. what the stack installs besides (its Helm release: skipped when it already matches);
+4. the GPU taint (taint core), only once that succeeded: a failed helm (HelmError) then leaves no
+   GPU node tainted against workloads with nothing installed to serve them;
+5. the wait: the stack's readiness polled until every node is ready or stuck for good, the nodes
+   still waiting diagnosed by the stack (verify's read-only checks where it has nothing better);
+6. what the stack reports of itself (the Operator's ClusterPolicies, a second device plugin).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import yaml
-
-from gpuctl.core.render import RenderOptions, render_manifests
+from gpuctl.core.render import render_stack
+from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import ClusterOptions, NodeReadiness
+from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
-from gpuctl.core.verify import Check, VerifyOptions, verify
-from gpuctl.core.verify.model import Expectations
-from gpuctl.core.verify.sharing import physical_allocatable
-from gpuctl.diagnose import signature_of
+from gpuctl.core.verify.model import Check, Expectations, VerifyOptions
+from gpuctl.core.verify.run import verify
 from gpuctl.errors import ExitCode
 from gpuctl.kube.apply import Applied, Applier
-from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
-from gpuctl.kube.nodes import GFD_PRESENT_LABEL, NodeInfo, list_nodes
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 from gpuctl.kube.raw import JsonDict
 
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
-    from gpuctl.helm import Helm
     from gpuctl.kube.client import ApiClient
+
+__all__ = ["ClusterOptions", "ClusterResult", "NodeReadiness", "apply_cluster_layer"]
 
 POLL_S = 1.0
 # A diagnosis reads plugin pods and their logs: the nodes still waiting are diagnosed first once
@@ -43,64 +49,16 @@ DIAGNOSIS_EVERY_MAX_S = 30.0
 
 
 @dataclass(frozen=True)
-class ClusterOptions:
-    render: RenderOptions = field(default_factory=RenderOptions)
-    check: bool = False
-    taint: bool = True
-    force_conflicts: bool = False
-    timeout_s: float = 300.0
-    stack: str = "device-plugin"  # device-plugin | operator (render.operator: the chart's settings)
-    helm: Helm | None = None  # the user's helm, for --stack operator
-
-
-@dataclass(frozen=True)
-class NodeReadiness:
-    """One GPU node while the cluster layer comes up. `expected`: GPUs it must advertise (None:
-    at least one)."""
-
-    node: str
-    expected: int | None
-    allocatable: int = 0
-    plugin_ready: bool = False
-    problem: Check | None = None  # why it is stuck, once the wait gave up
-    # --stack operator: the Operator's validator on the node (ready, absent, waiting: ...).
-    validator: str | None = None
-
-    @property
-    def ready(self) -> bool:
-        enough = self.allocatable == self.expected if self.expected is not None else self.allocatable > 0
-        return self.plugin_ready and enough and self.validator in (None, "ready")
-
-    @property
-    def terminal(self) -> bool:
-        """Stuck for good: its diagnosis lies beyond the cluster layer (the host's driver, toolkit
-        or runtime, or a GPU fault), so waiting longer cannot bring its GPUs."""
-        return not self.ready and _beyond_the_cluster(self.problem)
-
-    @property
-    def host_layer(self) -> bool:
-        """Stuck on what `gpuctl bootstrap --phase host` installs: rerunning the cluster phase
-        cannot help, the host phase can."""
-        found = signature_of(self.problem.diagnosis) if self.problem is not None else None
-        return not self.ready and found is not None and found.host_layer
-
-
-def _beyond_the_cluster(problem: Check | None) -> bool:
-    found = signature_of(problem.diagnosis) if problem is not None else None
-    return found is not None and found.beyond_the_cluster
-
-
-@dataclass(frozen=True)
 class ClusterResult:
     check: bool
     objects: tuple[Applied, ...]
     taint: TaintResult | None
     nodes: tuple[NodeReadiness, ...]
+    stack: Stack
     timed_out: bool = False  # the wait ran to --timeout (not: every unready node was terminal)
     duration_s: float = 0.0
-    helm: HelmOutcome | None = None  # --stack operator: what helm did
+    helm: HelmOutcome | None = None  # a stack installed from a chart: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
-    stack: str = ""  # "dra" for --stack dra ("": device-plugin, or operator where helm ran)
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
     @property
@@ -136,32 +94,6 @@ def node_labels(nodes: list[str]) -> list[JsonDict]:
     ]
 
 
-def cluster_manifests(options: RenderOptions, nodes: list[str]) -> list[JsonDict]:
-    """The rendered device plugin stack as objects, then a label for each named GPU node."""
-    manifests: list[JsonDict] = []
-    for rendered in render_manifests(options).files:
-        manifests.extend(doc for doc in yaml.safe_load_all(rendered.content) if doc)
-    return manifests + node_labels(nodes)
-
-
-def readiness(api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
-    nodes = {node.name: node for node in list_nodes(api_client)}
-    plugin_pods = device_plugin_pods(api_client, list_gpu_daemonsets(api_client))
-    states = []
-    for name, count in sorted(expected.items()):
-        node: NodeInfo | None = nodes.get(name)
-        pod = plugin_pods.get(name)
-        states.append(
-            NodeReadiness(
-                name,
-                count,
-                physical_allocatable(node) if node else 0,
-                bool(pod and pod.ready and pod.phase == "Running"),
-            )
-        )
-    return states
-
-
 def diagnose_with_verify(api_client: ApiClient, stuck: list[NodeReadiness]) -> dict[str, Check | None]:
     """Why each stuck node is stuck: verify's read-only checks (plugin pod, its log, capacity)."""
     gpus = tuple((node.node, node.expected) for node in stuck if node.expected is not None)
@@ -178,8 +110,7 @@ def poll_until_ready(
 ) -> tuple[list[NodeReadiness], bool]:
     """Poll `read` until every node is ready or terminal (diagnosed beyond the cluster layer:
     waiting cannot help it), or `timeout_s` passes; (states, timed out). The nodes still waiting
-    are diagnosed every few seconds, and those not ready at the end carry `diagnose`'s reason.
-    Every stack waits this way."""
+    are diagnosed every few seconds, and those not ready at the end carry `diagnose`'s reason."""
     started = time.monotonic()
     deadline = started + timeout_s
     next_diagnosis, interval = started + FIRST_DIAGNOSIS_S, DIAGNOSIS_EVERY_S
@@ -212,35 +143,11 @@ def _with_problems(states: list[NodeReadiness], problems: dict[str, Check | None
     return [replace(state, problem=None if state.ready else problems.get(state.node)) for state in states]
 
 
-def wait_for_gpus(
-    api_client: ApiClient,
-    expected: dict[str, int | None],
-    timeout_s: float,
-    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
-) -> tuple[list[NodeReadiness], bool]:
-    """Poll until every node in `expected` advertises its GPUs through the device plugin."""
-    return poll_until_ready(
-        lambda: readiness(api_client, expected),
-        lambda stuck: diagnose_with_verify(api_client, stuck),
-        timeout_s,
-        on_progress,
-    )
-
-
 def apply_gpu_taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:
     """The GPU taint on these nodes (None with --no-taint or no node)."""
     if not options.taint or not nodes:
         return None
     return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT, node_names=nodes, dry_run=options.check)
-
-
-def apply_node_labels(
-    api_client: ApiClient, options: ClusterOptions, expected: dict[str, int | None], *, label_nodes: bool
-) -> tuple[Applied, ...]:
-    """The GPU label on the inventory's nodes, which a chart's node selectors need before it goes
-    in (the GPU taint comes last, once the stack is installed: see apply_operator_layer)."""
-    applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
-    return tuple(applier.apply(label) for label in node_labels(sorted(expected) if label_nodes else []))
 
 
 def apply_cluster_layer(
@@ -251,33 +158,30 @@ def apply_cluster_layer(
     label_nodes: bool,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
 ) -> ClusterResult:
-    """Apply, taint, wait. `expected`: GPU node name → GPUs it must advertise (None: >= 1)."""
-    if options.stack == "dra":
-        from gpuctl.core.bootstrap.dra import apply_dra_layer
-
-        if options.helm is None:
-            raise ValueError("--stack dra needs a helm")  # the CLI always passes one
-        return apply_dra_layer(
-            api_client, options.helm, options, expected, label_nodes=label_nodes, on_progress=on_progress
-        )
-    if options.stack == "operator":
-        from gpuctl.core.bootstrap.operator import apply_operator_layer
-
-        if options.helm is None:
-            raise ValueError("--stack operator needs a helm")  # the CLI always passes one
-        return apply_operator_layer(
-            api_client, options.helm, options, expected, label_nodes=label_nodes, on_progress=on_progress
-        )
+    """Install, taint, wait. `expected`: GPU node name → GPUs it must advertise (None: >= 1)."""
     started = time.monotonic()
+    stack = stack_for(options.stack)
+    options = stack.prepare(api_client, options)
+    rendered = render_stack(options.render)
     applier = Applier(api_client, dry_run=options.check, force_conflicts=options.force_conflicts)
-    names = sorted(expected) if label_nodes else []
-    objects = tuple(applier.apply(manifest) for manifest in cluster_manifests(options.render, names))
+    labels = node_labels(sorted(expected) if label_nodes else [])
+    objects = tuple(applier.apply(manifest) for manifest in [*stack.manifests(rendered), *labels])
     conflicted = any(obj.action == "conflict" for obj in objects)
+    helm = None if conflicted else stack.install(options, rendered)
     taint = None if conflicted else apply_gpu_taint(api_client, options, sorted(expected))
-    states = [NodeReadiness(name, count) for name, count in sorted(expected.items())]
+    states = [stack.pending(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:
-        states, timed_out = wait_for_gpus(api_client, expected, options.timeout_s, on_progress)
+        states, timed_out = poll_until_ready(
+            lambda: stack.readiness(api_client, expected),
+            lambda stuck: stack.diagnose(
+                api_client, stuck, options, lambda rest: diagnose_with_verify(api_client, rest)
+            ),
+            options.timeout_s,
+            on_progress,
+        )
+    findings = stack.findings(api_client)
     return ClusterResult(
-        options.check, objects, taint, tuple(states), timed_out, round(time.monotonic() - started, 2)
-    )
+        options.check, objects, taint, tuple(states), options.stack, timed_out,
+        round(time.monotonic() - started, 2), helm, findings.policy_states, findings.warnings,
+    )  # fmt: skip

@@ -18,8 +18,9 @@ from gpuctl.core.bootstrap.host import BootstrapResult, run_host_bootstrap
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.preflight import run_preflight
-from gpuctl.core.verify import VerifyOptions, VerifyResult, verify
-from gpuctl.core.verify.model import Expectations
+from gpuctl.core.stacks import Stack
+from gpuctl.core.verify.model import Expectations, VerifyOptions, VerifyResult
+from gpuctl.core.verify.run import verify
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.kube.nodes import list_nodes
@@ -83,8 +84,8 @@ class BootstrapRun:
         if not failed:
             return ""
         options: tuple[str | Path, ...] = ("-i", self.request.inventory) if self.request.inventory else ()
-        if self.request.cluster.stack != "device-plugin":
-            options += ("--stack", self.request.cluster.stack)
+        if self.request.cluster.stack is not Stack.DEVICE_PLUGIN:
+            options += ("--stack", self.request.cluster.stack.value)
         hosts = self.hosts_to_fix
         if hosts:
             inventory = self.request.inventory or "INVENTORY"

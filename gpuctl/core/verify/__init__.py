@@ -1,14 +1,18 @@
 """`gpuctl verify`: prove every GPU node, diagnose the rest.
 
-run.py orchestrates and is where to start reading; it calls each part directly:
-node_checks (read-only per node), cluster_checks, pod_manifest (the verification pod),
-pod_run (create, follow, clean up), pod_judgement (scheduling, image pull, nvidia-smi output),
-expectations (--expect-nodes/--expect-gpus/--toleration), model (options and results).
+run.py orchestrates and is where to start reading (`from gpuctl.core.verify.run import verify`);
+it asks each node's GPU allocation (gpuctl.core.stacks) for what differs between the device plugin
+and DRA, and calls each part directly: snapshot (the read-only phase's reads), node_checks
+(read-only per node), cluster_checks, pod_manifest (the verification pod), pod_run (create,
+follow, clean up), pod_judgement (scheduling, image pull, nvidia-smi output), expectations
+(--expect-nodes/--expect-gpus/--toleration), model (options and results).
+
+This file imports only the leaves (model, expectations): the stacks import verify's check modules,
+and verify's run imports the stacks.
 """
 
 from gpuctl.core.verify.expectations import parse_expectations, parse_toleration
 from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyOptions, VerifyResult
-from gpuctl.core.verify.run import verify
 
 __all__ = [
     "Check",
@@ -18,5 +22,4 @@ __all__ = [
     "VerifyResult",
     "parse_expectations",
     "parse_toleration",
-    "verify",
 ]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
-from gpuctl.core.verify.pod_judgement import evaluate
 from gpuctl.core.verify.pod_manifest import CONTAINER
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 from gpuctl.diagnose import diagnose
@@ -24,7 +23,6 @@ from gpuctl.shell import command_line
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
     from gpuctl.kube.nodes import NodeInfo
-    from gpuctl.kube.pods import PodOutcome
     from gpuctl.kube.raw import JsonDict
 
 CLAIM = "gpus"  # the pod's name for its claim
@@ -220,11 +218,9 @@ def claim_pod(pod: JsonDict, template: str) -> JsonDict:
     return dict(pod, spec=spec)
 
 
-def judge(outcome: PodOutcome, node: NodeInfo, facts: DraFacts, namespace: str, image: str) -> PodEvaluation:
-    """Like a device-plugin pod (GPUs seen = the published GPUs a claim can get), and nvidia-smi's
-    GPUs against the published devices' uuid, productName and driverVersion."""
-    published = facts.published(node)
-    evaluation = evaluate(outcome, node, claimable(published), namespace, image)
+def matched_to_published(evaluation: PodEvaluation, published: DraNode) -> PodEvaluation:
+    """The pod's evaluation (GPUs seen against the published GPUs a claim can get) with
+    dra.devices: nvidia-smi's GPUs against the published devices' uuid, productName and driverVersion."""
     if evaluation.seen is None:
         return evaluation
     return replace(evaluation, checks=(*evaluation.checks, _matches_published(evaluation, published)))

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
+from gpuctl.core.stacks import Stack
 from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
 from gpuctl.shell import command_line
-
-if TYPE_CHECKING:
-    from gpuctl.core.verify.operator_checks import OperatorView
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
 
@@ -84,7 +81,7 @@ class NodeResult:
     driver_version: str = ""
     sharing: SharingSummary = field(default_factory=SharingSummary)
     pod_seconds: float | None = None  # the node's verification pod, create request to end
-    gpu_allocation: str = "device-plugin"  # device-plugin | dra: how the node gives pods its GPUs
+    gpu_allocation: Stack = Stack.DEVICE_PLUGIN  # how the node gives pods its GPUs (device plugin or DRA)
 
     @property
     def ok(self) -> bool:
@@ -111,6 +108,18 @@ class RunFacts:
 
 
 @dataclass(frozen=True)
+class OperatorView:
+    """What the GPU Operator says: its namespace, each node's validator state, its policies."""
+
+    namespace: str
+    validators: tuple[tuple[str, str], ...]  # node → ready | absent | waiting: <validation> | phase
+    cluster_policies: tuple[tuple[str, str], ...]  # ClusterPolicy → status.state
+
+    def state_of(self, node: str) -> str:
+        return dict(self.validators).get(node, "absent")
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     nodes: tuple[NodeResult, ...]
     cluster_checks: tuple[Check, ...]
@@ -120,6 +129,8 @@ class VerifyResult:
     duration_s: float = 0.0
     kept_pods: tuple[str, ...] = ()  # --keep-pods: the verification pods left in `namespace`
     operator: OperatorView | None = None  # the GPU Operator's view, on an Operator-managed cluster
+    # what a kept run leaves behind, as kubectl names the kinds (DRA nodes: the claim template too)
+    kept_kinds: tuple[str, ...] = ("pods",)
 
     @property
     def cleanup_command(self) -> str:
@@ -127,10 +138,14 @@ class VerifyResult:
         (their claims go with the pods), ("" when none were kept)."""
         if not self.kept_pods:
             return ""
-        through_dra = any(node.gpu_allocation == "dra" for node in self.nodes)
-        kinds = "pods,resourceclaimtemplates" if through_dra else "pods"
         return command_line(
-            "kubectl", "-n", self.namespace, "delete", kinds, "-l", f"{RUN_LABEL_KEY}={self.run_id}"
+            "kubectl",
+            "-n",
+            self.namespace,
+            "delete",
+            ",".join(self.kept_kinds),
+            "-l",
+            f"{RUN_LABEL_KEY}={self.run_id}",
         )
 
     @property

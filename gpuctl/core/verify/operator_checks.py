@@ -5,10 +5,9 @@ state, and reports them next to its own checks: a validator not reporting succes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuctl.core.verify.model import Check, passed, warned
+from gpuctl.core.verify.model import Check, OperatorView, passed, warned
 from gpuctl.core.verify.operator_state import READY, validator_state, validators_by_node
 from gpuctl.kube.gpu_operator import VALIDATOR, cluster_policy_states, list_operand_pods
 from gpuctl.shell import command_line
@@ -18,18 +17,6 @@ if TYPE_CHECKING:
     from gpuctl.kube.daemonsets import DaemonSetInfo
 
 VALIDATOR_COMPONENT = "GPU Operator validator"  # gpuctl.kube.daemonsets' name for its DaemonSet
-
-
-@dataclass(frozen=True)
-class OperatorView:
-    """What the GPU Operator says: its namespace, each node's validator state, its policies."""
-
-    namespace: str
-    validators: tuple[tuple[str, str], ...]  # node → ready | absent | waiting: <validation> | phase
-    cluster_policies: tuple[tuple[str, str], ...]  # ClusterPolicy → status.state
-
-    def state_of(self, node: str) -> str:
-        return dict(self.validators).get(node, "absent")
 
 
 def read_operator(

@@ -18,10 +18,9 @@ gpuctl may not read it instead of ending the run.
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from gpuctl.core.verify import dra
-from gpuctl.core.verify import node_checks as checks
+from gpuctl.core.stacks.registry import allocation_of
 from gpuctl.core.verify.expectations import expected_gpus
 from gpuctl.core.verify.model import Check, CheckStatus, PodEvaluation, VerifyOptions, skipped, warned
 from gpuctl.errors import UnreachableError
@@ -31,6 +30,7 @@ from gpuctl.kube.pods import read_pod_log
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
+    from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
 
 TAIL_LINES = 200
@@ -38,40 +38,27 @@ FORBIDDEN = 403
 NOT_NEEDED = "not read: the node advertises its GPUs and its verification pod proved them"
 
 
-class Snapshot(Protocol):
-    """What of verify's cluster snapshot this module reads."""
-
-    gpu_nodes: list[NodeInfo]
-    plugin_pods: dict[str, PluginPod]
-    dra: dra.DraFacts
-
-    def through_dra(self, node: NodeInfo) -> bool: ...
-
-
-def _gpus_short(node: NodeInfo, snapshot: Snapshot, expected: int | None) -> bool:
-    if snapshot.through_dra(node):
-        published = snapshot.dra.published(node)
-        offered, usable = published.gpus or published.mig_devices, dra.claimable(published)
-    else:
-        offered, usable = node.gpu_capacity, node.gpu_allocatable
+def _gpus_short(node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> bool:
+    offered, usable = allocation_of(node, snapshot).gpus(node, snapshot)
     return offered == 0 or usable < offered or (expected is not None and offered != expected)
 
 
 class PluginLogs:
     """Reads the plugin logs verify needs, on the run's thread pool."""
 
-    def __init__(self, api_client: ApiClient, snapshot: Snapshot, executor: ThreadPoolExecutor) -> None:
+    def __init__(
+        self, api_client: ApiClient, snapshot: ClusterSnapshot, executor: ThreadPoolExecutor
+    ) -> None:
         self.api_client = api_client
         self.snapshot = snapshot
         self.executor = executor
         self.reads: dict[str, Future[Check]] = {}
 
     def _pod(self, node: NodeInfo) -> PluginPod | None:
-        pods = self.snapshot.dra.plugin_pods if self.snapshot.through_dra(node) else self.snapshot.plugin_pods
-        return pods.get(node.name)
+        return allocation_of(node, self.snapshot).plugin_pod(node, self.snapshot)
 
     def _check_id(self, node: NodeInfo) -> str:
-        return "dra.plugin-log" if self.snapshot.through_dra(node) else "device-plugin.log"
+        return allocation_of(node, self.snapshot).log_check_id
 
     def _read(self, node: NodeInfo, pod: PluginPod) -> Check:
         try:
@@ -87,8 +74,7 @@ class PluginLogs:
                 "(docs/rbac.md)",
             )
         # A pod that never started has no log; device-plugin.pod says why.
-        make = dra.plugin_log if self.snapshot.through_dra(node) else checks.device_plugin_log
-        return make(node, pod, log if isinstance(log, str) else "")
+        return allocation_of(node, self.snapshot).plugin_log(node, pod, log if isinstance(log, str) else "")
 
     def read(self, nodes: list[NodeInfo]) -> None:
         """Queue a read of each node's plugin log (once per node)."""

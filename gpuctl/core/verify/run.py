@@ -11,27 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuctl.core.stacks.registry import ALLOCATIONS, STACKS, allocation_of
 from gpuctl.core.verify import cluster_checks as cluster
-from gpuctl.core.verify import dra
 from gpuctl.core.verify import node_checks as checks
-from gpuctl.core.verify.dra_run import DraRun
-from gpuctl.core.verify.expectations import (
-    all_patterns,
-    expected_globs,
-    expected_gpus,
-    is_expected,
-    is_glob,
-    matches,
-    missing_node,
-)
+from gpuctl.core.verify.expectations import expected_globs, expected_gpus, is_glob, missing_node
 from gpuctl.core.verify.model import (
-    Check,
     GpuCounts,
     NodeResult,
     PodEvaluation,
@@ -41,129 +29,24 @@ from gpuctl.core.verify.model import (
     VerifyResult,
     skipped,
 )
-from gpuctl.core.verify.operator_checks import OperatorView, operator_validation, read_operator
 from gpuctl.core.verify.plugin_logs import PluginLogs
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
-from gpuctl.core.verify.pod_manifest import (
-    CONTAINER,
-    NAMESPACE_LABELS,
-    new_run_id,
-    run_selector,
-    verification_pod,
-    verification_pod_name,
-)
+from gpuctl.core.verify.pod_manifest import CONTAINER, NAMESPACE_LABELS, new_run_id, run_selector
 from gpuctl.core.verify.pod_run import PlannedPod, PodRun, merge_by_node
 from gpuctl.core.verify.progress import PodProgress
-from gpuctl.core.verify.sharing import SharingPlan, expected_seen, physical_checks, plan_for, sharing_check
+from gpuctl.core.verify.snapshot import ClusterSnapshot, settled_snapshot
 from gpuctl.errors import GpuctlError
-from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.client import pooled_client
-from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
-from gpuctl.kube.nodes import NodeInfo, list_nodes
+from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pods import PodBatch, PodOutcome, delete_namespace, ensure_namespace
-from gpuctl.kube.runtime_classes import list_runtime_classes
 
 if TYPE_CHECKING:
+    from gpuctl.core.stacks import Stack
+    from gpuctl.core.stacks.base import VerificationRun
     from gpuctl.kube.client import ApiClient
-    from gpuctl.kube.raw import JsonDict
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
-PLUGIN_START_WAIT_S = 30.0
-PLUGIN_START_POLL_S = 1.0
-
-
-@dataclass
-class ClusterSnapshot:
-    """What the read-only phase learnt about the cluster, and later what the pods proved."""
-
-    nodes: list[NodeInfo]
-    gpu_nodes: list[NodeInfo]
-    missing: list[str]
-    daemonsets: list[DaemonSetInfo]
-    plugins: list[DaemonSetInfo]
-    plugin_pods: dict[str, PluginPod]
-    runtime_classes: set[str]
-    dra: dra.DraFacts = field(default_factory=dra.DraFacts)
-    plugin_checks: dict[str, Check] = field(default_factory=dict)
-    evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
-    claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
-    operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
-    _sharing: list[tuple[str, SharingPlan]] | None = None
-    _plans: dict[str, SharingPlan] = field(default_factory=dict)
-
-    def through_dra(self, node: NodeInfo) -> bool:
-        return self.dra.uses_dra(node)
-
-    def plan(self, node: NodeInfo) -> SharingPlan:
-        """The node's sharing plan, worked out once (every phase of a run asks for it)."""
-        plan = self._plans.get(node.name)
-        if plan is None:
-            plan = self._plans[node.name] = plan_for(node)
-        return plan
-
-    def sharing_besides(self, name: str) -> list[SharingPlan]:
-        """The first other GPU node's plan that shares its GPUs: all that gpu.sharing reads of
-        the other nodes. Found once, not once per node (quadratic at thousands of nodes)."""
-        if self._sharing is None:
-            plans = ((node.name, self.plan(node)) for node in self.gpu_nodes)
-            self._sharing = list(itertools.islice(((n, p) for n, p in plans if p.mode != "exclusive"), 2))
-        return [plan for other, plan in self._sharing if other != name][:1]
-
-
-def _select_gpu_nodes(
-    nodes: list[NodeInfo], options: VerifyOptions, published: dict[str, object]
-) -> tuple[list[NodeInfo], list[str]]:
-    expectations = options.expectations
-    selected = [n for n in nodes if n.is_gpu_node or n.name in published or is_expected(expectations, n.name)]
-    names = [node.name for node in nodes]
-    missing = [
-        pattern for pattern in all_patterns(expectations) if not any(matches(pattern, name) for name in names)
-    ]
-    return sorted(selected, key=lambda node: node.name), missing
-
-
-def _snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
-    nodes = list_nodes(api_client)
-    daemonsets = list_gpu_daemonsets(api_client)
-    dra_facts = dra.read_facts(api_client, daemonsets)
-    gpu_nodes, missing = _select_gpu_nodes(nodes, options, dict(dra_facts.inventory.nodes))
-    plugins = [ds for ds in daemonsets if ds.is_device_plugin]
-    plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
-    runtime_classes = list_runtime_classes(api_client) if gpu_nodes or options.runtime_class else set()
-    operator = read_operator(api_client, daemonsets, [node.name for node in gpu_nodes]) if gpu_nodes else None
-    snapshot = ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
-    snapshot.dra, snapshot.operator = dra_facts, operator
-    return snapshot
-
-
-def _plugin_starting(snapshot: ClusterSnapshot) -> list[str]:
-    """GPU nodes whose device plugin pod is still starting: they advertise nothing yet, and are
-    not broken for that (a cluster verified right after the plugin was deployed)."""
-    starting = []
-    rolling_out = any(plugin.rolling_out for plugin in snapshot.plugins)
-    for node in snapshot.gpu_nodes:
-        pod = snapshot.plugin_pods.get(node.name)
-        if pod is None:
-            if rolling_out:  # its pod is not created yet
-                starting.append(node.name)
-            continue
-        if pod.ready or pod.restarts:
-            continue
-        if pod.phase == "Pending" or pod.waiting_reason in checks.STARTING:
-            starting.append(node.name)
-    return starting
-
-
-def _settled_snapshot(api_client: ApiClient, options: VerifyOptions, started: float) -> ClusterSnapshot:
-    """The read-only snapshot, re-read while device plugin pods are starting (at most
-    PLUGIN_START_WAIT_S, within --timeout)."""
-    snapshot = _snapshot(api_client, options)
-    deadline = started + min(PLUGIN_START_WAIT_S, options.timeout_s / 2)
-    while _plugin_starting(snapshot) and time.monotonic() < deadline:
-        time.sleep(PLUGIN_START_POLL_S)
-        snapshot = _snapshot(api_client, options)
-    return snapshot
 
 
 def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot) -> str:
@@ -172,11 +55,7 @@ def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot) -> str:
         return "node not Ready"
     if node.unschedulable:
         return "node cordoned"
-    if snapshot.through_dra(node):
-        return dra.why_no_pod(node, snapshot.dra)
-    if snapshot.plan(node).advertised <= 0:
-        return "no allocatable GPU to request"
-    return ""
+    return allocation_of(node, snapshot).why_no_pod(node, snapshot)
 
 
 def verify(
@@ -186,11 +65,11 @@ def verify(
     `progress` as they go, for a live display)."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
-    snapshot = _settled_snapshot(api_client, options, started)
+    snapshot = settled_snapshot(api_client, options, started)
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
-    dra_run: DraRun | None = None
+    runs: dict[Stack, VerificationRun | None] = {}  # allocation → what it created for the run
     namespace_created = False
     try:
         targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node, snapshot)]
@@ -200,10 +79,13 @@ def verify(
             batch = PodBatch(
                 api_client, options.namespace, run_selector(run_id), executor, options.concurrency
             )
-            if any(snapshot.through_dra(node) for node in targets):
-                dra_run = DraRun(api_client, snapshot.dra.inventory.version, options.namespace, run_id)
-                dra_run.start()
-            pods = [pod for node in targets for pod in _pods_for(node, run_id, options, snapshot, dra_run)]
+            for allocation in dict.fromkeys(allocation_of(node, snapshot) for node in targets):
+                run = runs[allocation.stack] = allocation.verification_run(
+                    api_client, snapshot, options.namespace, run_id
+                )
+                if run is not None:
+                    run.start()
+            pods = [pod for node in targets for pod in _pods_for(node, run_id, options, snapshot, runs)]
             if progress is not None:
                 progress.planned(nodes=len(targets), pods=len(pods), timeout_s=options.timeout_s)
             judge = functools.partial(_judge, options=options, snapshot=snapshot)
@@ -216,7 +98,7 @@ def verify(
         if pod_run is not None:
             by_pod = pod_run.finish_by_pod(started_pods + options.timeout_s)
             snapshot.evaluations = merge_by_node(by_pod, pod_run.node_by_pod)
-            allocations = dra_run.finish() if dra_run is not None else {}
+            allocations = {pod: a for run in _started(runs) for pod, a in run.finish().items()}
             snapshot.claims = {
                 pod_run.node_by_pod[p].name: a for p, a in allocations.items() if p in pod_run.node_by_pod
             }
@@ -224,25 +106,29 @@ def verify(
             plugin_logs.read_after_pods(snapshot.evaluations)
         snapshot.plugin_checks = plugin_logs.results()
     except BaseException:
-        _clean_up(api_client, executor, (batch, dra_run), options, namespace_created=namespace_created)
+        _clean_up(api_client, executor, (batch, _started(runs)), options, namespace_created=namespace_created)
         raise
-    _clean_up(api_client, executor, (batch, dra_run), options, namespace_created=namespace_created)
+    _clean_up(api_client, executor, (batch, _started(runs)), options, namespace_created=namespace_created)
     kept = tuple(sorted(batch.created_names)) if batch is not None and options.keep_pods else ()
-    run = RunFacts(run_id, batch.created if batch else 0, time.monotonic() - started, kept)
-    return _result(snapshot, options, run)
+    run_facts = RunFacts(run_id, batch.created if batch else 0, time.monotonic() - started, kept)
+    return _result(snapshot, options, run_facts)
+
+
+def _started(runs: dict[Stack, VerificationRun | None]) -> list[VerificationRun]:
+    return [run for run in runs.values() if run is not None]
 
 
 def _clean_up(
     api_client: ApiClient,
     executor: ThreadPoolExecutor,
-    run: tuple[PodBatch | None, DraRun | None],
+    run: tuple[PodBatch | None, list[VerificationRun]],
     options: VerifyOptions,
     *,
     namespace_created: bool,
 ) -> None:
-    """Delete the pods (unless --keep-pods), the DRA claim template and claims, and the namespace
-    this run created if it created no pod in it."""
-    batch, dra_run = run
+    """Delete the pods (unless --keep-pods), what the allocations created for the run (DRA's
+    claim template and claims), and the namespace this run created if it created no pod in it."""
+    batch, runs = run
     if batch is not None:
         batch.stop.set()
     executor.shutdown(wait=True, cancel_futures=True)
@@ -250,10 +136,11 @@ def _clean_up(
         try:
             batch.delete_all()
         finally:
-            if dra_run is not None:
-                dra_run.clean_up()
-    elif dra_run is not None:
-        dra_run.finish()
+            for allocation_run in runs:
+                allocation_run.clean_up()
+    else:
+        for allocation_run in runs:
+            allocation_run.finish()
     if namespace_created and (batch is None or batch.created == 0):
         # A courtesy to a user allowed to create namespaces (gpuctl's least-privilege role does not
         # need to: its render creates the namespace, docs/rbac.md), who may not be allowed to
@@ -263,84 +150,56 @@ def _clean_up(
 
 
 def _pods_for(
-    node: NodeInfo, run_id: str, options: VerifyOptions, snapshot: ClusterSnapshot, dra_run: DraRun | None
+    node: NodeInfo,
+    run_id: str,
+    options: VerifyOptions,
+    snapshot: ClusterSnapshot,
+    runs: dict[Stack, VerificationRun | None],
 ) -> list[PlannedPod]:
-    """What the node's sharing allows: one pod with all its devices, or (MPS) one per GPU; on a
-    DRA node one pod that claims all its GPUs."""
-    if dra_run is not None and snapshot.through_dra(node):
-        template = dra_run.template
-
-        def claiming() -> JsonDict:
-            return dra.claim_pod(verification_pod(node, 0, run_id, options), template)
-
-        return [PlannedPod(verification_pod_name(node, run_id), node, claiming)]
-    plan = snapshot.plan(node)
-    build = functools.partial(verification_pod, node, plan.requests, run_id, options, mig=plan.mig)
-    return [
-        PlannedPod(verification_pod_name(node, run_id, part), node, functools.partial(build, part=part))
-        for part in range(plan.pods)
-    ]
+    allocation = allocation_of(node, snapshot)
+    return allocation.planned_pods(node, run_id, options, snapshot, runs.get(allocation.stack))
 
 
 def _judge(
     outcome: PodOutcome, node: NodeInfo, *, options: VerifyOptions, snapshot: ClusterSnapshot
 ) -> PodEvaluation:
-    if snapshot.through_dra(node):
-        return dra.judge(outcome, node, snapshot.dra, options.namespace, options.image)
-    return evaluate(outcome, node, expected_seen(snapshot.plan(node)), options.namespace, options.image)
-
-
-def _plugin_checks(node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
-    """GPU counts, plugin pod and log: the device plugin's, or the DRA driver's on a DRA node."""
-    if snapshot.through_dra(node):
-        return dra.node_checks(node, snapshot.dra, expected, snapshot.plugin_checks.get(node.name))
-    plugin_pod = snapshot.plugin_pods.get(node.name)
-    plugin_log = snapshot.plugin_checks.get(node.name) or checks.device_plugin_log(node, plugin_pod, None)
-    return [
-        checks.gpu_capacity(node, expected, plugin_log),
-        checks.gpu_allocatable(node),
-        checks.device_plugin_pod(node, plugin_pod, bool(snapshot.plugins)),
-        plugin_log,
-    ]
+    """The workload's verdict (nvidia-smi's), held to the GPUs the node's allocation must hand the
+    pod, with the allocation's own checks of what the pod saw."""
+    allocation = allocation_of(node, snapshot)
+    seen = allocation.pod_gpus(node, snapshot)
+    evaluation = evaluate(outcome, node, seen, options.namespace, options.image)
+    return allocation.judged(evaluation, node, snapshot)
 
 
 def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> NodeResult:
     expected = expected_gpus(options.expectations, node.name)
-    through_dra = snapshot.through_dra(node)
-    plugin_and_gpus = _plugin_checks(node, snapshot, expected)
+    allocation = allocation_of(node, snapshot)
+    plugin_and_gpus = allocation.gpu_checks(node, snapshot, expected)
     if not node.ready:  # no DaemonSet pod lands on a NotReady node, so none of these can pass
         plugin_and_gpus = [skipped(c.id, NOT_READY_SKIP) if c.failed else c for c in plugin_and_gpus]
     read_only = [
         checks.node_ready(node),
         checks.node_schedulable(node),
         *plugin_and_gpus,
-        checks.taint_toleration(node, list(snapshot.dra.plugins) if through_dra else snapshot.plugins),
-        *([operator_validation(node.name, snapshot.operator)] if snapshot.operator else []),
+        checks.taint_toleration(node, allocation.plugins(snapshot)),
+        *(check for stack in STACKS.values() for check in stack.validation_checks(node, snapshot)),
     ]
     plan = snapshot.plan(node)
-    others = snapshot.sharing_besides(node.name)
     evaluation = _pod_checks(node, snapshot, options)
-    sharing = (sharing_check(node, plan, others), *physical_checks(plan, evaluation))
-    counts = GpuCounts(expected, node.gpu_capacity, node.gpu_allocatable, evaluation.seen)
-    if through_dra:
-        published = snapshot.dra.published(node)
-        ran = snapshot.evaluations.get(node.name)
-        sharing = (dra.claim_check(node, snapshot.dra, snapshot.claims.get(node.name), ran),)
-        counts = GpuCounts(
-            expected, published.gpus or published.mig_devices, dra.claimable(published), evaluation.seen
-        )
-    physical = plan.physical if plan.physical is not None else (evaluation.seen if plan.mig else None)
-    physical = counts.capacity if through_dra else physical
+    handed_out = allocation.allocation_checks(node, snapshot, evaluation)
+    offered, usable = allocation.gpus(node, snapshot)
+    counts = GpuCounts(expected, offered, usable, evaluation.seen)
+    physical = allocation.physical_gpus(node, snapshot, evaluation)
     summary = SharingSummary(plan.mode, plan.replicas, plan.mig_strategy, physical, plan.mig_devices)
     return NodeResult(
         node.name,
         counts,
-        (*read_only, *sharing, *evaluation.checks),
+        (*read_only, *handed_out, *evaluation.checks),
         evaluation.product,
         evaluation.driver_version,
         summary,
         evaluation.pod_seconds,
-        "dra" if through_dra else "device-plugin",
+        allocation.stack,
     )
 
 
@@ -360,15 +219,25 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
     nodes = [_node_result(node, snapshot, options) for node in snapshot.gpu_nodes]
     nodes += [missing_node(p, options.expectations) for p in snapshot.missing if not is_glob(p)]
     labels = {node.name: node.driver_version for node in snapshot.gpu_nodes}
-    dra_nodes = [node for node in snapshot.gpu_nodes if snapshot.through_dra(node)]
-    plugin_nodes = [node for node in snapshot.gpu_nodes if not snapshot.through_dra(node)]
+    served = {
+        allocation: [node for node in snapshot.gpu_nodes if allocation_of(node, snapshot) is allocation]
+        for allocation in ALLOCATIONS.values()
+    }
+    runtime_class_users = [
+        plugin
+        for allocation, nodes in served.items()
+        for plugin in allocation.runtime_class_users(snapshot, nodes)
+    ]
     cluster_checks = [
         cluster.gpu_nodes_present(snapshot.gpu_nodes, options.allow_empty),
         *expected_globs(snapshot.missing),
-        cluster.device_plugin_present(snapshot.plugins, plugin_nodes),
-        *dra.cluster_checks(snapshot.dra, dra_nodes),
+        *(
+            check
+            for allocation, nodes in served.items()
+            for check in allocation.cluster_checks(snapshot, nodes)
+        ),
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
-        cluster.runtime_class(options, snapshot.plugins if plugin_nodes else [], snapshot.runtime_classes),
+        cluster.runtime_class(options, runtime_class_users, snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
     ]
     return VerifyResult(
@@ -380,4 +249,5 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         run.duration_s,
         run.kept_pods,
         snapshot.operator,
+        ("pods", *(kind for allocation, nodes in served.items() if nodes for kind in allocation.kept_kinds)),
     )

@@ -1,0 +1,81 @@
+"""What `gpuctl render` (and bootstrap's cluster phase) renders: the options, the rendered file,
+and the sharing variables the device plugin's manifests and the GPU Operator's values share.
+Plain data below gpuctl.core.render and the stack modules, which both read it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.settings import DraSettings, OperatorSettings
+from gpuctl.defaults import (
+    DEVICE_PLUGIN_IMAGE,
+    DEVICE_PLUGIN_NAMESPACE,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPUCTL_NAMESPACE,
+    RUNTIME_CLASS,
+)
+
+CONFIG_MAP_NAME = "nvidia-device-plugin-config"
+# Host folder of the MPS control daemon's pipes, logs and shm (the chart's `mps.root`).
+MPS_ROOT = "/run/nvidia/mps"
+DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
+
+
+@dataclass(frozen=True)
+class RbacSubject:
+    """Who the RBAC bindings grant the gpuctl roles to."""
+
+    kind: str = "ServiceAccount"
+    name: str = "gpuctl"
+    namespace: str = GPUCTL_NAMESPACE
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What to render; every field maps to one `gpuctl render` flag."""
+
+    namespace: str = DEVICE_PLUGIN_NAMESPACE
+    image: str = DEVICE_PLUGIN_IMAGE
+    mig_strategy: str = "none"
+    sharing: str = "none"
+    replicas: int = 2
+    taint_key: str = GPU_TAINT_KEY
+    taint_effect: str = GPU_TAINT_EFFECT
+    runtime_class: str = RUNTIME_CLASS
+    stack: Stack = Stack.DEVICE_PLUGIN
+    rbac: bool = False
+    rbac_subject: RbacSubject = field(default_factory=RbacSubject)
+    verify_namespace: str = GPUCTL_NAMESPACE
+    log_namespaces: tuple[str, ...] = ()  # more namespaces whose GPU plugin logs verify may read
+    node_selector: tuple[tuple[str, str], ...] = ()
+    verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
+    verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
+    gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
+    operator: OperatorSettings = field(default_factory=OperatorSettings)  # --stack operator's chart
+    dra: DraSettings = field(default_factory=DraSettings)  # --stack dra's chart
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """One output file: its name under --out DIR and its YAML text."""
+
+    filename: str
+    content: str
+    helm_values: bool = False  # Helm values, not Kubernetes objects
+
+
+def sharing_variables(options: RenderOptions) -> dict[str, object]:
+    """The device plugin's sharing, MIG and taint settings as template variables (its manifests
+    and the GPU Operator's values both configure the device plugin)."""
+    return {
+        "namespace": options.namespace,
+        "config_map_name": CONFIG_MAP_NAME if options.sharing != "none" else "",
+        "mig_strategy": options.mig_strategy,
+        "sharing": options.sharing,
+        "replicas": options.replicas,
+        "taint_key": options.taint_key,
+        "taint_effect": options.taint_effect,
+        "mps_root": MPS_ROOT,
+    }

@@ -1,0 +1,252 @@
+"""The interface of a cluster stack, and the types it speaks.
+
+A stack has two faces. `ClusterStack` is what `gpuctl render` and `bootstrap --phase cluster` need:
+its files, how it is installed, how its nodes become ready and why one is stuck. `GpuAllocation` is
+what `gpuctl verify` needs of the way a node hands its GPUs to pods: its read-only checks, the
+verification pod's GPUs and the judgement of what the pod saw. A stack that hands GPUs out its own
+way (the device plugin, DRA) is both; the GPU Operator installs NVIDIA's device plugin, so its nodes
+are proven as the device plugin's and it adds its own validation on top.
+
+Proof levels (smi, cuda, nccl) bring the workload and its judgement; a stack only says how the
+pod gets the GPUs (`planned_pods`), how many it must see (`pod_gpus`) and what it adds to the
+level's verdict (`judged`), so a level needs no branch per stack.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from gpuctl.core.render_options import RenderOptions
+from gpuctl.core.stacks import Stack
+from gpuctl.diagnose import signature_of
+
+if TYPE_CHECKING:
+    from gpuctl.core.chart_release import HelmOutcome
+    from gpuctl.core.render_options import RenderedFile
+    from gpuctl.core.verify.model import Check, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.pod_run import PlannedPod
+    from gpuctl.core.verify.snapshot import ClusterSnapshot
+    from gpuctl.helm import Helm
+    from gpuctl.kube.claims import ClaimAllocation
+    from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
+    from gpuctl.kube.nodes import NodeInfo
+    from gpuctl.kube.raw import JsonDict
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    render: RenderOptions = field(default_factory=RenderOptions)  # render.stack: the stack to install
+    check: bool = False
+    taint: bool = True
+    force_conflicts: bool = False
+    timeout_s: float = 300.0
+    helm: Helm | None = None  # the user's helm, for the stacks installed from a chart
+
+    @property
+    def stack(self) -> Stack:
+        return self.render.stack
+
+
+@dataclass(frozen=True)
+class NodeReadiness:
+    """One GPU node while the cluster layer comes up. `expected`: GPUs it must advertise (None:
+    at least one)."""
+
+    node: str
+    expected: int | None
+    allocatable: int = 0
+    plugin_ready: bool = False
+    problem: Check | None = None  # why it is stuck, once the wait gave up
+    # --stack operator: the Operator's validator on the node (ready, absent, waiting: ...).
+    validator: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        enough = self.allocatable == self.expected if self.expected is not None else self.allocatable > 0
+        return self.plugin_ready and enough and self.validator in (None, "ready")
+
+    @property
+    def terminal(self) -> bool:
+        """Stuck for good: its diagnosis lies beyond the cluster layer (the host's driver, toolkit
+        or runtime, or a GPU fault), so waiting longer cannot bring its GPUs."""
+        found = signature_of(self.problem.diagnosis) if self.problem is not None else None
+        return not self.ready and found is not None and found.beyond_the_cluster
+
+    @property
+    def host_layer(self) -> bool:
+        """Stuck on what `gpuctl bootstrap --phase host` installs: rerunning the cluster phase
+        cannot help, the host phase can."""
+        found = signature_of(self.problem.diagnosis) if self.problem is not None else None
+        return not self.ready and found is not None and found.host_layer
+
+
+@dataclass(frozen=True)
+class StackFindings:
+    """What a stack reports of itself once installed, besides its nodes."""
+
+    policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
+    warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
+
+
+# Why each stuck node is stuck, by verify's read-only checks: the diagnosis every stack can fall
+# back on (the shared sequence passes it in, so no stack imports verify's run).
+Diagnosis = Callable[[list[NodeReadiness]], dict[str, "Check | None"]]
+
+
+class ClusterStack(ABC):
+    """What `render` and `bootstrap --phase cluster` ask of a stack; the sequence that runs it is
+    core/bootstrap/cluster.py's apply_cluster_layer."""
+
+    stack: Stack
+    allocation: Stack  # the GpuAllocation (registry.ALLOCATIONS) that proves its nodes
+    own_files: tuple[str, ...]  # every file name `render` may write for it (--out cleans them up)
+
+    @abstractmethod
+    def render(self, options: RenderOptions) -> list[RenderedFile]:
+        """Its files: manifests to apply, or the Helm values of its chart."""
+
+    @abstractmethod
+    def plugin_namespace(self, options: RenderOptions) -> str:
+        """Where its GPU plugin pods run (the namespace whose logs verify may read)."""
+
+    def prepare(self, api_client: ApiClient, options: ClusterOptions) -> ClusterOptions:
+        """The options with what is found in the cluster filled in; refuses bad ones before any write."""
+        del api_client  # the stacks with nothing to look up
+        return options
+
+    def manifests(self, rendered: list[RenderedFile]) -> list[JsonDict]:
+        """The objects to apply server-side (none for a stack installed from a chart)."""
+        del rendered
+        return []
+
+    def install(self, options: ClusterOptions, rendered: list[RenderedFile]) -> HelmOutcome | None:
+        """Install what `manifests` does not (its chart); None when there is nothing to install."""
+        del options, rendered
+        return None
+
+    def pending(self, node: str, expected: int | None) -> NodeReadiness:
+        """A node not waited for yet (check mode, or a conflict stopped the run)."""
+        return NodeReadiness(node, expected)
+
+    @abstractmethod
+    def readiness(self, api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
+        """Each expected node's state now."""
+
+    def diagnose(
+        self, api_client: ApiClient, stuck: list[NodeReadiness], options: ClusterOptions, fallback: Diagnosis
+    ) -> dict[str, Check | None]:
+        """Why each stuck node is stuck; `fallback` is verify's read-only diagnosis."""
+        del api_client, options
+        return fallback(stuck)
+
+    def findings(self, api_client: ApiClient) -> StackFindings:
+        """What it reports of itself once the wait is over."""
+        del api_client
+        return StackFindings()
+
+    def validation_checks(self, node: NodeInfo, snapshot: ClusterSnapshot) -> list[Check]:
+        """verify: what its own validation says of `node` (asked of every stack on every node)."""
+        del node, snapshot
+        return []
+
+
+class VerificationRun(Protocol):
+    """What one verify run creates for an allocation besides its pods, and always deletes."""
+
+    def start(self) -> None: ...
+
+    def finish(self) -> dict[str, ClaimAllocation]:
+        """Stop following; verification pod name → what its claim was allocated."""
+        ...
+
+    def clean_up(self) -> None: ...
+
+
+class GpuAllocation(ABC):
+    """How a node hands its GPUs to pods, as `gpuctl verify` proves it."""
+
+    stack: Stack
+    kept_kinds: tuple[str, ...] = ()  # what a --keep-pods run leaves besides its pods (kubectl's names)
+
+    def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
+        """`node` gives its GPUs this way (the device plugin's is the default: it claims none)."""
+        del node, snapshot
+        return False
+
+    @abstractmethod
+    def gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[int, int]:
+        """(offered, usable): the GPUs the node offers, and those a pod can get now."""
+
+    @abstractmethod
+    def plugins(self, snapshot: ClusterSnapshot) -> list[DaemonSetInfo]:
+        """The DaemonSets that hand the GPUs out (they must tolerate the GPU taint)."""
+
+    @abstractmethod
+    def plugin_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> PluginPod | None:
+        """The plugin pod on `node`, whose log explains its problems."""
+
+    @abstractmethod
+    def plugin_log(self, node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
+        """The plugin log check (its id is `log_check_id`); `log` None: not read."""
+
+    log_check_id: str
+
+    @abstractmethod
+    def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
+        """The read-only checks of the node's GPUs and plugin (gpu.capacity ... the plugin log)."""
+
+    @abstractmethod
+    def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
+        """Why no verification pod can get the node's GPUs ("" when one can)."""
+
+    def verification_run(
+        self, api_client: ApiClient, snapshot: ClusterSnapshot, namespace: str, run_id: str
+    ) -> VerificationRun | None:
+        """What the run needs besides its pods (created by its `start`), None when nothing."""
+        del api_client, snapshot, namespace, run_id
+        return None
+
+    @abstractmethod
+    def planned_pods(
+        self,
+        node: NodeInfo,
+        run_id: str,
+        options: VerifyOptions,
+        snapshot: ClusterSnapshot,
+        run: VerificationRun | None,
+    ) -> list[PlannedPod]:
+        """The node's verification pods, each given its GPUs this way."""
+
+    @abstractmethod
+    def pod_gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> int | None:
+        """The GPUs a verification pod on `node` must see (None: not known)."""
+
+    def judged(self, evaluation: PodEvaluation, node: NodeInfo, snapshot: ClusterSnapshot) -> PodEvaluation:
+        """The pod's evaluation with this allocation's own checks of what it saw."""
+        del node, snapshot
+        return evaluation
+
+    @abstractmethod
+    def allocation_checks(
+        self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
+    ) -> tuple[Check, ...]:
+        """How the GPUs were handed to the pod: sharing as advertised, or the claim's allocation."""
+
+    @abstractmethod
+    def physical_gpus(
+        self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
+    ) -> int | None:
+        """The physical GPUs behind the node's counts (None: not known)."""
+
+    @abstractmethod
+    def cluster_checks(self, snapshot: ClusterSnapshot, nodes: list[NodeInfo]) -> list[Check]:
+        """Cluster-wide checks for the `nodes` that get their GPUs this way."""
+
+    def runtime_class_users(self, snapshot: ClusterSnapshot, nodes: list[NodeInfo]) -> list[DaemonSetInfo]:
+        """Its DaemonSets whose RuntimeClass must exist, given the `nodes` it serves."""
+        del snapshot, nodes
+        return []

@@ -1,0 +1,147 @@
+"""The DRA stack: NVIDIA's DRA driver chart installed with the user's helm and the values
+`gpuctl render --stack dra` prints (templates/dra-driver-nvidia-gpu-values.yaml.j2). A node is
+ready when it publishes its GPUs in a ResourceSlice and runs the driver's kubelet plugin. verify
+claims every GPU of such a node through a ResourceClaimTemplate, so the scheduler's allocation is
+proven too; the checks themselves are gpuctl.core.verify.dra's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpuctl.core.render_options import RenderedFile, RenderOptions
+from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import GpuAllocation, NodeReadiness, VerificationRun
+from gpuctl.core.stacks.chart import ChartStack
+from gpuctl.core.stacks.device_plugin import plugin_running
+from gpuctl.core.verify import dra
+from gpuctl.core.verify.dra_run import DraRun
+from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
+from gpuctl.core.verify.pod_run import PlannedPod
+from gpuctl.defaults import DRA_DRIVER_NAMESPACE, DRA_DRIVER_RELEASE
+from gpuctl.helm import Chart
+from gpuctl.kube.daemonsets import daemonset_pods, list_gpu_daemonsets
+from gpuctl.kube.dra import read_inventory
+from gpuctl.templating import render_template
+
+if TYPE_CHECKING:
+    from gpuctl.core.verify.model import Check, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.snapshot import ClusterSnapshot
+    from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
+    from gpuctl.kube.nodes import NodeInfo
+    from gpuctl.kube.raw import JsonDict
+
+VALUES_FILE = "dra-driver-nvidia-gpu-values.yaml"
+
+
+class DraStack(ChartStack, GpuAllocation):
+    stack = Stack.DRA
+    allocation = Stack.DRA
+    own_files = (VALUES_FILE,)
+    release = DRA_DRIVER_RELEASE
+    namespace = DRA_DRIVER_NAMESPACE
+    log_check_id = "dra.plugin-log"
+    kept_kinds = ("resourceclaimtemplates",)  # the run's claim template (its claims go with the pods)
+
+    # -- render and bootstrap ---------------------------------------------------------------------
+
+    def chart(self, options: RenderOptions) -> Chart:
+        return options.dra.chart_ref()
+
+    def render(self, options: RenderOptions) -> list[RenderedFile]:
+        values = render_template(
+            VALUES_FILE + ".j2",
+            **self.chart_variables(options),
+            driver_root=options.dra.driver_root,
+            taint_key=options.taint_key,
+            taint_effect=options.taint_effect,
+        )
+        return [RenderedFile(VALUES_FILE, values, helm_values=True)]
+
+    def readiness(self, api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
+        """Per node: the GPUs its ResourceSlices offer claims, and whether its kubelet plugin is ready."""
+        published = read_inventory(api_client).nodes
+        plugins = [ds for ds in list_gpu_daemonsets(api_client) if ds.is_dra_plugin]
+        pods = daemonset_pods(api_client, plugins)
+        states = []
+        for name, count in sorted(expected.items()):
+            node = published.get(name)
+            claimable = dra.claimable(node) if node else 0
+            states.append(NodeReadiness(name, count, claimable, plugin_running(pods.get(name))))
+        return states
+
+    # -- verify -------------------------------------------------------------------------------------
+
+    def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
+        return snapshot.dra.uses_dra(node)
+
+    def gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[int, int]:
+        published = snapshot.dra.published(node)
+        return published.gpus or published.mig_devices, dra.claimable(published)
+
+    def plugins(self, snapshot: ClusterSnapshot) -> list[DaemonSetInfo]:
+        return list(snapshot.dra.plugins)
+
+    def plugin_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> PluginPod | None:
+        return snapshot.dra.plugin_pods.get(node.name)
+
+    def plugin_log(self, node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
+        return dra.plugin_log(node, pod, log)
+
+    def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
+        return dra.node_checks(node, snapshot.dra, expected, snapshot.plugin_checks.get(node.name))
+
+    def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
+        return dra.why_no_pod(node, snapshot.dra)
+
+    def verification_run(
+        self, api_client: ApiClient, snapshot: ClusterSnapshot, namespace: str, run_id: str
+    ) -> VerificationRun | None:
+        """The run's ResourceClaimTemplate and the watch on its claims."""
+        return DraRun(api_client, snapshot.dra.inventory.version, namespace, run_id)
+
+    def planned_pods(
+        self,
+        node: NodeInfo,
+        run_id: str,
+        options: VerifyOptions,
+        snapshot: ClusterSnapshot,
+        run: VerificationRun | None,
+    ) -> list[PlannedPod]:
+        """One pod that claims all the node's GPUs through the run's claim template."""
+        del snapshot
+        if not isinstance(run, DraRun):
+            raise TypeError("a DRA node's verification pod needs the run's claim template")
+        template = run.template
+
+        def claiming() -> JsonDict:
+            return dra.claim_pod(verification_pod(node, 0, run_id, options), template)
+
+        return [PlannedPod(verification_pod_name(node, run_id), node, claiming)]
+
+    def pod_gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> int | None:
+        """The published GPUs a claim can get."""
+        return dra.claimable(snapshot.dra.published(node))
+
+    def judged(self, evaluation: PodEvaluation, node: NodeInfo, snapshot: ClusterSnapshot) -> PodEvaluation:
+        """nvidia-smi's GPUs against the published devices' uuid, productName and driverVersion."""
+        return dra.matched_to_published(evaluation, snapshot.dra.published(node))
+
+    def allocation_checks(
+        self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
+    ) -> tuple[Check, ...]:
+        del evaluation  # a placeholder of skips where no pod ran: dra.claim wants what ran
+        ran = snapshot.evaluations.get(node.name)
+        return (dra.claim_check(node, snapshot.dra, snapshot.claims.get(node.name), ran),)
+
+    def physical_gpus(
+        self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
+    ) -> int | None:
+        del evaluation
+        return self.gpus(node, snapshot)[0]
+
+    def cluster_checks(self, snapshot: ClusterSnapshot, nodes: list[NodeInfo]) -> list[Check]:
+        return dra.cluster_checks(snapshot.dra, nodes)
+
+
+DRA = DraStack()
