@@ -1,4 +1,5 @@
-"""`gpuctl preflight`: read-only SSH probes of every GPU host, in parallel, one remote command each."""
+"""`gpuctl preflight`: read-only SSH probes of every GPU host, in parallel, one remote command each
+(gpuctl's one host probe, which the roles run too)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.findings import Finding
+from gpuctl.hosts.host_state import ProbeOutputError, parse_probe_output
 from gpuctl.hosts.inventory import Host, load_inventory
-from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
-from gpuctl.hosts.probes import host_findings, nvidia_gpus, parse_pci
+from gpuctl.hosts.probe_script import probe_script
+from gpuctl.hosts.probes import host_findings
 from gpuctl.hosts.settings import known_settings, validate_inventory
 from gpuctl.hosts.ssh import SshFailure, SshSettings, check_key_files, connect, resolve, run_script
 from gpuctl.package_data import role_defaults_files
@@ -86,7 +88,7 @@ def probe_host(
     connect_timeout_s: float = CONNECT_TIMEOUT_S,
     ssh_config: Path | None = None,
 ) -> HostReport:
-    """Connect, run the probe script once, and turn its sections into findings."""
+    """Connect, run the probe once, and turn what it read into findings."""
     settings = resolve(host, insecure_skip_host_key_check=insecure_skip_host_key_check, ssh_config=ssh_config)
     try:
         client = connect(settings, timeout=connect_timeout_s)
@@ -95,7 +97,7 @@ def probe_host(
             host.name, settings.hostname, False, (Finding("ssh", "fail", failure.message, failure.hint),)
         )
     try:
-        result = run_script(client, PROBE_SCRIPT, timeout=SCRIPT_TIMEOUT_S)
+        result = run_script(client, probe_script(), timeout=SCRIPT_TIMEOUT_S)
     except Exception as error:  # any transport failure is reported on this host, never a traceback
         message = (
             f"{settings.user}@{settings.hostname}: the probe script did not finish: {error or 'timed out'}"
@@ -104,10 +106,19 @@ def probe_host(
         return HostReport(host.name, settings.hostname, True, (finding,))
     finally:
         client.close()
-    sections = split_sections(result.stdout)
-    findings = [_ssh_finding(settings), *host_findings(host.name, settings.user, sections, host.vars)]
-    gpus = len(nvidia_gpus(parse_pci(sections.get("pci", ""))))
-    return HostReport(host.name, settings.hostname, True, tuple(findings), gpus)
+    try:
+        state = parse_probe_output(result.stdout)
+    except ProbeOutputError:
+        said = (result.stderr.strip().splitlines() or [result.stdout.strip() or "no output"])[-1]
+        finding = Finding(
+            "probe",
+            "fail",
+            f"the probe script did not answer (exit {result.exit_status}): {said}",
+            "install python3 on the host (Ansible needs it too), then rerun `gpuctl preflight`",
+        )
+        return HostReport(host.name, settings.hostname, True, (_ssh_finding(settings), finding))
+    findings = [_ssh_finding(settings), *host_findings(host.name, settings.user, state, host.vars)]
+    return HostReport(host.name, settings.hostname, True, tuple(findings), len(state.gpus))
 
 
 def _ssh_finding(settings: SshSettings) -> Finding:

@@ -1,24 +1,22 @@
-"""Turn the probe script's sections into findings: pure functions, unit-tested with captured output."""
+"""Turn the host probe's state (gpuctl.hosts.host_state) into preflight's findings: pure functions,
+unit-tested with captured probe output."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
-from gpuctl.hosts.fabricmanager import fabricmanager_finding, parse_fabricmanager
+from gpuctl.hosts.fabricmanager import fabricmanager_finding
 from gpuctl.hosts.findings import Finding, Status
+from gpuctl.hosts.host_state import CommandResult, ContainerdConfig, Dkms, HostState, PciDevice
+from gpuctl.hosts.host_support import host_support
 from gpuctl.package_data import default_driver_branch, min_free_disk_gib
 from gpuctl.shell import command_line
 
-NVIDIA_VENDOR = "0x10de"
-GPU_CLASSES = ("0x0300", "0x0302")  # VGA controller, 3D controller
-NVSWITCH_CLASS = "0x0680"  # bridge ("other"): NVSwitch on HGX baseboards
-SUPPORTED_OS = {"ubuntu": ("22.04", "24.04"), "debian": ("12",), "rhel": ("8", "9"), "rocky": ("8", "9")}
-DISK_WARN_GIB = 5.0
+MIN_FREE_MIB_SETTING = "gpuctl_preflight_min_free_mib"
 
 # A few common data-centre GPUs, to make the PCI finding readable (ids from the PCI ID database).
 DEVICE_NAMES = {
@@ -29,54 +27,37 @@ DEVICE_NAMES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class PciDevice:
-    slot: str
-    vendor: str
-    device: str
-    class_code: str
-
-
-def parse_key_values(text: str) -> dict[str, str]:
-    """KEY=value lines (os-release), quotes removed."""
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key.strip():
-            values[key.strip()] = value.strip().strip("\"'")
-    return values
-
-
-def os_finding(os_release: str) -> Finding:
-    info = parse_key_values(os_release)
-    distro, version = info.get("ID", "").lower(), info.get("VERSION_ID", "")
-    pretty = info.get("PRETTY_NAME") or f"{distro} {version}".strip() or "unknown OS"
-    major = version.split(".")[0]
-    supported = SUPPORTED_OS.get(distro, ())
-    if version in supported or (distro in ("rhel", "rocky") and major in supported):
+def os_finding(os_release: Mapping[str, str]) -> Finding:
+    distro, version = os_release.get("ID", "").lower(), os_release.get("VERSION_ID", "")
+    pretty = os_release.get("PRETTY_NAME") or f"{distro} {version}".strip() or "unknown OS"
+    support = host_support()
+    if support.supports(distro, version):
         return Finding("os", "pass", f"{pretty} is supported")
-    names = "Ubuntu 22.04/24.04, Debian 12, RHEL/Rocky 8/9"
     return Finding(
-        "os", "fail", f"{pretty} is not supported", hint=f"gpuctl prepares {names}; reinstall the host"
+        "os",
+        "fail",
+        f"{pretty} is not supported",
+        hint=f"gpuctl prepares {support.os_names}; reinstall the host",
     )
 
 
-def headers_finding(kernel: str, text: str) -> Finding:
+def headers_finding(state: HostState) -> Finding:
     """Headers for the running kernel: installed, or a candidate in the package manager."""
-    installed = [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith("installed ")]
-    if installed:
-        return Finding("kernel-headers", "pass", f"kernel {kernel}: headers installed ({installed[0]})")
-    candidate = re.search(r"^\s*Candidate:\s*(\S+)", text, re.MULTILINE)
+    kernel, offered = state.kernel or "unknown", state.headers_offered
+    if state.headers_installed:
+        return Finding(
+            "kernel-headers", "pass", f"kernel {kernel}: headers installed ({state.headers_installed[0]})"
+        )
+    candidate = re.search(r"^\s*Candidate:\s*(\S+)", offered, re.MULTILINE)
     if candidate and candidate.group(1) != "(none)":
         return Finding(
             "kernel-headers",
             "pass",
             f"kernel {kernel}: linux-headers-{kernel} {candidate.group(1)} available",
         )
-    available = [line for line in text.splitlines() if line.startswith("available ")]
-    if available:
+    if state.headers_manager == "dnf" and offered.strip():
         return Finding("kernel-headers", "pass", f"kernel {kernel}: kernel-devel-{kernel} available")
-    package = f"kernel-devel-{kernel}" if "manager dnf" in text else f"linux-headers-{kernel}"
+    package = f"kernel-devel-{kernel}" if state.headers_manager == "dnf" else f"linux-headers-{kernel}"
     return Finding(
         "kernel-headers",
         "warn",
@@ -86,25 +67,7 @@ def headers_finding(kernel: str, text: str) -> Finding:
     )
 
 
-def parse_pci(text: str) -> list[PciDevice]:
-    devices = []
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 4:
-            devices.append(PciDevice(parts[0], parts[1].lower(), parts[2].lower(), parts[3].lower()))
-    return devices
-
-
-def nvidia_gpus(devices: list[PciDevice]) -> list[PciDevice]:
-    return [d for d in devices if d.vendor == NVIDIA_VENDOR and d.class_code.startswith(GPU_CLASSES)]
-
-
-def nvswitches(devices: list[PciDevice]) -> list[PciDevice]:
-    return [d for d in devices if d.vendor == NVIDIA_VENDOR and d.class_code.startswith(NVSWITCH_CLASS)]
-
-
-def gpus_finding(host: str, devices: list[PciDevice]) -> Finding:
-    gpus = nvidia_gpus(devices)
+def gpus_finding(host: str, gpus: tuple[PciDevice, ...]) -> Finding:
     if not gpus:
         return Finding(
             "gpus",
@@ -119,14 +82,9 @@ def gpus_finding(host: str, devices: list[PciDevice]) -> Finding:
     return Finding("gpus", "pass", f"{len(gpus)} NVIDIA GPU(s) on the PCI bus: {kinds}")
 
 
-def nvswitch_finding(
-    devices: list[PciDevice],
-    fabricmanager: Any,
-    sections: Mapping[str, str] | None = None,
-    host: str = "HOST",
-) -> Finding:
-    """`sections` (the probe's): what Fabric Manager and the driver do on a host that has a driver."""
-    switches = nvswitches(devices)
+def nvswitch_finding(state: HostState, fabricmanager: Any, host: str = "HOST") -> Finding:
+    """What Fabric Manager and the driver do on a host with NVSwitches."""
+    switches = state.nvswitches
     if not switches:
         return Finding("nvswitch", "pass", "no NVSwitch: fabricmanager not needed")
     if str(fabricmanager).lower() in ("false", "no", "0", "off"):
@@ -136,15 +94,12 @@ def nvswitch_finding(
             f"{len(switches)} NVSwitch(es) but gpuctl_fabricmanager is off: CUDA will not start on this host",
             hint="set gpuctl_fabricmanager: auto",
         )
-    sections = sections or {}
-    driver_version, _ = installed_driver_version(sections.get("driver", ""), sections.get("nvidia-smi", ""))
-    service = parse_fabricmanager(sections.get("fabricmanager", ""))
-    return fabricmanager_finding(host, len(switches), service, driver_version)
+    driver_version, _ = installed_driver_version(state)
+    return fabricmanager_finding(host, len(switches), state.fabricmanager, driver_version)
 
 
-def nouveau_finding(modules: str) -> Finding:
-    loaded = set(modules.split())
-    if "nouveau" in loaded:
+def nouveau_finding(modules: frozenset[str]) -> Finding:
+    if "nouveau" in modules:
         return Finding(
             "nouveau",
             "warn",
@@ -154,18 +109,18 @@ def nouveau_finding(modules: str) -> Finding:
     return Finding("nouveau", "pass", "nouveau is not loaded")
 
 
-def secure_boot_finding(text: str) -> Finding:
-    lowered = text.lower()
-    if "secureboot enabled" in lowered or _efivar_state(text) == 1:
+def secure_boot_finding(state: str) -> Finding:
+    """`state` as the probe classified it: enabled | disabled | bios | unknown."""
+    if state == "enabled":
         return Finding(
             "secure-boot",
             "warn",
             "Secure Boot is enabled: unsigned NVIDIA kernel modules will not load",
             hint="enroll the module signing key (MOK) or disable Secure Boot before bootstrapping",
         )
-    if "secureboot disabled" in lowered or _efivar_state(text) == 0:
+    if state == "disabled":
         return Finding("secure-boot", "pass", "Secure Boot is disabled")
-    if lowered.strip() == "bios" or "efi variables are not supported" in lowered:
+    if state == "bios":
         return Finding("secure-boot", "pass", "legacy BIOS boot: no Secure Boot")
     return Finding(
         "secure-boot",
@@ -175,34 +130,25 @@ def secure_boot_finding(text: str) -> Finding:
     )
 
 
-def _efivar_state(text: str) -> int | None:
-    match = re.match(r"^efivar\s+([\d\s]+)$", text.strip())
-    if not match:
-        return None
-    numbers = match.group(1).split()
-    return int(numbers[-1]) if len(numbers) >= 5 else None
-
-
-def installed_driver_version(proc_version: str, smi: str) -> tuple[str | None, str]:
+def installed_driver_version(state: HostState) -> tuple[str | None, str]:
     """(version, where it came from) of an installed NVIDIA driver, (None, why) when none works."""
-    loaded = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", proc_version)
+    loaded = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", state.driver_proc)
     if loaded:
         return loaded.group(1), "kernel module loaded"
-    if not smi or smi.strip() == "absent":
+    smi = state.nvidia_smi
+    if smi.rc is None:
         return None, "none"
-    lines = smi.strip().splitlines()
-    code = lines[-1].removeprefix("rc=") if lines[-1].startswith("rc=") else "?"
-    output = [line for line in lines if not line.startswith("rc=")]
-    if code == "0" and output and re.match(r"^\d+\.\d+", output[0].strip()):
-        return output[0].strip(), "nvidia-smi"
-    return None, nvidia_smi_state(int(code) if code.isdigit() else 1, "\n".join(output)).message
+    versions = [row.driver_version for row in state.gpu_rows if re.match(r"^\d+\.\d+", row.driver_version)]
+    if smi.works and versions:
+        return versions[0], "nvidia-smi"
+    return None, nvidia_smi_state(smi.rc or 1, smi.output).message
 
 
-def dkms_finding(kernel: str, text: str) -> Finding | None:
+def dkms_finding(kernel: str, dkms: Dkms | None) -> Finding | None:
     """None when DKMS is not installed; warn when it holds a module it cannot build for this kernel."""
-    if not text.strip():
+    if dkms is None or not dkms.status.strip():
         return None
-    problem = dkms_problem(kernel, text, "headers present" in text.splitlines())
+    problem = dkms_problem(kernel, dkms.status, dkms.headers_present)
     if problem:
         return Finding(
             "dkms",
@@ -213,8 +159,8 @@ def dkms_finding(kernel: str, text: str) -> Finding | None:
     return Finding("dkms", "pass", f"DKMS modules built for kernel {kernel}")
 
 
-def driver_finding(proc_version: str, smi: str, branch: str) -> Finding:
-    version, source = installed_driver_version(proc_version, smi)
+def driver_finding(state: HostState, branch: str) -> Finding:
+    version, source = installed_driver_version(state)
     if version is None and source == "none":
         return Finding("driver", "pass", f"no NVIDIA driver installed: bootstrap installs branch {branch}")
     if version is None and source.startswith(REBOOT_REQUIRED):
@@ -241,19 +187,7 @@ def driver_finding(proc_version: str, smi: str, branch: str) -> Finding:
     return Finding("driver", "pass", f"driver {version} installed ({source}), branch {branch}")
 
 
-def parse_runtimes(text: str) -> dict[str, str]:
-    """Runtime name → version (first x.y.z on its --version line)."""
-    runtimes: dict[str, str] = {}
-    for line in text.splitlines():
-        name, _, rest = line.strip().partition(" ")
-        if name:
-            version = re.search(r"v?(\d+\.\d+(?:\.\d+)?)", rest)
-            runtimes[name] = version.group(1) if version else "unknown version"
-    return runtimes
-
-
-def runtime_finding(text: str, wanted: str) -> Finding:
-    runtimes = parse_runtimes(text)
+def runtime_finding(runtimes: Mapping[str, str], wanted: str) -> Finding:
     found = ", ".join(f"{name} {version}" for name, version in runtimes.items())
     kinds = {"containerd", "docker", "crio"} & set(runtimes) | (
         {"containerd"} if {"k3s", "rke2"} & set(runtimes) else set()
@@ -275,10 +209,13 @@ def runtime_finding(text: str, wanted: str) -> Finding:
     return Finding("container-runtime", "pass", f"found {found}")
 
 
-def containerd_config_finding(text: str, containerd_version: str | None) -> Finding:
-    files = re.findall(r"^file (\S+)", text, re.MULTILINE)
-    versions = re.findall(r"^\s*version\s*=\s*(\d+)", text, re.MULTILINE)
-    unreadable = re.findall(r"^unreadable (\S+)", text, re.MULTILINE)
+def containerd_config_finding(
+    configs: tuple[ContainerdConfig, ...], containerd_version: str | None
+) -> Finding:
+    # As the shell probe before it: the first readable file and the first version line found.
+    files = [config.path for config in configs if config.readable]
+    versions = [m.group(1) for c in configs if (m := re.match(r"^\s*version\s*=\s*(\d+)", c.version_line))]
+    unreadable = [config.path for config in configs if not config.readable]
     expected = "3" if (containerd_version or "").startswith("2.") else "2"
     if unreadable:
         return Finding("containerd-config", "pass", f"{unreadable[0]} exists (readable by root only)")
@@ -300,26 +237,18 @@ def containerd_config_finding(text: str, containerd_version: str | None) -> Find
     return Finding("containerd-config", "pass", f"{files[0]}: config version {versions[0]}")
 
 
-def parse_df(text: str) -> dict[str, float]:
-    """Mount point → free GiB, from `df -Pk`."""
-    free: dict[str, float] = {}
-    for line in text.splitlines()[1:]:
-        parts = line.split()
-        if len(parts) >= 6 and parts[3].isdigit():
-            free[parts[5]] = int(parts[3]) / (1024 * 1024)
-    return free
-
-
-def disk_findings(text: str) -> list[Finding]:
-    free = parse_df(text)
+def disk_findings(disks: Mapping[str, int | None], needed: float | None = None) -> list[Finding]:
+    """One finding per mount point of / and /var; `needed` (GiB): the failing threshold."""
+    free = {mount: size / 1024**3 for mount, size in disks.items() if size is not None}
     if not free:
         return [
             Finding("disk", "warn", "free disk space unknown (df failed)", hint="check with `df -h / /var`")
         ]
     findings = []
-    needed = min_free_disk_gib()
+    needed = min_free_disk_gib() if needed is None else needed
+    warn_below = host_support().disk_warn_below_mib / 1024
     for mount, gib in free.items():
-        status: Status = "fail" if gib < needed else "warn" if gib < DISK_WARN_GIB else "pass"
+        status: Status = "fail" if gib < needed else "warn" if gib < warn_below else "pass"
         hint = (
             ""
             if status == "pass"
@@ -330,12 +259,13 @@ def disk_findings(text: str) -> list[Finding]:
     return findings
 
 
-def sudo_finding(id_text: str, text: str, user: str) -> Finding:
-    if id_text.split()[:1] == ["0"]:
+def sudo_finding(uid: int | None, sudo: CommandResult | None, user: str) -> Finding:
+    if uid == 0:
         return Finding("sudo", "pass", "connected as root")
-    code = text.strip().splitlines()[-1] if text.strip() else ""
-    if code == "rc=0":
+    sudo = sudo or CommandResult(None)
+    if sudo.works:
         return Finding("sudo", "pass", f"passwordless sudo works for {user}")
+    text = sudo.output
     if "password" in text.lower():
         return Finding(
             "sudo",
@@ -343,7 +273,7 @@ def sudo_finding(id_text: str, text: str, user: str) -> Finding:
             f"sudo asks {user} for a password",
             hint="pass --ask-become-pass (or set GPUCTL_BECOME_PASSWORD) to `gpuctl bootstrap`",
         )
-    first = next((line for line in text.splitlines() if line and not line.startswith("rc=")), code)
+    first = next((line for line in text.splitlines() if line), f"rc={-1 if sudo.rc is None else sudo.rc}")
     return Finding(
         "sudo",
         "fail",
@@ -352,34 +282,26 @@ def sudo_finding(id_text: str, text: str, user: str) -> Finding:
     )
 
 
-def host_findings(
-    host: str, user: str, sections: Mapping[str, str], settings: Mapping[str, Any]
-) -> list[Finding]:
-    """Every finding for one host, from the probe script's sections."""
-    devices = parse_pci(sections.get("pci", ""))
-    runtimes = parse_runtimes(sections.get("runtimes", ""))
+def host_findings(host: str, user: str, state: HostState, settings: Mapping[str, Any]) -> list[Finding]:
+    """Every finding for one host, from what the probe read there."""
     branch = str(settings.get("gpuctl_driver_branch") or default_driver_branch())
+    wanted_runtime = str(settings.get("gpuctl_container_runtime") or "")
     findings = [
-        sudo_finding(sections.get("id", ""), sections.get("sudo", ""), user),
-        os_finding(sections.get("os-release", "")),
-        headers_finding(sections.get("kernel", "unknown"), sections.get("headers", "")),
-        gpus_finding(host, devices),
-        nvswitch_finding(devices, settings.get("gpuctl_fabricmanager", "auto"), sections, host),
-        nouveau_finding(sections.get("modules", "")),
-        secure_boot_finding(sections.get("secure-boot", "")),
-        driver_finding(sections.get("driver", ""), sections.get("nvidia-smi", ""), branch),
-        runtime_finding(sections.get("runtimes", ""), str(settings.get("gpuctl_container_runtime") or "")),
+        sudo_finding(state.uid, state.sudo, user),
+        os_finding(state.os_release),
+        headers_finding(state),
+        gpus_finding(host, state.gpus),
+        nvswitch_finding(state, settings.get("gpuctl_fabricmanager", "auto"), host),
+        nouveau_finding(state.modules),
+        secure_boot_finding(state.secure_boot),
+        driver_finding(state, branch),
+        runtime_finding(state.runtimes, wanted_runtime),
     ]
-    dkms = dkms_finding(sections.get("kernel", "unknown"), sections.get("dkms", ""))
+    dkms = dkms_finding(state.kernel or "unknown", state.dkms)
     if dkms is not None:
         findings.append(dkms)
-    if "containerd" in runtimes or {"k3s", "rke2"} & set(runtimes):
-        findings.append(
-            containerd_config_finding(sections.get("containerd-config", ""), runtimes.get("containerd"))
-        )
-    findings.extend(disk_findings(sections.get("disk", "")))
-    if "end" not in sections:
-        findings.append(
-            Finding("probe", "warn", "the probe script stopped early: some findings may be missing")
-        )
+    if "containerd" in state.runtimes or {"k3s", "rke2"} & set(state.runtimes):
+        findings.append(containerd_config_finding(state.containerd_configs, state.runtimes.get("containerd")))
+    min_free_mib = settings.get(MIN_FREE_MIB_SETTING)  # the preflight role honours it too
+    findings.extend(disk_findings(state.disks, int(min_free_mib) / 1024 if min_free_mib else None))
     return findings

@@ -15,6 +15,8 @@ from pathlib import Path
 
 STANDINS = Path(__file__).parent / "standins"
 NVIDIA_SMI_MODULE = Path(__file__).parents[2] / "gpuctl" / "nvidia_smi.py"
+# gpuctl's host probe: the stand-ins read the node's (fake) PCI bus through it, as gpuctl does.
+HOST_PROBE = Path(__file__).parents[2] / "playbooks" / "roles" / "gpuctl_probe" / "files" / "host_probe.py"
 
 # One version on the role's default branch (580) and older branches that tests pin (550, 570).
 DRIVER_VERSIONS = ("580.95.05-1", "550.90.07-1", "570.86.15-1")
@@ -73,6 +75,7 @@ def driver_package(name: str, version: str) -> Package:
                 "/lib/systemd/system/nvidia-persistenced.service",
             ),
             PackageFile(f"{DRIVER_LIBDIR}/nvidia_smi.py", NVIDIA_SMI_MODULE.read_bytes()),
+            PackageFile(f"{DRIVER_LIBDIR}/host_probe.py", HOST_PROBE.read_bytes()),
             _standin("nvidia_pci.py", version, 0o644, f"{DRIVER_LIBDIR}/nvidia_pci.py"),
         ),
     )
@@ -85,6 +88,7 @@ def fabricmanager_package(version: str) -> Package:
         _standin("nvidia-fabricmanager.service", version, 0o644,
                  "/lib/systemd/system/nvidia-fabricmanager.service"),
         PackageFile(f"{libdir}/nvidia_smi.py", NVIDIA_SMI_MODULE.read_bytes()),
+        PackageFile(f"{libdir}/host_probe.py", HOST_PROBE.read_bytes()),
         _standin("nvidia_pci.py", version, 0o644, f"{libdir}/nvidia_pci.py"),
     )  # fmt: skip
     fixed = tuple(

@@ -8,6 +8,7 @@ live too).
 from __future__ import annotations
 
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, from_role_report, nvidia_smi_state
+from gpuctl.hosts.host_state import Dkms, parse_host_state
 from gpuctl.hosts.probes import dkms_finding, driver_finding
 
 NOT_LOADED = (
@@ -70,14 +71,15 @@ def test_role_report_as_ansible_sends_it() -> None:
     assert checked.message == "no NVIDIA driver installed yet: the install will need a reboot"
 
 
-def test_preflight_findings_from_the_probe_sections() -> None:
-    driver = driver_finding("", NOT_LOADED + "rc=9", "535")
+def test_preflight_findings_from_the_host_probe() -> None:
+    state = parse_host_state({"driver": "", "nvidia_smi": {"rc": 9, "stdout": NOT_LOADED, "stderr": ""}})
+    driver = driver_finding(state, "535")
     assert (driver.status, driver.message) == (
         "warn",
         f"{REBOOT_REQUIRED} (nvidia-smi, exit 9: {NOT_LOADED.strip()})",
     )
-    dkms = dkms_finding(KERNEL, "nvidia-current/535.261.03: added")
+    dkms = dkms_finding(KERNEL, Dkms("nvidia-current/535.261.03: added", headers_present=False))
     assert dkms is not None
     assert dkms.status == "warn"
     assert dkms.message.startswith(f"DKMS: no headers for the running kernel {KERNEL}")
-    assert dkms_finding(KERNEL, "") is None
+    assert dkms_finding(KERNEL, None) is None

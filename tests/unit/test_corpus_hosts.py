@@ -1,5 +1,7 @@
-"""gpuctl's host probes captured on real machines (tests/corpus/hosts.yaml): preflight's findings,
-the simulated cluster's host-link view and the driver role's facts, from the probes' verbatim output."""
+"""gpuctl's host probes captured on real machines (tests/corpus/hosts.yaml), read by the one parser
+(gpuctl.hosts.host_state): preflight's findings, the simulated cluster's host-link view and the
+driver role's facts. The captures are of the shell probes gpuctl had before its one host probe;
+tests/probe_captures.py carries their texts into the probe's JSON document."""
 
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 from gpuctl.hosts.driver_state import nvidia_smi_state
-from gpuctl.hosts.probe_script import PROBE_SCRIPT, split_sections
+from gpuctl.hosts.host_state import parse_host_state, parse_probe_output
 from gpuctl.hosts.probes import host_findings, installed_driver_version, sudo_finding
 from gpuctl.package_data import default_driver_branch
 from gpuctl.sim.server.host_links import parse_probe
+from tests.probe_captures import driver_probe_document, host_link_document, preflight_document
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ITEMS: dict[str, dict[str, Any]] = {
@@ -35,51 +38,53 @@ def _text(item: dict[str, Any]) -> str:
     return (CORPUS / item["file"]).read_text(encoding="utf-8")
 
 
-def test_every_section_of_the_script_came_back_from_the_h200() -> None:
-    sections = split_sections(_text(ITEMS[H200_PREFLIGHT]))
-    script_sections = [
-        line.split()[1].rstrip(";") for line in PROBE_SCRIPT.splitlines() if line.startswith("s ")
-    ]
-    assert list(sections) == script_sections
-    assert sections["pci"] == "0000:00:06.0 0x10de 0x2335 0x030200"
-    assert sections["modules"].split() == ["nvidia_uvm", "nvidia"]
-    assert sections["runtimes"] == sections["containerd-config"] == sections["dkms"] == ""
+def _machine_document(preflight_id: str) -> dict[str, Any]:
+    """Everything one machine's captures say: preflight's probe, and the host-link probe's
+    `nvidia-smi -L` and --query-gpu (the commands the one probe runs for nvidia-smi)."""
+    link = ITEMS[preflight_id.replace("-preflight-probe", "-host-link-probe")]
+    return {**preflight_document(_text(ITEMS[preflight_id])), **host_link_document(_text(link))}
 
 
 @pytest.mark.parametrize("item", _of_kind("preflight-probe"), ids=lambda item: item["id"])
 def test_preflight_findings(item: dict[str, Any]) -> None:
     assert default_driver_branch() == "580"  # the branch the driver finding compares with
-    findings = host_findings(item["host"], item["user"], split_sections(_text(item)), {})
+    state = parse_host_state(_machine_document(item["id"]))
+    findings = host_findings(item["host"], item["user"], state, {})
     assert {finding.id: [finding.status, finding.message] for finding in findings} == item["expect"][
         "findings"
     ]
     assert len(findings) == len(item["expect"]["findings"])  # one disk finding: / and /var are one disk
 
 
+def test_the_document_reads_back_through_the_probes_own_output_line() -> None:
+    """parse_probe_output reads the last line of the probe's stdout (the roles' raw task sees the same)."""
+    document = _machine_document(H200_PREFLIGHT)
+    state = parse_probe_output("a motd line\n" + json.dumps({"files": {}, "host": document}) + "\n")
+    assert state == parse_host_state(document)
+    assert [device.device for device in state.gpus] == ["0x2335"]
+    assert state.modules == {"nvidia_uvm", "nvidia"}
+    assert (state.secure_boot, state.runtimes, state.dkms) == ("bios", {}, None)
+
+
 def test_root_needs_no_sudo_even_where_sudo_is_not_installed() -> None:
     """The probe ran as root on a host without sudo (`sudo: not found`, exit 127)."""
-    sections = split_sections(_text(ITEMS[H200_PREFLIGHT]))
-    assert sections["sudo"].splitlines()[-1] == "rc=127"
-    assert "sudo: not found" in sections["sudo"]
-    finding = sudo_finding(sections["id"], sections["sudo"], "root")
+    state = parse_host_state(_machine_document(H200_PREFLIGHT))
+    finding = sudo_finding(state.uid, state.sudo, "root")
     assert (finding.status, finding.message, finding.hint) == ("pass", "connected as root", "")
 
 
 def test_the_open_kernel_modules_version_and_nvidia_smis_agree() -> None:
-    sections = split_sections(_text(ITEMS[H200_PREFLIGHT]))
-    assert sections["driver"].startswith(
-        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04"
-    )
-    assert installed_driver_version(sections["driver"], sections["nvidia-smi"]) == (
-        "580.159.04",
-        "kernel module loaded",
-    )
-    assert installed_driver_version("", sections["nvidia-smi"]) == ("580.159.04", "nvidia-smi")
+    state = parse_host_state(_machine_document(H200_PREFLIGHT))
+    assert state.driver_proc.startswith("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04")
+    assert installed_driver_version(state) == ("580.159.04", "kernel module loaded")
+    without_proc = parse_host_state({**_machine_document(H200_PREFLIGHT), "driver": ""})
+    assert installed_driver_version(without_proc) == ("580.159.04", "nvidia-smi")
 
 
 @pytest.mark.parametrize("item", _of_kind("host-link-probe"), ids=lambda item: item["id"])
 def test_host_link_probe(item: dict[str, Any]) -> None:
-    assert asdict(parse_probe(_text(item))) == item["expect"]["truth"]
+    output = json.dumps({"host": host_link_document(_text(item))})
+    assert asdict(parse_probe(output)) == item["expect"]["truth"]
 
 
 @pytest.mark.parametrize("item", _of_kind("driver-probe"), ids=lambda item: item["id"])
@@ -89,7 +94,7 @@ def test_driver_role_facts_from_its_probe(item: dict[str, Any]) -> None:
     tasks = yaml.safe_load(READ_TASKS.read_text(encoding="utf-8"))
     task = next(task for task in tasks if task["name"] == "Driver | derive driver facts")
     variables: dict[str, Any] = {
-        "gpuctl_driver_probe": {"stdout": _text(item)},
+        "gpuctl_driver_probe": {"stdout": json.dumps(driver_probe_document(json.loads(_text(item))))},
         "gpuctl_fabricmanager": "auto",  # the role's default
         **{name: trust_as_template(value) for name, value in task["vars"].items()},
     }

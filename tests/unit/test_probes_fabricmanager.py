@@ -1,24 +1,37 @@
-"""Preflight's `nvswitch` finding: Fabric Manager on a host with NVSwitches, from the probe's sections.
+"""Preflight's `nvswitch` finding: Fabric Manager on a host with NVSwitches, from the host probe's state.
 
-The section texts are what the probe script printed on the host tier's HGX test nodes
+The `fabricmanager` texts are what systemd and dpkg print on the host tier's HGX test nodes
 (tests/hosts/test_fabricmanager_and_unloaded_driver.py runs the same cases live).
 """
 
 from __future__ import annotations
 
-from gpuctl.hosts.fabricmanager import parse_fabricmanager
-from gpuctl.hosts.probe_script import PROBE_SCRIPT
-from gpuctl.hosts.probes import nvswitch_finding, parse_pci
+from typing import Any
 
-HGX_PCI = (
-    "0000:18:00.0 0x10de 0x2330 0x030200\n0000:05:00.0 0x10de 0x22a3 0x068000\n"
-    "0000:06:00.0 0x10de 0x22a3 0x068000"
+from gpuctl.hosts.fabricmanager import parse_fabricmanager
+from gpuctl.hosts.host_state import parse_host_state
+from gpuctl.hosts.probes import nvswitch_finding
+from tests.probe_captures import HOST_PROBE, pci_device
+
+HGX_PCI = [
+    pci_device("0000:18:00.0", "0x2330", "0x030200"),
+    pci_device("0000:05:00.0", "0x22a3", "0x068000"),
+    pci_device("0000:06:00.0", "0x22a3", "0x068000"),
+]
+WORKING_DRIVER = {
+    "nvidia_smi": {"rc": 0, "stdout": "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)", "stderr": ""},
+    "nvidia_smi_query": {"rc": 0, "stdout": "NVIDIA H100 80GB HBM3, 81559, 550.90.07", "stderr": ""},
+}
+NOT_LOADED_TEXT = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+    "Make sure that the latest NVIDIA driver is installed and running."
 )
-WORKING_DRIVER = {"driver": "", "nvidia-smi": "550.90.07\n550.90.07\nrc=0"}
 NOT_LOADED = {
-    "driver": "",
-    "nvidia-smi": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-    "Make sure that the latest NVIDIA driver is installed and running.\n\nrc=9",
+    "nvidia_smi": {"rc": 9, "stdout": NOT_LOADED_TEXT, "stderr": ""},
+    "nvidia_smi_query": {"rc": 9, "stdout": NOT_LOADED_TEXT, "stderr": ""},
+}
+NO_DRIVER = {
+    "nvidia_smi": {"rc": -1, "stdout": "", "stderr": "", "msg": "nvidia-smi: No such file or directory"}
 }
 ACTIVE = (
     "LoadState=loaded\nActiveState=active\nUnitFileState=enabled\npackage nvidia-fabricmanager 550.90.07-1"
@@ -30,14 +43,16 @@ MISSING = (
 )
 
 
-def finding(fabricmanager: str, driver: dict[str, str]) -> tuple[str, str, str]:
-    result = nvswitch_finding(parse_pci(HGX_PCI), "auto", {**driver, "fabricmanager": fabricmanager}, "hgx-0")
+def finding(
+    fabricmanager: str, driver: dict[str, Any], pci: list[dict[str, str]] = HGX_PCI, wanted: object = "auto"
+) -> tuple[str, str, str]:
+    state = parse_host_state({"pci": pci, "fabricmanager": fabricmanager, **driver})
+    result = nvswitch_finding(state, wanted, "hgx-0")
     return result.status, result.message, result.hint
 
 
 def test_the_probe_reads_the_service_and_the_package() -> None:
-    assert "s fabricmanager" in PROBE_SCRIPT
-    assert "systemctl show -p LoadState -p ActiveState -p UnitFileState nvidia-fabricmanager" in PROBE_SCRIPT
+    assert "fabricmanager" in HOST_PROBE.HOST_SECTIONS
     service = parse_fabricmanager(MISSING)
     assert (service.load_state, service.unit_file_state, service.installed) == ("not-found", "", False)
     held = parse_fabricmanager(
@@ -58,7 +73,7 @@ def test_running_fabric_manager_of_the_driver_version_passes() -> None:
 
 
 def test_no_driver_yet_means_bootstrap_installs_both() -> None:
-    assert finding(MISSING, {"driver": "", "nvidia-smi": "absent"})[:2] == (
+    assert finding(MISSING, NO_DRIVER)[:2] == (
         "pass",
         "2 NVSwitch(es): bootstrap installs nvidia-fabricmanager",
     )
@@ -102,5 +117,5 @@ def test_enabled_fabric_manager_waits_for_the_driver_module() -> None:
 
 
 def test_hosts_without_nvswitches_or_with_fabric_manager_off_are_unchanged() -> None:
-    assert nvswitch_finding(parse_pci(""), "auto", {"fabricmanager": MISSING}).status == "pass"
-    assert nvswitch_finding(parse_pci(HGX_PCI), False, {"fabricmanager": ACTIVE}).status == "warn"
+    assert finding(MISSING, WORKING_DRIVER, pci=[])[0] == "pass"
+    assert finding(ACTIVE, WORKING_DRIVER, wanted=False)[0] == "warn"

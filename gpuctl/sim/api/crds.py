@@ -11,15 +11,12 @@ keeps (apiVersion, kind, metadata, spec, status).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuctl.sim.api import kinds, tables
 from gpuctl.sim.api.kinds import ResourceType
 from gpuctl.sim.runtime.crd_objects import established_status
 from gpuctl.sim.runtime.store import Store
-
-if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 __all__ = ["CRD", "established_status", "lookup", "served", "table"]
@@ -132,9 +129,8 @@ def validate(crd: Obj) -> list[str]:
     return errors
 
 
-def removed(cluster: Cluster, crd: Obj) -> None:
+def removed(store: Store, crd: Obj) -> None:
     """Deleting a CRD deletes every object of its kind (the API server's finalizer does)."""
     for resource in defined_types(crd)[:1]:
-        for obj in cluster.store.items(resource.key):
-            cluster.store.remove(resource.key, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-        cluster.custom_resource_changed()
+        for obj in store.items(resource.key):
+            store.remove(resource.key, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])

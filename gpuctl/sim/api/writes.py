@@ -131,20 +131,7 @@ def create(
         obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
         obj["metadata"]["creationTimestamp"] = rfc3339()
         return obj
-    created = cluster.store.add(resource.key, obj)
-    _after_write(cluster, resource, created)
-    return created
-
-
-def _after_write(cluster: Cluster, resource: ResourceType, obj: Obj, created: bool = True) -> None:
-    if resource.kind == "Pod" and created:
-        cluster.pod_created(obj)
-    elif resource.kind == "Node":
-        cluster.node_changed()
-    elif resource.kind == "DaemonSet":
-        cluster.daemonset_changed()
-    elif crds.is_custom(resource):
-        cluster.custom_resource_changed()
+    return cluster.store.add(resource.key, obj)  # the controllers watch the store
 
 
 def _merge_into_existing(resource: ResourceType, existing: Obj, candidate: Obj, subresource: str) -> Obj:
@@ -190,11 +177,7 @@ def _store_update(cluster: Cluster, resource: ResourceType, existing: Obj, resul
         return result
     if resource.kind == "Namespace" and existing["metadata"].get("deletionTimestamp"):
         result["status"] = existing["status"]
-    stored = cluster.store.put(resource.key, result)
-    _after_write(cluster, resource, stored, created=False)
-    if resource.kind == "Pod" and stored["spec"].get("nodeName") and not existing["spec"].get("nodeName"):
-        cluster.pod_created(stored)
-    return stored
+    return cluster.store.put(resource.key, result)
 
 
 def update(
@@ -352,12 +335,6 @@ def delete(
         custom = {r.key for r in crds.custom_types(cluster.store) if r.namespaced}
         return cluster.delete_namespace(existing, (*NAMESPACED_KEYS, *sorted(custom)))
     removed = cluster.store.remove(resource.key, namespace if resource.namespaced else "", name) or existing
-    if resource.kind == "DaemonSet":
-        cluster.daemonset_changed()
-    elif resource.kind == "Node":
-        cluster.node_changed()
-    elif resource == crds.CRD:
-        crds.removed(cluster, removed)
-    elif crds.is_custom(resource):
-        cluster.custom_resource_changed()
+    if resource == crds.CRD:
+        crds.removed(cluster.store, removed)
     return removed

@@ -1,11 +1,11 @@
-"""The simulated cluster's state and wiring: store, engine, controllers, bookkeeping."""
+"""The simulated cluster's wiring: each controller's watches and pass, the objects present at
+start, start-up settling, and what the API asks of the cluster (container runs, deletions)."""
 
 from __future__ import annotations
 
+import functools
 import gc
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from gpuctl.sim.runtime import (
@@ -17,53 +17,42 @@ from gpuctl.sim.runtime import (
     kubelet,
     mig_containers,
     objects,
+    operand_pods,
     operator,
-    plugin_runtime,
-    podstatus,
     scheduler,
 )
-from gpuctl.sim.runtime.engine import Engine
-from gpuctl.sim.runtime.plugin_config import PluginConfig
 from gpuctl.sim.runtime.sharing import Device
-from gpuctl.sim.runtime.store import Store, rfc3339
-from gpuctl.sim.scenario import NodeSpec, Scenario
+from gpuctl.sim.runtime.state import ClusterState
+from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.scenario import Scenario
 
 Obj = dict[str, Any]
-INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
+OPERATOR_SETTLE_PASSES = 8  # each gets the operands one stage further (driver, toolkit, plugin, validator)
 
 
-@dataclass
-class PodRuntime:
-    """What the kubelet knows about a pod that the API object does not carry."""
-
-    node: str = ""
-    gpu_indices: list[int] = field(default_factory=list)  # the physical GPUs behind `devices`
-    devices: list[Device] = field(default_factory=list)
-    logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)  # callables: built on read
-    started: float = 0.0
-    restarts: int = 0
-
-
-class Cluster:
+class Cluster(ClusterState):
     def __init__(self, scenario: Scenario, host_links: Iterable[host_nodes.HostLink] = ()) -> None:
-        self.scenario = scenario
-        self.store = Store()
-        self.engine = Engine(self.store.lock)
-        self.node_specs: dict[str, NodeSpec] = {spec.name: spec for spec in scenario.nodes}
-        self.node_index = {spec.name: index for index, spec in enumerate(scenario.nodes)}
-        self.runtime: dict[str, PodRuntime] = {}  # by pod uid
-        self.gpu_holders: dict[str, dict[str, list[Device]]] = {}  # node → pod uid → devices
-        self.unscheduled: dict[str, tuple[str, str]] = {}  # pod uid → (namespace, name)
-        self.last_failed_scheduling: dict[str, str] = {}  # pod uid → last message
-        self.scheduler_nodes: tuple[int, Any] | None = None  # the scheduler's node index, by generation
-        self.running_plugins: dict[str, set[str]] = {}  # node → uids of running device-plugin pods
-        self.plugin_configs: dict[str, PluginConfig] = {}  # node → config its plugin started with
-        self.settling = False
-        self.operator = operator.OperatorState()  # the GPU Operator the sim plays (ClusterPolicy)
-        self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
+        super().__init__(scenario)
         self.host_links = {link.node_name: link for link in host_links}
         self.prober = host_nodes.HostProber(self, list(self.host_links.values()))
+        self._wire()
         self._populate()
+
+    def _wire(self) -> None:
+        """Each controller watches the kinds it reads and offers its pass; nothing else links them."""
+        self.passes.update(
+            scheduler=functools.partial(scheduler.run_pass, self),
+            daemonsets=functools.partial(daemonsets.reconcile, self),
+            operator=functools.partial(operator.reconcile, self),
+        )
+        scheduler.watch(self)
+        kubelet.watch(self)
+        if self.scenario.uses_dra:
+            dra_claims.watch(self)
+        daemonsets.watch(self)
+        operator.watch(self)
+        self.init_gates.append(operand_pods.init_blocked)
+        self.container_programs.append(operand_pods.outcome)
 
     # -- start-up ------------------------------------------------------------------------------
     def _populate(self) -> None:
@@ -79,7 +68,7 @@ class Cluster:
                 gc.enable()
 
     def _populate_objects(self) -> None:
-        created = time.time() - INITIAL_AGE_SECONDS
+        created = self.created_at
         with self.store.lock:
             for name in (*objects.SYSTEM_NAMESPACES, *self.scenario.extra_namespaces):
                 if self.store.get("namespaces", "", name) is None:
@@ -100,8 +89,10 @@ class Cluster:
                 daemonsets.reconcile(self)
                 scheduler.run_pass(self)
                 daemonsets.reconcile(self)
-                if self.scenario.gpu_operator is not None:
-                    operator.settle(self)
+                for _ in range(OPERATOR_SETTLE_PASSES if self.scenario.gpu_operator is not None else 0):
+                    operator.reconcile(self)
+                    daemonsets.reconcile(self)
+                    scheduler.run_pass(self)
             finally:
                 self.settling = False
 
@@ -116,10 +107,7 @@ class Cluster:
         self.engine.stop()
         self.store.close()
 
-    # -- lookups ------------------------------------------------------------------------------
-    def node_spec(self, name: str) -> NodeSpec:
-        return self.node_specs.get(name) or NodeSpec(name=name)
-
+    # -- what the kubelet asks of the cluster ---------------------------------------------------
     def run_container(
         self, node_name: str, argv: list[str], gpu_indices: list[int], devices: list[Device] | None = None
     ) -> containers.Outcome:
@@ -133,79 +121,6 @@ class Cluster:
         if devices and any(device.mig >= 0 for device in devices):
             return mig_containers.run_argv(argv, spec, devices, self.scenario.pod_run_seconds)
         return containers.run_argv(argv, spec, gpu_indices, self.scenario.pod_run_seconds)
-
-    def pod_runtime(self, pod: Obj) -> PodRuntime:
-        return self.runtime.setdefault(pod["metadata"]["uid"], PodRuntime())
-
-    def set_gpus(self, uid: str, node_name: str, devices: list[Device]) -> None:
-        """Record the devices a pod holds on a node; freeing them retries pending pods."""
-        runtime = self.runtime.get(uid)
-        if runtime is not None:
-            runtime.devices = list(devices)
-            runtime.gpu_indices = list(dict.fromkeys(device.gpu for device in devices))
-        holders = self.gpu_holders.setdefault(node_name, {})
-        if devices:
-            holders[uid] = list(devices)
-        elif holders.pop(uid, None):
-            self.schedule_soon()
-
-    # -- hooks called by the API after a write (caller holds the store lock) -------------------
-    def pod_created(self, pod: Obj) -> None:
-        if pod.get("spec", {}).get("nodeName"):
-            kubelet.admit(self, pod)
-        else:
-            self.unscheduled[pod["metadata"]["uid"]] = (pod["metadata"]["namespace"], pod["metadata"]["name"])
-            self.schedule_soon()
-
-    def pod_removed(self, pod: Obj) -> None:
-        uid = pod["metadata"]["uid"]
-        self.unscheduled.pop(uid, None)
-        self.last_failed_scheduling.pop(uid, None)
-        self.runtime.pop(uid, None)
-        node_name = pod.get("spec", {}).get("nodeName")
-        self.set_gpus(uid, node_name or "", [])
-        if node_name and podstatus.is_device_plugin(pod):
-            self.running_plugins.get(node_name, set()).discard(uid)
-            kubelet.refresh_node_gpus(self, node_name)
-        elif node_name and plugin_runtime.is_mps_daemon_pod(pod):
-            kubelet.refresh_node_gpus(self, node_name)
-        if self.scenario.uses_dra:
-            dra.pod_stopped(self, pod)
-            dra_claims.pod_removed(self, pod)
-        if pod["metadata"].get("ownerReferences"):
-            self.daemonsets_soon()
-
-    def node_changed(self) -> None:
-        self.schedule_soon()
-        self.daemonsets_soon()
-
-    def daemonset_changed(self) -> None:
-        self.daemonsets_soon()
-
-    def custom_resource_changed(self) -> None:
-        """A custom resource (or its CRD) was written or deleted: a ClusterPolicy drives the Operator."""
-        self.operator_soon()
-
-    def operator_soon(self) -> None:
-        if not self.settling and (self.operator.active or self.store.count(operator.CLUSTER_POLICIES)):
-            self.engine.soon("operator", lambda: operator.reconcile(self), delay=0.02)
-
-    def schedule_soon(self) -> None:
-        if not self.settling:
-            self.engine.soon("scheduler", lambda: scheduler.run_pass(self), delay=0.01)
-
-    def daemonsets_soon(self) -> None:
-        """DaemonSets follow nodes and pods; so does the Operator (node labels, operand readiness)."""
-        if not self.settling:
-            self.engine.soon("daemonsets", lambda: daemonsets.reconcile(self), delay=0.01)
-            self.operator_soon()
-
-    def record_event(self, involved: Obj, reason: str, message: str, **kwargs: Any) -> None:
-        if self.settling:
-            return
-        event = objects.event(involved, reason, message, **kwargs)
-        if self.store.get("namespaces", "", event["metadata"]["namespace"]) is not None:
-            self.store.add("events", event)
 
     # -- deletion -----------------------------------------------------------------------------
     def delete_pod(self, pod: Obj, grace_seconds: int | None) -> Obj:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.sim.runtime import defaults, kubelet
 from gpuctl.sim.runtime.objects import generated_name, short_hash
 from gpuctl.sim.runtime.predicates import matches_node_selection, untolerated_taint
-from gpuctl.sim.runtime.store import clone
+from gpuctl.sim.runtime.store import Change, clone
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 
@@ -25,6 +25,30 @@ AUTO_TOLERATIONS = [
     {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
 ]
+
+
+def watch(cluster: ClusterState) -> None:
+    """What the controller reads: nodes, DaemonSets (not their status, which it writes) and the
+    pods controllers own (their readiness makes the status counts)."""
+    cluster.store.watch("nodes", lambda _: cluster.daemonsets_soon())
+    cluster.store.watch("daemonsets.apps", lambda change: _daemonset_changed(cluster, change))
+    cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
+
+
+def _daemonset_changed(cluster: ClusterState, change: Change) -> None:
+    previous = change.previous
+    if change.kind != "MODIFIED" or previous is None or previous.get("spec") != change.obj.get("spec"):
+        cluster.daemonsets_soon()
+
+
+def _pod_changed(cluster: ClusterState, change: Change) -> None:
+    if owned(change.obj) or (change.previous is not None and owned(change.previous)):
+        cluster.daemonsets_soon()
+
+
+def owned(obj: Obj) -> bool:
+    """Whether a controller owns the object (a DaemonSet's pods, a GPU Operator operand's)."""
+    return bool(obj["metadata"].get("ownerReferences"))
 
 
 def pod_tolerations(template_spec: Obj) -> list[Obj]:
@@ -54,7 +78,7 @@ def template_hash(daemonset: Obj) -> str:
     return short_hash(json.dumps(daemonset["spec"].get("template", {}), sort_keys=True))
 
 
-def _owned_pods(cluster: Cluster) -> dict[str, list[Obj]]:
+def _owned_pods(cluster: ClusterState) -> dict[str, list[Obj]]:
     owned: dict[str, list[Obj]] = {}
     for pod in cluster.store.items("pods"):
         for owner in pod["metadata"].get("ownerReferences") or []:
@@ -63,7 +87,7 @@ def _owned_pods(cluster: Cluster) -> dict[str, list[Obj]]:
     return owned
 
 
-def reconcile(cluster: Cluster) -> None:
+def reconcile(cluster: ClusterState) -> None:
     store = cluster.store
     nodes = store.items("nodes")
     owned = _owned_pods(cluster)
@@ -77,7 +101,7 @@ def reconcile(cluster: Cluster) -> None:
         _reconcile_one(cluster, daemonset, nodes, owned.get(daemonset["metadata"]["uid"], []))
 
 
-def _reconcile_one(cluster: Cluster, daemonset: Obj, nodes: list[Obj], pods: list[Obj]) -> None:
+def _reconcile_one(cluster: ClusterState, daemonset: Obj, nodes: list[Obj], pods: list[Obj]) -> None:
     template_spec = daemonset["spec"].get("template", {}).get("spec", {})
     current_hash = template_hash(daemonset)
     eligible = {node["metadata"]["name"] for node in nodes if should_run(template_spec, node)}
@@ -107,7 +131,7 @@ def _target_node(pod: Obj) -> str:
     return ""
 
 
-def _pod_name(cluster: Cluster, meta: Obj) -> str:
+def _pod_name(cluster: ClusterState, meta: Obj) -> str:
     def taken(name: str) -> bool:
         return cluster.store.get("pods", meta["namespace"], name) is not None
 
@@ -117,7 +141,7 @@ def _pod_name(cluster: Cluster, meta: Obj) -> str:
     return name
 
 
-def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str) -> Obj:
+def _create_pod(cluster: ClusterState, daemonset: Obj, node_name: str, revision: str) -> Obj:
     meta = daemonset["metadata"]
     template = clone(daemonset["spec"].get("template", {}))
     labels = dict(template.get("metadata", {}).get("labels") or {})
@@ -158,7 +182,6 @@ def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str)
     }
     defaults.apply_pod_defaults(pod)
     created = cluster.store.add("pods", pod, cluster.created_at if cluster.settling else None)
-    cluster.pod_created(created)
     cluster.record_event(
         daemonset,
         "SuccessfulCreate",
@@ -168,7 +191,9 @@ def _create_pod(cluster: Cluster, daemonset: Obj, node_name: str, revision: str)
     return created
 
 
-def _update_status(cluster: Cluster, daemonset: Obj, eligible: set[str], by_node: dict[str, Obj]) -> None:
+def _update_status(
+    cluster: ClusterState, daemonset: Obj, eligible: set[str], by_node: dict[str, Obj]
+) -> None:
     """Counted like the real controller: a pod kept on a node the DaemonSet no longer wants (a
     NoSchedule taint added later) is misscheduled, not current."""
     scheduled = [pod for node_name, pod in by_node.items() if node_name in eligible]

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl import nvidia_smi
 from gpuctl.defaults import DRA_DEVICE_CLASS, DRA_DRIVER_CHART_VERSION, DRA_DRIVER_NAMESPACE
-from gpuctl.sim.runtime import containers
+from gpuctl.sim.runtime import containers, objects
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
-from gpuctl.sim.runtime.objects import short_hash
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 DRIVER = DRA_DEVICE_CLASS  # the driver name and its GPU DeviceClass share the name
@@ -89,12 +88,10 @@ def plugin_daemonset() -> Obj:
     }
 
 
-def install(cluster: Cluster, created: float) -> None:
+def install(cluster: ClusterState, created: float) -> None:
     """What the scenario says is already installed: the chart's DeviceClasses and DaemonSet."""
     if not cluster.scenario.uses_dra or cluster.scenario.dra_driver != "installed":
         return
-    from gpuctl.sim.runtime import objects
-
     store = cluster.store
     if store.get("namespaces", "", DRA_DRIVER_NAMESPACE) is None:
         store.add("namespaces", objects.namespace(DRA_DRIVER_NAMESPACE), created)
@@ -180,7 +177,7 @@ def node_devices(spec: NodeSpec) -> list[Obj]:
 
 
 def slice_name(node_name: str) -> str:
-    return f"{node_name}-{DRIVER}-{short_hash(node_name)[:5]}"
+    return f"{node_name}-{DRIVER}-{objects.short_hash(node_name)[:5]}"
 
 
 def _slice(node: Obj, spec: NodeSpec) -> Obj:
@@ -210,7 +207,7 @@ def _slice(node: Obj, spec: NodeSpec) -> Obj:
     }
 
 
-def publish(cluster: Cluster, node_name: str) -> None:
+def publish(cluster: ClusterState, node_name: str) -> None:
     """The plugin on `node_name` is up: publish its devices (none when it cannot load NVML)."""
     node = cluster.store.get("nodes", "", node_name)
     spec = cluster.node_spec(node_name)
@@ -218,16 +215,14 @@ def publish(cluster: Cluster, node_name: str) -> None:
         return
     if cluster.store.get(SLICES, "", slice_name(node_name)) is None:
         cluster.store.add(SLICES, _slice(node, spec), cluster.created_at if cluster.settling else None)
-        cluster.schedule_soon()
 
 
-def unpublish(cluster: Cluster, node_name: str) -> None:
+def unpublish(cluster: ClusterState, node_name: str) -> None:
     """The plugin stopped: the kubelet-plugin library removes its node's slices."""
-    if cluster.store.remove(SLICES, "", slice_name(node_name)) is not None:
-        cluster.schedule_soon()
+    cluster.store.remove(SLICES, "", slice_name(node_name))
 
 
-def pod_stopped(cluster: Cluster, pod: Obj) -> None:
+def pod_stopped(cluster: ClusterState, pod: Obj) -> None:
     node_name = pod.get("spec", {}).get("nodeName")
     if node_name and is_plugin_pod(pod):
         unpublish(cluster, node_name)
@@ -254,7 +249,7 @@ def plugin_log(spec: NodeSpec) -> str:
     return "".join(lines)
 
 
-def start_plugin(cluster: Cluster, node_name: str) -> tuple[Outcome, Callable[[], str] | str]:
+def start_plugin(cluster: ClusterState, node_name: str) -> tuple[Outcome, Callable[[], str] | str]:
     """The kubelet plugin starting on a node: it exits 1 without a driver (CrashLoopBackOff)."""
     spec = cluster.node_spec(node_name)
     text = plugin_log(spec)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.sim.runtime.dra import CLASSES, SLICES
 from gpuctl.sim.runtime.objects import random_suffix
 from gpuctl.sim.runtime.sharing import Device
-from gpuctl.sim.runtime.store import clone
+from gpuctl.sim.runtime.store import Change, clone
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 CLAIMS = "resourceclaims.resource.k8s.io"
@@ -80,7 +80,7 @@ def _tolerated(device: SliceDevice, tolerations: list[Obj]) -> bool:
 class Allocator:
     """One scheduling pass's view of the devices: per node, and which are taken."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.by_node: dict[str, list[SliceDevice]] = {}
         for item in cluster.store.items(SLICES):
@@ -216,7 +216,7 @@ def _allocated_node(allocation: Obj) -> str:
 # -- kube-controller-manager's resourceclaim controller ------------------------------------------
 
 
-def generate_claims(cluster: Cluster, pod: Obj) -> str:
+def generate_claims(cluster: ClusterState, pod: Obj) -> str:
     """Create the pod's claims from its templates (once) and name them in its status; "" when
     done, else the controller's complaint (a missing template)."""
     entries = [
@@ -273,7 +273,17 @@ def _claim_from(template: Obj, pod: Obj, claim_name: str) -> Obj:
     }
 
 
-def pod_removed(cluster: Cluster, pod: Obj) -> None:
+def watch(cluster: ClusterState) -> None:
+    """kube-controller-manager's resourceclaim controller: claims follow their pods."""
+    cluster.store.watch("pods", lambda change: _pod_deleted(cluster, change))
+
+
+def _pod_deleted(cluster: ClusterState, change: Change) -> None:
+    if change.kind == "DELETED":
+        pod_removed(cluster, change.previous or change.obj)
+
+
+def pod_removed(cluster: ClusterState, pod: Obj) -> None:
     """Generated claims go with their pod; other claims are released."""
     uid = pod["metadata"]["uid"]
     for claim in cluster.store.items(CLAIMS, pod["metadata"]["namespace"]):
@@ -300,7 +310,7 @@ def pod_removed(cluster: Cluster, pod: Obj) -> None:
 # -- the kubelet: the devices behind a running pod's claims ---------------------------------------
 
 
-def claimed_devices(cluster: Cluster, pod: Obj, node: str) -> list[Device]:
+def claimed_devices(cluster: ClusterState, pod: Obj, node: str) -> list[Device]:
     """The devices the pod's allocated claims give it, as the container sees them."""
     if not pod.get("spec", {}).get("resourceClaims"):
         return []

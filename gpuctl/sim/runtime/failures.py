@@ -15,13 +15,13 @@ from gpuctl.sim.runtime.podstatus import (
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 IMAGE_BACKOFF_SECONDS = 1.0
 
 
-def image_failure(cluster: Cluster, pod: Obj, container: Obj, reason: str, message: str) -> None:
+def image_failure(cluster: ClusterState, pod: Obj, container: Obj, reason: str, message: str) -> None:
     image = container.get("image", "")
     host = pod["spec"]["nodeName"]
     field_path = f"spec.containers{{{container['name']}}}"
@@ -54,7 +54,7 @@ def image_failure(cluster: Cluster, pod: Obj, container: Obj, reason: str, messa
     cluster.engine.at(IMAGE_BACKOFF_SECONDS, lambda: _image_backoff(cluster, key, container["name"], image))
 
 
-def _image_backoff(cluster: Cluster, key: tuple[str, str, str], name: str, image: str) -> None:
+def _image_backoff(cluster: ClusterState, key: tuple[str, str, str], name: str, image: str) -> None:
     pod = current_pod(cluster, *key)
     if pod is None:
         return
@@ -69,7 +69,7 @@ def _image_backoff(cluster: Cluster, key: tuple[str, str, str], name: str, image
     cluster.record_event(pod, "Failed", "Error: ImagePullBackOff", warning=True, **common)
 
 
-def deadline_exceeded(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+def deadline_exceeded(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
     pod = current_pod(cluster, namespace, name, uid)
     if pod is None:
         return

@@ -20,10 +20,13 @@ from gpuctl.sim.runtime.objects import node_conditions
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.hosts.host_state import HostState
+    from gpuctl.sim.runtime.state import ClusterState as Cluster
 
 Obj = dict[str, Any]
 PROBE_INTERVAL_S = 1.0
+# What a node's truth needs of gpuctl's host probe (the cheap part: it runs every PROBE_INTERVAL_S).
+TRUTH_SECTIONS = ("pci", "nvidia_smi", "nvidia_smi_query", "nvidia_runtime")
 UNREACHABLE_TAINT = {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"}
 
 
@@ -40,6 +43,22 @@ class HostTruth:
     gpu_memory_mib: int = 0
     driver_version: str = ""
     detail: str = ""  # why the host is unreachable
+
+
+def truth_from_state(state: HostState) -> HostTruth:
+    """A reachable host's truth, from what the probe read there (TRUTH_SECTIONS)."""
+    listed = state.listed_gpus
+    first = state.gpu_rows[0] if state.gpu_rows else None
+    return HostTruth(
+        reachable=True,
+        gpus=len(listed),
+        pci_gpus=len(state.gpus),
+        nvidia_smi_works=bool(listed),
+        nvidia_runtime=state.knows_nvidia_runtime,
+        gpu_product=first.name.replace(" ", "-") if first else "",
+        gpu_memory_mib=first.memory_mib if first else 0,
+        driver_version=first.driver_version if first else "",
+    )
 
 
 class HostLink(Protocol):

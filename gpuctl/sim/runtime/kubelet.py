@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import containers, dra, dra_claims, operand_pods, plugin_runtime, sandbox, termination
+from gpuctl.sim.runtime import containers, dra, dra_claims, plugin_runtime, sandbox, termination
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
 from gpuctl.sim.runtime.objects import node_address
@@ -20,19 +20,53 @@ from gpuctl.sim.runtime.podstatus import (
     release_gpus,
     status_entry,
 )
-from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.runtime.store import Change, rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 GRACE_CAP_SECONDS = 1.0
 
 
+# -- what the kubelet watches -----------------------------------------------------------------
+
+
+def watch(cluster: ClusterState) -> None:
+    """Pods bound to a node (by the API or the scheduler) are admitted; removed ones cleaned up."""
+    cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
+
+
+def _pod_changed(cluster: ClusterState, change: Change) -> None:
+    pod, previous = change.obj, change.previous
+    if change.kind == "DELETED":
+        _cleanup(cluster, previous or pod)
+        return
+    node_name = pod.get("spec", {}).get("nodeName")
+    newly_bound = previous is None or not previous.get("spec", {}).get("nodeName")
+    # The scheduler hands a pod over before writing it: one it admits is in `runtime` already.
+    if node_name and newly_bound and pod["metadata"]["uid"] not in cluster.runtime:
+        admit(cluster, pod)
+
+
+def _cleanup(cluster: ClusterState, pod: Obj) -> None:
+    uid = pod["metadata"]["uid"]
+    cluster.runtime.pop(uid, None)
+    node_name = pod.get("spec", {}).get("nodeName")
+    cluster.set_gpus(uid, node_name or "", [])
+    if node_name and is_device_plugin(pod):
+        cluster.running_plugins.get(node_name, set()).discard(uid)
+        refresh_node_gpus(cluster, node_name)
+    elif node_name and plugin_runtime.is_mps_daemon_pod(pod):
+        refresh_node_gpus(cluster, node_name)
+    if cluster.scenario.uses_dra:
+        dra.pod_stopped(cluster, pod)
+
+
 # -- admission ---------------------------------------------------------------------------------
 
 
-def admit(cluster: Cluster, pod: Obj) -> None:
+def admit(cluster: ClusterState, pod: Obj) -> None:
     """A pod bound to a node: allocate its GPU devices and schedule container start."""
     node_name = pod["spec"]["nodeName"]
     node = cluster.store.get("nodes", "", node_name)
@@ -72,11 +106,11 @@ def admit(cluster: Cluster, pod: Obj) -> None:
         cluster.engine.at(float(deadline), lambda: deadline_exceeded(cluster, *key))
 
 
-def _node_index(cluster: Cluster, node_name: str) -> int:
+def _node_index(cluster: ClusterState, node_name: str) -> int:
     return cluster.node_index.get(node_name, len(cluster.node_index))
 
 
-def _reject(cluster: Cluster, pod: Obj, reason: str, message: str) -> None:
+def _reject(cluster: ClusterState, pod: Obj, reason: str, message: str) -> None:
     """Admission failed (OutOfnvidia.com/gpu, or the plugin's Allocate refused the request)."""
     cluster.set_gpus(pod["metadata"]["uid"], pod["spec"]["nodeName"], [])
     put_status(cluster, pod, phase="Failed", reason=reason, message=message, startTime=rfc3339())
@@ -86,7 +120,7 @@ def _reject(cluster: Cluster, pod: Obj, reason: str, message: str) -> None:
 # -- start / run / finish ----------------------------------------------------------------------
 
 
-def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
+def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
     pod = current_pod(cluster, namespace, name, uid)
     if pod is None or pod["metadata"].get("deletionTimestamp"):
         return
@@ -94,7 +128,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
     spec = cluster.node_spec(node_name)
     if sandbox.refused(cluster, pod, spec, lambda: start(cluster, namespace, name, uid)):
         return
-    if operand_pods.init_blocked(cluster, pod):  # a GPU Operator operand's init containers
+    if any(blocked(cluster, pod) for blocked in cluster.init_gates):  # e.g. an Operator operand's
         return
     pod = cluster.store.get("pods", namespace, name) or pod  # with its init containers' statuses
     for container in pod["spec"].get("containers") or []:
@@ -104,7 +138,7 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
             return
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
-    runtime.logs = operand_pods.init_logs(pod, runtime.logs)
+    runtime.logs = _init_logs(pod, runtime.logs)
     for container in pod["spec"].get("containers") or []:
         container_name = container["name"]
         if containers.is_device_plugin_container(container):
@@ -128,19 +162,28 @@ def start(cluster: Cluster, namespace: str, name: str, uid: str) -> None:
         cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
 
 
-def _run_workload(cluster: Cluster, pod: Obj, container: Obj) -> Outcome:
-    """A container that is no plugin: a GPU Operator operand's scripted run, else its command."""
+def _init_logs(pod: Obj, logs: dict[str, Any]) -> dict[str, Any]:
+    """The logs a pod keeps when its main containers (re)start: its init containers'."""
+    names = {container["name"] for container in pod["spec"].get("initContainers") or []}
+    return {name: log for name, log in logs.items() if name in names}
+
+
+def _run_workload(cluster: ClusterState, pod: Obj, container: Obj) -> Outcome:
+    """A container that is no plugin: a program another controller gives it (a GPU Operator
+    operand's scripted run), else its command."""
     runtime = cluster.pod_runtime(pod)
 
     def run(argv: list[str]) -> Outcome:
         return cluster.run_container(pod["spec"]["nodeName"], argv, runtime.gpu_indices, runtime.devices)
 
-    return operand_pods.outcome(cluster, pod, container) or termination.run_redirected(
-        run, containers.argv_of(container)
-    )
+    for program in cluster.container_programs:
+        outcome = program(cluster, pod, container)
+        if outcome is not None:
+            return outcome
+    return termination.run_redirected(run, containers.argv_of(container))
 
 
-def _plugin_started(cluster: Cluster, pod: Obj, node_name: str) -> None:
+def _plugin_started(cluster: ClusterState, pod: Obj, node_name: str) -> None:
     """A device plugin, MPS daemon or DRA kubelet plugin now running changes what the node offers."""
     if is_device_plugin(pod):
         cluster.running_plugins.setdefault(node_name, set()).add(pod["metadata"]["uid"])
@@ -151,7 +194,7 @@ def _plugin_started(cluster: Cluster, pod: Obj, node_name: str) -> None:
         dra.publish(cluster, node_name)
 
 
-def _announce_start(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
+def _announce_start(cluster: ClusterState, pod: Obj, outcomes: dict[str, Outcome]) -> None:
     host = pod["spec"]["nodeName"]
     for container in pod["spec"].get("containers") or []:
         field_path = f"spec.containers{{{container['name']}}}"
@@ -167,7 +210,7 @@ def _announce_start(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) ->
             cluster.record_event(pod, "Started", f"Started container {container['name']}", **common)
 
 
-def _set_running(cluster: Cluster, pod: Obj) -> None:
+def _set_running(cluster: ClusterState, pod: Obj) -> None:
     started = rfc3339()
     restarts = cluster.pod_runtime(pod).restarts
     put_status(
@@ -183,18 +226,18 @@ def _set_running(cluster: Cluster, pod: Obj) -> None:
     )
 
 
-def _pod_ip(cluster: Cluster, pod: Obj) -> str:
+def _pod_ip(cluster: ClusterState, pod: Obj) -> str:
     node_octet = _node_index(cluster, pod["spec"]["nodeName"]) % 256
     return f"10.244.{node_octet}.{int(pod['metadata']['uid'][:4], 16) % 250 + 2}"
 
 
-def _finish_later(cluster: Cluster, key: tuple[str, str, str], outcomes: dict[str, Outcome]) -> None:
+def _finish_later(cluster: ClusterState, key: tuple[str, str, str], outcomes: dict[str, Outcome]) -> None:
     pod = current_pod(cluster, *key)
     if pod is not None and not pod["metadata"].get("deletionTimestamp"):
         _finish(cluster, pod, outcomes)
 
 
-def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
+def _finish(cluster: ClusterState, pod: Obj, outcomes: dict[str, Outcome]) -> None:
     finished = rfc3339()
     runtime = cluster.pod_runtime(pod)
     statuses = []
@@ -229,7 +272,7 @@ def _finish(cluster: Cluster, pod: Obj, outcomes: dict[str, Outcome]) -> None:
     )
 
 
-def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj]) -> None:
+def _crash_loop(cluster: ClusterState, pod: Obj, statuses: list[Obj]) -> None:
     """restartPolicy Always/OnFailure: CrashLoopBackOff with the kubelet's doubling back-off."""
     runtime = cluster.pod_runtime(pod)
     runtime.restarts += 1
@@ -257,7 +300,7 @@ def _crash_loop(cluster: Cluster, pod: Obj, statuses: list[Obj]) -> None:
     cluster.engine.at(backoff, lambda: _restart(cluster, key))
 
 
-def _restart(cluster: Cluster, key: tuple[str, str, str]) -> None:
+def _restart(cluster: ClusterState, key: tuple[str, str, str]) -> None:
     pod = current_pod(cluster, *key)
     if pod is not None and not pod["metadata"].get("deletionTimestamp"):
         start(cluster, *key)
@@ -277,7 +320,7 @@ def _driver_labels(driver_version: str) -> dict[str, str]:
     }
 
 
-def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
+def refresh_node_gpus(cluster: ClusterState, node_name: str) -> None:
     """Advertise nvidia.com/gpu while a running plugin pod can talk to the node's driver."""
     node = cluster.store.get("nodes", "", node_name)
     if node is None:
@@ -302,15 +345,13 @@ def refresh_node_gpus(cluster: Cluster, node_name: str) -> None:
     updated = dict(node)
     updated["metadata"] = dict(node["metadata"], labels=labels)
     updated["status"] = dict(status, capacity=capacity, allocatable=allocatable)
-    cluster.store.put("nodes", updated)
-    cluster.schedule_soon()
-    cluster.daemonsets_soon()  # GFD labels such as nvidia.com/mps.capable select DaemonSets
+    cluster.store.put("nodes", updated)  # the scheduler and DaemonSets (GFD labels) watch nodes
 
 
 # -- deletion ----------------------------------------------------------------------------------
 
 
-def delete_pod(cluster: Cluster, pod: Obj, grace_seconds: int | None) -> Obj:
+def delete_pod(cluster: ClusterState, pod: Obj, grace_seconds: int | None) -> Obj:
     if grace_seconds is None:
         grace_seconds = int(pod["spec"].get("terminationGracePeriodSeconds", 30))
     running = pod.get("status", {}).get("phase") == "Running"
@@ -343,8 +384,6 @@ def delete_pod(cluster: Cluster, pod: Obj, grace_seconds: int | None) -> Obj:
     return updated
 
 
-def _remove(cluster: Cluster, pod: Obj) -> Obj:
+def _remove(cluster: ClusterState, pod: Obj) -> Obj:
     meta = pod["metadata"]
-    final = cluster.store.remove("pods", meta["namespace"], meta["name"]) or pod
-    cluster.pod_removed(pod)
-    return final
+    return cluster.store.remove("pods", meta["namespace"], meta["name"]) or pod  # watchers clean up

@@ -6,23 +6,24 @@ order, as the kubelet does: each one either completes, keeps running because wha
 not there yet (the pod shows `Init:N/M`, and the Operator's reconcile starts it again once the node
 changed), or fails (`Init:CrashLoopBackOff`, retried with the kubelet's back-off). Only then do the
 main containers start, through the kubelet's usual path (the device plugin's included).
+The cluster hands `init_blocked` and `outcome` to the kubelet (ClusterState.init_gates and
+container_programs): the kubelet knows nothing of the Operator.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.sim.runtime import kubelet, operator
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
+from gpuctl.sim.runtime.operator_operands import DRIVER_MANAGER, VALIDATION_STAGES, is_nfd_worker, is_operand
 from gpuctl.sim.runtime.podstatus import container_id, put_status, status_entry
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
-MANAGED_BY = ("app.kubernetes.io/managed-by", "gpu-operator")
-VALIDATION_STAGES = ("driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation")
-DRIVER_MANAGER = "k8s-driver-manager"
 
 # k8s-driver-manager (init container of nvidia-driver-daemonset) on a node whose host already has
 # the NVIDIA driver loaded: it cannot unload it and exits 1. Log lines as printed in
@@ -53,20 +54,8 @@ Starting installation of NVIDIA driver version {version} for Linux kernel versio
 """
 
 
-def is_nfd_worker(pod: Obj) -> bool:
-    """A Node Feature Discovery worker (the chart's nfd subchart): it labels the node it runs on."""
-    labels = pod["metadata"].get("labels") or {}
-    return labels.get("app.kubernetes.io/name") == "node-feature-discovery" and labels.get("role") == "worker"
-
-
-def is_operand(pod: Obj) -> bool:
-    return bool(pod["metadata"].get("labels", {}).get(MANAGED_BY[0]) == MANAGED_BY[1])
-
-
-def _stage(cluster: Cluster, pod: Obj, name: str) -> str:
+def _stage(cluster: ClusterState, pod: Obj, name: str) -> str:
     """'done', 'waiting' (the container keeps running) or 'failed' for one init container."""
-    from gpuctl.sim.runtime import operator
-
     node_name = pod["spec"]["nodeName"]
     if name == DRIVER_MANAGER:
         return "failed" if operator.host_driver_loaded(cluster, node_name) else "done"
@@ -82,12 +71,10 @@ def _stage(cluster: Cluster, pod: Obj, name: str) -> str:
     return "done" if passed[name] else "waiting"
 
 
-def init_blocked(cluster: Cluster, pod: Obj) -> bool:
+def init_blocked(cluster: ClusterState, pod: Obj) -> bool:
     """Run an operand pod's init containers; True while they hold its main containers back."""
     if not is_operand(pod) or not pod["spec"].get("initContainers"):
         return False
-    from gpuctl.sim.runtime import operator
-
     operator.register_pod(cluster, pod)
     runtime = cluster.pod_runtime(pod)
     statuses: list[Obj] = []
@@ -120,16 +107,8 @@ def init_blocked(cluster: Cluster, pod: Obj) -> bool:
     return True
 
 
-def init_logs(pod: Obj, logs: dict[str, Any]) -> dict[str, Any]:
-    """The logs a pod keeps when its main containers (re)start: its init containers'."""
-    names = {container["name"] for container in pod["spec"].get("initContainers") or []}
-    return {name: log for name, log in logs.items() if name in names}
-
-
-def _crash_looping(cluster: Cluster, pod: Obj, container: Obj) -> Obj:
+def _crash_looping(cluster: ClusterState, pod: Obj, container: Obj) -> Obj:
     """The init container exited 1: back off (10 s, doubling, at most 300 s) and run it again."""
-    from gpuctl.sim.runtime import kubelet
-
     runtime = cluster.pod_runtime(pod)
     runtime.restarts += 1
     backoff = min(10.0 * 2 ** (runtime.restarts - 1), 300.0)
@@ -154,7 +133,7 @@ def _crash_looping(cluster: Cluster, pod: Obj, container: Obj) -> Obj:
     return entry
 
 
-def _write(cluster: Cluster, pod: Obj, statuses: list[Obj], *, initialized: bool) -> None:
+def _write(cluster: ClusterState, pod: Obj, statuses: list[Obj], *, initialized: bool) -> None:
     """Write the init containers' states; nothing when they are what the pod already shows, so
     that the Operator's reconcile, which restarts waiting pods, settles."""
     current = pod.get("status") or {}
@@ -201,14 +180,12 @@ def _init_conditions() -> list[Obj]:
     ]
 
 
-def outcome(cluster: Cluster, pod: Obj, container: Obj) -> Outcome | None:
+def outcome(cluster: ClusterState, pod: Obj, container: Obj) -> Outcome | None:
     """What an operand's (or NFD worker's) main container does; None: the kubelet decides."""
     if is_nfd_worker(pod):
         return Outcome(run_seconds=FOREVER)
     if not is_operand(pod):
         return None
-    from gpuctl.sim.runtime import operator
-
     name = container.get("name", "")
     if name == "nvidia-driver-ctr":
         version = (

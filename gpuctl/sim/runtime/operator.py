@@ -15,50 +15,42 @@ is kept, and restored when the policy is deleted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import defaults
-from gpuctl.sim.runtime import crd_objects, kubelet, objects, operator_status
+from gpuctl.sim.runtime import crd_objects, kubelet, objects
+from gpuctl.sim.runtime.daemonsets import owned
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
-from gpuctl.sim.runtime.operand_pods import MANAGED_BY, is_nfd_worker
 from gpuctl.sim.runtime.operator_operands import (
     DEPLOY_COMPONENTS,
     DEPLOY_LABEL,
     HASH_ANNOTATION,
+    MANAGED_BY,
+    OPERANDS,
     enabled,
+    is_nfd_worker,
+    is_operand,
     owner_reference,
     section,
     wanted,
 )
 from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
 from gpuctl.sim.runtime.predicates import is_terminated
-from gpuctl.sim.runtime.store import clone
+from gpuctl.sim.runtime.state import CLUSTER_POLICIES
+from gpuctl.sim.runtime.store import Change, clone, rfc3339
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
-CLUSTER_POLICIES = "clusterpolicies.nvidia.com"
 DAEMONSETS = "daemonsets.apps"
+READY_MESSAGE = "ClusterPolicy is ready as all resources have been successfully reconciled"
 RUNTIME_CLASSES = "runtimeclasses.node.k8s.io"
 NFD_PREFIX = "feature.node.kubernetes.io/"
 # The PCI labels NFD gives NVIDIA devices that the Operator counts as GPU nodes (10de: NVIDIA).
 GPU_PCI_LABELS = (NFD_PCI_LABEL, NFD_PREFIX + "pci-0302_10de.present", NFD_PREFIX + "pci-0300_10de.present")
-
-
-@dataclass
-class OperatorState:
-    """What the simulated Operator remembers between reconciles."""
-
-    active: bool = False
-    spec: Obj = field(default_factory=dict)  # the reconciled policy's spec
-    namespace: str = ""
-    original_hosts: dict[str, NodeSpec] = field(default_factory=dict)  # before operands changed them
-    waiting_pods: dict[str, tuple[str, str]] = field(default_factory=dict)  # uid → (namespace, name)
-    # (app, node) → (namespace, name, uid) of the operand pod last started there
-    pods_by_node: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -71,28 +63,28 @@ class Readiness:
 # -- what operand pods ask (operand_pods.py) ---------------------------------------------------
 
 
-def _host(cluster: Cluster, node_name: str) -> NodeSpec:
+def _host(cluster: ClusterState, node_name: str) -> NodeSpec:
     return cluster.operator.original_hosts.get(node_name) or cluster.node_spec(node_name)
 
 
-def host_driver_loaded(cluster: Cluster, node_name: str) -> bool:
+def host_driver_loaded(cluster: ClusterState, node_name: str) -> bool:
     """The host itself has an NVIDIA driver loaded (installed, or a mismatched upgrade)."""
     host = _host(cluster, node_name)
     return host.gpus > 0 and host.driver in ("installed", "mismatch")
 
 
-def driver_version(cluster: Cluster) -> str:
+def driver_version(cluster: ClusterState) -> str:
     return str(section(cluster.operator.spec, "driver").get("version") or "")
 
 
-def register_pod(cluster: Cluster, pod: Obj) -> None:
+def register_pod(cluster: ClusterState, pod: Obj) -> None:
     """An operand pod the kubelet is starting: the one to look at for its operand on its node."""
     meta = pod["metadata"]
     key = ((meta.get("labels") or {}).get("app", ""), str(pod["spec"].get("nodeName")))
     cluster.operator.pods_by_node[key] = (meta["namespace"], meta["name"], meta["uid"])
 
 
-def _operand_ready(cluster: Cluster, app: str, node_name: str) -> bool:
+def _operand_ready(cluster: ClusterState, app: str, node_name: str) -> bool:
     """The operand's pod on the node (the last one the kubelet started there) is Ready."""
     found = cluster.operator.pods_by_node.get((app, node_name))
     pod = cluster.store.get("pods", found[0], found[1]) if found else None
@@ -102,7 +94,7 @@ def _operand_ready(cluster: Cluster, app: str, node_name: str) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
+def node_readiness(cluster: ClusterState, node_name: str) -> Readiness:
     """What the validator's stages find on a node: a driver (the operand's, else the host's), a
     configured toolkit (likewise), and nvidia.com/gpu allocatable (when the plugin is enabled)."""
     spec, host = cluster.operator.spec, _host(cluster, node_name)
@@ -122,13 +114,13 @@ def node_readiness(cluster: Cluster, node_name: str) -> Readiness:
     return Readiness(driver, toolkit, plugin)
 
 
-def wait_for_node_change(cluster: Cluster, pod: Obj) -> None:
+def wait_for_node_change(cluster: ClusterState, pod: Obj) -> None:
     """An init container waits on the node's state: start the pod again after the next reconcile."""
     meta = pod["metadata"]
     cluster.operator.waiting_pods[meta["uid"]] = (meta["namespace"], meta["name"])
 
 
-def install(cluster: Cluster, spec: Obj, created: float) -> None:
+def install(cluster: ClusterState, spec: Obj, created: float) -> None:
     """The scenario's `gpuOperator`: the CRD, the namespace and a ClusterPolicy, present at start."""
     store = cluster.store
     if store.get("namespaces", "", defaults.OPERATOR_NAMESPACE) is None:
@@ -143,26 +135,30 @@ def install(cluster: Cluster, spec: Obj, created: float) -> None:
     store.add(CLUSTER_POLICIES, policy, created)
 
 
-def settle(cluster: Cluster) -> None:
-    """Converge at start-up (the engine is not running): each pass gets the operands one stage
-    further (driver, toolkit, plugin, validator)."""
-    from gpuctl.sim.runtime import daemonsets, scheduler
+# -- what the Operator watches -------------------------------------------------------------------
 
-    for _ in range(8):
-        reconcile(cluster)
-        daemonsets.reconcile(cluster)
-        scheduler.run_pass(cluster)
+
+def watch(cluster: ClusterState) -> None:
+    """Its ClusterPolicies, the nodes it labels, its DaemonSets and their pods (operand readiness)."""
+    for resource in (CLUSTER_POLICIES, "nodes", DAEMONSETS):
+        cluster.store.watch(resource, lambda _: cluster.operator_soon())
+    cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
+
+
+def _pod_changed(cluster: ClusterState, change: Change) -> None:
+    if owned(change.obj) or (change.previous is not None and owned(change.previous)):
+        cluster.operator_soon()
 
 
 # -- the reconcile loop ------------------------------------------------------------------------
 
 
-def _policies(cluster: Cluster) -> list[Obj]:
+def _policies(cluster: ClusterState) -> list[Obj]:
     policies = cluster.store.items(CLUSTER_POLICIES)
     return sorted(policies, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
 
 
-def reconcile(cluster: Cluster) -> None:
+def reconcile(cluster: ClusterState) -> None:
     state = cluster.operator
     policies = _policies(cluster)
     if not policies:
@@ -174,7 +170,7 @@ def reconcile(cluster: Cluster) -> None:
         return
     policy, ignored = policies[0], policies[1:]
     for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others
-        operator_status.write(cluster, other, {"state": "ignored"})
+        _write_status(cluster, other, {"state": "ignored"})
     annotations = policy["metadata"].get("annotations") or {}
     state.active = True
     state.spec = section(policy, "spec")
@@ -188,10 +184,10 @@ def reconcile(cluster: Cluster) -> None:
     for node_name in gpu_nodes:
         sync_host(cluster, node_name)
     _retry_waiting_pods(cluster)
-    operator_status.write(cluster, policy, operator_status.of(cluster, has_nfd, bool(gpu_nodes), desired))
+    _write_status(cluster, policy, _status(cluster, has_nfd, bool(gpu_nodes), desired))
 
 
-def _label_nodes(cluster: Cluster) -> tuple[bool, list[str]]:
+def _label_nodes(cluster: ClusterState) -> tuple[bool, list[str]]:
     """Label GPU nodes for the operands (keeping a value an admin set, e.g. =false to opt a node
     out); drop the labels from nodes NFD no longer reports as GPU nodes. (has NFD labels, GPU nodes)"""
     has_nfd, gpu_nodes = False, []
@@ -213,11 +209,10 @@ def _label_nodes(cluster: Cluster) -> tuple[bool, list[str]]:
             }
         if updated != node["metadata"].get("labels"):
             cluster.store.put("nodes", dict(node, metadata=dict(node["metadata"], labels=updated)))
-            cluster.node_changed()
     return has_nfd, gpu_nodes
 
 
-def _nfd_worker_nodes(cluster: Cluster) -> set[str]:
+def _nfd_worker_nodes(cluster: ClusterState) -> set[str]:
     return {
         str(pod["spec"].get("nodeName"))
         for pod in cluster.store.items("pods")
@@ -225,16 +220,14 @@ def _nfd_worker_nodes(cluster: Cluster) -> set[str]:
     }
 
 
-def _apply_daemonsets(cluster: Cluster, desired: list[Obj]) -> None:
+def _apply_daemonsets(cluster: ClusterState, desired: list[Obj]) -> None:
     """Create or update the wanted operand DaemonSets; delete the Operator's others."""
-    store, changed = cluster.store, False
+    store = cluster.store
     wanted_keys = {(ds["metadata"]["namespace"], ds["metadata"]["name"]) for ds in desired}
     for existing in store.items(DAEMONSETS):
         meta = existing["metadata"]
-        owned = (meta.get("labels") or {}).get(MANAGED_BY[0]) == MANAGED_BY[1]
-        if owned and (meta["namespace"], meta["name"]) not in wanted_keys:
+        if is_operand(existing) and (meta["namespace"], meta["name"]) not in wanted_keys:
             store.remove(DAEMONSETS, meta["namespace"], meta["name"])
-            changed = True
     for ds in desired:
         meta = ds["metadata"]
         current = store.get(DAEMONSETS, meta["namespace"], meta["name"])
@@ -246,14 +239,9 @@ def _apply_daemonsets(cluster: Cluster, desired: list[Obj]) -> None:
             generation = int(current["metadata"].get("generation", 1)) + 1
             metadata = dict(current["metadata"], annotations=meta["annotations"], generation=generation)
             store.put(DAEMONSETS, dict(current, metadata=metadata, spec=ds["spec"]))
-        else:
-            continue
-        changed = True
-    if changed:
-        cluster.daemonset_changed()
 
 
-def _apply_runtime_classes(cluster: Cluster, spec: Obj, policy: Obj | None) -> None:
+def _apply_runtime_classes(cluster: ClusterState, spec: Obj, policy: Obj | None) -> None:
     """The RuntimeClasses the Operator creates for the runtimes its toolkit configures:
     spec.operator.runtimeClass (handler nvidia), with CDI also nvidia-cdi and nvidia-legacy."""
     wanted_classes: dict[str, str] = {}
@@ -263,8 +251,7 @@ def _apply_runtime_classes(cluster: Cluster, spec: Obj, policy: Obj | None) -> N
             wanted_classes.update({"nvidia-cdi": "nvidia-cdi", "nvidia-legacy": "nvidia-legacy"})
     store = cluster.store
     for existing in store.items(RUNTIME_CLASSES):
-        owned = (existing["metadata"].get("labels") or {}).get(MANAGED_BY[0]) == MANAGED_BY[1]
-        if owned and existing["metadata"]["name"] not in wanted_classes:
+        if is_operand(existing) and existing["metadata"]["name"] not in wanted_classes:
             store.remove(RUNTIME_CLASSES, "", existing["metadata"]["name"])
     for name, handler in wanted_classes.items():
         if store.get(RUNTIME_CLASSES, "", name) is None and policy is not None:
@@ -284,7 +271,7 @@ def _apply_runtime_classes(cluster: Cluster, spec: Obj, policy: Obj | None) -> N
             )
 
 
-def sync_host(cluster: Cluster, node_name: str) -> None:
+def sync_host(cluster: ClusterState, node_name: str) -> None:
     """The node's effective host: the original, plus what Ready driver/toolkit operands installed."""
     state = cluster.operator
     original = state.original_hosts.setdefault(node_name, cluster.node_spec(node_name))
@@ -301,7 +288,7 @@ def sync_host(cluster: Cluster, node_name: str) -> None:
         kubelet.refresh_node_gpus(cluster, node_name)
 
 
-def _restore_hosts(cluster: Cluster) -> None:
+def _restore_hosts(cluster: ClusterState) -> None:
     for node_name, original in cluster.operator.original_hosts.items():
         if cluster.node_specs.get(node_name) != original:
             cluster.node_specs[node_name] = original
@@ -309,9 +296,70 @@ def _restore_hosts(cluster: Cluster) -> None:
     cluster.operator.original_hosts.clear()
 
 
-def _retry_waiting_pods(cluster: Cluster) -> None:
+def _retry_waiting_pods(cluster: ClusterState) -> None:
     waiting, cluster.operator.waiting_pods = cluster.operator.waiting_pods, {}
     for uid, (namespace, name) in waiting.items():
         pod = cluster.store.get("pods", namespace, name)
         if pod is not None and pod["metadata"]["uid"] == uid and not pod["metadata"].get("deletionTimestamp"):
             kubelet.start(cluster, namespace, name, uid)
+
+
+# -- the ClusterPolicy's status: the real Operator's states, condition reasons and messages
+# (controllers/clusterpolicy_controller.go, internal/conditions) ---------------------------------
+
+
+def _daemonset_ready(cluster: ClusterState, ds: Obj) -> bool:
+    """As the Operator judges a DaemonSet: nothing desired, or every desired pod available."""
+    current = cluster.store.get(DAEMONSETS, ds["metadata"]["namespace"], ds["metadata"]["name"])
+    status = (current or {}).get("status") or {}
+    desired = int(status.get("desiredNumberScheduled", 0))
+    return desired == 0 or (
+        int(status.get("numberAvailable", 0)) >= desired and not status.get("numberUnavailable")
+    )
+
+
+def _status(cluster: ClusterState, has_nfd: bool, has_gpu_nodes: bool, desired: list[Obj]) -> Obj:
+    if not has_nfd:
+        return _conditions_ready("NFDLabelsMissing", "No NFD labels found")
+    if not has_gpu_nodes:
+        return _conditions_ready(
+            "NoGPUNodes", "No GPU node found, watching for new nodes to join the cluster."
+        )
+    names = {op.name: op.state for op in OPERANDS}
+    not_ready = [names[ds["metadata"]["name"]] for ds in desired if not _daemonset_ready(cluster, ds)]
+    if not not_ready:
+        return _conditions_ready("Reconciled", READY_MESSAGE)
+    message = f"ClusterPolicy is not ready, states not ready: [{' '.join(not_ready)}]"
+    return {
+        "state": "notReady",
+        "conditions": [
+            {"type": "Ready", "status": "False", "reason": "OperandNotReady", "message": message},
+            {"type": "Error", "status": "True", "reason": "OperandNotReady", "message": message},
+        ],
+    }
+
+
+def _conditions_ready(reason: str, message: str) -> Obj:
+    return {
+        "state": "ready",
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": reason, "message": message},
+            {"type": "Error", "status": "False", "reason": "Ready", "message": ""},
+        ],
+    }
+
+
+def _write_status(cluster: ClusterState, policy: Obj, status: Obj) -> None:
+    """Write status.state, .namespace and .conditions; a condition keeps its lastTransitionTime
+    while its status stays the same (no write at all when nothing changed)."""
+    old = policy.get("status") or {}
+    previous = {c.get("type"): c for c in old.get("conditions") or []}
+    for condition in status.get("conditions", []):
+        before = previous.get(condition["type"]) or {}
+        same = before.get("status") == condition["status"]
+        condition["lastTransitionTime"] = before.get("lastTransitionTime") if same else rfc3339()
+    if status["state"] != "ignored":
+        status["namespace"] = cluster.operator.namespace
+    if old == status:
+        return
+    cluster.store.put(CLUSTER_POLICIES, dict(policy, status=status))

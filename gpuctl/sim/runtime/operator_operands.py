@@ -14,9 +14,11 @@ from typing import Any
 from gpuctl.defaults import OPERATOR_CHART_VERSION
 from gpuctl.sim.runtime import defaults
 from gpuctl.sim.runtime.objects import short_hash
-from gpuctl.sim.runtime.operand_pods import DRIVER_MANAGER, MANAGED_BY, VALIDATION_STAGES
 
 Obj = dict[str, Any]
+MANAGED_BY = ("app.kubernetes.io/managed-by", "gpu-operator")
+VALIDATION_STAGES = ("driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation")
+DRIVER_MANAGER = "k8s-driver-manager"
 DEPLOY_LABEL = "nvidia.com/gpu.deploy.{}"
 HASH_ANNOTATION = "nvidia.com/last-applied-hash"
 DRIVER_MANAGER_IMAGE = "nvcr.io/nvidia/cloud-native/k8s-driver-manager:v0.8.1"
@@ -43,6 +45,17 @@ OPERANDS = (
 )
 # Every label the Operator puts on a GPU node (it sets them all, whatever is enabled).
 DEPLOY_COMPONENTS = (*(operand.component for operand in OPERANDS), "dcgm")
+
+
+def is_operand(obj: Obj) -> bool:
+    """An object the Operator manages (an operand DaemonSet, its pods, its RuntimeClasses)."""
+    return bool((obj["metadata"].get("labels") or {}).get(MANAGED_BY[0]) == MANAGED_BY[1])
+
+
+def is_nfd_worker(pod: Obj) -> bool:
+    """A Node Feature Discovery worker (the chart's nfd subchart): it labels the node it runs on."""
+    labels = pod["metadata"].get("labels") or {}
+    return labels.get("app.kubernetes.io/name") == "node-feature-discovery" and labels.get("role") == "worker"
 
 
 def section(spec: Obj, key: str) -> Obj:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.sim.runtime.objects import GPU
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.store import Store
 
 Obj = dict[str, Any]
 CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -55,7 +55,7 @@ def _arg_or_env(container: Obj, flag: str, env_name: str) -> str | None:
     return None
 
 
-def _config_text(cluster: Cluster, pod: Obj, container: Obj, path: str, node_labels: dict[str, str]) -> str:
+def _config_text(store: Store, pod: Obj, container: Obj, path: str, node_labels: dict[str, str]) -> str:
     """The file's text, or raises FileNotFoundError as the real open(2) would fail."""
     volumes = {volume.get("name"): volume for volume in pod["spec"].get("volumes") or []}
     for mount in container.get("volumeMounts") or []:
@@ -65,7 +65,7 @@ def _config_text(cluster: Cluster, pod: Obj, container: Obj, path: str, node_lab
         source = (volumes.get(mount.get("name")) or {}).get("configMap")
         if not source:
             continue
-        config_map = cluster.store.get("configmaps", pod["metadata"]["namespace"], source.get("name", ""))
+        config_map = store.get("configmaps", pod["metadata"]["namespace"], source.get("name", ""))
         data = (config_map or {}).get("data") or {}
         key = posixpath.relpath(path, mount_path)
         chosen = node_labels.get(CONFIG_LABEL)
@@ -114,14 +114,14 @@ def _from_file(text: str) -> PluginConfig:
     )
 
 
-def read_plugin_config(cluster: Cluster, pod: Obj, container: Obj, node: Obj | None) -> PluginConfig:
+def read_plugin_config(store: Store, pod: Obj, container: Obj, node: Obj | None) -> PluginConfig:
     """The plugin container's configuration, with `error` set when the real plugin would exit."""
     labels = dict(((node or {}).get("metadata") or {}).get("labels") or {})
     config = PluginConfig()
     path = _arg_or_env(container, "config-file", "CONFIG_FILE")
     if path:
         try:
-            config = _from_file(_config_text(cluster, pod, container, path, labels))
+            config = _from_file(_config_text(store, pod, container, path, labels))
         except LookupError as error:
             return PluginConfig(error=str(error))
         except (OSError, ValueError) as error:

@@ -17,7 +17,7 @@ from gpuctl.sim.runtime.sharing import Advertised, Device, advertise, pick, refu
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 MPS_NOT_READY = (
@@ -39,7 +39,7 @@ def is_mps_daemon_pod(pod: Obj) -> bool:
     return False
 
 
-def mps_ready(cluster: Cluster, node_name: str) -> bool:
+def mps_ready(cluster: ClusterState, node_name: str) -> bool:
     for pod in cluster.store.items("pods"):
         if pod["spec"].get("nodeName") != node_name or pod["metadata"].get("deletionTimestamp"):
             continue
@@ -50,7 +50,7 @@ def mps_ready(cluster: Cluster, node_name: str) -> bool:
     return False
 
 
-def node_advertised(cluster: Cluster, node_name: str) -> tuple[Advertised, bool]:
+def node_advertised(cluster: ClusterState, node_name: str) -> tuple[Advertised, bool]:
     """(what the node's plugin serves, whether it waits for the MPS daemon)."""
     config = cluster.plugin_configs.get(node_name, PluginConfig())
     advertised = advertise(cluster.node_spec(node_name), config)
@@ -59,7 +59,7 @@ def node_advertised(cluster: Cluster, node_name: str) -> tuple[Advertised, bool]
     return advertised, False
 
 
-def node_resources(cluster: Cluster, node_name: str, status: Obj) -> tuple[Obj, Obj, dict[str, str]]:
+def node_resources(cluster: ClusterState, node_name: str, status: Obj) -> tuple[Obj, Obj, dict[str, str]]:
     """The node's capacity and allocatable with the plugin's resources, and the GFD labels."""
     advertised, _ = node_advertised(cluster, node_name)
     capacity = {k: v for k, v in status["capacity"].items() if not k.startswith(DEVICE_RESOURCE_PREFIX)}
@@ -70,7 +70,7 @@ def node_resources(cluster: Cluster, node_name: str, status: Obj) -> tuple[Obj, 
     return capacity, allocatable, advertised.labels
 
 
-def allocate(cluster: Cluster, pod: Obj, node_name: str) -> list[Device] | tuple[str, str]:
+def allocate(cluster: ClusterState, pod: Obj, node_name: str) -> list[Device] | tuple[str, str]:
     """The devices for a bound pod, or (reason, message) of the kubelet's admission failure."""
     requests = pod_device_requests(pod)
     if not requests:
@@ -163,11 +163,11 @@ class SharingPluginLog:
 
 
 def start_plugin(
-    cluster: Cluster, pod: Obj, container: Obj, node_name: str
+    cluster: ClusterState, pod: Obj, container: Obj, node_name: str
 ) -> tuple[Outcome, Callable[[], str]]:
     """Read the plugin's configuration as it starts; a fatal one makes it exit 1 (CrashLoopBackOff)."""
     node = cluster.store.get("nodes", "", node_name)
-    config = read_plugin_config(cluster, pod, container, node)
+    config = read_plugin_config(cluster.store, pod, container, node)
     cluster.plugin_configs[node_name] = config
 
     def state() -> tuple[NodeSpec, PluginConfig, Advertised, bool]:

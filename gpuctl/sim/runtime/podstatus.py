@@ -10,7 +10,7 @@ from gpuctl.sim.runtime.predicates import is_terminated
 from gpuctl.sim.runtime.store import rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 
@@ -26,11 +26,9 @@ def node_ready(node: Obj | None) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def put_status(cluster: Cluster, pod: Obj, **status: Any) -> Obj:
+def put_status(cluster: ClusterState, pod: Obj, **status: Any) -> Obj:
     updated = dict(pod)
     updated["status"] = dict(pod.get("status") or {}, **status)
-    if pod["metadata"].get("ownerReferences"):
-        cluster.daemonsets_soon()  # DaemonSet status counts follow pod readiness
     return cluster.store.put("pods", updated)
 
 
@@ -80,14 +78,14 @@ def status_entry(pod: Obj, container: Obj, state: Obj, ready: bool, restarts: in
     return entry
 
 
-def current_pod(cluster: Cluster, namespace: str, name: str, uid: str) -> Obj | None:
+def current_pod(cluster: ClusterState, namespace: str, name: str, uid: str) -> Obj | None:
     pod = cluster.store.get("pods", namespace, name)
     if pod is None or pod["metadata"]["uid"] != uid or is_terminated(pod):
         return None
     return pod
 
 
-def release_gpus(cluster: Cluster, pod: Obj) -> None:
+def release_gpus(cluster: ClusterState, pod: Obj) -> None:
     """The pod ended: its devices are free, and (as kube-controller-manager does at once, not when
     the pod is deleted) the claims generated for it are deleted."""
     cluster.set_gpus(pod["metadata"]["uid"], pod["spec"].get("nodeName", ""), [])

@@ -16,7 +16,7 @@ from gpuctl.sim.runtime.store import rfc3339
 from gpuctl.sim.scenario import NodeSpec
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 
@@ -31,7 +31,7 @@ NO_RUNTIME = (
 )
 
 
-def runtime_handler(cluster: Cluster, pod: Obj) -> str:
+def runtime_handler(cluster: ClusterState, pod: Obj) -> str:
     """The handler of the pod's RuntimeClass; "" for the default runtime (or an unknown class)."""
     class_name = pod["spec"].get("runtimeClassName")
     if not class_name:
@@ -47,7 +47,7 @@ def node_has_handler(spec: NodeSpec, handler: str) -> bool:
     return handler in NVIDIA_HANDLERS and spec.toolkit == "configured"
 
 
-def refused(cluster: Cluster, pod: Obj, spec: NodeSpec, retry: Callable[[], None]) -> bool:
+def refused(cluster: ClusterState, pod: Obj, spec: NodeSpec, retry: Callable[[], None]) -> bool:
     """True when the node cannot create the pod's sandbox: record the event and retry later."""
     handler = runtime_handler(cluster, pod)
     if node_has_handler(spec, handler):
@@ -57,7 +57,7 @@ def refused(cluster: Cluster, pod: Obj, spec: NodeSpec, retry: Callable[[], None
     return True
 
 
-def record_sandbox_failure(cluster: Cluster, pod: Obj, message: str) -> None:
+def record_sandbox_failure(cluster: ClusterState, pod: Obj, message: str) -> None:
     """One FailedCreatePodSandBox Warning per pod and message, its count bumped on each retry."""
     reason = "FailedCreatePodSandBox"
     uid = pod["metadata"]["uid"]

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.runtime import kubelet
+from gpuctl.sim.runtime.dra import SLICES
 from gpuctl.sim.runtime.dra_claims import Allocator, generate_claims
 from gpuctl.sim.runtime.objects import GPU, UNSCHEDULABLE_TAINT
 from gpuctl.sim.runtime.predicates import (
@@ -18,13 +19,30 @@ from gpuctl.sim.runtime.predicates import (
     tolerates,
     untolerated_taint,
 )
-from gpuctl.sim.runtime.store import rfc3339
+from gpuctl.sim.runtime.store import Change, rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.cluster import Cluster
+    from gpuctl.sim.runtime.state import ClusterState
 
 Obj = dict[str, Any]
 INSUFFICIENT_GPU = f"Insufficient {GPU}"
+
+
+def watch(cluster: ClusterState) -> None:
+    """What the scheduler reads: pods to place, the nodes to place them on, DRA's devices."""
+    cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
+    cluster.store.watch("nodes", lambda _: cluster.schedule_soon())
+    cluster.store.watch(SLICES, lambda _: cluster.schedule_soon())
+
+
+def _pod_changed(cluster: ClusterState, change: Change) -> None:
+    meta = change.obj["metadata"]
+    if change.kind == "DELETED":
+        cluster.unscheduled.pop(meta["uid"], None)
+        cluster.last_failed_scheduling.pop(meta["uid"], None)
+    elif change.kind == "ADDED" and not change.obj.get("spec", {}).get("nodeName"):
+        cluster.unscheduled[meta["uid"]] = (meta["namespace"], meta["name"])
+        cluster.schedule_soon()
 
 
 class _Capacity:
@@ -32,7 +50,7 @@ class _Capacity:
     each node's counts are read when the pass first looks at that node (a pod pinned to one node
     looks at one), the pods per node when a pod has several nodes to choose from."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.claims = Allocator(cluster) if cluster.scenario.uses_dra else None
         self._gpus_used: Counter[str] = Counter()
@@ -120,7 +138,7 @@ def _candidates(pod: Obj, nodes: dict[str, Obj], by_hostname: dict[str, list[Obj
     return list(nodes.values())
 
 
-def run_pass(cluster: Cluster) -> None:
+def run_pass(cluster: ClusterState) -> None:
     """Try to place every unscheduled pod; called debounced after pods/nodes change."""
     if not cluster.unscheduled:
         return
@@ -157,7 +175,7 @@ def run_pass(cluster: Cluster) -> None:
 _NodeIndex = tuple[dict[str, Obj], dict[str, list[Obj]]]
 
 
-def _node_index(cluster: Cluster) -> _NodeIndex:
+def _node_index(cluster: ClusterState) -> _NodeIndex:
     generation = cluster.store.generation("nodes")
     cached = cluster.scheduler_nodes
     if cached is not None and cached[0] == generation:
@@ -183,7 +201,7 @@ def _pick(pod: Obj, candidates: list[Obj], capacity: _Capacity) -> Obj | None:
     )
 
 
-def _mark_unschedulable(cluster: Cluster, pod: Obj, nodes: dict[str, Obj], capacity: _Capacity) -> None:
+def _mark_unschedulable(cluster: ClusterState, pod: Obj, nodes: dict[str, Obj], capacity: _Capacity) -> None:
     reasons: Counter[str] = Counter()
     for node in nodes.values():
         reason = filter_reason(pod, node, capacity)
@@ -214,7 +232,7 @@ def _mark_unschedulable(cluster: Cluster, pod: Obj, nodes: dict[str, Obj], capac
     cluster.record_event(updated, "FailedScheduling", message, warning=True, component="default-scheduler")
 
 
-def _bind(cluster: Cluster, pod: Obj, node_name: str) -> None:
+def _bind(cluster: ClusterState, pod: Obj, node_name: str) -> None:
     """Bind and hand over to the kubelet, which writes the bound pod once (one watch event)."""
     updated = dict(pod)
     updated["spec"] = dict(pod["spec"], nodeName=node_name)

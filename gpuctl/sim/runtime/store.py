@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -70,6 +70,9 @@ class Change(NamedTuple):  # a tuple: one is created for every write
     previous: Obj | None
 
 
+Watcher = Callable[[Change], None]
+
+
 class TooOld(Exception):
     """The requested resourceVersion fell out of the bounded history (watch → 410 Gone)."""
 
@@ -100,6 +103,7 @@ class Store:
         # (resourceVersion, monotonic time) of every MARK_EVERY-th write
         self._marks: deque[tuple[int, float]] = deque()
         self._generations: dict[str, int] = {}  # resource → count of its writes
+        self._watchers: dict[str, list[Watcher]] = {}  # resource → the controllers that read it
         self.closed = False
 
     # -- reads -------------------------------------------------------------------------------
@@ -160,7 +164,8 @@ class Store:
 
     def _record(self, resource: str, kind: str, obj: Obj, previous: Obj | None) -> None:
         self._generations[resource] = self._generations.get(resource, 0) + 1
-        self._history.append(Change(self._resource_version, resource, kind, obj, previous))
+        change = Change(self._resource_version, resource, kind, obj, previous)
+        self._history.append(change)
         if self._resource_version % MARK_EVERY == 0:
             self._marks.append((self._resource_version, time.monotonic()))
             self._expire()
@@ -170,6 +175,8 @@ class Store:
         waiting = self._changed_by_resource.get(resource)
         if waiting is not None:
             waiting.notify_all()
+        for watcher in self._watchers.get(resource, ()):
+            watcher(change)
 
     def _expire(self) -> None:
         """Drop the changes older than history_seconds, keeping the newest history_min."""
@@ -184,6 +191,11 @@ class Store:
                 del self._history[:count]
 
     # -- watch -------------------------------------------------------------------------------
+    def watch(self, resource: str, watcher: Watcher) -> None:
+        """Call `watcher` with every change of `resource`, as it is written (under the lock): how a
+        controller learns of the writes of the API and of the other controllers."""
+        self._watchers.setdefault(resource, []).append(watcher)
+
     def changes_after(self, resource_version: int) -> list[Change]:
         """History entries newer than `resource_version` (caller holds the lock)."""
         if not self._history or resource_version >= self._resource_version:

@@ -1,7 +1,8 @@
 """SSH links from the simulated cluster to the real hosts behind `--hosts-from` nodes.
 
 The same connection code and host-key checking as `gpuctl preflight` (gpuctl.hosts.ssh); one
-persistent connection per host, reopened when it breaks. A probe is one remote script.
+persistent connection per host, reopened when it breaks. A probe is gpuctl's one host probe
+(gpuctl.hosts.probe_script), asked only for what a node's truth needs.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuctl.hosts.host_state import ProbeOutputError, parse_probe_output
 from gpuctl.hosts.inventory import NODE_NAME_VAR, load_inventory, node_name
-from gpuctl.hosts.probes import nvidia_gpus, parse_pci
-from gpuctl.nvidia_smi import parse_query_csv
-from gpuctl.sim.runtime.host_nodes import HostTruth
+from gpuctl.hosts.probe_script import probe_script
+from gpuctl.sim.runtime.host_nodes import TRUTH_SECTIONS, HostTruth, truth_from_state
 from gpuctl.sim.scenario import NodeSpec, Scenario
 
 if TYPE_CHECKING:
@@ -25,69 +26,15 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S = 5.0
 COMMAND_TIMEOUT_S = 60.0
-_MARK = "@@gpuctl-probe "
-# One round trip: the NVIDIA devices on the PCI bus (what NFD's PCI source sees, driver or not),
-# what nvidia-smi says, and whether the container runtime knows "nvidia".
-PROBE_SCRIPT = f"""
-echo "{_MARK}pci"
-for d in /sys/bus/pci/devices/*; do
-  v=; dev=; c=; read -r v 2>/dev/null < "$d/vendor"
-  [ "$v" = 0x10de ] || continue
-  read -r dev 2>/dev/null < "$d/device"; read -r c 2>/dev/null < "$d/class"
-  echo "${{d##*/}} 0x10de $dev $c"
-done
-out=$(nvidia-smi -L 2>&1); rc=$?
-echo "{_MARK}smi-rc=$rc"; printf '%s\\n' "$out"
-echo "{_MARK}query"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader,nounits 2>/dev/null
-echo "{_MARK}runtime"
-if command -v containerd >/dev/null 2>&1 && containerd config dump 2>/dev/null \\
-    | grep -Eq 'runtimes\\.("nvidia"|nvidia)\\]'; then echo nvidia
-elif grep -qs '"nvidia"' /etc/docker/daemon.json; then echo nvidia
-elif grep -qs 'crio.runtime.runtimes.nvidia' /etc/crio/crio.conf /etc/crio/crio.conf.d/* 2>/dev/null
-then echo nvidia
-else echo none; fi
-"""
 
 
 def parse_probe(output: str) -> HostTruth:
-    sections: dict[str, list[str]] = {"": []}
-    current = ""
-    smi_rc = 1
-    for line in output.splitlines():
-        if line.startswith(_MARK):
-            key = line[len(_MARK) :]
-            if key.startswith("smi-rc="):
-                smi_rc = int(key.split("=", 1)[1] or 1)
-                current = "smi"
-            else:
-                current = key
-            sections[current] = []
-        else:
-            sections.setdefault(current, []).append(line)
-    listed = [line for line in sections.get("smi", []) if line.startswith("GPU ")]
-    truth = HostTruth(
-        reachable=True,
-        gpus=len(listed) if smi_rc == 0 else 0,
-        nvidia_smi_works=smi_rc == 0 and bool(listed),
-        nvidia_runtime="nvidia" in sections.get("runtime", []),
-        pci_gpus=len(nvidia_gpus(parse_pci("\n".join(sections.get("pci", []))))),
-    )
+    """The host's truth from the probe's answer. A host that printed none (no Python) answered SSH:
+    reachable, with no working GPUs or nvidia runtime, as before it is prepared."""
     try:
-        rows = parse_query_csv(
-            "\n".join(sections.get("query", [])), ("name", "memory.total", "driver_version")
-        )
-    except ValueError:
-        rows = []
-    if rows:
-        memory = rows[0]["memory.total"]
-        truth = replace(
-            truth,
-            gpu_product=rows[0]["name"].replace(" ", "-"),
-            gpu_memory_mib=int(memory) if memory.isdigit() else 0,
-            driver_version=rows[0]["driver_version"],
-        )
-    return truth
+        return truth_from_state(parse_probe_output(output))
+    except ProbeOutputError as error:
+        return HostTruth(reachable=True, detail=f"the host probe printed no answer: {error}")
 
 
 @dataclass
@@ -121,10 +68,10 @@ class SshHostLink:
 
     def probe(self) -> HostTruth:
         try:
-            output, _ = self._exec(PROBE_SCRIPT)
+            output, _ = self._exec(probe_script(TRUTH_SECTIONS))
+            return parse_probe(output)
         except Exception as error:  # any SSH failure: the node's kubelet stopped posting
             return HostTruth(reachable=False, detail=str(error) or type(error).__name__)
-        return parse_probe(output)
 
     def run(self, argv: list[str]) -> tuple[str, int]:
         try:

@@ -1,18 +1,16 @@
-"""The fake GPUs of a gpuctl test node, read from its (fake) PCI bus.
+"""The fake GPUs of a gpuctl test node, read from its (fake) PCI bus through gpuctl's host probe.
 
-Installed next to the stand-in nvidia-smi and nvidia-ctk inside the nodes; standard library only.
+Installed next to the stand-in nvidia-smi and nvidia-ctk inside the nodes, with the probe
+(host_probe.py) and gpuctl's nvidia_smi.py; standard library only.
 """
 
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 from typing import Any
 
+import host_probe  # type: ignore[import-not-found]  # installed next to this file
 import nvidia_smi  # type: ignore[import-not-found]  # installed next to this file
-
-PCI_DEVICES = Path("/sys/bus/pci/devices")
-NVIDIA_VENDOR = "0x10de"
 
 # PCI device id → (GFD product label, memory in MiB) for the boards the harness can fake.
 PRODUCTS = {
@@ -23,31 +21,13 @@ PRODUCTS = {
 }
 
 
-def _read(device: Path, attribute: str) -> str:
-    try:
-        return (device / attribute).read_text().strip().lower()
-    except OSError:
-        return ""
+def nvidia_gpu_device_ids() -> list[str]:
+    """PCI device ids of the NVIDIA GPUs, in bus order."""
+    return [device["device"] for device in host_probe.pci_devices() if device["kind"] == "gpu"]
 
 
-def nvidia_gpu_device_ids(root: Path = PCI_DEVICES) -> list[str]:
-    """PCI device ids of the NVIDIA display controllers (class 0x03xxxx), in bus order."""
-    ids = []
-    for device in sorted(root.iterdir()) if root.is_dir() else []:
-        if _read(device, "vendor") == NVIDIA_VENDOR and _read(device, "class").startswith("0x03"):
-            ids.append(_read(device, "device"))
-    return ids
-
-
-def nvswitch_count(root: Path = PCI_DEVICES) -> int:
-    """NVSwitches are NVIDIA bridges (class 0x0680)."""
-    if not root.is_dir():
-        return 0
-    return sum(
-        1
-        for device in root.iterdir()
-        if _read(device, "vendor") == NVIDIA_VENDOR and _read(device, "class").startswith("0x0680")
-    )
+def nvswitch_count() -> int:
+    return sum(1 for device in host_probe.pci_devices() if device["kind"] == "nvswitch")
 
 
 def node_gpus(driver_version: str) -> list[Any]:

@@ -1,8 +1,14 @@
-# Reads, in one process, everything a role needs to know about a host before it changes anything,
-# and prints it as one JSON object. Run through `raw` (no module upload): one SSH round trip and one
-# short Python start instead of one Ansible module per file, package, command and service.
-# Read-only. The request (argv[1], JSON) names what to read, or is a list of such requests (one
-# per role: one round trip reads for all of them) whose union is read; everything in it is optional:
+# gpuctl's one host probe. Reads, in one process, everything gpuctl needs to know about a host
+# and prints it as one JSON object: the roles run it through `raw` (no module upload: one SSH round
+# trip and one short Python start instead of one Ansible module per file, package, command and
+# service), `gpuctl preflight` and the simulated cluster's host links through SSH, and gpuctl reads
+# its answer with one parser (gpuctl/hosts/host_state.py).
+# Read-only; Python 3.6 and later (EL 8's platform-python). The request (argv[1], JSON) names what
+# to read, or is a list of such requests (one per role: one round trip reads for all of them) whose
+# union is read; everything in it is optional:
+#   host: section names (HOST_SECTIONS below), or true for all -> {section: what it found}: the
+#     host's GPU-relevant state (PCI bus, modules, Secure Boot, headers and DKMS, driver and
+#     nvidia-smi, Fabric Manager, runtimes and whether each knows the nvidia runtime, disk, OS)
 #   files: paths -> {path: {type, mode, owner, group, sha1 (regular files)}}; missing paths are left out
 #   read: paths -> {path: text}, for the files whose content the role parses; missing: left out
 #   globs: {key: pattern} -> {key: sorted matching paths}
@@ -22,12 +28,31 @@ import grp
 import hashlib
 import json
 import os
+import platform
 import pwd
+import re
 import stat
 import subprocess
 import sys
 
 COMMAND_TIMEOUT_S = 60
+HOST_COMMAND_TIMEOUT_S = 20  # one host section's command: a hung nvidia-smi must not hold the rest
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+NVIDIA_VENDOR = "0x10de"
+PCI_DEVICES = "/sys/bus/pci/devices"
+# PCI class prefixes: GPUs are display controllers (VGA 0x0300, 3D 0x0302), NVSwitches the
+# bridges of class 0x0680 on HGX baseboards (then Fabric Manager is needed).
+GPU_CLASSES = ("0x0300", "0x0302")
+NVSWITCH_CLASS = "0x0680"
+RUNTIMES = ("containerd", "docker", "crio", "k3s", "rke2")
+CONTAINERD_CONFIGS = (
+    "/etc/containerd/config.toml",
+    "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+    "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
+)
+NVIDIA_SMI_QUERY = [
+    "nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits",
+]
 
 
 def describe(path):
@@ -89,12 +114,12 @@ def packages(names):
     return found
 
 
-def run(argv, stdin_text=None):
+def run(argv, stdin_text=None, timeout=COMMAND_TIMEOUT_S, env=None):
     try:
         done = subprocess.run(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, input=stdin_text,
             stdin=subprocess.DEVNULL if stdin_text is None else None,
-            universal_newlines=True, timeout=COMMAND_TIMEOUT_S, check=False,
+            universal_newlines=True, timeout=timeout, check=False, env=env,
         )
     except OSError as error:
         return {"rc": -1, "stdout": "", "stderr": "", "msg": "%s: %s" % (argv[0], error.strerror)}
@@ -112,14 +137,257 @@ def containerd_base(config, imports, without, none):
     return run(["containerd", "--config", "/dev/stdin", "config", "dump"], text)
 
 
+# --- The host's GPU-relevant state (request key `host`). Each reader returns plain JSON values;
+# the few classifications here (a PCI function's kind, the Secure Boot state) are the only ones:
+# the roles' Jinja and gpuctl read them as they are.
+
+
+def host_run(argv):
+    """A host section's command with the system directories on PATH (sudo's secure_path may lack
+    /usr/sbin on some hosts), time-limited."""
+    environment = dict(os.environ, PATH=PATH + ":" + os.environ.get("PATH", ""), LC_ALL="C")
+    return run(argv, timeout=HOST_COMMAND_TIMEOUT_S, env=environment)
+
+
+def installed(program):
+    return any(os.access(os.path.join(folder, program), os.X_OK) for folder in PATH.split(":"))
+
+
+def first_line(path):
+    text = read_text(path)
+    return text.strip().lower() if text is not None else ""
+
+
+def pci_kind(class_code):
+    if class_code.startswith(GPU_CLASSES):
+        return "gpu"
+    return "nvswitch" if class_code.startswith(NVSWITCH_CLASS) else "other"
+
+
+def pci_devices(root=PCI_DEVICES):
+    """Every NVIDIA PCI function, in bus order: {slot, device, class, kind}."""
+    try:
+        slots = sorted(os.listdir(root))
+    except OSError:
+        return []
+    found = []
+    for slot in slots:
+        if first_line(os.path.join(root, slot, "vendor")) != NVIDIA_VENDOR:
+            continue
+        class_code = first_line(os.path.join(root, slot, "class"))
+        found.append({
+            "slot": slot, "device": first_line(os.path.join(root, slot, "device")), "class": class_code,
+            "kind": pci_kind(class_code),
+        })
+    return found
+
+
+def loaded_modules():
+    """nouveau and nvidia* modules, loaded or built in: /proc/modules (which may be absent), and
+    /sys/module/<name>, which exists while a module is loaded."""
+    names = set()
+    for line in (read_text("/proc/modules") or "").splitlines():
+        name = line.split(" ", 1)[0]
+        if re.match(r"^(nouveau|nvidia[a-z_]*)$", name):
+            names.add(name)
+    present = glob.glob("/sys/module/nouveau") + glob.glob("/sys/module/nvidia*")
+    names.update(os.path.basename(path) for path in present)
+    return sorted(names)
+
+
+def secure_boot_state(said):
+    """enabled | disabled | bios | unknown, from what secure_boot_said() printed."""
+    lowered = said.lower()
+    numbers = said.split()[1:] if said.startswith("efivar ") else []
+    if "secureboot enabled" in lowered or (len(numbers) >= 5 and numbers[-1] == "1"):
+        return "enabled"
+    if "secureboot disabled" in lowered or (len(numbers) >= 5 and numbers[-1] == "0"):
+        return "disabled"
+    if lowered.strip() == "bios" or "efi variables are not supported" in lowered:
+        return "bios"
+    return "unknown"
+
+
+def secure_boot_said():
+    """mokutil's answer; else the bytes of the SecureBoot EFI variable (the last one is 1 when
+    Secure Boot is on); else "bios" on a host booted without UEFI."""
+    if installed("mokutil"):
+        answer = host_run(["mokutil", "--sb-state"])
+        return (answer["stdout"] + "\n" + answer["stderr"]).strip()
+    if not os.path.isdir("/sys/firmware/efi"):
+        return "bios"
+    for path in sorted(glob.glob("/sys/firmware/efi/efivars/SecureBoot-*")):
+        try:
+            with open(path, "rb") as handle:
+                data = bytearray(handle.read())
+        except (IOError, OSError):
+            continue
+        return "efivar " + " ".join(str(byte) for byte in data)
+    return "efi unknown"
+
+
+def secure_boot():
+    said = secure_boot_said()
+    return {"state": secure_boot_state(said), "said": said}
+
+
+def headers():
+    """Headers for the running kernel: the folders installed, and what the package manager offers."""
+    kernel = platform.release()
+    folders = [
+        "/usr/src/linux-headers-" + kernel, "/lib/modules/%s/build" % kernel, "/usr/src/kernels/" + kernel,
+    ]
+    found = {"installed": [path for path in folders if os.path.exists(path)], "manager": "", "offered": ""}
+    if installed("apt-cache"):
+        found["manager"] = "apt"
+        found["offered"] = host_run(["apt-cache", "policy", "linux-headers-" + kernel])["stdout"]
+    elif installed("dnf"):
+        found["manager"] = "dnf"
+        listed = host_run(["dnf", "-q", "-C", "list", "--available", "kernel-devel-" + kernel])["stdout"]
+        found["offered"] = "\n".join(line for line in listed.splitlines() if line.startswith("kernel-devel"))
+    return found
+
+
+def dkms():
+    """`dkms status` ("<module>/<version>: added" until built for a kernel, then "<module>/<version>,
+    <kernel>, <arch>: installed") and whether the running kernel's headers are there to build with;
+    null without DKMS."""
+    if not installed("dkms"):
+        return None
+    answer = host_run(["dkms", "status"])
+    return {
+        "status": (answer["stdout"] + "\n" + answer["stderr"]).strip(),
+        "headers_present": os.path.exists("/lib/modules/%s/build" % platform.release()),
+    }
+
+
+def fabricmanager():
+    """systemd's view of the service and the installed package, as `systemctl show` and the package
+    manager print them (gpuctl/hosts/fabricmanager.py reads these lines)."""
+    lines = []
+    if installed("systemctl"):
+        shown = host_run(["systemctl", "show", "-p", "LoadState", "-p", "ActiveState", "-p", "UnitFileState",
+                          "nvidia-fabricmanager"])
+        lines.extend(shown["stdout"].splitlines())
+    if installed("dpkg-query"):
+        listed = host_run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package} ${Version}\\n",
+                           "nvidia-fabricmanager*"])["stdout"]
+        for fields in (line.split() for line in listed.splitlines()):
+            if len(fields) == 3 and fields[0][1:2] == "i" and "-dev" not in fields[1]:
+                lines.append("package %s %s" % (fields[1], fields[2]))
+    elif installed("rpm"):
+        query = "package %{NAME} %{VERSION}-%{RELEASE}\\n"
+        listed = host_run(["rpm", "-q", "--qf", query, "nvidia-fabricmanager"])
+        lines.extend(line for line in listed["stdout"].splitlines() if line.startswith("package "))
+    return "\n".join(lines)
+
+
+def runtimes():
+    """Each installed container runtime (k3s and RKE2 bring their containerd) -> its --version line."""
+    found = {}
+    for name in RUNTIMES:
+        if installed(name):
+            answer = host_run([name, "--version"])
+            found[name] = ((answer["stdout"] or answer["stderr"]).splitlines() or [""])[0]
+    return found
+
+
+def containerd_configs():
+    """Each containerd config.toml there is: its `version = N` line ("" without one), or unreadable."""
+    found = []
+    for path in CONTAINERD_CONFIGS:
+        text = read_text(path)
+        if text is not None:
+            versions = re.findall(r"(?m)^[ \t]*version[ \t]*=.*$", text)
+            found.append({"path": path, "readable": True, "version": versions[0].strip() if versions else ""})
+        elif os.path.exists(path):
+            found.append({"path": path, "readable": False, "version": ""})
+    return found
+
+
+def nvidia_runtime():
+    """Runtime -> whether its configuration names a runtime "nvidia" (containerd as it reads its own
+    configuration, drop-ins included)."""
+    known = {}
+    if installed("containerd"):
+        dumped = host_run(["containerd", "config", "dump"])["stdout"]
+        known["containerd"] = re.search(r'runtimes\.("nvidia"|nvidia)\]', dumped) is not None
+    if installed("dockerd") or installed("docker"):
+        known["docker"] = '"nvidia"' in (read_text("/etc/docker/daemon.json") or "")
+    if installed("crio"):
+        paths = ["/etc/crio/crio.conf"] + sorted(glob.glob("/etc/crio/crio.conf.d/*"))
+        texts = [read_text(path) or "" for path in paths]
+        known["crio"] = any("crio.runtime.runtimes.nvidia" in text for text in texts)
+    return known
+
+
+def mount_point(path):
+    path = os.path.realpath(path)
+    while not os.path.ismount(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def free_disk():
+    """Mount point -> bytes free to unprivileged users, for / and /var (one entry when they are one)."""
+    found = {}
+    for path in ("/", "/var"):
+        if os.path.exists(path):
+            found.setdefault(mount_point(path), available_bytes(path))
+    return found
+
+
+def user():
+    uid = os.getuid()
+    return {"uid": uid, "name": name_of(pwd.getpwuid, uid)}
+
+
+def sudo():
+    """Whether sudo works without a password (null when already root)."""
+    return None if os.getuid() == 0 else host_run(["sudo", "-n", "true"])
+
+
+def os_release():
+    text = read_text("/etc/os-release")
+    return text if text is not None else read_text("/usr/lib/os-release") or ""
+
+
+HOST_SECTIONS = {
+    "user": user,
+    "sudo": sudo,
+    "os_release": os_release,
+    "kernel": platform.release,
+    "headers": headers,
+    "pci": pci_devices,
+    "modules": loaded_modules,
+    "secure_boot": secure_boot,
+    "driver": lambda: read_text("/proc/driver/nvidia/version") or "",
+    "nvidia_smi": lambda: host_run(["nvidia-smi", "-L"]),
+    "nvidia_smi_query": lambda: host_run(NVIDIA_SMI_QUERY),
+    "dkms": dkms,
+    "fabricmanager": fabricmanager,
+    "runtimes": runtimes,
+    "containerd_configs": containerd_configs,
+    "nvidia_runtime": nvidia_runtime,
+    "disks": free_disk,
+}
+
+
+def host_state(wanted):
+    names = list(HOST_SECTIONS) if wanted is True else [name for name in HOST_SECTIONS if name in wanted]
+    return dict((name, HOST_SECTIONS[name]()) for name in names)
+
+
 def union(requests):
     merged = {
         "files": [], "read": [], "disks": [], "packages": [], "globs": {}, "commands": {},
-        "containerd_bases": {},
+        "containerd_bases": {}, "host": [],
     }
     for request in requests:
         for key, wanted in request.items():
-            if isinstance(wanted, dict):
+            if wanted is True or merged[key] is True:
+                merged[key] = True
+            elif isinstance(wanted, dict):
                 merged[key].update(wanted)
             else:
                 merged[key].extend(name for name in wanted if name not in merged[key])
@@ -142,7 +410,10 @@ def main():
     }
     bases = {key: containerd_base(**wanted) for key, wanted in request.get("containerd_bases", {}).items()}
     result["containerd_bases"] = {key: dumped for key, dumped in bases.items() if dumped is not None}
+    if request.get("host"):
+        result["host"] = host_state(request["host"])
     sys.stdout.write(json.dumps(result) + "\n")
 
 
-main()
+if __name__ == "__main__":  # imported by the test nodes' stand-ins, which read their PCI bus through it
+    main()
