@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +21,20 @@ SETUP_SUBSET = "gather_subset=!all,!min,distribution,platform,python,service_mgr
 
 
 def _facts(node: TestNode, module: str, args: str = "") -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "ANSIBLE_HOST_KEY_CHECKING": "True",
-        "ANSIBLE_ACTION_PLUGINS": str(ACTIONS),
-        "ANSIBLE_NOCOLOR": "1",
-    }
-    ansible = Path(sys.executable).with_name("ansible")
-    argv = [str(ansible), "-i", str(node.inventory), node.name, "--become", "-m", module]
-    result = subprocess.run(argv + (["-a", args] if args else []), capture_output=True, text=True, env=env,
-                            timeout=120, check=False)  # fmt: skip
+    # ssh's control sockets in a short directory: under HOME in a pytest-xdist worker's tmp_path
+    # their path passes the 108 bytes a Unix socket's may have.
+    with tempfile.TemporaryDirectory(prefix="cp-", dir="/tmp") as control_dir:
+        env = {
+            **os.environ,
+            "ANSIBLE_HOST_KEY_CHECKING": "True",
+            "ANSIBLE_ACTION_PLUGINS": str(ACTIONS),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_SSH_CONTROL_PATH_DIR": control_dir,
+        }
+        ansible = Path(sys.executable).with_name("ansible")
+        argv = [str(ansible), "-i", str(node.inventory), node.name, "--become", "-m", module]
+        result = subprocess.run(argv + (["-a", args] if args else []), capture_output=True, text=True,
+                                env=env, timeout=120, check=False)  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     # "<host> | SUCCESS => {the result as JSON}"
     assert result.stdout.startswith(f"{node.name} | SUCCESS => "), result.stdout
