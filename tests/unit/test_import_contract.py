@@ -8,13 +8,10 @@ cohesion, never to meet a count."""
 
 from __future__ import annotations
 
-import ast
 import shutil
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "gpuctl"
+from tests.import_graph import PACKAGE, cycles, imports
 
 # Which layers a layer may import (its own included). A layer is the first package below gpuctl;
 # modules directly under gpuctl (errors, defaults, shell, ...) are leaves that anything may import.
@@ -46,18 +43,6 @@ CLIENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class Import:
-    importer: str
-    imported: str  # a gpuctl module, or a third-party top-level package
-    line: int
-
-
-def module_name(package: Path, source: Path) -> str:
-    parts = list(source.relative_to(package.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
@@ -65,40 +50,6 @@ def layer(module: str) -> str:
     if parts[1] == "__main__":
         return "cli"
     return parts[1] if parts[1] in ALLOWED else "leaf"
-
-
-def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> Iterator[str]:
-    if isinstance(node, ast.Import):
-        yield from (alias.name for alias in node.names)
-        return
-    base = node.module or ""
-    if node.level:
-        anchor = module.split(".")[: len(module.split(".")) - node.level + is_package]
-        base = ".".join([*anchor, base] if base else anchor)
-    for alias in node.names:
-        yield f"{base}.{alias.name}"
-
-
-def imports(package: Path) -> list[Import]:
-    """Every import of every module of the package, resolved to a module of it or a top-level
-    third-party package name."""
-    sources = {module_name(package, source): source for source in package.rglob("*.py")}
-    found: list[Import] = []
-    for module, source in sources.items():
-        is_package = source.name == "__init__.py"
-        for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            for target in _targets(node, module, is_package):
-                if target.split(".")[0] != package.name:
-                    found.append(Import(module, target.split(".")[0], node.lineno))
-                    continue
-                imported = target
-                while imported not in sources and "." in imported:
-                    imported = imported.rsplit(".", 1)[0]  # `from pkg.mod import name` → pkg.mod
-                if imported != module:
-                    found.append(Import(module, imported, node.lineno))
-    return found
 
 
 def layer_violations(package: Path) -> list[str]:
@@ -118,40 +69,6 @@ def client_violations(package: Path) -> list[str]:
         if (owners := CLIENTS.get(found.imported))
         if not any(found.importer == owner or found.importer.startswith(f"{owner}.") for owner in owners)
     ]
-
-
-def cycles(package: Path) -> list[list[str]]:
-    """The import graph's strongly connected components of more than one module (Tarjan)."""
-    graph: dict[str, set[str]] = {}
-    for found in imports(package):
-        graph.setdefault(found.importer, set())
-        if found.imported.startswith(f"{package.name}."):
-            graph[found.importer].add(found.imported)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    components: list[list[str]] = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        for imported in sorted(graph.get(module, ())):
-            if imported not in index:
-                visit(imported)
-                low[module] = min(low[module], low[imported])
-            elif imported in stack:
-                low[module] = min(low[module], index[imported])
-        if low[module] == index[module]:
-            component = [stack.pop()]
-            while component[-1] != module:
-                component.append(stack.pop())
-            if len(component) > 1:
-                components.append(sorted(component))
-
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return components
 
 
 def test_layers_import_downwards_only() -> None:
