@@ -3,7 +3,8 @@
 # debootstrap builds the cached node rootfs, systemd-nspawn boots the nodes, iproute2 makes their
 # network namespaces, dpkg-dev and gnupg build and sign the stand-in apt mirror, openssh-client
 # generates keys and reaches the nodes, containerd gives the playbook render tests the real
-# `containerd config dump` to validate generated configs with.
+# `containerd config dump` to validate generated configs with, chromium renders verify's HTML
+# page headless (tests/cluster/test_verify_reports.py).
 # Idempotent and non-interactive: installs only what is missing.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ packages=(
   dpkg-dev
   gnupg
   containerd
+  chromium
 )
 
 missing=()

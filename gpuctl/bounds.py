@@ -78,6 +78,8 @@ WATCH_INTERVAL = Bound("--interval", 5, DAY_S, "seconds", "300")
 CONCURRENCY = Bound("--concurrency", 1, 256, "requests at a time", "32", integer=True)
 # Time-slicing and MPS replicas per GPU; 1 would share nothing (gpuctl.core.render.MAX_REPLICAS).
 REPLICAS = Bound("--replicas", 2, 1024, "replicas per GPU", "4", integer=True)
+# The all-reduce bus bandwidth a node must reach (`verify --level nccl`): NVLink 5 is 1,800 GB/s.
+MIN_BUSBW = Bound("--min-busbw", 0.1, 10_000, "GB/s", "300")
 
 # Environment variables
 REQUEST_TIMEOUT = Bound("GPUCTL_REQUEST_TIMEOUT", 0.1, 3600, "seconds", "60")

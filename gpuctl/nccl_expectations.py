@@ -16,6 +16,9 @@ from typing import Literal
 
 Interconnect = Literal["nvswitch", "nvlink", "pcie"]
 INTERCONNECTS: tuple[Interconnect, ...] = ("nvswitch", "nvlink", "pcie")
+# The node label that says how a node's GPUs are joined (nvswitch|nvlink|pcie), set by the admin
+# (or the simulated cluster); GPU feature discovery publishes none (see core/verify/levels/nccl.py).
+INTERCONNECT_LABEL = "gpuctl.io/interconnect"
 PASS_FRACTION = 0.8
 
 

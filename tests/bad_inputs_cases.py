@@ -52,6 +52,7 @@ def _usage() -> list[Case]:
         case("misspelt-flag", "verify --timout 3", 2, "--timout"),
         case("output-choice", "status -o xml", 2, "'-o'"),
         case("output-junit-on-status", "status -o junit", 2, "'-o'"),
+        case("output-html-on-status", "status -o html", 2, "'-o'"),
         case("output-missing-value", "status -o", 2, "-o"),
         case("extra-argument", "status extra", 2, "extra"),
         case("completion-shell", "completion tcsh", 2, "tcsh"),
@@ -135,6 +136,11 @@ def _verify() -> list[Case]:
         ),
         case("verify-expect-nodes-empty", f"verify {kc} --expect-nodes ,", 2, "--expect-nodes"),
         case("verify-watch-junit", f"verify {kc} --watch -o junit", 2, "--watch"),
+        case("verify-watch-ctrf", f"verify {kc} --watch -o ctrf", 2, "--watch"),
+        case("verify-watch-html", f"verify {kc} --watch -o html", 2, "--watch"),
+        case("verify-watch-report", f"verify {kc} --watch --report {{dir}}/verify.html", 2, "--report"),
+        case("verify-report-folder", f"verify {kc} --report {{dir}}", 2, "--report"),
+        case("verify-report-no-folder", f"verify {kc} --report {{dir}}/missing/verify.html", 2, "--report"),
     ]
 
 

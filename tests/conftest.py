@@ -38,24 +38,6 @@ def pytest_runtest_makereport() -> Generator[None, Any, None]:
         report.longrepr = f"skipped in CI (CI=true), which only allows {ALLOWED_CI_SKIPS}: {reason}"
 
 
-def pytest_configure() -> None:
-    """pytest-xdist's workers start with COLUMNS=80 and LINES=24 set, which a plain run does not
-    have: without them gpuctl's output off a terminal has the same width under `-n` as without."""
-    if "PYTEST_XDIST_WORKER" in os.environ:
-        for name in ("COLUMNS", "LINES"):
-            os.environ.pop(name, None)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `-n N --dist loadgroup` (the README's test command) the whole host tier goes to one
-    worker: its test nodes are built once per session and shared, while the other tiers run beside
-    it. tryfirst: pytest-xdist reads the group in its own hook of this name."""
-    for item in items:
-        if item.get_closest_marker("hosts"):
-            item.add_marker(pytest.mark.xdist_group("hosts"))
-
-
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say in the log why each test that did not run was skipped, and that CI allowed it."""
     skipped = terminalreporter.stats.get("skipped", [])

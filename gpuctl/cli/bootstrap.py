@@ -14,10 +14,15 @@ from gpuctl.bounds import WAIT_TIMEOUT
 from gpuctl.cli.number_options import number_option
 from gpuctl.cli.options import (
     Context,
+    CudaImageOption,
     Kubeconfig,
+    Level,
+    LevelOption,
     Limit,
     MigStrategy,
     MigStrategyOption,
+    MinBusbwOption,
+    NcclImageOption,
     OptionalInventory,
     ReplicasOption,
     Sharing,
@@ -25,6 +30,7 @@ from gpuctl.cli.options import (
     TableOrJson,
     TableOrJsonOutput,
 )
+from gpuctl.cli.proof_options import proof_options
 from gpuctl.cli.stack_options import (
     DEFAULT_CHART,
     DEFAULT_CHART_VERSION,
@@ -39,7 +45,7 @@ from gpuctl.cli.stack_options import (
     StackOption,
     dra_settings,
 )
-from gpuctl.defaults import GPU_TAINT
+from gpuctl.defaults import CUDA_SAMPLE_IMAGE, GPU_TAINT, NCCL_TESTS_IMAGE
 from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -130,6 +136,10 @@ def command(
         float,
         number_option(WAIT_TIMEOUT, "Seconds to wait for the GPUs (cluster) and the verification pods."),
     ] = 300.0,
+    level: LevelOption = Level.smi,
+    cuda_image: CudaImageOption = CUDA_SAMPLE_IMAGE,
+    nccl_image: NcclImageOption = NCCL_TESTS_IMAGE,
+    min_busbw: MinBusbwOption = None,
     output: TableOrJsonOutput = TableOrJson.table,
     keep_artifacts: Annotated[
         bool,
@@ -227,6 +237,7 @@ def command(
             helm=helm_runner,
         ),
         verify_timeout_s=timeout,
+        proof=proof_options(level, cuda_image, nccl_image, min_busbw),
     )
     with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
         result = _run(

@@ -63,6 +63,8 @@ _PLUGIN_OR_OPERATOR = When("stack", ("device-plugin", "operator"))
 _CHART_STACKS = When("stack", ("operator", "dra"))
 _RENDER_OPERATOR = When("gpu_operator")  # render's alias of --stack operator
 _NO_PODS = When("no_pods", (False,))
+_VERIFY = When("phase", ("verify", "all"))
+_VERIFY_ONLY = "only the verify phase runs verification pods"
 
 _ANSIBLE = "only the host phase runs ansible-playbook"
 _CLUSTER_LAYER = "only the cluster phase installs the GPU stack"
@@ -217,9 +219,51 @@ RULES: tuple[Rule, ...] = (
         "--watch prints a line per change, or NDJSON with -o json",
         "gpuctl verify --watch -o json",
     ),
+    Rule(
+        ("verify",),
+        "report_file",
+        (When("watch", (False,)),),
+        "the page shows one run; --watch prints each change as it comes",
+        "gpuctl verify {flag}",
+    ),
     *(
         Rule(("verify",), parameter, (_NO_PODS,), _POD_ONLY)
-        for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace")
+        for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace", "level")
+    ),
+    # the proof levels: the pods of a deeper level, and the phase that runs them
+    Rule(
+        BOOTSTRAP,
+        "level",
+        (_VERIFY,),
+        _VERIFY_ONLY,
+        "gpuctl bootstrap --phase verify {flag}",
+    ),
+    *(
+        Rule(("verify", "bootstrap"), parameter, (When("level", levels),), why, example)
+        for parameter, levels, why, example in (
+            (
+                "cuda_image",
+                ("cuda", "nccl"),
+                "only --level cuda and nccl run the CUDA check",
+                "{gpuctl} --level cuda {flag}",
+            ),
+            (
+                "nccl_image",
+                ("nccl",),
+                "only --level nccl runs the all-reduce",
+                "{gpuctl} --level nccl {flag}",
+            ),
+            (
+                "min_busbw",
+                ("nccl",),
+                "only --level nccl measures the bus bandwidth",
+                "{gpuctl} --level nccl {flag}",
+            ),
+        )
+    ),
+    *(
+        Rule(BOOTSTRAP, parameter, (_VERIFY,), _VERIFY_ONLY, "gpuctl bootstrap --phase verify {flag}")
+        for parameter in ("cuda_image", "nccl_image", "min_busbw")
     ),
     # taint-gpu-nodes
     Rule(

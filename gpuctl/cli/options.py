@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from gpuctl.bounds import REPLICAS
+from gpuctl.bounds import MIN_BUSBW, REPLICAS
 from gpuctl.cli.number_options import number_option
 
 
@@ -16,6 +16,8 @@ class Output(str, Enum):
     table = "table"
     json = "json"
     junit = "junit"
+    ctrf = "ctrf"
+    html = "html"
     wide = "wide"
     yaml = "yaml"
 
@@ -35,6 +37,39 @@ class Sharing(str, Enum):
 SharingOption = Annotated[Sharing, typer.Option("--sharing", help="GPU sharing.")]
 ReplicasOption = Annotated[int, number_option(REPLICAS, "Replicas per GPU when sharing.", "N")]
 MigStrategyOption = Annotated[MigStrategy, typer.Option("--mig-strategy", help="MIG strategy.")]
+
+
+class Level(str, Enum):
+    """How deep verify proves each node; each level includes the ones before it."""
+
+    smi = "smi"
+    cuda = "cuda"
+    nccl = "nccl"
+
+
+LevelOption = Annotated[
+    Level,
+    typer.Option(
+        "--level",
+        help="Proof level: smi (nvidia-smi sees the GPUs), cuda (+ CUDA vectorAdd on every GPU), "
+        "nccl (+ an NCCL all-reduce across each node's GPUs, judged against its model and interconnect).",
+    ),
+]
+CudaImageOption = Annotated[
+    str, typer.Option("--cuda-image", help="Image of the --level cuda pods (runs /cuda-samples/vectorAdd).")
+]
+NcclImageOption = Annotated[
+    str, typer.Option("--nccl-image", help="Image of the --level nccl pods (nccl-tests' all_reduce_perf).")
+]
+MinBusbwOption = Annotated[
+    Optional[float],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    number_option(
+        MIN_BUSBW,
+        "--level nccl: the all-reduce bus bandwidth (GB/s) each node must reach, instead of the figure "
+        "for its GPU model and gpuctl.io/interconnect label.",
+        "GBPS",
+    ),
+]
 
 
 class TableOrJson(str, Enum):

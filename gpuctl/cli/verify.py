@@ -15,21 +15,42 @@ import typer
 from gpuctl.bounds import CONCURRENCY, WAIT_TIMEOUT, WATCH_INTERVAL
 from gpuctl.cli.flag_rules import refuse_inapplicable_flags
 from gpuctl.cli.number_options import number_option
-from gpuctl.cli.options import Context, Kubeconfig, Output, VerifyOutput
-from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR, VERIFY_IMAGE
+from gpuctl.cli.options import (
+    Context,
+    CudaImageOption,
+    Kubeconfig,
+    Level,
+    LevelOption,
+    MinBusbwOption,
+    NcclImageOption,
+    Output,
+    VerifyOutput,
+)
+from gpuctl.cli.proof_options import proof_options
+from gpuctl.cli.verify_reports import ReportOption, check_report_file, emit_verify
+from gpuctl.defaults import (
+    CUDA_SAMPLE_IMAGE,
+    GPUCTL_NAMESPACE,
+    NCCL_TESTS_IMAGE,
+    VERIFICATION_PODS_SELECTOR,
+    VERIFY_IMAGE,
+)
 from gpuctl.names import check_dns_label
 from gpuctl.shell import command_line
 from gpuctl.validation import check, image_problem
 
 if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions
+    from gpuctl.core.verify.model import ProofOptions
     from gpuctl.core.verify.progress import PodProgress
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
 allocatable vs expected, device plugin pod and log, taints) plus one verification pod per GPU
-node that requests all its GPUs and runs nvidia-smi; each failure comes with a diagnosis and a
-hint. Verification pods are always deleted (success, failure, --timeout, Ctrl-C).
+node that requests all its GPUs and runs nvidia-smi; --level cuda then runs CUDA's vectorAdd on
+every GPU, --level nccl also an NCCL all-reduce across each node's GPUs (one more pod per node and
+level, one after the other). Each failure comes with a diagnosis and a hint. Verification pods
+are always deleted (success, failure, --timeout, Ctrl-C).
 Exit 0 all good, 1 a check failed, 2 usage/config error, 3 cluster unreachable or forbidden,
 130 interrupted.
 """
@@ -52,6 +73,7 @@ def _options(
     no_pods: bool,
     allow_empty: bool,
     toleration: list[str],
+    proof: ProofOptions,
 ) -> VerifyOptions:
     from gpuctl.core.verify import VerifyOptions, parse_expectations, parse_toleration
 
@@ -71,6 +93,7 @@ def _options(
         run_pods=not no_pods,
         allow_empty=allow_empty,
         tolerations=tuple(parse_toleration(text) for text in toleration),
+        proof=proof,
     )
 
 
@@ -118,19 +141,24 @@ def command(
         bool, typer.Option("--keep-pods", help="Leave the verification pods for debugging.")
     ] = False,
     no_pods: Annotated[bool, typer.Option("--no-pods", help="Read-only checks only; create no pod.")] = False,
+    level: LevelOption = Level.smi,
+    cuda_image: CudaImageOption = CUDA_SAMPLE_IMAGE,
+    nccl_image: NcclImageOption = NCCL_TESTS_IMAGE,
+    min_busbw: MinBusbwOption = None,
+    report_file: ReportOption = None,
     watch: Annotated[
         bool,
         typer.Option("--watch", "-w", help="Verify again every --interval and print only what changed."),
     ] = False,
     interval: Annotated[float, number_option(WATCH_INTERVAL, "Seconds between --watch runs.")] = 300.0,
 ) -> None:
-    from gpuctl.cli.output import emit
     from gpuctl.cli.signals import interruptible
     from gpuctl.core.verify.run import verify
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import verify as report
 
     refuse_inapplicable_flags("verify")
+    check_report_file(report_file)
     options = _options(
         expect_nodes=expect_nodes,
         expect_gpus=expect_gpus,
@@ -144,6 +172,7 @@ def command(
         no_pods=no_pods,
         allow_empty=allow_empty,
         toleration=toleration or [],
+        proof=proof_options(level, cuda_image, nccl_image, min_busbw),
     )
     api_client = load_api_client(kubeconfig, context)
     if watch:
@@ -152,7 +181,7 @@ def command(
         result = verify(api_client, options, progress)
     if result.kept_pods and output not in (Output.table, Output.wide):
         sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
-    emit(result, output, report)
+    emit_verify(result, output, report_file=report_file, context=context)
 
 
 def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float) -> None:

@@ -112,7 +112,24 @@ def _cluster_components() -> list[Component]:
             override="verify --image",
             used_by="verify, bootstrap --phase verify",
         ),
+        _workload_image("cuda-sample-image", "CUDA_SAMPLE_IMAGE", "cuda"),
+        _workload_image("nccl-tests-image", "NCCL_TESTS_IMAGE", "nccl"),
     ]
+
+
+def _workload_image(name: str, setting: str, level: str) -> Component:
+    """The image of the proof level `level` (`verify --level LEVEL`, overridden by --LEVEL-image)."""
+    image: str = getattr(defaults, setting)
+    return Component(
+        name=name,
+        version=image.rsplit(":", 1)[1],
+        artifact=image,
+        layer="proof",
+        pinned_in=_DEFAULTS_FILE,
+        setting=setting,
+        override=f"verify --{level}-image",
+        used_by=f"verify --level {level}, bootstrap --phase verify --level {level}",
+    )
 
 
 def components(*, with_components: bool = True) -> ComponentsResult:

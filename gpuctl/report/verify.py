@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.verify.model import Check, CheckStatus, NodeResult, VerifyResult
+from gpuctl.core.verify.model import Check, CheckStatus, CudaGpu, NcclFigures, NodeResult, VerifyResult
 from gpuctl.core.verify.watch import Change
 from gpuctl.report.safe_text import literal, visible
 from gpuctl.report.tables import emit_table, keep_words_whole, product_name
@@ -53,7 +53,24 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         "driver_version": node.driver_version or None,
         "pod_seconds": None if node.pod_seconds is None else round(node.pod_seconds, 3),
         "gpu_allocation": node.gpu_allocation.value,
+        "level": node.level,
+        "cuda": None if node.cuda is None else [_cuda_gpu(gpu) for gpu in node.cuda],
+        "nccl": None if node.nccl is None else _nccl(node.nccl),
         "checks": [check_dict(check) for check in node.checks],
+    }
+
+
+def _cuda_gpu(gpu: CudaGpu) -> dict[str, Any]:
+    return {"index": gpu.index, "ok": gpu.ok, "error": gpu.error}
+
+
+def _nccl(figures: NcclFigures) -> dict[str, Any]:
+    busbw = figures.busbw_gbps
+    return {
+        "busbw_gbps": None if busbw is None else round(busbw, 2),
+        "expected_gbps": figures.expected_gbps,
+        "size_bytes": figures.size_bytes,
+        "gpus": figures.gpus,
     }
 
 
@@ -203,8 +220,10 @@ def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
     if not result.ok and failed_nodes == 0:
         verdict = "FAILED: a cluster check failed"
+    levels = sorted({node.level for node in result.nodes if node.level != "smi"})
+    level = f", level {'/'.join(levels)}" if levels else ""
     console.print(
-        f"{verdict} ({len(result.nodes)} node(s), {result.pods_created} verification pod(s), "
+        f"{verdict} ({len(result.nodes)} node(s){level}, {result.pods_created} verification pod(s), "
         f"{result.duration_s:.1f}s)",
         style="green" if result.ok else "bold red",
         markup=False,
@@ -248,9 +267,14 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
+def check_seconds(check_id: str, pod_seconds: float | None) -> float | None:
+    """The time a check took in JUnit and CTRF: its pod's for a pod check, else None (none)."""
+    return pod_seconds if check_id.startswith(_POD_CHECK_PREFIXES) else None
+
+
 def _testcase(parent: ET.Element, classname: str, check: Check, pod_seconds: float | None) -> None:
-    timed = pod_seconds is not None and check.id.startswith(_POD_CHECK_PREFIXES)
-    seconds = _seconds(pod_seconds) if timed and pod_seconds is not None else "0"
+    timed = check_seconds(check.id, pod_seconds)
+    seconds = "0" if timed is None else _seconds(timed)
     case = ET.SubElement(parent, "testcase", classname=classname, name=check.id, time=seconds)
     if check.status is CheckStatus.FAIL:
         failure = ET.SubElement(case, "failure", message=check.message, type=check.diagnosis or "check")

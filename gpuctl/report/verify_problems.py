@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -34,17 +35,21 @@ def _generic(text: str, node: str) -> str:
 
 def shared_problems(nodes: tuple[NodeResult, ...]) -> list[SharedProblem]:
     """Each node's first problem, grouped by check, message and hint (failures first)."""
+    return group_problems((node.name, node.first_problem) for node in nodes)
+
+
+def group_problems(first_problems: Iterable[tuple[str, Check | None]]) -> list[SharedProblem]:
+    """(node name, its first problem or None) pairs grouped by check, message and hint."""
     groups: dict[tuple[str, str, str], SharedProblem] = {}
     originals: dict[tuple[str, str, str], Check] = {}
-    for node in nodes:
-        check = node.first_problem
+    for name, check in first_problems:
         if check is None:
             continue
-        key = (check.id, _generic(check.message, node.name), _generic(check.hint, node.name))
+        key = (check.id, _generic(check.message, name), _generic(check.hint, name))
         if key not in groups:
             groups[key] = SharedProblem(check.id, check.status, *key[1:])
             originals[key] = check
-        groups[key].nodes.append(node.name)
+        groups[key].nodes.append(name)
     for key, problem in groups.items():
         if len(problem.nodes) == 1:  # one node: its own words, no placeholder
             problem.message, problem.hint = originals[key].message, originals[key].hint

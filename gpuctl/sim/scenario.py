@@ -125,6 +125,14 @@ class NvidiaSmiOverride:
 
 
 @dataclass(frozen=True)
+class WorkloadOverrides:
+    """`nodes[].workloads`: what the deeper proof levels' programs print on the node instead."""
+
+    cuda: NvidiaSmiOverride | None = None  # the CUDA check (vectorAdd on every GPU)
+    nccl: NvidiaSmiOverride | None = None  # all_reduce_perf
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     """One simulated node, after `{i}` expansion."""
 
@@ -149,6 +157,13 @@ class NodeSpec:
     gpu_allocation: str = "device-plugin"
     # Node Feature Discovery has labelled the node (`nodes[].nfd`); false: no NFD labels.
     nfd: bool = True
+    # How the GPUs are joined (`nodes[].interconnect`: nvswitch | nvlink | pcie; "": not said, no
+    # gpuctl.io/interconnect label), and the faults the CUDA check and the all-reduce meet.
+    interconnect: str = ""
+    fabric_manager: str = "running"  # running | stopped (`host.fabricManager`; matters with nvswitch)
+    nvlink_down: int = 0  # GPUs with inactive NVLinks: the all-reduce runs at the PCIe figure
+    ecc_errors: int = 0  # GPUs with an uncorrectable ECC error: vectorAdd fails on them
+    workloads: WorkloadOverrides = WorkloadOverrides()
 
     @property
     def host_can_advertise(self) -> bool:
@@ -218,7 +233,12 @@ _NODE_KEYS = {
     "mig",
     "gpuAllocation",
     "nfd",
+    "interconnect",
+    "nvlinkDown",
+    "eccErrors",
+    "workloads",
 }
+INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 
 
 MAX_NODES = 10_000  # in all; a simulated node costs ~50 KiB, and bench/ goes to 5,000
@@ -328,7 +348,11 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
     unhealthy = node.integer("unhealthyGpus", 0)
     if unhealthy > gpus:
         node.fail(node.at("unhealthyGpus"), f"must be <= gpus ({gpus})")
-    host = Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit"})
+    host = Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit", "fabricManager"})
+    faulty = {key: node.integer(key, 0) for key in ("nvlinkDown", "eccErrors")}
+    for key, faulty_gpus in faulty.items():
+        if faulty_gpus > gpus:
+            node.fail(node.at(key), f"must be <= gpus ({gpus})")
     template = NodeSpec(
         name=pattern,
         gpus=gpus,
@@ -348,6 +372,11 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
         mig=_parse_mig(node),
         gpu_allocation=node.choice("gpuAllocation", allocation, GPU_ALLOCATIONS),
         nfd=node.boolean("nfd", True),
+        interconnect=node.choice("interconnect", "", INTERCONNECTS) if node.has("interconnect") else "",
+        fabric_manager=host.choice("fabricManager", "running", ("running", "stopped")),
+        nvlink_down=faulty["nvlinkDown"],
+        ecc_errors=faulty["eccErrors"],
+        workloads=_parse_workloads(node, source),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:
@@ -409,10 +438,20 @@ def _parse_mig(node: Fields) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(raw.items()))
 
 
-def _parse_nvidia_smi(node: Fields, source: str) -> NvidiaSmiOverride | None:
-    if not node.has("nvidiaSmi"):
+def _parse_workloads(node: Fields, source: str) -> WorkloadOverrides:
+    if not node.has("workloads"):
+        return WorkloadOverrides()
+    workloads = Fields(node.data["workloads"] or {}, node.at("workloads"), source, {"cuda", "nccl"})
+    return WorkloadOverrides(
+        _parse_nvidia_smi(workloads, source, "cuda"), _parse_nvidia_smi(workloads, source, "nccl")
+    )
+
+
+def _parse_nvidia_smi(node: Fields, source: str, key: str = "nvidiaSmi") -> NvidiaSmiOverride | None:
+    """An output override (`nvidiaSmi`, `workloads.cuda`, `workloads.nccl`): stdout and exitCode."""
+    if not node.has(key):
         return None
-    override = Fields(node.data["nvidiaSmi"], node.at("nvidiaSmi"), source, {"stdout", "exitCode"})
+    override = Fields(node.data[key], node.at(key), source, {"stdout", "exitCode"})
     stdout = override.data.get("stdout", "")
     if not isinstance(stdout, str):
         override.fail(override.at("stdout"), f"must be a string, got {type_name(stdout)}")

@@ -53,6 +53,8 @@ def test_components_name_every_pin(capsys: pytest.CaptureFixture[str]) -> None:
         "gpu-operator",
         "dra-driver-nvidia-gpu",
         "verify-image",
+        "cuda-sample-image",
+        "nccl-tests-image",
     ]
     assert all(set(item) == COMPONENT_KEYS for item in listed)
     by_name = {item["name"]: item for item in listed}
@@ -60,6 +62,8 @@ def test_components_name_every_pin(capsys: pytest.CaptureFixture[str]) -> None:
     assert by_name["nvidia-container-toolkit"]["version"] == "1.20.0-1"
     assert by_name["nvidia-driver"]["version"] == "580 (branch)"
     assert by_name["gpu-operator"]["version"] == "v26.7.0"
+    assert by_name["cuda-sample-image"]["artifact"].startswith("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-")
+    assert by_name["nccl-tests-image"]["override"] == "verify --nccl-image"
 
 
 def test_each_pin_lives_in_the_file_it_names_and_nowhere_else(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,7 +19,7 @@ from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.stacks import Stack
-from gpuctl.core.verify.model import Expectations, VerifyOptions, VerifyResult
+from gpuctl.core.verify.model import Expectations, ProofOptions, VerifyOptions, VerifyResult
 from gpuctl.core.verify.run import verify
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.hosts.inventory import load_inventory
@@ -51,6 +51,7 @@ class BootstrapRequest:
     host_options: dict[str, Any] = field(default_factory=dict)  # run_host_bootstrap's keywords
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     verify_timeout_s: float = 300.0
+    proof: ProofOptions = field(default_factory=ProofOptions)  # --level and its images
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,10 @@ def _verify(
     gpus = tuple((node, count) for node, count in sorted(expected.items()) if count is not None)
     expectations = Expectations(node_patterns=tuple(sorted(expected)), gpus_by_pattern=gpus)
     options = VerifyOptions(
-        expectations=expectations, timeout_s=request.verify_timeout_s, run_pods=not request.check
+        expectations=expectations,
+        timeout_s=request.verify_timeout_s,
+        run_pods=not request.check,
+        proof=request.proof,
     )
     return verify(api_client, options)
 

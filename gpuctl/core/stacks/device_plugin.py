@@ -159,7 +159,11 @@ class DevicePluginStack(ClusterStack, GpuAllocation):
         plan = snapshot.plan(node)
         build = functools.partial(verification_pod, node, plan.requests, run_id, options, mig=plan.mig)
         return [
-            PlannedPod(verification_pod_name(node, run_id, part), node, functools.partial(build, part=part))
+            PlannedPod(
+                verification_pod_name(node, run_id, part, options.workload),
+                node,
+                functools.partial(build, part=part),
+            )
             for part in range(plan.pods)
         ]
 

@@ -117,7 +117,7 @@ class DraStack(ChartStack, GpuAllocation):
         def claiming() -> JsonDict:
             return dra.claim_pod(verification_pod(node, 0, run_id, options), template)
 
-        return [PlannedPod(verification_pod_name(node, run_id), node, claiming)]
+        return [PlannedPod(verification_pod_name(node, run_id, workload=options.workload), node, claiming)]
 
     def pod_gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> int | None:
         """The published GPUs a claim can get."""

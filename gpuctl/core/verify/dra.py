@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
-from gpuctl.core.verify.pod_manifest import CONTAINER
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.claims import ClaimAllocation
@@ -209,11 +208,9 @@ def claim_pod(pod: JsonDict, template: str) -> JsonDict:
     """The verification pod, its GPUs claimed through `template` instead of requested."""
     spec = dict(pod["spec"])
     spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": template}]
+    # the pod's one container: nvidia-smi, or a deeper level's workload
     spec["containers"] = [
-        dict(container, resources={"claims": [{"name": CLAIM}]})
-        if container["name"] == CONTAINER
-        else container
-        for container in spec["containers"]
+        dict(container, resources={"claims": [{"name": CLAIM}]}) for container in spec["containers"]
     ]
     return dict(pod, spec=spec)
 

@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from gpuctl.core.stacks import Stack
-from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFY_IMAGE
+from gpuctl.defaults import CUDA_SAMPLE_IMAGE, GPUCTL_NAMESPACE, NCCL_TESTS_IMAGE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
 from gpuctl.shell import command_line
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
+# The proof levels, shallowest first: each includes the ones before it (`verify --level`).
+LEVELS = ("smi", "cuda", "nccl")
 
 
 class CheckStatus(str, Enum):
@@ -73,6 +75,26 @@ class SharingSummary:
 
 
 @dataclass(frozen=True)
+class CudaGpu:
+    """One GPU's CUDA check (`nodes[].cuda[]`): its index in the pod, and the error it failed with."""
+
+    index: int
+    ok: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NcclFigures:
+    """A node's all-reduce (`nodes[].nccl`): the bus bandwidth at its largest message size, and
+    the figure it was held to (None: none known, no --min-busbw)."""
+
+    busbw_gbps: float | None
+    expected_gbps: float | None
+    size_bytes: int | None
+    gpus: int
+
+
+@dataclass(frozen=True)
 class NodeResult:
     name: str
     gpus: GpuCounts
@@ -82,6 +104,9 @@ class NodeResult:
     sharing: SharingSummary = field(default_factory=SharingSummary)
     pod_seconds: float | None = None  # the node's verification pod, create request to end
     gpu_allocation: Stack = Stack.DEVICE_PLUGIN  # how the node gives pods its GPUs (device plugin or DRA)
+    level: str = "smi"  # the proof level it was held to (--level)
+    cuda: tuple[CudaGpu, ...] | None = None  # --level cuda and deeper: each GPU's CUDA check, once run
+    nccl: NcclFigures | None = None  # --level nccl: its all-reduce, once run
 
     @property
     def ok(self) -> bool:
@@ -183,6 +208,28 @@ class Expectations:
 
 
 @dataclass(frozen=True)
+class PodWorkload:
+    """What a deeper level's verification pod runs instead of nvidia-smi (None in VerifyOptions:
+    nvidia-smi). `level` tells its pods' names apart from the node's nvidia-smi pod's."""
+
+    level: str
+    container: str
+    image: str
+    command: tuple[str, ...]
+    memory_shm: bool = False  # a memory-backed /dev/shm (NCCL moves data between GPUs through it)
+
+
+@dataclass(frozen=True)
+class ProofOptions:
+    """How deep verify proves each node (`--level`, `--cuda-image`, `--nccl-image`, `--min-busbw`)."""
+
+    level: str = "smi"
+    cuda_image: str = CUDA_SAMPLE_IMAGE
+    nccl_image: str = NCCL_TESTS_IMAGE
+    min_busbw_gbps: float | None = None  # replaces the expected all-reduce figure
+
+
+@dataclass(frozen=True)
 class VerifyOptions:
     expectations: Expectations = field(default_factory=Expectations)
     namespace: str = GPUCTL_NAMESPACE
@@ -195,6 +242,8 @@ class VerifyOptions:
     run_pods: bool = True
     allow_empty: bool = False
     tolerations: tuple[Toleration, ...] = ()
+    proof: ProofOptions = field(default_factory=ProofOptions)
+    workload: PodWorkload | None = None  # set per round of a deeper level (levels/rounds.py)
 
 
 @dataclass(frozen=True)
@@ -210,3 +259,5 @@ class PodEvaluation:
     # Seconds from the pod's create request to its end (the longest of the node's pods), None
     # when no pod ran: JUnit's testcase time.
     pod_seconds: float | None = None
+    cuda: tuple[CudaGpu, ...] | None = None  # a CUDA check pod's GPUs
+    nccl: NcclFigures | None = None  # an all-reduce pod's figures

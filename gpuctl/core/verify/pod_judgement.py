@@ -53,6 +53,16 @@ def evaluate(
     return _evaluate_output(outcome, node, requested, (scheduled, image_ok))
 
 
+def pod_start_problem(outcome: PodOutcome, node: NodeInfo, namespace: str, image: str) -> Check | None:
+    """Why a pod's container never ran to its end on its own (not created, not scheduled, image
+    not pulled, still Pending), with its diagnosis; None when it ran."""
+    context = _hint_context(node, namespace, image)
+    for stage in (_unscheduled(outcome, namespace, context), _unstarted(outcome, namespace, context)):
+        if stage:
+            return stage[0]
+    return None
+
+
 def _unscheduled(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> tuple[Check, ...]:
     """pod.scheduled failed and every later check skipped; empty when the pod was scheduled."""
     rest = ("pod.image", *SMI_CHECKS)

@@ -6,7 +6,7 @@ import hashlib
 import re
 import secrets
 
-from gpuctl.core.verify.model import RUN_LABEL_KEY, Toleration, VerifyOptions
+from gpuctl.core.verify.model import RUN_LABEL_KEY, PodWorkload, Toleration, VerifyOptions
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
@@ -27,6 +27,7 @@ COMPONENT = "app.kubernetes.io/component"
 RUN_ID_LABEL = RUN_LABEL_KEY
 NODE_ANNOTATION = "gpuctl.io/node"
 CONTAINER = "nvidia-smi"
+SHM_VOLUME = "dev-shm"
 NAMESPACE_LABELS = {
     "pod-security.kubernetes.io/enforce": "restricted",
     MANAGED_BY: "gpuctl",
@@ -45,18 +46,22 @@ def run_selector(run_id: str) -> str:
     return f"{MANAGED_BY}=gpuctl,{COMPONENT}=verify,{RUN_ID_LABEL}={run_id}"
 
 
-def pod_name(run_id: str, node: str) -> str:
-    """`gpuctl-verify-<run>-<node>`, kept a valid DNS label (<= 63) with a hash when shortened."""
+def pod_name(run_id: str, node: str, level: str = "") -> str:
+    """`gpuctl-verify-<run>-<node>` (a deeper level's: `gpuctl-verify-<run>-<level>-<node>`), kept a
+    valid DNS label (<= 63) with a hash when shortened."""
     slug = re.sub(r"[^a-z0-9-]", "-", node.lower()).strip("-")
-    name = f"gpuctl-verify-{run_id}-{slug}"
+    name = f"gpuctl-verify-{run_id}-{level + '-' if level else ''}{slug}"
     if len(name) <= 63 and slug == node:
         return name
     digest = hashlib.sha256(node.encode()).hexdigest()[:8]
     return f"{name[: 63 - 9].rstrip('-')}-{digest}"
 
 
-def verification_pod_name(node: NodeInfo, run_id: str, part: int = 0) -> str:
-    return pod_name(run_id, node.name) if not part else pod_name(run_id, f"{node.name}-{part}")
+def verification_pod_name(
+    node: NodeInfo, run_id: str, part: int = 0, workload: PodWorkload | None = None
+) -> str:
+    level = workload.level if workload is not None else ""
+    return pod_name(run_id, node.name if not part else f"{node.name}-{part}", level)
 
 
 def is_gpu_taint_key(key: str) -> bool:
@@ -97,10 +102,13 @@ def verification_pod(
     """The pod that proves `node` gives `gpus` GPUs (or these devices) to a workload; `part`
     numbers the pods of a node where each may hold one shared GPU only (MPS)."""
     requests = {GPU_RESOURCE: str(gpus)} if isinstance(gpus, int) else {k: str(v) for k, v in gpus}
-    container = {
-        "name": CONTAINER,
-        "image": options.image,
-        "command": list(MIG_VERIFY_ARGS if mig else POD_VERIFY_ARGS),
+    workload = options.workload
+    smi = (CONTAINER, options.image, MIG_VERIFY_ARGS if mig else POD_VERIFY_ARGS)
+    name, image, command = smi if workload is None else (workload.container, workload.image, workload.command)
+    container: JsonDict = {
+        "name": name,
+        "image": image,
+        "command": list(command),
         "terminationMessagePath": TERMINATION_LOG,
         "resources": {"requests": requests, "limits": dict(requests)},
         "securityContext": _security_context(),
@@ -122,6 +130,11 @@ def verification_pod(
         },
         "containers": [container],
     }
+    if workload is not None and workload.memory_shm:
+        # Containers get a 64 MiB /dev/shm; NCCL's shared-memory transport needs more ("unhandled
+        # system error" otherwise), so the all-reduce pod mounts a memory-backed emptyDir there.
+        spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+        container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     if options.runtime_class:
         spec["runtimeClassName"] = options.runtime_class
     if options.image_pull_secret:
@@ -130,7 +143,7 @@ def verification_pod(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": verification_pod_name(node, run_id, part),
+            "name": verification_pod_name(node, run_id, part, workload),
             "labels": {MANAGED_BY: "gpuctl", COMPONENT: "verify", RUN_ID_LABEL: run_id},
             "annotations": {NODE_ANNOTATION: node.name},
         },

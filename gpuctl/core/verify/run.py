@@ -19,6 +19,7 @@ from gpuctl.core.stacks.registry import ALLOCATIONS, STACKS, allocation_of
 from gpuctl.core.verify import cluster_checks as cluster
 from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.expectations import expected_globs, expected_gpus, is_glob, missing_node
+from gpuctl.core.verify.levels.rounds import LevelRounds, not_run
 from gpuctl.core.verify.model import (
     GpuCounts,
     NodeResult,
@@ -102,6 +103,8 @@ def verify(
             snapshot.claims = {
                 pod_run.node_by_pod[p].name: a for p, a in allocations.items() if p in pod_run.node_by_pod
             }
+            if batch is not None:
+                LevelRounds(batch, snapshot, options, (run_id, runs), progress).run_all(targets)
         if options.run_pods:
             plugin_logs.read_after_pods(snapshot.evaluations)
         snapshot.plugin_checks = plugin_logs.results()
@@ -191,15 +194,30 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
     counts = GpuCounts(expected, offered, usable, evaluation.seen)
     physical = allocation.physical_gpus(node, snapshot, evaluation)
     summary = SharingSummary(plan.mode, plan.replicas, plan.mig_strategy, physical, plan.mig_devices)
+    levels = _level_evaluations(node, snapshot, options)
     return NodeResult(
         node.name,
         counts,
-        (*read_only, *handed_out, *evaluation.checks),
+        (*read_only, *handed_out, *evaluation.checks, *(check for level in levels for check in level.checks)),
         evaluation.product,
         evaluation.driver_version,
         summary,
         evaluation.pod_seconds,
         allocation.stack,
+        options.proof.level,
+        next((level.cuda for level in levels if level.cuda is not None), None),
+        next((level.nccl for level in levels if level.nccl is not None), None),
+    )
+
+
+def _level_evaluations(
+    node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions
+) -> tuple[PodEvaluation, ...]:
+    """The deeper levels' verdicts on the node, or their checks skipped where no pod could run."""
+    if not options.run_pods:
+        return not_run(options, "--no-pods")
+    return snapshot.levels.get(node.name) or not_run(
+        options, _can_run_pod(node, snapshot) or "no verification pod"
     )
 
 

@@ -41,6 +41,8 @@ class ClusterSnapshot:
     plugin_checks: dict[str, Check] = field(default_factory=dict)
     evaluations: dict[str, PodEvaluation] = field(default_factory=dict)
     claims: dict[str, ClaimAllocation] = field(default_factory=dict)  # node name → its claim's allocation
+    # node name → one evaluation per deeper level it was held to (levels/rounds.py)
+    levels: dict[str, tuple[PodEvaluation, ...]] = field(default_factory=dict)
     operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
     _sharing: list[tuple[str, SharingPlan]] | None = None
     _plans: dict[str, SharingPlan] = field(default_factory=dict)

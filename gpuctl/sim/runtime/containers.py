@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gpuctl import nvidia_smi
+from gpuctl.nccl_tests import ALL_REDUCE_BINARY
+from gpuctl.sim.runtime import workloads
 from gpuctl.sim.scenario import NodeSpec
 
 Obj = dict[str, Any]
@@ -123,19 +125,36 @@ def _visible_gpus(
     )
 
 
-def _nvidia_smi(args: list[str], spec: NodeSpec, indices: list[int]) -> Outcome:
-    if spec.nvidia_smi is not None:
-        return Outcome(log=spec.nvidia_smi.stdout, exit_code=spec.nvidia_smi.exit_code)
-    if not indices or spec.toolkit != "configured":
-        # Without GPUs the nvidia runtime injects nothing: CUDA base images ship no nvidia-smi.
-        return Outcome(exit_code=128, start_error=EXEC_NOT_FOUND.format(binary="nvidia-smi"))
+def _hook_failure(spec: NodeSpec) -> Outcome | None:
+    """The NVIDIA runtime's prestart hook failing for a container given GPUs, or None."""
     if spec.driver == "mismatch":
         return Outcome(
             exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver/library version mismatch")
         )
     if spec.driver == "missing":
         return Outcome(exit_code=128, start_error=HOOK_FAILED.format(nvml_error="driver not loaded"))
+    return None
+
+
+def _nvidia_smi(args: list[str], spec: NodeSpec, indices: list[int]) -> Outcome:
+    if spec.nvidia_smi is not None:
+        return Outcome(log=spec.nvidia_smi.stdout, exit_code=spec.nvidia_smi.exit_code)
+    if not indices or spec.toolkit != "configured":
+        # Without GPUs the nvidia runtime injects nothing: CUDA base images ship no nvidia-smi.
+        return Outcome(exit_code=128, start_error=EXEC_NOT_FOUND.format(binary="nvidia-smi"))
+    failure = _hook_failure(spec)
+    if failure is not None:
+        return failure
     text, code = nvidia_smi.run_nvidia_smi(args, visible_gpus(spec, indices))
+    return Outcome(log=text, exit_code=code)
+
+
+def _workload(spec: NodeSpec, indices: list[int], program: Callable[[], tuple[str, int]]) -> Outcome:
+    """A deeper proof level's program (workloads.py), once the runtime has started it."""
+    failure = _hook_failure(spec) if indices and spec.toolkit == "configured" else None
+    if failure is not None:
+        return failure
+    text, code = program()
     return Outcome(log=text, exit_code=code)
 
 
@@ -148,15 +167,34 @@ def _sleep_seconds(argument: str) -> float:
         return 0.0
 
 
+def _gpu_program(argv: list[str], spec: NodeSpec, indices: list[int]) -> Callable[[], Outcome] | None:
+    """nvidia-smi, all_reduce_perf or the CUDA check's script (`sh -c`), when `argv` runs one."""
+    binary = os.path.basename(argv[0])
+    if binary == "nvidia-smi":
+        return functools.partial(_nvidia_smi, argv[1:], spec, indices)
+    if binary == ALL_REDUCE_BINARY:
+        return functools.partial(
+            _workload,
+            spec,
+            indices,
+            functools.partial(workloads.all_reduce, spec, visible_gpus(spec, indices)),
+        )
+    if binary == "sh" and len(argv) >= 3 and workloads.is_cuda_check(argv[2]):
+        return functools.partial(
+            _workload, spec, indices, functools.partial(workloads.cuda_check, spec, indices)
+        )
+    return None
+
+
 def run_argv(argv: list[str], spec: NodeSpec, indices: list[int], default_run: float) -> Outcome:
     if not argv:
         return Outcome(run_seconds=FOREVER)  # the image's entrypoint: a long-running service
     binary = os.path.basename(argv[0])
     if binary in PLUGIN_IMAGE_DAEMONS and argv[1:2] != ["mount-shm"]:  # mount-shm: an init step
         return Outcome(run_seconds=FOREVER)
-    if binary == "nvidia-smi":
-        outcome = _nvidia_smi(argv[1:], spec, indices)
-        return replace(outcome, run_seconds=default_run)
+    program = _gpu_program(argv, spec, indices)
+    if program is not None:
+        return replace(program(), run_seconds=default_run)
     if binary == "sleep":
         return Outcome(run_seconds=_sleep_seconds(argv[1]) if len(argv) > 1 else 0.0)
     if binary in ("sh", "bash", "ash", "dash") and len(argv) >= 3 and argv[1] in ("-c", "-ec", "-xc"):

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gpuctl.nccl_expectations import INTERCONNECT_LABEL
 from gpuctl.sim.runtime.store import rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
 
@@ -77,6 +78,8 @@ def node_labels(spec: NodeSpec) -> dict[str, str]:
         labels[NFD_PCI_LABEL] = "true"
     if spec.gpus > 0 and spec.gpu_allocation == "dra":
         labels["nvidia.com/dra-kubelet-plugin"] = "true"  # selects the DRA driver's kubelet plugin
+    if spec.interconnect:
+        labels[INTERCONNECT_LABEL] = spec.interconnect
     labels.update(dict(spec.labels))
     return labels
 

@@ -1,0 +1,155 @@
+"""`--level nccl`: nccl-tests' all_reduce_perf across all the pod's GPUs (nodes with 2 or more),
+its bus bandwidth at the largest message size held to the figure its GPU model and interconnect
+should give (gpuctl.nccl_expectations) or to `--min-busbw`.
+
+The interconnect comes from the node label `gpuctl.io/interconnect` (nvswitch|nvlink|pcie): GPU
+feature discovery publishes no such label (`nvidia.com/gpu.clique` names a multi-node NVLink
+domain, not whether a node's GPUs are joined by NVSwitch, NVLink bridges or PCIe only). A node
+without it, or a model and interconnect without a cited figure, is measured and warned about
+unless `--min-busbw` gives the figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuctl.core.verify.levels.base import ProofLevel
+from gpuctl.core.verify.model import Check, NcclFigures, PodEvaluation, failed, passed, warned
+from gpuctl.defaults import NCCL_TESTS_ALL_REDUCE
+from gpuctl.diagnose import diagnose
+from gpuctl.nccl_expectations import (
+    INTERCONNECT_LABEL,
+    INTERCONNECTS,
+    PASS_FRACTION,
+    Expectation,
+    Interconnect,
+    expected_busbw,
+    low_bandwidth_hint,
+)
+from gpuctl.nccl_tests import NcclRun, all_reduce_args, parse_all_reduce
+from gpuctl.shell import command_line
+
+if TYPE_CHECKING:
+    from gpuctl.core.verify.model import ProofOptions, VerifyOptions
+    from gpuctl.kube.nodes import NodeInfo
+    from gpuctl.kube.pods import PodOutcome
+
+CHECK_ID = "nccl.all-reduce"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a node's all-reduce is held to: pass at `minimum_gbps`, `expected_gbps` its figure;
+    `why_none` says why there is none."""
+
+    minimum_gbps: float | None
+    expected_gbps: float | None
+    source: str
+    interconnect: Interconnect | None
+    why_none: str = ""
+
+
+def interconnect_of(node: NodeInfo) -> Interconnect | None:
+    value = node.labels.get(INTERCONNECT_LABEL, "")
+    return next((known for known in INTERCONNECTS if known == value), None)
+
+
+def target_of(node: NodeInfo, proof: ProofOptions) -> Target:
+    interconnect = interconnect_of(node)
+    if proof.min_busbw_gbps is not None:
+        return Target(proof.min_busbw_gbps, proof.min_busbw_gbps, "--min-busbw", interconnect)
+    if interconnect is None:
+        return Target(
+            None, None, "", None, f"the node has no {INTERCONNECT_LABEL} label (nvswitch|nvlink|pcie)"
+        )
+    expected = expected_busbw(node.product_label, interconnect)
+    if not isinstance(expected, Expectation):
+        return Target(None, None, "", interconnect, expected.reason)
+    source = f"{expected.family} over {interconnect}: {expected.source}"
+    return Target(expected.minimum_gbps, expected.busbw_gbps, source, interconnect)
+
+
+def _size(size_bytes: int | None) -> str:
+    if size_bytes is None:
+        return "?"
+    return f"{size_bytes / 2**30:g} GiB" if size_bytes >= 2**30 else f"{size_bytes} B"
+
+
+class NcclLevel(ProofLevel):
+    name = "nccl"
+    check_id = CHECK_ID
+    container = "nccl-all-reduce"
+    title = "the NCCL all-reduce"
+    memory_shm = True
+
+    def image(self, proof: ProofOptions) -> str:
+        return proof.nccl_image
+
+    def command(self, gpus: int) -> tuple[str, ...]:
+        return all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE)
+
+    def not_applicable(self, gpus: int) -> str:
+        return f"not applicable: {gpus} GPU" if gpus < 2 else ""
+
+    def judge_output(
+        self, text: str, outcome: PodOutcome, node: NodeInfo, gpus: int, options: VerifyOptions
+    ) -> PodEvaluation:
+        run = parse_all_reduce(text)
+        target = target_of(node, options.proof)
+        largest = run.largest
+        figures = NcclFigures(
+            run.busbw_gbps, target.expected_gbps, largest.size_bytes if largest else None, gpus
+        )
+        if not run.completed or outcome.exit_code not in (0, None) or run.busbw_gbps is None:
+            return PodEvaluation((self._run_failed(text, run, outcome, node, options),), nccl=figures)
+        if run.out_of_bounds:
+            check = failed(
+                CHECK_ID,
+                f"the all-reduce computed wrong results: {run.out_of_bounds} value(s) out of bounds",
+                f"run `gpuctl verify --level cuda` on {command_line(node.name)}; "
+                + low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name)),
+            )
+            return PodEvaluation((check,), nccl=figures)
+        return PodEvaluation((_bandwidth(run, figures, target, node),), nccl=figures)
+
+    def _run_failed(
+        self, text: str, run: NcclRun, outcome: PodOutcome, node: NodeInfo, options: VerifyOptions
+    ) -> Check:
+        found = diagnose(
+            text,
+            "nccl-workload",
+            node=node.name,
+            namespace=options.namespace,
+            image=self.image(options.proof),
+        )
+        first = next(iter(run.failures), "") or next(
+            (line.strip() for line in text.splitlines() if line.strip()), outcome.reason or outcome.state
+        )
+        message = f"all_reduce_perf exited {outcome.exit_code} before its summary: {first}"
+        if found is None:
+            return failed(CHECK_ID, message[:300], self.logs_hint(outcome, options))
+        return failed(CHECK_ID, f"{message[:240]} — {found.cause}", found.hint, found.signature_id)
+
+
+def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInfo) -> Check:
+    size = _size(figures.size_bytes)
+    measured = f"all-reduce bus bandwidth {run.busbw_gbps:.1f} GB/s at {size} on {figures.gpus} GPUs"
+    if target.minimum_gbps is None:
+        return warned(
+            CHECK_ID,
+            f"{measured}, not judged: {target.why_none}",
+            f"pass --min-busbw GBPS (e.g. {PASS_FRACTION:.0%} of a healthy node's figure), or label the node "
+            f"`{command_line('kubectl', 'label', 'node', node.name, INTERCONNECT_LABEL + '=nvswitch')}` "
+            "(nvswitch|nvlink|pcie)",
+        )
+    expected = (
+        f"expected {target.expected_gbps:g} GB/s ({target.source}), pass at >= {target.minimum_gbps:g} GB/s"
+    )
+    if (run.busbw_gbps or 0.0) >= target.minimum_gbps:
+        return passed(CHECK_ID, f"{measured}; {expected}")
+    hint = low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name))
+    return failed(CHECK_ID, f"{measured}, below expectation: {expected}", hint)
+
+
+NCCL = NcclLevel()
