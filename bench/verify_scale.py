@@ -56,13 +56,18 @@ class Run:
     sim_cpu_s: float
     nodes_verified: int
     failing: int
+    pods_created: int = 0
 
 
-def scenario(nodes: int, pod_start: float) -> dict[str, object]:
+def scenario(nodes: int, pod_start: float, gpu_node: dict[str, object] | None = None) -> dict[str, object]:
+    """`gpu_node`: more fields of the GPU nodes (product, interconnect, ...)."""
     return {
         "podStartSeconds": pod_start,
         "devicePlugin": "installed",
-        "nodes": [{"name": "gpu-{i}", "count": nodes, "gpus": 8}, {"name": "cpu-{i}", "count": 3}],
+        "nodes": [
+            {"name": "gpu-{i}", "count": nodes, "gpus": 8, **(gpu_node or {})},
+            {"name": "cpu-{i}", "count": 3},
+        ],
     }
 
 
@@ -99,6 +104,7 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
     concurrency: int,
     profile: Path | None,
     output: str = "json",
+    extra_args: tuple[str, ...] = (),
 ) -> Run:
     command = [sys.executable]
     if profile is not None:  # every thread profiled (timings inflate; the shares are what count)
@@ -106,7 +112,7 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
     else:
         command += ["-m", "gpuctl"]
     command += ["verify", "--kubeconfig", str(kubeconfig), "-o", output]
-    command += ["--concurrency", str(concurrency)]
+    command += ["--concurrency", str(concurrency), *extra_args]
     env = {**os.environ, "PYTHONPATH": str(source)}
     before, sim_before = metrics(sim), process_cpu_s(sim_pid)
     started = time.perf_counter()
@@ -117,7 +123,7 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
     sim_cpu = process_cpu_s(sim_pid) - sim_before
     after = metrics(sim)
     requests = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
-    verified, failing = _counts(text, output)
+    verified, failing, pods = _counts(text, output)
     return Run(
         source,
         os.waitstatus_to_exitcode(status),
@@ -128,20 +134,30 @@ def run_verify(  # noqa: PLR0917 - a benchmark's knobs
         sim_cpu,
         verified,
         failing,
+        pods,
     )
 
 
-def _counts(text: bytes, output: str) -> tuple[int, int]:
-    """GPU nodes verified and failing, from the JSON document or the table's closing line."""
+def _counts(text: bytes, output: str) -> tuple[int, int, int]:
+    """GPU nodes verified and failing, and pods created, from the JSON document or the table's
+    closing line."""
     if output == "table":
-        verdict = re.search(rb"\((\d+) node\(s\),", text)
-        failed = re.search(rb"FAILED: (\d+) node\(s\)", text)
-        return int(verdict.group(1)) if verdict else 0, int(failed.group(1)) if failed else 0
+        found = [
+            re.search(pattern, text)
+            for pattern in (
+                rb"\((\d+) node\(s\)",
+                rb"FAILED: (\d+) node\(s\)",
+                rb"(\d+) verification pod\(s\)",
+            )
+        ]
+        verified, failed, pods = (int(match.group(1)) if match else 0 for match in found)
+        return verified, failed, pods
     try:
-        nodes = json.loads(text).get("nodes", [])
+        document = json.loads(text)
     except ValueError:
-        nodes = []
-    return len(nodes), sum(not node.get("ok") for node in nodes)
+        document = {}
+    nodes = document.get("nodes", [])
+    return len(nodes), sum(not node.get("ok") for node in nodes), int(document.get("pods_created", 0))
 
 
 def figure(label: str, value: float, unit: str, target: float, extra: str = "") -> None:
@@ -180,11 +196,13 @@ def print_profile(path: Path, top: int) -> None:
 
 
 @contextlib.contextmanager
-def fresh_sim(nodes: int, pod_start: float) -> Iterator[tuple[Path, Any]]:
+def fresh_sim(
+    nodes: int, pod_start: float, gpu_node: dict[str, object] | None = None
+) -> Iterator[tuple[Path, Any]]:
     """A sim of `nodes` GPU nodes in its own process, its device plugin pods running; stopped after."""
     with tempfile.TemporaryDirectory() as tmp:
         scenario_file, kubeconfig = Path(tmp) / "scenario.json", Path(tmp) / "kubeconfig"
-        scenario_file.write_text(json.dumps(scenario(nodes, pod_start)), encoding="utf-8")
+        scenario_file.write_text(json.dumps(scenario(nodes, pod_start, gpu_node)), encoding="utf-8")
         began = time.perf_counter()
         record = start_detached(scenario_file, kubeconfig)
         took = time.perf_counter() - began
