@@ -15,6 +15,13 @@ GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 
+# The gate (`verify --gate`, bootstrap): a GPU node not proven at a level carries
+# gpuctl.io/unproven=<level>:NoSchedule, and a node a gated verify proved carries the annotation
+# gpuctl.io/proven-level ("<level> <RFC 3339 time>").
+GATE_TAINT_KEY = "gpuctl.io/unproven"
+GATE_TAINT_EFFECT = "NoSchedule"
+PROVEN_ANNOTATION = "gpuctl.io/proven-level"
+
 # gpuctl's own namespace: verification pods, the RBAC ServiceAccount.
 GPUCTL_NAMESPACE = "gpuctl-system"
 # Where the static device plugin goes (NVIDIA's static manifest uses kube-system too).

@@ -76,6 +76,7 @@ def _bootstrap_phases() -> list[Case]:
         case("flags-bootstrap-stack-host", f"{host} --stack operator", 2, "--stack operator"),
         case("flags-bootstrap-timeout-host", f"{host} --timeout 60", 2, "--timeout 60"),
         case("flags-bootstrap-no-taint-verify", "bootstrap --phase verify --no-taint", 2, "--no-taint"),
+        case("flags-bootstrap-no-gate-host", f"{host} --no-gate", 2, "--no-gate"),
         case("flags-bootstrap-force-conflicts-host", f"{host} --force-conflicts", 2, "--force-conflicts"),
     ]
 
@@ -136,6 +137,7 @@ def _verify_and_taint() -> list[Case]:
         case("flags-verify-no-pods-image", "verify --no-pods --image busybox", 2, "--image busybox"),
         case("flags-verify-no-pods-namespace", "verify --no-pods -n gpu-proof", 2, "--namespace gpu-proof"),
         case("flags-verify-no-pods-toleration", "verify --no-pods --toleration dedicated", 2, "--toleration"),
+        case("flags-verify-no-pods-gate", "verify --no-pods --gate", 2, "--gate"),
         case(
             "flags-verify-no-pods-pull-secret",
             "verify --no-pods --image-pull-secret regcred",

@@ -124,6 +124,14 @@ def command(
     no_taint: Annotated[
         bool, typer.Option("--no-taint", help=f"Do not taint the GPU nodes {GPU_TAINT}.")
     ] = False,
+    no_gate: Annotated[
+        bool,
+        typer.Option(
+            "--no-gate",
+            help="Do not gate the GPU nodes never proven (gpuctl.io/unproven=LEVEL:NoSchedule), nor "
+            "ungate those the verify phase proves.",
+        ),
+    ] = False,
     force_conflicts: Annotated[
         bool,
         typer.Option(
@@ -238,6 +246,7 @@ def command(
         ),
         verify_timeout_s=timeout,
         proof=proof_options(level, cuda_image, nccl_image, min_busbw),
+        gate=not no_gate,
     )
     with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
         result = _run(

@@ -226,6 +226,20 @@ RULES: tuple[Rule, ...] = (
         "the page shows one run; --watch prints each change as it comes",
         "gpuctl verify {flag}",
     ),
+    Rule(
+        ("verify",),
+        "gate",
+        (_NO_PODS,),
+        "the gate judges nodes by their verification pods, and --no-pods creates none",
+        "gpuctl verify {flag}",
+    ),
+    Rule(
+        BOOTSTRAP,
+        "no_gate",
+        (When("phase", ("cluster", "verify", "all")),),
+        "the cluster phase gates unproven nodes and the verify phase ungates proven ones",
+        "gpuctl bootstrap --phase cluster {flag}",
+    ),
     *(
         Rule(("verify",), parameter, (_NO_PODS,), _POD_ONLY)
         for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace", "level")

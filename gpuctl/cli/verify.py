@@ -40,7 +40,7 @@ from gpuctl.shell import command_line
 from gpuctl.validation import check, image_problem
 
 if TYPE_CHECKING:
-    from gpuctl.core.verify import VerifyOptions
+    from gpuctl.core.verify import VerifyOptions, VerifyResult
     from gpuctl.core.verify.model import ProofOptions
     from gpuctl.core.verify.progress import PodProgress
 
@@ -151,9 +151,16 @@ def command(
         typer.Option("--watch", "-w", help="Verify again every --interval and print only what changed."),
     ] = False,
     interval: Annotated[float, number_option(WATCH_INTERVAL, "Seconds between --watch runs.")] = 300.0,
+    gate: Annotated[
+        bool,
+        typer.Option(
+            "--gate",
+            help="Taint the GPU nodes that fail at --level gpuctl.io/unproven=LEVEL:NoSchedule, "
+            "untaint those that pass (every round with --watch).",
+        ),
+    ] = False,
 ) -> None:
     from gpuctl.cli.signals import interruptible
-    from gpuctl.core.verify.run import verify
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import verify as report
 
@@ -176,15 +183,30 @@ def command(
     )
     api_client = load_api_client(kubeconfig, context)
     if watch:
-        _watch(api_client, options, output, interval)
+        _watch(api_client, options, output, interval, gate)
     with interruptible(_interrupted_cleanup(options)), _progress() as progress:
-        result = verify(api_client, options, progress)
+        result = _verified(api_client, options, gate, progress)
     if result.kept_pods and output not in (Output.table, Output.wide):
         sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
     emit_verify(result, output, report_file=report_file, context=context)
 
 
-def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float) -> None:
+def _verified(
+    api_client: Any, options: VerifyOptions, gate: bool, progress: PodProgress | None = None
+) -> VerifyResult:
+    """One verify run; with --gate, the gate applied to its verdict (each GPU node judged)."""
+    from gpuctl.core.gate import apply_gate
+    from gpuctl.core.verify.run import verify
+
+    result = verify(api_client, options, progress)
+    if not gate:
+        return result
+    verdicts = {node.name: node.ok for node in result.nodes}
+    applied = apply_gate(api_client, verdicts=verdicts, level=options.proof.level, dry_run=False)
+    return dataclasses.replace(result, gate=applied)
+
+
+def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float, gate: bool) -> None:
     """Verify now, print the result, then every `interval` print only what changed; Ctrl-C or
     SIGTERM ends it (exit 130, pods cleaned up). With -o json each line is one JSON document
     (NDJSON), from the first run on. When standard output's reader leaves (`| head`), the watch
@@ -192,14 +214,13 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
     from gpuctl.cli.output import exit_with, print_result
     from gpuctl.cli.signals import interruptible
     from gpuctl.cli.stdout_guard import sleep_while_read
-    from gpuctl.core.verify.run import verify
     from gpuctl.core.verify.watch import changes
     from gpuctl.report import verify as report
     from gpuctl.report.console import make_console
 
     console = make_console()
     with interruptible("stopped watching; " + _interrupted_cleanup(options)):
-        previous = verify(api_client, options)
+        previous = _verified(api_client, options, gate)
         if output.value == "json":  # the first run is a change from nothing: every node is new
             nothing = dataclasses.replace(previous, nodes=(), cluster_checks=())
             _json_line(report.change_json(changes(nothing, previous), _now(), previous))
@@ -207,7 +228,7 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
             print_result(previous, output, report)
         sys.stdout.flush()
         while sleep_while_read(interval):
-            current = verify(api_client, options)
+            current = _verified(api_client, options, gate)
             found = changes(previous, current)
             if found and output.value == "json":
                 _json_line(report.change_json(found, _now(), current))

@@ -42,11 +42,11 @@ def demo_steps(api_client: ApiClient) -> list[DemoStep]:
         return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT)
 
     cluster_phase = BootstrapRequest(
-        phase="cluster", cluster=ClusterOptions(taint=False, timeout_s=DEMO_GPU_WAIT_S)
+        phase="cluster", cluster=ClusterOptions(taint=False, timeout_s=DEMO_GPU_WAIT_S), gate=False
     )
     return [
         DemoStep(
-            "gpuctl bootstrap --phase cluster --no-taint",
+            "gpuctl bootstrap --phase cluster --no-taint --no-gate",
             "deploy the NVIDIA device plugin and wait for every GPU node's GPUs",
             lambda: run_bootstrap(cluster_phase, api_client),
         ),

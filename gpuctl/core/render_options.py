@@ -11,6 +11,8 @@ from gpuctl.core.stacks.settings import DraSettings, OperatorSettings
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
+    GATE_TAINT_EFFECT,
+    GATE_TAINT_KEY,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
@@ -21,6 +23,9 @@ CONFIG_MAP_NAME = "nvidia-device-plugin-config"
 # Host folder of the MPS control daemon's pipes, logs and shm (the chart's `mps.root`).
 MPS_ROOT = "/run/nvidia/mps"
 DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
+# Every GPU DaemonSet gpuctl renders tolerates the gate too (gpuctl.core.gate): a gated node's GPUs
+# must be served, or it can never be proven.
+GATE_TOLERATION_VARIABLES = {"gate_key": GATE_TAINT_KEY, "gate_effect": GATE_TAINT_EFFECT}
 
 
 @dataclass(frozen=True)
@@ -77,5 +82,6 @@ def sharing_variables(options: RenderOptions) -> dict[str, object]:
         "replicas": options.replicas,
         "taint_key": options.taint_key,
         "taint_effect": options.taint_effect,
+        **GATE_TOLERATION_VARIABLES,
         "mps_root": MPS_ROOT,
     }

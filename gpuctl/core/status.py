@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuctl.core.gate import gate_level
 from gpuctl.core.verify.sharing import SharingPlan, plan_for
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.errors import ExitCode
@@ -46,6 +47,7 @@ class GpuNodeSummary:
     gpu_memory_mib: int = 0
     gpu_allocation: str = "device-plugin"  # device-plugin | dra | both (the same GPUs, counted once)
     dra: DraSummary | None = None
+    gate: str | None = None  # the level the node is gated at (gpuctl.io/unproven), None: not gated
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ def _node_summary(
         gpu_memory_mib=info.memory_label_mib,
         gpu_allocation=allocation,
         dra=dra,
+        gate=gate_level(info.taints),
     )
 
 

@@ -24,6 +24,9 @@ MAX_ATTEMPTS = 5
 
 # Given a node as read, its new taint list, or None when the node needs no write.
 TaintPlanner = Callable[[JsonDict], "list[JsonDict] | None"]
+# Given a node as read, the fields to patch (spec.taints and/or metadata.annotations, an annotation
+# set to None is removed), or None when the node needs no write.
+NodePatchPlanner = Callable[[JsonDict], "JsonDict | None"]
 
 
 def list_node_objects(api_client: ApiClient, selector: str | None = None) -> list[JsonDict]:
@@ -76,12 +79,10 @@ class NodeTaintWriter:
         with api_call("get", f"node {name}"):
             return get_json(self.api_client, "/api/v1/nodes/{name}", name=name)
 
-    def _patch(self, node: JsonDict, taints: list[JsonDict]) -> None:
+    def _patch(self, node: JsonDict, fields: JsonDict) -> None:
         name = name_of(node)
-        body = {
-            "metadata": {"resourceVersion": dig(node, "metadata", "resourceVersion", default="")},
-            "spec": {"taints": taints},
-        }
+        version = dig(node, "metadata", "resourceVersion", default="")
+        body = {**fields, "metadata": {**fields.get("metadata", {}), "resourceVersion": version}}
         with self._lock:
             self.writes += 1
         with api_call("patch", f"node {name}"):
@@ -97,17 +98,26 @@ class NodeTaintWriter:
 
     def write(self, node: JsonDict, plan: TaintPlanner) -> TaintWrite:
         """Apply `plan` to `node`: re-read and re-plan after each 409, at most max_attempts times."""
+
+        def fields(current: JsonDict) -> JsonDict | None:
+            taints = plan(current)
+            return None if taints is None else {"spec": {"taints": taints}}
+
+        return self.write_fields(node, fields)
+
+    def write_fields(self, node: JsonDict, plan: NodePatchPlanner) -> TaintWrite:
+        """As `write`, for a plan that patches the node's annotations beside (or instead of) its taints."""
         from kubernetes.client.exceptions import ApiException
 
         name = name_of(node)
         for attempt in range(self.max_attempts):
-            taints = plan(node)
-            if taints is None:
+            fields = plan(node)
+            if fields is None:
                 return TaintWrite(node, False, attempt)
             if self.after_read is not None:
                 self.after_read(name)
             try:
-                self._patch(node, taints)
+                self._patch(node, fields)
             except ApiException as error:
                 if error.status != 409:
                     error_text = f"patch node {name}: {error.status} {error.reason}"

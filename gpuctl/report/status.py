@@ -33,6 +33,7 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                 "driver": node.driver,
                 "sharing": _sharing_json(node),
                 "taints": list(node.taints),
+                "gate": node.gate,
                 "ready": node.ready,
                 "schedulable": node.schedulable,
                 "gpu_memory_mib": node.gpu_memory_mib or None,
@@ -95,9 +96,9 @@ def print_wide(result: StatusResult, console: Console) -> None:
     print_table(result, console, wide=True)
 
 
-_COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "STATUS")
+_COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "GATE", "STATUS")
 _WIDE_COLUMNS = ("GPU MEMORY", "KUBELET", "RUNTIME", "KERNEL", "OS IMAGE")
-_ONE_WORD = frozenset({"DRIVER", "STATUS", "KUBELET"})  # short values that never wrap
+_ONE_WORD = frozenset({"DRIVER", "GATE", "STATUS", "KUBELET"})  # short values that never wrap
 # Free text, folded inside a word when one alone is wider than what is left; the other columns
 # (names, versions) are never cut inside a word (docs/commands.md, "Output").
 _FOLDABLE = frozenset({"TAINTS"})
@@ -133,6 +134,7 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
             _sharing_text(node),
             node.driver,
             ", ".join(node.taints) or "-",
+            node.gate or "-",
             _ready_text(node.ready, node.schedulable),
             *(_wide_cells(node) if wide else ()),
         )

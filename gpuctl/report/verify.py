@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from gpuctl.core.gate import GateResult
+
 SCHEMA = "gpuctl.verify/v1"
 
 
@@ -91,7 +93,15 @@ def to_json(result: VerifyResult) -> dict[str, Any]:
         "kept_pods": list(result.kept_pods),
         "cleanup_command": result.cleanup_command or None,
         "gpu_operator": _operator_json(result),
-    }
+    } | gate_json(result.gate)
+
+
+def gate_json(gate: GateResult | None) -> dict[str, Any]:
+    """`verify --gate`: the top-level `gate` key (absent without --gate)."""
+    if gate is None:
+        return {}
+    names = {key: list(getattr(gate, key)) for key in ("gated", "ungated", "unchanged", "failed")}
+    return {"gate": {"level": gate.level, "dry_run": gate.dry_run, **names, "writes": gate.writes}}
 
 
 def _operator_state(result: VerifyResult, node: str) -> str | None:

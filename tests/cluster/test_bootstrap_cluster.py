@@ -50,7 +50,11 @@ def test_cluster_phase_brings_the_gpus_up_and_a_second_run_writes_nothing(sim: A
         ("gpu-1", 4, True),
     ]
     taints = {name: list(node.spec.taints or []) for name, node in _nodes(cluster).items()}
-    assert [t.key for t in taints["gpu-0"]] == ["nvidia.com/gpu"]
+    # the GPU taint, and the gate on nodes never proven (lifted by the verify phase)
+    assert [(t.key, t.value) for t in taints["gpu-0"]] == [
+        ("nvidia.com/gpu", "present"),
+        ("gpuctl.io/unproven", "smi"),
+    ]
     assert taints["cpu-0"] == []
 
     before = writes(cluster)

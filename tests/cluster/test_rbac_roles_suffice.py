@@ -166,3 +166,28 @@ def test_a_noexecute_taint_needs_the_pod_list_of_its_role(sim: Any, cli: Any) ->
     taint = cli("taint-gpu-nodes", "--kubeconfig", cluster.kubeconfig, "--effect", "NoExecute", "--dry-run")
     assert taint.exit_code == 3, taint.output
     assert "not authorised: list pods" in taint.stderr
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_verify_gate_needs_nothing_its_role_does_not_grant(sim: Any, cli: Any, stack: str) -> None:
+    """The CronJob runs `verify --gate`: gating a failing node and lifting it again both fit the role."""
+    from kubernetes.client import CoreV1Api
+
+    cluster = _cluster(sim, stack, "verify")
+    core = CoreV1Api(cluster.api_client())
+    core.patch_node("gpu-1", {"spec": {"unschedulable": True}})  # fails node.schedulable: gated
+    code, report = _verify(cli, cluster, "--gate")
+    assert code == 1, json.dumps(report, indent=1)
+    assert (report["gate"]["gated"], report["gate"]["failed"]) == (["gpu-1"], [])
+    core.patch_node("gpu-1", {"spec": {"unschedulable": False}})
+    code, report = _verify(cli, cluster, "--gate")
+    assert code == 0, json.dumps(report, indent=1)
+    assert report["gate"]["ungated"] == ["gpu-1"]
+
+
+def test_verify_gate_stops_without_the_node_patch_of_its_role(sim: Any, cli: Any) -> None:
+    """Passing nodes get their proven-level annotation: a write the role must allow."""
+    cluster = _cluster(sim, "device-plugin", "verify", also=("patch nodes",))
+    result = cli("verify", "--kubeconfig", cluster.kubeconfig, "--gate")
+    assert result.exit_code == 3, result.output
+    assert "not authorised: patch node gpu-" in result.stderr

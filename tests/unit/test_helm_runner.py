@@ -76,7 +76,8 @@ def test_the_chart_renders_gpuctls_values() -> None:
     assert env["CONTAINERD_CONFIG"].startswith("/var/lib/rancher/k3s/")
     assert policy["spec"]["cdi"]["enabled"] is True
     assert policy["spec"]["daemonsets"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"},  # the gate
     ]
 
 

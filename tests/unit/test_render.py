@@ -20,6 +20,9 @@ from gpuctl.defaults import DEVICE_PLUGIN_IMAGE
 from gpuctl.errors import ConfigError
 from gpuctl.templating import render_template, template_names
 
+# Every GPU DaemonSet gpuctl renders tolerates the gate (gpuctl.core.gate) too.
+GATE_TOLERATION = {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"}
+
 
 def _documents(text: str) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(text) if doc is not None]
@@ -42,7 +45,10 @@ def test_default_render_is_nvidia_static_plugin_and_runtime_class() -> None:
         },
     }
     pod = daemonset["spec"]["template"]["spec"]
-    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        GATE_TOLERATION,
+    ]
     assert pod["priorityClassName"] == "system-node-critical"
     container = pod["containers"][0]
     # The pin (gpuctl/defaults.py), as NVIDIA's static manifest of that release names the image.
@@ -107,7 +113,10 @@ def test_mps_renders_nvidias_control_daemon() -> None:
     assert daemonset["metadata"]["namespace"] == "nvidia"
     pod = daemonset["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"pool": "gpu", "nvidia.com/mps.capable": "true"}
-    assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["tolerations"] == [
+        {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
+        GATE_TOLERATION,
+    ]
     assert pod["priorityClassName"] == "system-node-critical"
     assert pod["hostPID"] is True  # the chart's mps.enableHostPID, on by default since v0.18
     assert "serviceAccountName" not in pod  # no config-manager sidecar: nothing reads the API
@@ -198,7 +207,10 @@ def test_custom_taint_image_namespace_and_node_selector() -> None:
     pod = daemonset["spec"]["template"]["spec"]
     assert daemonset["metadata"]["namespace"] == "nvidia"
     assert pod["containers"][0]["image"] == "registry.local/k8s-device-plugin:v0.17.1"
-    assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]
+    assert pod["tolerations"] == [
+        {"key": "gpu", "operator": "Exists", "effect": "NoExecute"},
+        GATE_TOLERATION,
+    ]
     assert pod["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
 
 

@@ -15,6 +15,9 @@ from gpuctl.core.verify.operator_state import (
 )
 from gpuctl.kube.gpu_operator import ContainerState, OperandPod, operand_pod
 
+# Every GPU DaemonSet gpuctl renders tolerates the gate (gpuctl.core.gate) too.
+GATE_TOLERATION = {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"}
+
 
 def _gpuctl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -52,7 +55,10 @@ def test_stack_dra_renders_the_dra_driver_values() -> None:
     assert values["gpuResourcesEnabledOverride"] is True  # the chart refuses GPUs without it
     assert values["nvidiaDriverRoot"] == "/"
     plugin = values["kubeletPlugin"]
-    assert plugin["tolerations"] == [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]
+    assert plugin["tolerations"] == [
+        {"key": "gpu", "operator": "Exists", "effect": "NoExecute"},
+        GATE_TOLERATION,
+    ]
     assert plugin["nodeSelector"] == {"pool": "gpu"}
     assert (
         "helm upgrade --install dra-driver-nvidia-gpu "

@@ -8,7 +8,8 @@ GPUs it must have. One sequence for every stack (gpuctl.core.stacks, as kind's c
    writes nothing); the labels go in before a chart, whose node selectors need them;
 3. what the stack installs besides (its Helm release: skipped when it already matches);
 4. the GPU taint (taint core), only once that succeeded: a failed helm (HelmError) then leaves no
-   GPU node tainted against workloads with nothing installed to serve them;
+   GPU node tainted against workloads with nothing installed to serve them; then the gate on the
+   GPU nodes never proven (gpuctl.core.gate), which the verify phase lifts from those that pass;
 5. the wait: the stack's readiness polled until every node is ready or stuck for good, the nodes
    still waiting diagnosed by the stack (verify's read-only checks where it has nothing better);
 6. what the stack reports of itself (the Operator's ClusterPolicies, a second device plugin).
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gpuctl.core.gate import GateResult, gate_new_nodes
 from gpuctl.core.render import render_stack
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions, NodeReadiness
@@ -60,12 +62,14 @@ class ClusterResult:
     helm: HelmOutcome | None = None  # a stack installed from a chart: what helm did
     policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
+    gate: GateResult | None = None  # the gate put on the GPU nodes never proven
 
     @property
     def writes(self) -> int:
-        """Writes sent (server-side dry runs included): applies, taint patches, helm changes."""
+        """Writes sent (server-side dry runs included): applies, taint and gate patches, helm changes."""
         applied = sum(obj.action not in ("unchanged",) for obj in self.objects)
-        return applied + (self.taint.writes if self.taint else 0) + (self.helm.writes if self.helm else 0)
+        patches = (self.taint.writes if self.taint else 0) + (self.gate.writes if self.gate else 0)
+        return applied + patches + (self.helm.writes if self.helm else 0)
 
     @property
     def conflicts(self) -> tuple[Applied, ...]:
@@ -73,7 +77,9 @@ class ClusterResult:
 
     @property
     def ok(self) -> bool:
-        taint_ok = self.taint is None or self.taint.ok or not self.taint.nodes
+        taint_ok = (self.taint is None or self.taint.ok or not self.taint.nodes) and (
+            self.gate is None or self.gate.ok
+        )
         nodes_ok = self.check or all(node.ready for node in self.nodes)
         return not self.conflicts and taint_ok and nodes_ok and bool(self.nodes)
 
@@ -150,6 +156,13 @@ def apply_gpu_taint(api_client: ApiClient, options: ClusterOptions, nodes: list[
     return taint_gpu_nodes(api_client, taint=DEFAULT_TAINT, node_names=nodes, dry_run=options.check)
 
 
+def gate_unproven(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> GateResult | None:
+    """The gate on the nodes never proven (None with --no-gate or no node)."""
+    if options.gate_level is None or not nodes:
+        return None
+    return gate_new_nodes(api_client, nodes=nodes, level=options.gate_level, dry_run=options.check)
+
+
 def apply_cluster_layer(
     api_client: ApiClient,
     options: ClusterOptions,
@@ -169,6 +182,7 @@ def apply_cluster_layer(
     conflicted = any(obj.action == "conflict" for obj in objects)
     helm = None if conflicted else stack.install(options, rendered)
     taint = None if conflicted else apply_gpu_taint(api_client, options, sorted(expected))
+    gate = None if conflicted else gate_unproven(api_client, options, sorted(expected))
     states = [stack.pending(name, count) for name, count in sorted(expected.items())]
     timed_out = False
     if not options.check and not conflicted:
@@ -183,5 +197,5 @@ def apply_cluster_layer(
     findings = stack.findings(api_client)
     return ClusterResult(
         options.check, objects, taint, tuple(states), options.stack, timed_out,
-        round(time.monotonic() - started, 2), helm, findings.policy_states, findings.warnings,
+        round(time.monotonic() - started, 2), helm, findings.policy_states, findings.warnings, gate,
     )  # fmt: skip

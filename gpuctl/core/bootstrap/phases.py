@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeRea
 from gpuctl.core.bootstrap.host import BootstrapResult, run_host_bootstrap
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
+from gpuctl.core.gate import apply_gate
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.model import Expectations, ProofOptions, VerifyOptions, VerifyResult
@@ -52,6 +53,7 @@ class BootstrapRequest:
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     verify_timeout_s: float = 300.0
     proof: ProofOptions = field(default_factory=ProofOptions)  # --level and its images
+    gate: bool = True  # gate the nodes never proven (cluster phase), ungate those verified (not --no-gate)
 
 
 @dataclass(frozen=True)
@@ -177,12 +179,24 @@ def _run_phase(
     if name == "cluster":
         return apply_cluster_layer(
             api_client,
-            request.cluster,
+            replace(request.cluster, gate_level=_gate_level(request)),
             expected,
             label_nodes=from_inventory,
             on_progress=progress.get("cluster"),
         )
-    return _verify(api_client, expected, request)
+    result = _verify(api_client, expected, request)
+    if not request.gate or request.check:  # --check runs no verification pod: nothing was proven
+        return result
+    verdicts = {node.name: node.ok for node in result.nodes}
+    return replace(result, gate=apply_gate(api_client, verdicts=verdicts, level=request.proof.level))
+
+
+def _gate_level(request: BootstrapRequest) -> str | None:
+    """The cluster phase's gate: the level `all`'s verify phase proves (smi for the cluster phase
+    alone, whose verify phase may come later at any level), None with --no-gate."""
+    if not request.gate:
+        return None
+    return request.proof.level if request.phase == "all" else "smi"
 
 
 def run_bootstrap(

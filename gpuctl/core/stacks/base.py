@@ -42,6 +42,8 @@ class ClusterOptions:
     render: RenderOptions = field(default_factory=RenderOptions)  # render.stack: the stack to install
     check: bool = False
     taint: bool = True
+    # The gate's level for the GPU nodes never proven (gpuctl.core.gate); None: they are not gated.
+    gate_level: str | None = None
     force_conflicts: bool = False
     timeout_s: float = 300.0
     helm: Helm | None = None  # the user's helm, for the stacks installed from a chart

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuctl.core.render_options import RenderedFile, RenderOptions
+from gpuctl.core.render_options import GATE_TOLERATION_VARIABLES, RenderedFile, RenderOptions
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import GpuAllocation, NodeReadiness, VerificationRun
 from gpuctl.core.stacks.chart import ChartStack
@@ -55,6 +55,7 @@ class DraStack(ChartStack, GpuAllocation):
             driver_root=options.dra.driver_root,
             taint_key=options.taint_key,
             taint_effect=options.taint_effect,
+            **GATE_TOLERATION_VARIABLES,
         )
         return [RenderedFile(VALUES_FILE, values, helm_values=True)]
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from gpuctl.core.stacks import Stack
 from gpuctl.defaults import CUDA_SAMPLE_IMAGE, GPUCTL_NAMESPACE, NCCL_TESTS_IMAGE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
 from gpuctl.shell import command_line
+
+if TYPE_CHECKING:
+    from gpuctl.core.gate import GateResult
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
 # The proof levels, shallowest first: each includes the ones before it (`verify --level`).
@@ -156,6 +160,7 @@ class VerifyResult:
     operator: OperatorView | None = None  # the GPU Operator's view, on an Operator-managed cluster
     # what a kept run leaves behind, as kubectl names the kinds (DRA nodes: the claim template too)
     kept_kinds: tuple[str, ...] = ("pods",)
+    gate: GateResult | None = None  # --gate: what the gate did after the verdict
 
     @property
     def cleanup_command(self) -> str:
@@ -175,7 +180,8 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
-        return all(node.ok for node in self.nodes) and not any(check.failed for check in self.cluster_checks)
+        checks_ok = not any(check.failed for check in self.cluster_checks)
+        return all(node.ok for node in self.nodes) and checks_ok and (self.gate is None or self.gate.ok)
 
     @property
     def exit_code(self) -> ExitCode:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuctl.core.verify.model import Check, failed, passed, skipped, warned
 from gpuctl.core.verify.sharing import physical_capacity
+from gpuctl.defaults import GATE_TAINT_KEY
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
@@ -146,7 +147,10 @@ def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
         }
     )
     if untolerated:
-        return failed(
+        # A plugin pod already running stays on a gated node (NoSchedule), so the node can still be
+        # proven; one that restarts would not come back: worth a warning, not a failed node.
+        only_gate = all(f"✗ {GATE_TAINT_KEY}" in entry for entry in untolerated)
+        return (warned if only_gate else failed)(
             "taint.toleration",
             "device plugin does not tolerate the node's taint: " + "; ".join(untolerated),
             "add a matching toleration to the DaemonSet (`gpuctl taint-gpu-nodes` audits this), "

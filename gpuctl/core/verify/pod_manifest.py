@@ -7,7 +7,7 @@ import re
 import secrets
 
 from gpuctl.core.verify.model import RUN_LABEL_KEY, PodWorkload, Toleration, VerifyOptions
-from gpuctl.defaults import GPU_RESOURCE
+from gpuctl.defaults import GATE_TAINT_EFFECT, GATE_TAINT_KEY, GPU_RESOURCE
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, HOSTNAME_LABEL, NodeInfo
 from gpuctl.kube.raw import JsonDict
 from gpuctl.nvidia_smi import VERIFY_ARGS
@@ -75,7 +75,9 @@ def tolerations_for(node: NodeInfo, extra: tuple[Toleration, ...]) -> list[dict[
         for taint in node.taints
         if is_gpu_taint_key(taint.key) and taint.effect in ENFORCED_EFFECTS
     ]
-    unique = dict.fromkeys([*own, *extra])
+    # The gate (`verify --gate`) keeps everything but the proof off the nodes it has not proven yet.
+    gate = Toleration(GATE_TAINT_KEY, "Exists", "", GATE_TAINT_EFFECT)
+    unique = dict.fromkeys([*own, gate, *extra])
     return [toleration.as_dict() for toleration in unique]
 
 
