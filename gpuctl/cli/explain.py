@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from gpuctl.cli.options import TableOrJson, TableOrJsonOutput
+from gpuctl.cli.options import Context, Kubeconfig, OptionalInventory, TableOrJson, TableOrJsonOutput
 from gpuctl.errors import ConfigError
 from gpuctl.input_files import TEXT_LIMIT, read_input_file, read_stream
 
@@ -16,8 +16,12 @@ HELP = """\
 Explain failures in any pasted text: pod logs, `kubectl describe` output, events, nvidia-smi
 output, journal or dmesg lines. Prints every known signature found with its cause and fix
 (docs/diagnosis.md lists them). FILE defaults to standard input.
+`gpuctl explain pod/NAME [-n NS]` and `gpuctl explain node/NAME` read the evidence themselves (events,
+container statuses and logs, the scheduler's message, the node's state, the GPU plugin and operand
+pods on the node and their logs; with --inventory the node's host over SSH) and print the one cause
+and fix with the evidence lines that led there.
 Exit 0 when it ran (matches or not), 2 when FILE cannot be read or holds nothing (an empty file,
-standard input empty or closed).
+standard input empty or closed) or the pod or node does not exist, 3 cluster or host unreachable.
 """
 
 _HINT = "pass a text file, or `-` to read standard input (e.g. `kubectl describe pod P | gpuctl explain`)"
@@ -63,12 +67,48 @@ def _standard_input() -> bytes:
         raise ConfigError(f"cannot read standard input: {error.strerror or error}", _HINT) from error
 
 
+Namespace = Annotated[
+    Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option("--namespace", "-n", help="Namespace of pod/NAME (default: default).", show_default=False),
+]
+
+
 def command(
-    file: Annotated[str, typer.Argument(help="Text to explain; `-` reads standard input.")] = "-",
+    *,
+    file: Annotated[
+        str, typer.Argument(help="Text to explain; `-` reads standard input; pod/NAME or node/NAME.")
+    ] = "-",
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    inventory: OptionalInventory = None,
     output: TableOrJsonOutput = TableOrJson.table,
 ) -> None:
     from gpuctl.cli.output import emit
-    from gpuctl.core.explain import explain
+    from gpuctl.core.explain_subject.target import subject_of
     from gpuctl.report import explain as report
 
-    emit(explain(text=read_text(file)), output, report)
+    subject = subject_of(file, namespace)
+    if subject is None:
+        from gpuctl.core.explain import explain
+
+        _refuse_cluster_options(
+            file, namespace=namespace, kubeconfig=kubeconfig, context=context, inventory=inventory
+        )
+        emit(explain(text=read_text(file)), output, report)
+        return
+    from gpuctl.core.explain_subject.subject import explain_subject
+    from gpuctl.kube.client import load_api_client
+
+    emit(explain_subject(load_api_client(kubeconfig, context), subject, inventory), output, report)
+
+
+def _refuse_cluster_options(file: str, **given: object) -> None:
+    """A text is explained as it is: the options that name where a pod or node lives mean nothing."""
+    text = "standard input" if file in STDIN_NAMES else file
+    for name, value in given.items():
+        if value is not None:
+            raise ConfigError(
+                f"--{name} applies to `gpuctl explain pod/NAME` and `node/NAME`, not to a text ({text})",
+                hint=f"drop --{name}, or name a pod or node: `gpuctl explain pod/NAME -n NAMESPACE`",
+            )

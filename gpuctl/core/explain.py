@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuctl.core.explain_subject.evidence import Evidence, Subject
 from gpuctl.diagnose.scan import find_all
 from gpuctl.errors import ExitCode
 from gpuctl.nvidia_smi_parse import SmiReport, parse_nvidia_smi
@@ -22,6 +23,8 @@ class ExplainMatch:
 class ExplainResult:
     matches: tuple[ExplainMatch, ...]
     nvidia_smi: SmiReport | None = None  # when the text is nvidia-smi output
+    subject: Subject | None = None  # the pod or node explained (None: a pasted text)
+    evidence: tuple[Evidence, ...] = ()  # what was read about the subject, the deciding line first
     exit_code: ExitCode = ExitCode.OK
 
 

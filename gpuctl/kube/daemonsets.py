@@ -106,17 +106,28 @@ def _listed(container: JsonDict, field: str) -> list[object]:
     return [value] if value else []
 
 
+def _component_of(item: JsonDict, pod_spec: JsonDict) -> str:
+    """gpu_component of a DaemonSet or pod `item` running `pod_spec`."""
+    names = " ".join([name_of(item), *map(str, labels_of(item).values())]).lower()
+    containers: list[JsonDict] = pod_spec.get("containers") or []
+    return gpu_component(
+        names,
+        _joined(containers, "image"),
+        _joined(pod_spec.get("initContainers") or [], "image"),
+        _joined(containers, "command", "args"),
+    )
+
+
+def pod_component(pod: JsonDict) -> str:
+    """Which GPU component a pod runs ("" when none): as its DaemonSet would say."""
+    return _component_of(pod, pod.get("spec") or {})
+
+
 def daemonset_from_json(item: JsonDict) -> DaemonSetInfo:
     pod_spec = dig(item, "spec", "template", "spec", default={})
     containers: list[JsonDict] = pod_spec.get("containers") or []
     init_containers: list[JsonDict] = pod_spec.get("initContainers") or []
-    names = " ".join([name_of(item), *map(str, labels_of(item).values())]).lower()
-    component = gpu_component(
-        names,
-        _joined(containers, "image"),
-        _joined(init_containers, "image"),
-        _joined(containers, "command", "args"),
-    )
+    component = _component_of(item, pod_spec)
     return DaemonSetInfo(
         namespace=str(dig(item, "metadata", "namespace", default="")),
         name=name_of(item),

@@ -84,8 +84,11 @@ def _operand(item: JsonDict) -> str:
 
 def operand_pod(item: JsonDict) -> OperandPod | None:
     operand = _operand(item)
-    if not operand:
-        return None
+    return pod_state(item, operand) if operand else None
+
+
+def pod_state(item: JsonDict, operand: str) -> OperandPod:
+    """Any pod's phase, readiness and container states, as an OperandPod named `operand`."""
     conditions = dig(item, "status", "conditions", default=[]) or []
     return OperandPod(
         operand=operand,

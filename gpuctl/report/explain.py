@@ -24,10 +24,15 @@ def to_json(result: ExplainResult) -> dict[str, Any]:
             for m in result.matches
         ],
         "nvidia_smi": asdict(result.nvidia_smi) if result.nvidia_smi else None,
+        "subject": asdict(result.subject) if result.subject else None,
+        "evidence": [asdict(evidence) for evidence in result.evidence],
     }
 
 
 def print_table(result: ExplainResult, console: Console) -> None:
+    if result.subject is not None:
+        _print_subject(result, console)
+        return
     if result.nvidia_smi is not None:
         smi = result.nvidia_smi
         names = ", ".join(sorted({gpu.name for gpu in smi.gpus}))
@@ -45,3 +50,17 @@ def print_table(result: ExplainResult, console: Console) -> None:
         console.print(literal(f"   line:  {match.line}"))
         console.print(literal(f"   cause: {match.cause}"))
         console.print(literal(f"   fix:   {match.fix}"))
+
+
+def _print_subject(result: ExplainResult, console: Console) -> None:
+    """The one cause and fix of a pod or node, then the evidence read, the deciding line first."""
+    console.print(literal(str(result.subject), style="bold"))
+    if result.matches:
+        match = result.matches[0]
+        console.print(literal(f"cause: {match.cause} [{match.id}]"))
+        console.print(literal(f"fix:   {match.fix}"))
+    else:
+        console.print("cause: no known failure signature found in the evidence below")
+    console.print("evidence:")
+    for evidence in result.evidence:
+        console.print(literal(f"  {evidence.source}: {evidence.text}"))

@@ -1,0 +1,188 @@
+"""`gpuctl explain pod/NAME | node/NAME` against the simulated cluster: pods made to fail the ways
+the sim fails them (created with the real client), and the one cause explain names for each."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.polling import wait_until
+
+CUDA = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
+GPU = "nvidia.com/gpu"
+
+
+def gpu_pod(name: str, gpus: int, node: str, **spec: Any) -> dict[str, Any]:
+    container = {
+        "name": "nvidia-smi",
+        "image": CUDA,
+        "command": ["nvidia-smi"],
+        "resources": {"limits": {GPU: str(gpus)}},
+    }
+    pod_spec = {
+        "restartPolicy": "Never",
+        "containers": [container],
+        "nodeSelector": {"kubernetes.io/hostname": node},
+        **spec,
+    }
+    return {"metadata": {"name": name}, "spec": pod_spec}
+
+
+@pytest.fixture(scope="module")
+def pods_cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One cluster for the pod cases: a tainted node, a one-GPU node, a node whose containerd lost
+    the nvidia runtime, a node whose driver was upgraded without a reboot; a pod failing on each."""
+    from gpuctl.kube.client import load_api_client
+    from gpuctl.sim.scenario import parse_scenario
+    from gpuctl.sim.server.http_server import SimServer
+
+    scenario = {
+        "podStartSeconds": 0.05,
+        "podRunSeconds": 0.05,
+        "devicePlugin": "installed",
+        "nodes": [
+            {
+                "name": "tainted",
+                "gpus": 2,
+                "taints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}],
+            },
+            {"name": "small", "gpus": 1},
+            {"name": "unconfigured", "gpus": 1, "host": {"toolkit": "unconfigured"}},
+            {"name": "upgraded", "gpus": 1, "host": {"driver": "mismatch"}},
+        ],
+    }
+    server = SimServer(parse_scenario(scenario, "scenario")).start()
+    kubeconfig = server.write_kubeconfig(tmp_path_factory.mktemp("explain") / "kubeconfig")
+    core = client.CoreV1Api(load_api_client(kubeconfig))
+    wait_until(lambda: _allocatable(core, "upgraded") == "1", "the plugin to advertise on every node")
+    runtime_class = {"metadata": {"name": "nvidia"}, "handler": "nvidia"}
+    client.NodeV1Api(core.api_client).create_runtime_class(runtime_class)
+    core.create_namespaced_pod("default", gpu_pod("untolerated", 1, "tainted"))
+    core.create_namespaced_pod("default", gpu_pod("too-many", 2, "small"))
+    core.create_namespaced_pod("default", gpu_pod("no-handler", 1, "unconfigured", runtimeClassName="nvidia"))
+    core.create_namespaced_pod("default", gpu_pod("mismatch", 1, "upgraded"))
+    wait_until(lambda: _phase(core, "mismatch") == "Failed", "the mismatch pod to fail")
+    wait_until(lambda: _has_event(core, "no-handler", "FailedCreatePodSandBox"), "the sandbox event")
+    wait_until(lambda: _has_event(core, "too-many", "FailedScheduling"), "the scheduler's event")
+    yield kubeconfig
+    server.stop()
+
+
+def _allocatable(core: client.CoreV1Api, node: str) -> str | None:
+    return (core.read_node(node).status.allocatable or {}).get(GPU)
+
+
+def _phase(core: client.CoreV1Api, pod: str) -> str:
+    return str(core.read_namespaced_pod(pod, "default").status.phase)
+
+
+def _has_event(core: client.CoreV1Api, pod: str, reason: str) -> bool:
+    events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={pod}").items
+    return any(event.reason == reason for event in events)
+
+
+def _explained(cli: Any, *argv: Any) -> dict[str, Any]:
+    result = cli("explain", *argv, "-o", "json")
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("pod", "signature", "evidence_source"),
+    [
+        ("untolerated", "sched.untolerated-taint", "event FailedScheduling"),
+        ("too-many", "sched.insufficient-gpu", "event FailedScheduling"),
+        ("no-handler", "runtime.no-nvidia-runtime", "event FailedCreatePodSandBox"),
+        ("mismatch", "runtime.driver-mismatch", "container nvidia-smi terminated"),
+    ],
+)
+def test_explain_pod_names_the_one_cause(
+    pods_cluster: Any, cli: Any, pod: str, signature: str, evidence_source: str
+) -> None:
+    document = _explained(cli, f"pod/{pod}", "--kubeconfig", pods_cluster)
+    assert document["subject"] == {"kind": "pod", "name": pod, "namespace": "default"}
+    assert [match["id"] for match in document["matches"]] == [signature]
+    assert document["evidence"][0]["source"] == evidence_source
+    assert (
+        document["evidence"][0]["text"] in document["matches"][0]["line"]
+        or document["matches"][0]["line"] in document["evidence"][0]["text"]
+    )
+
+
+def test_explain_pod_table_prints_cause_fix_and_evidence(pods_cluster: Any, cli: Any) -> None:
+    result = cli("explain", "pod/mismatch", "-n", "default", "--kubeconfig", pods_cluster)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "pod/mismatch in namespace default"
+    assert lines[1].startswith("cause: ")
+    assert "runtime.driver-mismatch" in lines[1]
+    assert lines[2].startswith("fix:   reboot upgraded")
+    assert "  container nvidia-smi terminated: StartError" in result.stdout
+    assert "driver/library version mismatch" in result.stdout
+
+
+def test_unknown_pod_and_node_exit_2_naming_them(pods_cluster: Any, cli: Any) -> None:
+    pod = cli("explain", "pod/nope", "-n", "kube-system", "--kubeconfig", pods_cluster)
+    assert pod.exit_code == 2
+    assert "pod nope not found in namespace kube-system" in pod.stderr
+    assert "kubectl get pods -n kube-system" in pod.stderr
+    node = cli("explain", "node/nope", "--kubeconfig", pods_cluster)
+    assert node.exit_code == 2
+    assert "node nope not found" in node.stderr
+
+
+def test_unreachable_cluster_exits_3(cli: Any, sim: Any) -> None:
+    cluster = sim({"nodes": [{"name": "g", "gpus": 1}]})
+    cluster.server.stop()
+    result = cli("explain", "node/g", "--kubeconfig", cluster.kubeconfig)
+    assert result.exit_code == 3, result.output
+
+
+def test_explain_node_names_a_crash_looping_plugins_cause_from_its_log(sim: Any, cli: Any) -> None:
+    """Two MIG profiles on a node whose plugin runs the single strategy: the plugin exits at start-up
+    (CrashLoopBackOff) and its log says why."""
+    cluster = sim({
+        "podStartSeconds": 0.05,
+        "devicePlugin": "installed",
+        "nodes": [{"name": "mig", "gpus": 2, "mig": {"1g.10gb": 3, "2g.20gb": 2}}],
+    })  # fmt: skip
+    api = cluster.api_client()
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
+    container = plugin.spec.template.spec.containers[0].name
+    env = {"name": "MIG_STRATEGY", "value": "single"}
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [env]}]}}}}
+    apps.patch_namespaced_daemon_set(plugin.metadata.name, "kube-system", patch)
+
+    def crash_looping() -> bool:
+        for pod in core.list_namespaced_pod("kube-system").items:
+            for status in pod.status.container_statuses or []:
+                if status.state.waiting and status.state.waiting.reason == "CrashLoopBackOff":
+                    return True
+        return False
+
+    wait_until(crash_looping, "the plugin to crash-loop")
+    document = _explained(cli, "node/mig", "--kubeconfig", cluster.kubeconfig)
+    assert document["subject"] == {"kind": "node", "name": "mig", "namespace": ""}
+    assert [match["id"] for match in document["matches"]] == ["plugin.mig-mixed-types"]
+    first = document["evidence"][0]
+    assert first["source"].startswith("pod kube-system/")
+    assert first["source"].endswith(" log")
+    assert "more than one MIG device type present" in first["text"]
+    assert any("CrashLoopBackOff" in line["text"] for line in document["evidence"])
+
+
+def test_explain_text_keeps_its_json_and_refuses_cluster_options(tmp_path: Any, cli: Any) -> None:
+    log = tmp_path / "plugin.log"
+    log.write_text("Incompatible strategy detected auto\n")
+    document = _explained(cli, log)
+    assert document["subject"] is None
+    assert document["evidence"] == []
+    assert [match["id"] for match in document["matches"]] == ["plugin.incompatible-strategy"]
+    refused = cli("explain", log, "-n", "default")
+    assert refused.exit_code == 2
+    assert "--namespace applies to `gpuctl explain pod/NAME`" in refused.stderr
