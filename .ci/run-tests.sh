@@ -6,6 +6,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# Job control, so the host tier in the background keeps SIGINT: a shell without it starts background
+# commands with SIGINT ignored, and the tier's Ctrl-C tests would send their signal into nothing.
+set -m
 host_log=$(mktemp)
 .venv/bin/python -m pytest -m hosts -p no:cacheprovider "$@" >"$host_log" 2>&1 &
 host_run=$!

@@ -1,4 +1,4 @@
-"""Read what nvidia-smi prints on real machines: the default table, `-L`, `-q -x` XML.
+"""Read what nvidia-smi prints on real machines: the default table, `-L`, `-q` text, `-q -x` XML.
 
 Drivers 590 and later deprecate "Driver Version"/`driver_version` in favour of "KMD Version"/
 `kmd_version`, and "CUDA Version" in favour of "CUDA UMD Version"; 610 prints only the new
@@ -26,7 +26,7 @@ class SmiGpu:
 
 @dataclass(frozen=True)
 class SmiReport:
-    format: str  # table | list | xml
+    format: str  # table | list | q (`-q` text) | xml
     driver_version: str = ""
     cuda_version: str = ""
     gpus: tuple[SmiGpu, ...] = ()
@@ -103,6 +103,64 @@ def parse_xml(text: str) -> SmiReport:
     return SmiReport("xml", driver.strip(), cuda.strip(), gpus, mig_devices)
 
 
+_Q_HEADER = "NVSMI LOG"
+_Q_GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\s*$")
+# "    Product Name                          : NVIDIA H100 80GB HBM3"; a line without " : " opens a
+# section ("    FB Memory Usage") whose fields are indented below it.
+_Q_FIELD = re.compile(r"^(?P<indent> *)(?P<key>\S[^:]*?)\s+: ?(?P<value>.*)$")
+# Driver 590+ print the new name beside the deprecated one; 610 marks the old value "[Deprecated ...]".
+_Q_VERSIONS = {"KMD Version": 0, "Driver Version": 1, "CUDA UMD Version": 2, "CUDA Version": 3}
+
+
+@dataclass
+class _QueryGpu:
+    bus: str
+    fields: dict[tuple[str, ...], str]
+    mig_devices: int = 0
+
+    def gpu(self, index: int) -> SmiGpu:
+        return SmiGpu(
+            index=index,
+            name=self.fields.get(("Product Name",), ""),
+            uuid=self.fields.get(("GPU UUID",), ""),
+            memory_total_mib=_mib(self.fields.get(("FB Memory Usage", "Total"))),
+            pci_bus_id=self.bus,
+            mig_mode=self.fields.get(("MIG Mode", "Current"), ""),
+        )
+
+
+def parse_query_text(text: str) -> SmiReport:
+    """Parse `nvidia-smi -q` (drivers 4xx-6xx, Linux and Windows; MIG devices counted)."""
+    if _Q_HEADER not in text:
+        raise ValueError("no NVSMI LOG header: not nvidia-smi -q")
+    versions: dict[str, str] = {}
+    gpus: list[_QueryGpu] = []
+    sections: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        header = _Q_GPU.match(line)
+        if header:
+            gpus.append(_QueryGpu(header.group("bus"), {}))
+            sections = []
+            continue
+        field = _Q_FIELD.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        sections = [(depth, name) for depth, name in sections if depth < indent]
+        if field is None:
+            if line.strip() and gpus:
+                sections.append((indent, line.strip()))
+                gpus[-1].mig_devices += sections == [(4, "MIG Device")]
+            continue
+        key, value = field.group("key"), field.group("value").strip()
+        if not gpus and key in _Q_VERSIONS:
+            versions[key] = value.split()[0] if value else ""
+        elif gpus:
+            gpus[-1].fields[(*(name for _, name in sections), key)] = value
+    driver = versions.get("KMD Version") or versions.get("Driver Version", "")
+    cuda = versions.get("CUDA UMD Version") or versions.get("CUDA Version", "")
+    reports = tuple(gpu.gpu(index) for index, gpu in enumerate(gpus))
+    return SmiReport("q", driver, cuda, reports, sum(gpu.mig_devices for gpu in gpus))
+
+
 def parse_listing(text: str) -> SmiReport:
     """Parse `nvidia-smi -L`, counting the MIG devices listed under each GPU."""
     listed = parse_list(text)
@@ -116,6 +174,8 @@ def parse_nvidia_smi(text: str) -> SmiReport:
     stripped = text.lstrip()
     if stripped.startswith("<?xml") or "<nvidia_smi_log>" in text:
         return parse_xml(text)
+    if _Q_HEADER in text:
+        return parse_query_text(text)
     if _BANNER.search(text):
         return parse_table(text)
     return parse_listing(text)

@@ -97,6 +97,8 @@ SOURCES = {
     "events": "Pod events (FailedCreatePodSandBox, FailedMount)",
     "node": "Node state",
     "operator-driver": "GPU Operator driver container log (`bootstrap --stack operator`)",
+    "operand": "GPU Operator and DRA operand logs (MIG manager, DCGM exporter, IMEX daemon)",
+    "host": "The host: apt, DKMS, modprobe, systemd units (`bootstrap --phase host` task failures, journal)",
     "cuda-workload": "CUDA check (`verify --level cuda`: vectorAdd on every GPU)",
     "nccl-workload": "NCCL all-reduce (`verify --level nccl`: nccl-tests all_reduce_perf)",
 }

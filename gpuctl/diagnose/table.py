@@ -7,8 +7,10 @@ from gpuctl.diagnose.signatures import Signature
 from gpuctl.diagnose.table_cluster import CLUSTER
 from gpuctl.diagnose.table_dra import DRA
 from gpuctl.diagnose.table_gpu import GPU
+from gpuctl.diagnose.table_host import HOST
 from gpuctl.diagnose.table_operator import OPERATOR
 from gpuctl.diagnose.table_runtime import RUNTIME
 from gpuctl.diagnose.table_workload import WORKLOAD
 
-SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *DRA, *GPU, *WORKLOAD, *CLUSTER, *OPERATOR)
+# OPERATOR before CLUSTER: its driver-image row is a specific image.not-found.
+SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *HOST, *DRA, *GPU, *WORKLOAD, *OPERATOR, *CLUSTER)

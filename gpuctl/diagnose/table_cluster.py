@@ -126,6 +126,37 @@ CLUSTER = (
         "`journalctl -u containerd -n 100` on {node}; the event message names the cause",
         generic=True, transient=True,
     ),
+    # --- kubelet admission and API rejections ---------------------------------------------------
+    sig(
+        "admission.devices-unavailable", "events", "plugin",
+        r"Allocate failed due to requested number of devices unavailable for (?P<resource>\S+?)\.? "
+        r"Requested: ?\d+, Available: ?\d+",
+        "the kubelet admitted the pod but its device manager had fewer free {resource} than requested "
+        "(UnexpectedAdmissionError): its record of allocated devices is stale (pods force-deleted; a "
+        "kubelet restart clears it), or the device plugin has just marked GPUs unhealthy",
+        "`kubectl describe node {node}`: if Allocatable still counts the GPUs and no running pod holds "
+        "them (`kubectl get pods -A --field-selector spec.nodeName={node} -o wide`), the kubelet's state "
+        "is stale: `sudo systemctl restart kubelet` on {node}; if Allocatable dropped, the device "
+        "plugin's log names the Xid (`gpuctl verify`); then delete the failed pod",
+    ),
+    sig(
+        "admission.unexpected", "events", "plugin",
+        r"UnexpectedAdmissionError",
+        "the kubelet rejected the pod at admission after scheduling (device allocation failed); the "
+        "rest of the message says why",
+        "`kubectl describe pod` for the full message, and the device plugin's log on {node}",
+        generic=True,
+    ),
+    sig(
+        "pod.runtimeclass-missing", "events", "runtime",
+        r"RuntimeClass \W(?P<runtimeclass>[\w.-]+)\W not found",
+        "the pod names runtimeClassName {runtimeclass} and no RuntimeClass object of that name exists, "
+        "so the API server rejects the pod (unlike `no runtime for \"nvidia\" is configured`, where the "
+        "object exists and the node's containerd lacks the handler)",
+        "`kubectl get runtimeclass`; create it (`gpuctl render | kubectl apply -f -` creates `nvidia` "
+        "with handler nvidia) or drop runtimeClassName from the pod",
+        also=("runtime",),
+    ),
     # --- node state ----------------------------------------------------------------------------
     sig(
         "node.not-ready", "node", "node",

@@ -25,4 +25,16 @@ DRA = (
         "NoSchedule device taint and no claim gets it",
         HARDWARE_FIX,
     ),
+    sig(
+        "imex.no-interface",
+        "operand",
+        "dra",
+        r"No matching network interface found for any IP addresses in the node config",
+        "the IMEX daemon of a ComputeDomain found none of the addresses in its nodes config on its "
+        "own network interfaces, so it does not start and the ComputeDomain never becomes Ready",
+        "`kubectl get computedomains -A -o yaml` and the IMEX daemon pod's log on {node}: the "
+        "addresses the DRA driver wrote must be the daemon pods' own; a host `nvidia-imex` service "
+        "must not run beside them (`sudo systemctl disable --now nvidia-imex` on {node}); then "
+        "recreate the ComputeDomain",
+    ),
 )

@@ -34,7 +34,11 @@ GPU = (
     sig(
         "smi.driver-not-loaded", "nvidia-smi", "driver",
         r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded",
-        "nvidia-smi cannot talk to the kernel driver: it is not installed or not loaded",
+        "nvidia-smi cannot talk to the kernel driver. `lsmod | grep nvidia` on the node tells the "
+        "cases apart: no module loaded, the driver is not installed, not built for the running "
+        "kernel or refused at load (`sudo modprobe nvidia` prints why: Secure Boot key rejected, "
+        "module not found); module loaded, the /dev/nvidia* device nodes are missing or not given "
+        "to the container",
         DRIVER_FIX,
     ),
     sig(
@@ -61,6 +65,36 @@ GPU = (
         "enable --now nvidia-fabricmanager`; `gpuctl bootstrap --phase host -i INVENTORY --limit {node}` "
         "does both), then `gpuctl preflight --limit {node}`",
         also=("plugin-log", "events", "runtime", "cuda-workload", "nccl-workload"),
+    ),
+    sig(
+        "fabric.version-mismatch", "host", "driver",
+        r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don.t|doesn't) "
+        r"match with driver version (?P<driver>[\d.]+)",
+        "NVIDIA Fabric Manager {fm} differs from the loaded driver {driver} and refuses to start, so "
+        "on NVSwitch systems CUDA fails with error 802 (system not yet initialized)",
+        "on {node}: install nvidia-fabricmanager of exactly the driver's version {driver} (`apt-cache "
+        "policy 'nvidia-fabricmanager*'`), or reboot if the driver was upgraded and the old module is "
+        "still loaded; `gpuctl bootstrap --phase host -i INVENTORY --limit {node}` installs the pair",
+        also=("kernel",),
+    ),
+    sig(
+        "fabric.no-nvswitch", "host", "config",
+        r"NVSwitch driver failed with error:\s*WARNING Nothing to do",
+        "Fabric Manager found no NVSwitch: the node's GPUs are not joined by NVSwitches (PCIe cards, "
+        "NVLink bridges), so it has nothing to manage and exits; the GPUs do not need it",
+        "on {node}: `sudo systemctl disable --now nvidia-fabricmanager`; only HGX/DGX boards with "
+        "NVSwitches need it (`nvidia-smi nvlink -s`, `lspci | grep -i nvswitch`)",
+        also=("kernel",),
+    ),
+    sig(
+        "gpu.memory-repair-pending", "nvidia-smi", "hardware",
+        r"Pending {2,}: Yes\b",
+        "a GPU memory repair is pending (`nvidia-smi -q`: remapped rows; retired pages or HBM "
+        "channel repair on other GPUs): it takes effect at the next GPU reset, until then the GPU "
+        "keeps using the faulty memory",
+        "drain {node} (`kubectl drain {node} --ignore-daemonsets`), reset the GPU (`nvidia-smi -r -i "
+        "GPU`) or reboot; if `nvidia-smi -q -d ROW_REMAPPER` then says `Remapping Failure Occurred : "
+        "Yes`, replace the GPU",
     ),
     sig(
         "gpu.fallen-off-bus", "kernel", "hardware",
@@ -160,6 +194,17 @@ GPU = (
         r"couldn't communicate with the NVIDIA driver|Driver Not Loaded|ERROR_DRIVER_NOT_LOADED",
         "the NVIDIA kernel driver is not loaded on the node",
         DRIVER_FIX,
+    ),
+    sig(
+        "plugin.registration-failed", "plugin-log", "plugin",
+        r"Could not register device plugin|failed to register (?:plugin )?with kubelet",
+        "the device plugin could not register with the kubelet: it speaks a device plugin API the "
+        "kubelet does not serve (`unknown service v1beta1.Registration`: plugin newer than the "
+        "kubelet), or its device-plugins mount is not the kubelet's directory (a kubelet with another "
+        "--root-dir)",
+        "compare the kubelet's version (`kubectl get node {node} -o wide`) with the plugin release's "
+        "supported range and use a matching plugin; check that /var/lib/kubelet/device-plugins/"
+        "kubelet.sock exists on {node} and is what the plugin mounts, then `{plugin_restart}`",
     ),
     sig(
         "plugin.mig-mixed-types", "plugin-log", "mig",

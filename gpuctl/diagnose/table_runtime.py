@@ -75,6 +75,60 @@ RUNTIME = (
         also=_ALSO,
     ),
     sig(
+        "runtime.bpf-device-filter", "runtime", "toolkit",
+        r"unable to find any existing device filters attached to the cgroup|"
+        r"bpf_prog_query\(BPF_CGROUP_DEVICE\) failed",
+        "the start hook could not add the GPUs to the container's cgroup v2 BPF device filter: it "
+        "runs where it may not query or attach BPF programs (inside an unprivileged LXC or Proxmox "
+        "container, or a rootless runtime)",
+        "on {node}: set `no-cgroups = true` under [nvidia-container-cli] in "
+        "/etc/nvidia-container-runtime/config.toml and give the container the /dev/nvidia* devices "
+        "yourself (LXC `lxc.cgroup2.devices.allow` and bind mounts), or use CDI (`sudo nvidia-ctk cdi "
+        "generate --output=/var/run/cdi/nvidia.yaml`) or a current toolkit",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.cgroup-devices-missing", "runtime", "toolkit",
+        r"cgroup subsystem devices not found",
+        "the start hook looked for the cgroup v1 devices controller on a host that runs the unified "
+        "cgroup v2 hierarchy: NVIDIA Container Toolkit releases before 1.8 do not support cgroup v2",
+        "on {node}: upgrade nvidia-container-toolkit and libnvidia-container to 1.8 or newer "
+        "(`gpuctl bootstrap --phase host -i INVENTORY --limit {node}` installs a current one), or "
+        "boot with `systemd.unified_cgroup_hierarchy=0`",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.mount-file-exists", "runtime", "toolkit",
+        r"file creation failed: \S+: file exists",
+        "the start hook mounts the host's driver files into the container and the image already "
+        "has a file there: the image ships NVIDIA driver files (nvidia-smi, libnvidia-*) that must "
+        "come from the host",
+        "rebuild the image without driver files (start from nvcr.io/nvidia/cuda and do not install "
+        "nvidia-utils or libnvidia-* in it), then recreate the pod",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.driver-root-missing", "runtime", "toolkit",
+        r"change root failed: no such file or directory|failed to change root directory",
+        "the start hook's driver root does not exist: `root` in "
+        "/etc/nvidia-container-runtime/config.toml points at a containerised driver "
+        "(/run/nvidia/driver) that is not running, or the driver is installed on the host under /",
+        "on {node}: `grep root /etc/nvidia-container-runtime/config.toml`; use `/` for a driver "
+        "installed on the host (for the GPU Operator's driver container, check that it runs), then "
+        "`sudo systemctl restart containerd`",
+        also=_ALSO,
+    ),
+    sig(
+        "runtime.runtime-binary-missing", "runtime", "toolkit",
+        r"exec: \W*(?P<binary>nvidia-container-runtime(?:-hook)?)\W*: executable file not found",
+        "the container runtime is configured to run {binary} for GPU containers, but that binary "
+        "is not installed on the node (toolkit removed or never installed)",
+        "on {node}: install the NVIDIA Container Toolkit (`gpuctl bootstrap --phase host -i INVENTORY "
+        "--limit {node}`), or point the runtime's BinaryName at its real path (`command -v "
+        "nvidia-container-runtime`), then `sudo systemctl restart containerd`",
+        also=_ALSO,
+    ),
+    sig(
         "runtime.nvml-unknown", "runtime", "hardware",
         r"nvml error: unknown error",
         "the start hook's NVML call failed on an unhealthy GPU",

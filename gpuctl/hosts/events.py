@@ -14,6 +14,9 @@ from typing import Any
 
 TAIL_LINES = 40
 MESSAGE_LIMIT = 400
+# The whole output a failed task printed (msg, stderr, stdout), kept for its diagnosis: the line that
+# names the cause (a DKMS or apt error) is often not among the last ones `message` shows.
+DETAIL_LIMIT = 20_000
 _STATS_KEYS = {
     "ok": "ok",
     "changed": "changed",
@@ -42,6 +45,7 @@ class FailedTask:
     message: str
     unreachable: bool = False
     action: str = ""
+    detail: str = ""  # the task's whole output, up to DETAIL_LIMIT characters
 
 
 @dataclass
@@ -112,10 +116,10 @@ class ProgressState:
             self.hosts[name] = replace(host, skipped=host.skipped + 1)
         elif kind == "runner_on_failed" and not data.get("ignore_errors"):
             self.hosts[name] = replace(host, failed=host.failed + 1)
-            self.failed_tasks.append(FailedTask(name, task, failure_message(result), action=_action(data)))
+            self.failed_tasks.append(_failed_task(name, task, data, unreachable=False))
         elif kind == "runner_on_unreachable":
             self.hosts[name] = replace(host, unreachable=host.unreachable + 1)
-            self.failed_tasks.append(FailedTask(name, task, failure_message(result), True, _action(data)))
+            self.failed_tasks.append(_failed_task(name, task, data, unreachable=True))
 
     def _apply_stats(self, data: Mapping[str, Any]) -> None:
         self.final_stats_seen = True
@@ -134,6 +138,11 @@ class ProgressState:
                 skipped=count["skipped"],
                 done=True,
             )
+
+
+def _failed_task(host: str, task: str, data: Mapping[str, Any], *, unreachable: bool) -> FailedTask:
+    result = data.get("res") or {}
+    return FailedTask(host, task, failure_message(result), unreachable, _action(data), failure_detail(result))
 
 
 def _action(data: Mapping[str, Any]) -> str:
@@ -155,6 +164,22 @@ def failure_message(result: Any) -> str:
         last = [line for line in detail.splitlines() if line.strip()][-3:]
         message = f"{message}: {' | '.join(last)}" if message else " | ".join(last)
     return _one_line(message or "task failed without a message")
+
+
+def failure_detail(result: Any) -> str:
+    """Everything a failed task result printed (msg, stderr, stdout; of its failed loop items), one
+    part a line, up to DETAIL_LIMIT characters."""
+    if not isinstance(result, Mapping):
+        return str(result)[:DETAIL_LIMIT]
+    items = result.get("results")
+    parts = [
+        failure_detail(item)
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, Mapping) and item.get("failed")
+    ]
+    keys = ("msg", "stderr", "module_stderr", "stdout", "module_stdout")
+    parts += [str(result[key]) for key in keys if result.get(key)]
+    return "\n".join(parts)[:DETAIL_LIMIT]
 
 
 def _one_line(text: str) -> str:

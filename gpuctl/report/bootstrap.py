@@ -124,6 +124,7 @@ def host_json(result: BootstrapResult) -> dict[str, Any]:
                 "unreachable": host.unreachable,
                 "skipped": host.skipped,
                 "driver": _driver_json(host),
+                "diagnosis": _diagnosis_json(host),
             }
             for host in result.hosts
         ],
@@ -159,6 +160,40 @@ def _driver_json(host: HostOutcome) -> dict[str, Any] | None:
     }
 
 
+def _diagnosis_json(host: HostOutcome) -> dict[str, Any] | None:
+    """The cause and fix found in the host's failed task, shaped like verify's failing checks (id,
+    status, message, hint, diagnosis) plus the task and the line that led there; null when none."""
+    if host.diagnosis is None:
+        return None
+    found = host.diagnosis.found
+    return {
+        "id": found.signature_id,
+        "status": "fail",
+        "message": found.cause,
+        "hint": found.hint,
+        "diagnosis": found.signature_id,
+        "category": found.category,
+        "task": host.diagnosis.task,
+        "evidence": found.evidence,
+    }
+
+
+def _failure_lines(result: BootstrapResult) -> list[tuple[str, str]]:
+    """Per failed task: its message, the cause and fix when its output matched a known signature,
+    and how to rerun (each with its style)."""
+    found = {
+        (host.name, host.diagnosis.task): host.diagnosis.found for host in result.hosts if host.diagnosis
+    }
+    lines: list[tuple[str, str]] = []
+    for task in result.failed_tasks:
+        lines.append((f"{task.host}: task {task.task!r} failed: {task.message}", "red"))
+        diagnosis = found.get((task.host, task.task))
+        if diagnosis is not None:
+            lines += [(f"  cause: {diagnosis.cause}", ""), (f"  fix: {diagnosis.hint}", "")]
+        lines.append((f"  hint: {failed_task_hint(task, result.inventory)}", ""))
+    return lines
+
+
 def print_host_table(result: BootstrapResult, console: Console) -> None:
     from rich.table import Table
 
@@ -177,10 +212,8 @@ def print_host_table(result: BootstrapResult, console: Console) -> None:
         for line in host.driver.notes() if host.driver else ():
             console.print(literal(f"{host.name}: {line}", style="yellow"))
     errors = make_console(stderr=True)  # failures go to stderr, always
-    for task in result.failed_tasks:
-        failure = f"{task.host}: task {task.task!r} failed: {task.message}"
-        errors.print(literal(failure, style="red"), soft_wrap=True)
-        errors.print(literal(f"  hint: {failed_task_hint(task, result.inventory)}"), soft_wrap=True)
+    for line, style in _failure_lines(result):
+        errors.print(literal(line, style=style), soft_wrap=True)
     if result.error:
         errors.print(literal(f"error: {result.error}", style="red"), soft_wrap=True)
         hint = (

@@ -401,7 +401,15 @@ def test_a_failing_task_is_surfaced(nodes: list[TestNode], capsys: pytest.Captur
     assert failed["task"]
     assert "9.9.9-1" in failed["message"]
     assert f"--limit {nodes[0].name}" in failed["hint"]
-    # The table names the task and the message too.
+    # apt's words run through the diagnosis table: the cause and the fix for that host.
+    (host,) = [host for host in report["hosts"] if host["name"] == nodes[0].name]
+    diagnosis = host["diagnosis"]
+    assert (diagnosis["id"], diagnosis["task"]) == ("host.apt-no-candidate", failed["task"])
+    assert "nvidia-container-toolkit=9.9.9-1" in diagnosis["evidence"]
+    assert f"on {nodes[0].name}: `apt-cache policy PACKAGE`" in diagnosis["hint"]
+    # The table names the task and the message too, then the cause and the fix.
     assert run(["bootstrap", "--phase", "host", *args]) == 1
     err = capsys.readouterr().err  # errors go to stderr, the summary table to stdout
     assert f"task {failed['task']!r} failed" in err
+    assert f"  cause: {diagnosis['message']}" in err
+    assert f"  fix: {diagnosis['hint']}" in err

@@ -1,8 +1,10 @@
 """nvidia-smi captured on real machines (drivers 418-610, Linux and Windows, MIG on and off): the
-default table, `-L`, `-q -x` XML and `--query-gpu` CSV, and what nvidia-smi prints when it fails."""
+default table, `-L`, `-q` text, `-q -x` XML and `--query-gpu` CSV, and what nvidia-smi prints when
+it fails."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ def _text(item: dict[str, Any]) -> str:
 
 def test_corpus_spans_models_drivers_and_systems() -> None:
     assert len(ITEMS) >= 25
-    assert {item["format"] for item in ITEMS} == {"table", "list", "xml", "query"}
+    assert {item["format"] for item in ITEMS} == {"table", "list", "q", "xml", "query"}
     assert {"linux", "windows"} <= {item["os"] for item in ITEMS}
     majors = {int(item["driver"].split(".")[0]) for item in ITEMS}
     assert min(majors) <= 470
@@ -100,3 +102,14 @@ def test_garbage_is_not_nvidia_smi() -> None:
         parse_nvidia_smi("Failed to initialize NVML: Unknown Error\n")
     with pytest.raises(ValueError, match="not nvidia-smi XML"):
         parse_nvidia_smi("<?xml version='1.0'?><other/>")
+
+
+def test_explain_recognises_pasted_q_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpuctl explain FILE` on `nvidia-smi -q` of an H200 with five MIG devices, through the CLI."""
+    from gpuctl.cli.main import run
+
+    capture = CORPUS / "nvidia-smi" / "linux-nvidia-h200-mig-590.48.01.q.txt"
+    assert run(["explain", str(capture), "-o", "json"]) == 0
+    smi = json.loads(capsys.readouterr().out)["nvidia_smi"]
+    assert (smi["format"], smi["driver_version"], smi["mig_devices"]) == ("q", "590.48.01", 5)
+    assert [(gpu["name"], gpu["mig_mode"]) for gpu in smi["gpus"]] == [("NVIDIA H200", "Enabled")]

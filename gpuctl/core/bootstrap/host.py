@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from gpuctl.core.bootstrap.host_diagnosis import HostDiagnosis, host_diagnosis
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.errors import ExitCode
 from gpuctl.hosts.driver_state import DriverState, from_role_report
@@ -40,6 +41,7 @@ class HostOutcome:
     skipped: int
     completed: bool = True
     driver: DriverState | None = None  # what the driver role reported (nvidia-smi, DKMS)
+    diagnosis: HostDiagnosis | None = None  # the cause and fix found in its failed task's output
 
     @property
     def succeeded(self) -> bool:
@@ -160,11 +162,21 @@ def _progress(
 
 
 def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, ...]:
-    """Per-host outcomes of the inventory's hosts; only a run that reached its recap completes them."""
+    """Per-host outcomes of the inventory's hosts, each with the cause and fix found in its failed
+    task's output; only a run that reached its recap completes them."""
     _, progress = state.snapshot()
     reports = state.host_stats("gpuctl_driver_state")
     outcomes = (
-        HostOutcome(p.name, p.ok, p.changed, p.failed, p.unreachable, p.skipped, state.final_stats_seen)
+        HostOutcome(
+            p.name,
+            p.ok,
+            p.changed,
+            p.failed,
+            p.unreachable,
+            p.skipped,
+            state.final_stats_seen,
+            diagnosis=host_diagnosis(p.name, state.failed_tasks),
+        )
         for p in progress
         if p.name in names
     )

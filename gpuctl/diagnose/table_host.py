@@ -1,0 +1,104 @@
+"""Host rows: what apt, DKMS, modprobe and the kernel print while the NVIDIA driver is installed
+and loaded (gpuctl's own host phase, the GPU Operator's driver container, a pasted journal)."""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.signatures import sig
+
+_REBUILD = (
+    "install the headers of the running kernel and rebuild the module (`sudo apt-get install "
+    "linux-headers-$(uname -r) && sudo dkms autoinstall`; RHEL: `kernel-devel-$(uname -r)`), or "
+    "rerun `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, then reboot {node}"
+)
+_RERUN = "then `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`"
+# The kernel's and nvidia-installer's words for a module Secure Boot refused; the Operator's driver
+# container prints nvidia-installer's.
+_MODULE_LOAD = ("operator-driver", "kernel")
+
+HOST = (
+    sig(
+        "host.secure-boot-rejected", "host", "driver",
+        r"Key was rejected by service|not signed by a key that is trusted by the kernel|"
+        r"Kernel module load error: Operation not permitted|Loading of (?:unsigned module|module with "
+        r"unavailable key) is rejected",
+        "the kernel refused to load the module: Secure Boot is on and the module is unsigned, or "
+        "signed with a key the firmware does not trust (a DKMS build whose signing key was never "
+        "enrolled with MOK)",
+        "on {node}: `mokutil --sb-state`; enroll the DKMS signing key (`sudo mokutil --import "
+        "/var/lib/dkms/mok.pub`, confirm it at the next boot), install the distribution's signed "
+        "modules (Ubuntu `linux-modules-nvidia-*`), or turn Secure Boot off; under the GPU Operator "
+        "use its precompiled signed driver or install the driver on the host (`gpuctl bootstrap "
+        "--phase host -i INVENTORY --limit {node}`, then `--no-operator-driver`)",
+        also=_MODULE_LOAD,
+    ),
+    sig(
+        "host.module-not-built", "host", "driver",
+        r"modprobe: FATAL: Module nvidia\S* not found",
+        "no NVIDIA kernel module exists for the running kernel: it was built for another kernel "
+        "(the node booted a new kernel and DKMS did not rebuild it, or a .run install without "
+        "DKMS), or the driver is not installed",
+        "on {node}: compare `uname -r` with `dkms status` and `ls /lib/modules/$(uname -r)/updates/dkms`; "
+        + _REBUILD,
+        also=("nvidia-smi", "kernel"),
+    ),
+    sig(
+        "host.kernel-headers-missing", "host", "driver",
+        r"kernel headers for kernel \S+ cannot be found|ERROR: Missing \S+ kernel headers for module",
+        "DKMS cannot build the NVIDIA module: the headers (build tree) of the kernel are not "
+        "installed, so no module exists for that kernel",
+        "on {node}: " + _REBUILD + "; `gpuctl preflight --limit {node}` checks the headers",
+        also=("operator-driver",),
+    ),
+    sig(
+        "host.dkms-build-failed", "host", "driver",
+        r"Bad return status for module build on kernel: (?P<kernel>\S+)",
+        "DKMS failed to compile the NVIDIA module for kernel {kernel}: its headers are incomplete, "
+        "or the driver branch is too old for that kernel (a new kernel changed an interface the "
+        "driver uses)",
+        "on {node}: read /var/lib/dkms/nvidia/*/build/make.log; install `linux-headers-{kernel}` or "
+        "pin a driver branch that supports the kernel (or hold the kernel), `sudo dkms autoinstall`, "
+        + _RERUN,
+        also=("operator-driver",),
+    ),
+    sig(
+        "host.nouveau-bound", "host", "driver",
+        r"The Nouveau kernel driver is currently in use",
+        "the open-source nouveau driver holds the GPU, so the NVIDIA driver can neither install "
+        "nor load",
+        "on {node}: blacklist nouveau (`printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | "
+        "sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u`), reboot, and "
+        "check `lsmod | grep nouveau` prints nothing; `gpuctl preflight --limit {node}` reports it",
+        also=("operator-driver",),
+    ),
+    # --- apt ------------------------------------------------------------------------------------
+    sig(
+        "host.apt-no-candidate", "host", "packages",
+        r"no available installation candidate for \S+|No package matching '[^']+' is available|"
+        r"Package '[^']+' has no installation candidate",
+        "apt knows no installable version of the package the task asked for: the configured "
+        "repositories do not carry that package or pinned version (repository missing, or not "
+        "published for this distribution release, or a pin naming a version that does not exist)",
+        "on {node}: `apt-cache policy PACKAGE` lists what the repositories offer; fix the version "
+        "pin in the inventory (e.g. `gpuctl_toolkit_version`, `gpuctl_driver_version`) or the "
+        "repository, " + _RERUN,
+    ),
+    sig(
+        "host.apt-held-broken", "host", "packages",
+        r"you have held broken packages",
+        "apt cannot find a consistent set of versions: a pinned or held package conflicts with "
+        "what the requested package depends on (e.g. an exact version of a meta-package whose "
+        "dependencies resolve to another version)",
+        "on {node}: `apt-mark showhold` and `apt-get install --dry-run PACKAGE=VERSION` name the "
+        "conflict; pin every package of the driver branch to one version or unhold the stale ones "
+        "(`sudo apt-mark unhold PACKAGE`), " + _RERUN,
+    ),
+    sig(
+        "host.apt-held-changed", "host", "packages",
+        r"Held packages were changed and -y was used without --allow-change-held-packages",
+        "the packages are held (`apt-mark hold`) and the install asked for another version "
+        "without allowing held packages to change",
+        "on {node}: `apt-mark showhold`; gpuctl's roles allow their own held packages to move, so "
+        "another tool holds these: unhold them (`sudo apt-mark unhold PACKAGE`) or pin the held "
+        "version in the inventory, " + _RERUN,
+    ),
+)  # fmt: skip
