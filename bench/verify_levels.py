@@ -13,22 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 from sim_access import SimAccess
+from sim_memory import loop_speed_s
 from verify_scale import REPO, Run, fresh_sim, run_verify
 
 LEVELS = ("smi", "cuda", "nccl")
 GPU_NODE = {"gpuProduct": "NVIDIA-H100-80GB-HBM3", "interconnect": "nvswitch"}
-
-
-def machine_speed_s() -> float:
-    """Seconds of a fixed pure-Python loop: compare absolute times only between equal figures here."""
-    started = time.perf_counter()
-    total = 0
-    for number in range(3_000_000):
-        total += number % 7
-    return time.perf_counter() - started
 
 
 def by_kind(run: Run) -> dict[str, int]:
@@ -68,7 +59,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     print(
-        f"machine speed: fixed loop {machine_speed_s():.3f} s; "
+        f"machine speed: fixed loop {loop_speed_s():.3f} s; "
         f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     for round_index in range(args.rounds):
@@ -87,7 +78,7 @@ def main() -> None:
                 )
         for level in LEVELS:
             report(level, runs[level], args.nodes, None if level == "smi" else runs["smi"])
-    print(f"machine speed at end: fixed loop {machine_speed_s():.3f} s")
+    print(f"machine speed at end: fixed loop {loop_speed_s():.3f} s")
 
 
 if __name__ == "__main__":
