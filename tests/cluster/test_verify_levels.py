@@ -189,3 +189,31 @@ def test_cuda_level_runs_on_every_stack(cli: Any, sim: Any, stack: str) -> None:
     assert len(node_of(report, "gpu-0")["cuda"]) == 2
     assert code == 0, report
     assert cluster.verification_pods() == []
+
+
+def gate_taints(cluster: Any) -> dict[str, str]:
+    """Each gated node's gpuctl.io/unproven value."""
+    from kubernetes import client
+
+    nodes = client.CoreV1Api(cluster.api_client()).list_node().items
+    return {
+        node.metadata.name: taint.value
+        for node in nodes
+        for taint in node.spec.taints or []
+        if taint.key == "gpuctl.io/unproven"
+    }
+
+
+def test_the_gate_follows_the_level_exactly(cli: Any, hgx_cluster: Any) -> None:
+    """--gate at nccl taints just the Fabric Manager and NVLink nodes; at cuda the NVLink node
+    passes, so its gate is lifted, and the Fabric Manager node stays gated at the new level."""
+    code, report = verify_json(cli, hgx_cluster, "--level", "nccl", "--gate")
+    assert code == 1
+    assert gate_taints(hgx_cluster) == {"hgx-fm": "nccl", "hgx-nvlink": "nccl"}
+    assert sorted(report["gate"]["gated"]) == ["hgx-fm", "hgx-nvlink"]
+
+    code, report = verify_json(cli, hgx_cluster, "--level", "cuda", "--gate")
+    assert code == 1
+    assert gate_taints(hgx_cluster) == {"hgx-fm": "cuda"}
+    assert report["gate"]["ungated"] == ["hgx-nvlink"]
+    assert hgx_cluster.verification_pods() == []
