@@ -176,14 +176,20 @@ def test_the_old_static_manifest_is_refused_then_adopted_and_a_rerun_writes_noth
     assert _writes(kubectl) == before
 
 
-def test_the_current_static_manifest_converges_without_force(
+def test_the_current_static_manifest_converges_once_its_tolerations_are_taken_over(
     kubectl: Kubectl, cli: Callable[..., Any], tmp_path: Path
 ) -> None:
-    """Same volume name, same image: no conflict; gpuctl's fields merge in once, then nothing."""
+    """Same volume name, same image: only the tolerations conflict (one atomic list, and gpuctl's
+    also tolerates the gate, gpuctl.io/unproven): refused by default naming them; --force-conflicts
+    takes them over, once; then nothing."""
     _kubectl_apply(kubectl, tmp_path, NEW_STATIC)
-    code, first, result = _bootstrap(cli, kubectl)
+    code, refused, result = _bootstrap(cli, kubectl)
+    assert code != 0, result.output
+    assert _daemonset_object(refused)["action"] == "conflict"
+    assert ".spec.template.spec.tolerations" in _daemonset_object(refused)["message"]
+    code, first, result = _bootstrap(cli, kubectl, "--force-conflicts")
     assert code == 0, result.output
-    assert _daemonset_object(first)["action"] == "configured"
+    assert _daemonset_object(first)["action"] in ("configured", "adopted")
     assert _volumes_for_the_sockets(_daemonset(kubectl)) == ["kubelet-device-plugins-dir"]
     for check in ((), ("--check",)):
         before = _writes(kubectl)
