@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.verify.model import PodEvaluation, PodWorkload, failed
 from gpuctl.core.verify.pod_judgement import pod_start_problem
+from gpuctl.diagnose import diagnose
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import ProofOptions, VerifyOptions
+    from gpuctl.diagnose import Diagnosis
     from gpuctl.kube.nodes import NodeInfo
     from gpuctl.kube.pods import PodOutcome
 
@@ -23,6 +25,7 @@ class ProofLevel(ABC):
     check_id: str
     container: str  # the pod's container (its log holds the output)
     title: str  # what the pod runs, in messages: "the CUDA check"
+    diagnosis_source: str  # the diagnosis table's source for its output: "cuda-workload"
     memory_shm: bool = False
 
     @abstractmethod
@@ -62,6 +65,16 @@ class ProofLevel(ABC):
             )
             return PodEvaluation((check,))
         return self.judge_output(outcome.log or outcome.message, outcome, node, gpus, options)
+
+    def diagnose_output(self, text: str, node: NodeInfo, options: VerifyOptions) -> Diagnosis | None:
+        """What the diagnosis table makes of the pod's output, hints filled in for this node."""
+        return diagnose(
+            text,
+            self.diagnosis_source,
+            node=node.name,
+            namespace=options.namespace,
+            image=self.image(options.proof),
+        )
 
     def logs_hint(self, outcome: PodOutcome, options: VerifyOptions) -> str:
         logs = command_line("kubectl", "-n", options.namespace, "logs", outcome.name)

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from gpuctl.core.verify.levels.base import ProofLevel
 from gpuctl.core.verify.model import CudaGpu, PodEvaluation, failed, passed
 from gpuctl.cuda_workload import NO_RESULT, cuda_check_script, parse_cuda_check
-from gpuctl.diagnose import diagnose
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import ProofOptions, VerifyOptions
@@ -24,6 +23,7 @@ class CudaLevel(ProofLevel):
     check_id = CHECK_ID
     container = "cuda-check"
     title = "the CUDA check"
+    diagnosis_source = "cuda-workload"
 
     def image(self, proof: ProofOptions) -> str:
         return proof.cuda_image
@@ -46,13 +46,7 @@ class CudaLevel(ProofLevel):
             return PodEvaluation(
                 (passed(CHECK_ID, f"vectorAdd passed on {len(results)} GPU(s)"),), cuda=results
             )
-        found = diagnose(
-            text,
-            "cuda-workload",
-            node=node.name,
-            namespace=options.namespace,
-            image=self.image(options.proof),
-        )
+        found = self.diagnose_output(text, node, options)
         if ran and broken:
             which = ", ".join(str(gpu.index) for gpu in broken)
             message = (

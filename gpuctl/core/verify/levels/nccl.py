@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from gpuctl.core.verify.levels.base import ProofLevel
 from gpuctl.core.verify.model import Check, NcclFigures, PodEvaluation, failed, passed, warned
 from gpuctl.defaults import NCCL_TESTS_ALL_REDUCE
-from gpuctl.diagnose import diagnose
 from gpuctl.nccl_expectations import (
     INTERCONNECT_LABEL,
     INTERCONNECTS,
@@ -81,6 +80,7 @@ class NcclLevel(ProofLevel):
     check_id = CHECK_ID
     container = "nccl-all-reduce"
     title = "the NCCL all-reduce"
+    diagnosis_source = "nccl-workload"
     memory_shm = True
 
     def image(self, proof: ProofOptions) -> str:
@@ -116,13 +116,7 @@ class NcclLevel(ProofLevel):
     def _run_failed(
         self, text: str, run: NcclRun, outcome: PodOutcome, node: NodeInfo, options: VerifyOptions
     ) -> Check:
-        found = diagnose(
-            text,
-            "nccl-workload",
-            node=node.name,
-            namespace=options.namespace,
-            image=self.image(options.proof),
-        )
+        found = self.diagnose_output(text, node, options)
         first = next(iter(run.failures), "") or next(
             (line.strip() for line in text.splitlines() if line.strip()), outcome.reason or outcome.state
         )
