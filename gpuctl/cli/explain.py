@@ -69,7 +69,12 @@ def _standard_input() -> bytes:
 
 Namespace = Annotated[
     Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
-    typer.Option("--namespace", "-n", help="Namespace of pod/NAME (default: default).", show_default=False),
+    typer.Option(
+        "--namespace",
+        "-n",
+        help="Namespace of pod/NAME (default: the context's namespace, else default).",
+        show_default=False,
+    ),
 ]
 
 
@@ -86,9 +91,10 @@ def command(
 ) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.core.explain_subject.target import subject_of
+    from gpuctl.kube.client import context_namespace
     from gpuctl.report import explain as report
 
-    subject = subject_of(file, namespace)
+    subject = subject_of(file, namespace, lambda: context_namespace(kubeconfig, context))
     if subject is None:
         from gpuctl.core.explain import explain
 

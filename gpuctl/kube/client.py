@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 IN_CLUSTER_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 CONNECT_TIMEOUT_S = 10.0
+DEFAULT_NAMESPACE = "default"
 TOKEN_REFRESH_INTERVAL_S = 1.0
 
 
@@ -257,6 +258,22 @@ def load_api_client(kubeconfig: Path | None = None, context: str | None = None) 
         warnings.simplefilter("ignore", InsecureRequestWarning)
     _throttle_token_refresh(configuration, guard=lambda: failures(plugin))
     return _api_client_class()(configuration)
+
+
+def context_namespace(kubeconfig: Path | None = None, context: str | None = None) -> str:
+    """The namespace kubectl acts in when given no -n: the chosen context's `namespace`, the pod's
+    own namespace in a cluster, else "default"."""
+    _, existing = _existing_kubeconfigs(kubeconfig)
+    if not existing:
+        in_cluster = IN_CLUSTER_TOKEN.parent / "namespace"
+        if context is None and in_cluster.is_file():
+            return in_cluster.read_text(encoding="utf-8").strip() or DEFAULT_NAMESPACE
+        return DEFAULT_NAMESPACE
+    from gpuctl.kube.kubeconfigs import merge
+
+    merged = merge(existing)
+    _, body = merged.entry("contexts", context or merged.current_context)
+    return str(body.get("namespace") or DEFAULT_NAMESPACE)
 
 
 def pooled_client(api_client: ApiClient, size: int) -> ApiClient:

@@ -135,6 +135,25 @@ def test_unknown_pod_and_node_exit_2_naming_them(pods_cluster: Any, cli: Any) ->
     assert "node nope not found" in node.stderr
 
 
+def test_a_pod_without_n_is_looked_up_in_the_contexts_namespace(
+    pods_cluster: Any, cli: Any, tmp_path: Any
+) -> None:
+    """kubectl's rule: no -n means the current context's namespace, and "default" only when the
+    context names none."""
+    import yaml
+
+    document = yaml.safe_load(pods_cluster.read_text())
+    for entry in document["contexts"]:
+        entry["context"]["namespace"] = "ml"
+    in_ml = tmp_path / "kubeconfig"
+    in_ml.write_text(yaml.safe_dump(document))
+    missing = cli("explain", "pod/mismatch", "--kubeconfig", in_ml)
+    assert missing.exit_code == 2
+    assert "pod mismatch not found in namespace ml" in missing.stderr
+    found = _explained(cli, "pod/mismatch", "-n", "default", "--kubeconfig", in_ml)
+    assert found["subject"]["namespace"] == "default"
+
+
 def test_unreachable_cluster_exits_3(cli: Any, sim: Any) -> None:
     cluster = sim({"nodes": [{"name": "g", "gpus": 1}]})
     cluster.server.stop()

@@ -3,13 +3,13 @@ kind names), or a text file to scan."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from gpuctl.core.explain_subject.evidence import Subject
 from gpuctl.errors import ConfigError
 from gpuctl.validation import dns_label_problem, dns_subdomain_problem
 
-DEFAULT_NAMESPACE = "default"
 _KINDS = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node"}
 # Kinds kubectl knows that gpuctl does not explain: KIND/NAME with one of these, and no such file,
 # is a mistaken subject, not a file to read.
@@ -22,8 +22,9 @@ _OTHER_KINDS = frozenset({
 _EXAMPLE = "`gpuctl explain pod/NAME -n NAMESPACE` or `gpuctl explain node/NAME`"
 
 
-def subject_of(word: str, namespace: str | None) -> Subject | None:
-    """The pod or node `word` names (ConfigError for a malformed one), None for a file."""
+def subject_of(word: str, namespace: str | None, default_namespace: Callable[[], str]) -> Subject | None:
+    """The pod or node `word` names (ConfigError for a malformed one), None for a file. A pod's
+    namespace is -n's, else `default_namespace()`'s (kubectl's: the context's namespace)."""
     kind, slash, name = word.partition("/")
     known = _KINDS.get(kind.lower()) if slash else None
     if known is None:
@@ -44,7 +45,7 @@ def subject_of(word: str, namespace: str | None) -> Subject | None:
                 f"-n {namespace}: nodes have no namespace", hint=f"drop it: `gpuctl explain node/{name}`"
             )
         return Subject("node", name)
-    namespace = DEFAULT_NAMESPACE if namespace is None else namespace
+    namespace = default_namespace() if namespace is None else namespace
     problem = dns_label_problem(namespace)
     if problem:
         raise ConfigError(f"-n {namespace!r}: {problem}", hint=f"e.g. `gpuctl explain pod/{name} -n default`")
