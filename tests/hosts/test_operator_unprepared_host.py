@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.helm import needs_helm
-from tests.hosts.test_operator_on_hosts import GPUS, OperatorCluster, bootstrap, operator_cluster
+from tests.hosts.test_operator_on_hosts import GPUS, OperatorCluster, bootstrap, gpuctl, operator_cluster
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow, needs_helm]
 
@@ -42,6 +43,34 @@ def test_a_host_the_host_phase_skipped_is_named_with_the_way_out(cluster: Operat
     assert "waits on driver-validation" in unprepared["problem"]["message"]
     assert "gpuctl bootstrap --phase host" in unprepared["problem"]["hint"]
     assert "--operator-driver" in unprepared["problem"]["hint"]
+
+
+def test_explain_with_the_inventory_reads_the_unprepared_host_over_ssh(cluster: OperatorCluster) -> None:
+    """`explain node/NAME --inventory` joins the host's own state (the one host probe, over SSH) to
+    what the cluster shows: the host the host phase skipped has no working driver, and the fix is
+    the host phase for that host."""
+    prepared, skipped = cluster.nodes
+    explained = _explain_node(cluster, skipped.name)
+    assert [match["id"] for match in explained["matches"]] == ["host.driver-not-working"], explained
+    fix = explained["matches"][0]["fix"]
+    assert f"gpuctl bootstrap --phase host -i {cluster.inventory} --limit {skipped.name}" in fix
+    assert f"host {skipped.name} probe" in [item["source"] for item in explained["evidence"]]
+
+    working = _explain_node(cluster, prepared.name)
+    source = f"host {prepared.name} probe"
+    host_lines = [item["text"] for item in working["evidence"] if item["source"] == source]
+    assert host_lines, working
+    assert host_lines[0].startswith("driver working"), working
+
+
+def _explain_node(cluster: OperatorCluster, node: str) -> dict[str, Any]:
+    result = gpuctl(
+        "explain", f"node/{node}", "--inventory", str(cluster.inventory),
+        "--kubeconfig", str(cluster.kubeconfig), "-o", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    explained: dict[str, Any] = json.loads(result.stdout)
+    return explained
 
 
 def test_the_host_phase_on_it_and_a_rerun_pass(cluster: OperatorCluster) -> None:

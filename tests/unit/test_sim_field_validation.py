@@ -105,6 +105,7 @@ def test_root_document_lists_the_group_versions_the_scenario_serves() -> None:
         "api/v1",
         "apis/apps/v1",
         "apis/node.k8s.io/v1",
+        "apis/policy/v1",
         "apis/coordination.k8s.io/v1",
         "apis/scheduling.k8s.io/v1",
         "apis/rbac.authorization.k8s.io/v1",

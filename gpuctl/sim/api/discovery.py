@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuctl.sim.api import crds
-from gpuctl.sim.api.kinds import NO_GATES, ResourceType, groups, ungated
+from gpuctl.sim.api.kinds import NO_GATES, ResourceType, groups, subresource, ungated
 from gpuctl.sim.api.messages import Response, encode
 from gpuctl.sim.runtime.store import Store
 
@@ -44,10 +44,11 @@ def _resource(resource: ResourceType) -> Obj:
     subresources = [
         {
             "subresource": sub,
-            "responseKind": dict(kind, group="", version="v1", kind="Pod") if sub == "log" else kind,
-            "verbs": ["get"] if sub == "log" else ["get", "patch", "update"],
+            "responseKind": {"group": answer.group, "version": answer.version, "kind": answer.kind},
+            "verbs": list(answer.verbs),
         }
         for sub in resource.subresources
+        for answer in (subresource(resource, sub),)
     ]
     if subresources:
         entry["subresources"] = subresources

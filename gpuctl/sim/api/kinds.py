@@ -45,7 +45,7 @@ RESOURCE_TYPES = (
         ("create", "delete", "get", "list", "patch", "update", "watch"),
     ),
     ResourceType("", "v1", "Node", "nodes", False, ("no",), ("status",)),
-    ResourceType("", "v1", "Pod", "pods", True, ("po",), ("status", "log"), categories=("all",)),
+    ResourceType("", "v1", "Pod", "pods", True, ("po",), ("status", "log", "eviction"), categories=("all",)),
     ResourceType("", "v1", "ConfigMap", "configmaps", True, ("cm",)),
     ResourceType("", "v1", "Secret", "secrets", True),
     ResourceType("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",)),
@@ -54,6 +54,12 @@ RESOURCE_TYPES = (
     ResourceType("apps", "v1", "DaemonSet", "daemonsets", True, ("ds",), ("status",), categories=("all",)),
     ResourceType(
         "apps", "v1", "Deployment", "deployments", True, ("deploy",), ("status",), categories=("all",)
+    ),
+    ResourceType(
+        "apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), ("status",), categories=("all",)
+    ),
+    ResourceType(
+        "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), ("status",)
     ),
     ResourceType("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True),
@@ -90,6 +96,11 @@ RESOURCE_TYPES = (
             ("ResourceClaimTemplate", "resourceclaimtemplates", True, ()),
         )
     ),
+    # Kubernetes 1.37 (DRADeviceTaints GA): taints an admin puts on published devices.
+    ResourceType(
+        "resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", False, gate="dra-1.37",
+        subresources=("status",),
+    ),
 )
 
 # What deleting a namespace empties, in this order (the runtime is told, it does not look up kinds).
@@ -99,6 +110,26 @@ BY_PATH: dict[tuple[str, str, str], ResourceType] = {
 }
 
 
+@dataclass(frozen=True)
+class Subresource:
+    """What discovery says of a subresource: the kind it answers with and its verbs."""
+
+    group: str
+    version: str
+    kind: str
+    verbs: tuple[str, ...]
+
+
+def subresource(resource: ResourceType, name: str) -> Subresource:
+    """A pod's log answers text (kind Pod, get); its eviction takes a policy/v1 Eviction (create);
+    any other subresource (status) is the resource's own kind."""
+    if name == "log":
+        return Subresource("", "v1", "Pod", ("get",))
+    if name == "eviction":
+        return Subresource("policy", "v1", "Eviction", ("create",))
+    return Subresource(resource.group, resource.version, resource.kind, ("get", "patch", "update"))
+
+
 def lookup(group: str, version: str, plural: str) -> ResourceType | None:
     return BY_PATH.get((group, version, plural))
 
@@ -106,8 +137,8 @@ def lookup(group: str, version: str, plural: str) -> ResourceType | None:
 NO_GATES: frozenset[str] = frozenset()
 
 
-def gates_for(uses_dra: bool) -> frozenset[str]:
-    return frozenset({"dra"} if uses_dra else ())
+def gates_for(uses_dra: bool, dra_137: bool = False) -> frozenset[str]:
+    return frozenset(({"dra"} if uses_dra else set()) | ({"dra-1.37"} if dra_137 else set()))
 
 
 def gated_off(resource: ResourceType, gates: frozenset[str]) -> bool:
@@ -177,16 +208,16 @@ def api_resource_list(
             entry["categories"] = list(resource.categories)
         entries.append(entry)
         for sub in resource.subresources:
-            verbs = ["get"] if sub == "log" else ["get", "patch", "update"]
-            entries.append(
-                {
-                    "name": f"{resource.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": resource.namespaced,
-                    "kind": resource.kind if sub != "log" else "Pod",
-                    "verbs": verbs,
-                }
-            )
+            answer = subresource(resource, sub)
+            sub_entry: Obj = {
+                "name": f"{resource.plural}/{sub}",
+                "singularName": "",
+                "namespaced": resource.namespaced,
+            }
+            if (answer.group, answer.version) != (resource.group, resource.version):
+                # kubectl drain finds the Eviction API's group/version here (CheckEvictionSupport)
+                sub_entry.update(group=answer.group, version=answer.version)
+            entries.append(dict(sub_entry, kind=answer.kind, verbs=list(answer.verbs)))
     if not entries:
         return None
     group_version = f"{group}/{version}" if group else version

@@ -312,6 +312,11 @@ PRIORITY_CLASS = Message(
     },
 )
 
+# k8s.io/api/policy/v1 (kubectl drain's typed client posts it as protobuf)
+EVICTION = Message(
+    "Eviction", {1: _message("metadata", OBJECT_META), 2: _message("deleteOptions", DELETE_OPTIONS)}
+)
+
 # (API group, kind) -> top-level message. Deployment is left out on purpose: its pod template is
 # most of core/v1, and a partial table would silently drop fields; it gets 415 instead.
 KINDS: dict[tuple[str, str], Message] = {
@@ -327,6 +332,7 @@ KINDS: dict[tuple[str, str], Message] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): ROLE_BINDING,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): CLUSTER_ROLE_BINDING,
     ("scheduling.k8s.io", "PriorityClass"): PRIORITY_CLASS,
+    ("policy", "Eviction"): EVICTION,
 }
 
 # k8s.io/apimachinery/pkg/runtime: the TypeMeta inside the runtime.Unknown envelope.

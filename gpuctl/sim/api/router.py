@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import crds, discovery, kinds, openapi, paging, protobuf, writes
+from gpuctl.sim.api import crds, discovery, evictions, kinds, openapi, paging, protobuf, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
@@ -240,6 +240,9 @@ class Api:
     def _create(self, request: Request, route: Route) -> Response:
         if route.resource.kind == "SelfSubjectAccessReview":
             return Response(201, encode(self._access_review(self._body(request, route))))
+        if route.subresource == "eviction":
+            body = self._body(request, route)
+            return evictions.evict(self.cluster, route.namespace, route.name, body, self._dry_run(request))
         fields = FieldValidation.from_query(request.query.get("fieldValidation"), "CreateOptions")
         created = writes.create(
             self.cluster,

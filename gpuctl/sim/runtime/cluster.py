@@ -11,6 +11,7 @@ from typing import Any
 from gpuctl.sim.runtime import (
     containers,
     daemonsets,
+    disruption,
     dra,
     dra_claims,
     host_nodes,
@@ -19,6 +20,7 @@ from gpuctl.sim.runtime import (
     objects,
     operand_pods,
     operator,
+    replicasets,
     scheduler,
 )
 from gpuctl.sim.runtime.sharing import Device
@@ -44,6 +46,10 @@ class Cluster(ClusterState):
             scheduler=functools.partial(scheduler.run_pass, self),
             daemonsets=functools.partial(daemonsets.reconcile, self),
             operator=functools.partial(operator.reconcile, self),
+            **{
+                replicasets.PASS: functools.partial(replicasets.reconcile, self),
+                disruption.PASS: functools.partial(disruption.reconcile, self),
+            },
         )
         scheduler.watch(self)
         kubelet.watch(self)
@@ -51,6 +57,8 @@ class Cluster(ClusterState):
             dra_claims.watch(self)
         daemonsets.watch(self)
         operator.watch(self)
+        replicasets.watch(self)
+        disruption.watch(self)
         self.init_gates.append(operand_pods.init_blocked)
         self.container_programs.append(operand_pods.outcome)
 

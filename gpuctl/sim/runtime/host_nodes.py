@@ -148,13 +148,13 @@ def _set_ready(cluster: Cluster, name: str, ready: bool) -> None:
     conditions = node_conditions(True, rfc3339())
     taints = [t for t in node["spec"].get("taints") or [] if t.get("key") != UNREACHABLE_TAINT["key"]]
     if not ready:
+        # The node lifecycle controller marks every condition the kubelet posts, not only Ready.
         for condition in conditions:
-            if condition["type"] == "Ready":
-                condition.update(
-                    status="Unknown",
-                    reason="NodeStatusUnknown",
-                    message="Kubelet stopped posting node status.",
-                )
+            condition.update(
+                status="Unknown",
+                reason="NodeStatusUnknown",
+                message="Kubelet stopped posting node status.",
+            )
         taints.append({**UNREACHABLE_TAINT, "timeAdded": rfc3339()})
     updated = dict(node)
     updated["spec"] = (

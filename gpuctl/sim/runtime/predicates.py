@@ -62,6 +62,17 @@ def _expression_matches(expression: Obj, value: str | None) -> bool:
     return bool(check()) if check is not None else False
 
 
+def matches_label_selector(selector: Obj | None, labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector (matchLabels, matchExpressions) against an object's labels; None
+    selects nothing and {} everything (LabelSelectorAsSelector)."""
+    if selector is None:
+        return False
+    if any(labels.get(key) != value for key, value in (selector.get("matchLabels") or {}).items()):
+        return False
+    expressions = selector.get("matchExpressions") or []
+    return all(_expression_matches(term, labels.get(term.get("key", ""))) for term in expressions)
+
+
 def _term_matches(term: Obj, node: Obj) -> bool:
     labels = node["metadata"].get("labels") or {}
     fields = {"metadata.name": node["metadata"]["name"]}

@@ -130,6 +130,10 @@ class ClusterState(ABC):
         if self.operator.active or self.store.count(CLUSTER_POLICIES):
             self._soon("operator", 0.02)
 
+    def controller_soon(self, name: str) -> None:
+        """The named controller's pass (ReplicaSets, disruption budgets), debounced."""
+        self._soon(name, 0.01)
+
     def node_changed(self) -> None:
         """A node's host changed (not only its object): whatever follows nodes looks again."""
         self.schedule_soon()
