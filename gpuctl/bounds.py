@@ -80,6 +80,9 @@ CONCURRENCY = Bound("--concurrency", 1, 256, "requests at a time", "32", integer
 REPLICAS = Bound("--replicas", 2, 1024, "replicas per GPU", "4", integer=True)
 # The all-reduce bus bandwidth a node must reach (`verify --level nccl`): NVLink 5 is 1,800 GB/s.
 MIN_BUSBW = Bound("--min-busbw", 0.1, 10_000, "GB/s", "300")
+# bootstrap's node-by-node upgrade: nodes out of service at once, and how long one drain may take.
+MAX_UNAVAILABLE = Bound("--max-unavailable", 1, 10_000, "nodes at a time", "2", integer=True)
+DRAIN_TIMEOUT = Bound("--drain-timeout", 1, DAY_S, "seconds", "600")
 
 # Environment variables
 REQUEST_TIMEOUT = Bound("GPUCTL_REQUEST_TIMEOUT", 0.1, 3600, "seconds", "60")

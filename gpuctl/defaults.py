@@ -53,20 +53,34 @@ NCCL_TESTS_IMAGE = "ghcr.io/coreweave/nccl-tests:12.9.1-devel-ubuntu22.04-nccl2.
 NCCL_TESTS_ALL_REDUCE = "/opt/nccl-tests/build/all_reduce_perf"
 
 # NVIDIA's k8s-device-plugin, rendered by `gpuctl render` and applied by bootstrap. The same image
-# carries GPU feature discovery (gpu-feature-discovery) and the MPS control daemon.
-DEVICE_PLUGIN_VERSION = "v0.20.0"
+# carries GPU feature discovery (gpu-feature-discovery) and the MPS control daemon. v0.20.1: the
+# patch release of the release-0.20 branch (NVIDIA/k8s-device-plugin, release v0.20.1, listed as
+# the latest release by the project's release mirror in 2026-10); v0.20.0 is release-0.20's
+# versions.mk at commit 1b826acc (2026-08-19). The static manifest gpuctl follows is unchanged.
+DEVICE_PLUGIN_VERSION = "v0.20.1"
 DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
 
-# NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`).
+# NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`). v26.7.1:
+# the first patch release of NVIDIA/gpu-operator's release-26.7 branch (commit 10ee5b36 is
+# v26.7.0's tree, 2026-08-20; the 26.7.1 packages were published 2026-10-09). 26.7 brings the
+# GPUCluster mode (nvidia.com/v1alpha1, cluster-scoped singleton `gpu-cluster`, chart value
+# gpuCluster.deployCR): it cannot coexist with a ClusterPolicy (controllers/
+# gpucluster_controller.go validatePrerequisites, clusterpolicy_controller.go Reconcile).
 OPERATOR_CHART = "nvidia/gpu-operator"
 OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
-OPERATOR_CHART_VERSION = "v26.7.0"
+OPERATOR_CHART_VERSION = "v26.7.1"
 OPERATOR_RELEASE = "gpu-operator"
 OPERATOR_NAMESPACE = "gpu-operator"
 
-# The DRA driver for NVIDIA GPUs (`bootstrap --stack dra`, `render --stack dra`).
+# The DRA driver for NVIDIA GPUs (`bootstrap --stack dra`, `render --stack dra`). 0.5.0: the
+# version NVIDIA's GPU Operator v26.7 deploys (NVIDIA/gpu-operator release-26.7
+# deployments/gpu-operator/values.yaml draDriver.version, commit 10ee5b36); its chart lives in
+# kubernetes-sigs/dra-driver-nvidia-gpu (deployments/helm/dra-driver-nvidia-gpu, 0.5.0-dev on main
+# at commit 95932046 after v0.4.1), published under the OCI path below. On resource.k8s.io/v1 the
+# chart's DeviceClass gpu.nvidia.com carries `extendedResourceName: nvidia.com/gpu`
+# (templates/deviceclass-gpu.yaml), which Kubernetes 1.37 honours (DRAExtendedResource, GA).
 DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
-DRA_DRIVER_CHART_VERSION = "0.4.1"
+DRA_DRIVER_CHART_VERSION = "0.5.0"
 DRA_DRIVER_RELEASE = "dra-driver-nvidia-gpu"
 DRA_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"

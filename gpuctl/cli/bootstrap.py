@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from gpuctl.bounds import WAIT_TIMEOUT
+from gpuctl.bounds import DRAIN_TIMEOUT, MAX_UNAVAILABLE, WAIT_TIMEOUT
 from gpuctl.cli.number_options import number_option
 from gpuctl.cli.options import (
     Context,
@@ -77,6 +78,13 @@ GPUCTL_BECOME_PASSWORD (never written to disk). ansible-playbook gets only the e
 needs (PATH, HOME, user, locale, SSH_AUTH_SOCK, ANSIBLE_*) and the variables named by --pass-env.
 Reboots: a host whose new driver needs one is rebooted (gpuctl_reboot_policy: if_needed), except
 a host that is a node of the cluster the kubeconfig reaches: drain it, then rerun with --reboot.
+Node by node: hosts that are nodes of that cluster serving GPUs go one batch at a time when the
+host phase would change them (its check mode says which, before any is touched): a canary first,
+then --max-unavailable at a time: cordon, drain (the Eviction API, PodDisruptionBudgets honoured;
+pods without a controller or with emptyDir refused unless --force-drain), the host phase on them,
+reboot (as the inventory's policy allows), wait until Ready with their GPUs, verify at --level,
+uncordon (a node cordoned before stays cordoned). The first failing step stops the run with that
+node cordoned; rerunning the same command finishes it. --check prints the plan.
 Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, helm, a node without its
 GPUs, a verify check), 2 bad inventory or flag, a host matching no node, or no helm for --stack
 operator, 3 hosts or cluster unreachable, 130 interrupted.
@@ -175,6 +183,24 @@ def command(
             "(drain them first); without it they only report that a reboot is required.",
         ),
     ] = False,
+    max_unavailable: Annotated[
+        int,
+        number_option(
+            MAX_UNAVAILABLE,
+            "Nodes of the cluster upgraded at a time, after a canary of one (node by node).",
+            metavar="N",
+        ),
+    ] = 1,
+    force_drain: Annotated[
+        bool,
+        typer.Option(
+            "--force-drain",
+            help="Also evict the pods a drain refuses: no controller to recreate them, or emptyDir data.",
+        ),
+    ] = False,
+    drain_timeout: Annotated[
+        float, number_option(DRAIN_TIMEOUT, "Seconds one node's drain may take (budgets may hold it).")
+    ] = 300.0,
     ask_become_pass: Annotated[
         bool,
         typer.Option(
@@ -193,6 +219,7 @@ def command(
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
     from gpuctl.core.render_options import RenderOptions
     from gpuctl.core.stacks.settings import OperatorSettings
+    from gpuctl.core.upgrade import UpgradeOptions
     from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
     refuse_inapplicable_flags("bootstrap")
@@ -247,6 +274,9 @@ def command(
         verify_timeout_s=timeout,
         proof=proof_options(level, cuda_image, nccl_image, min_busbw),
         gate=not no_gate,
+        upgrade=UpgradeOptions(
+            max_unavailable=int(max_unavailable), force_drain=force_drain, drain_timeout_s=drain_timeout
+        ),
     )
     with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
         result = _run(
@@ -282,15 +312,26 @@ def _run(
     request: BootstrapRequest, kubeconfig: Path | None, context: str | None, *, reboot: bool, live: bool
 ) -> BootstrapRun:
     from gpuctl.core.bootstrap import run_bootstrap
+    from gpuctl.core.upgrade.phase import UpgradeHooks
     from gpuctl.report.bootstrap_progress import LiveProgress, PlainProgress
+    from gpuctl.report.bootstrap_upgrade import print_plan
     from gpuctl.report.console import make_console
 
     api_client, unusable = _cluster(request.phase, kubeconfig, context)
     plan = _reboot_plan(request, api_client, reboot=reboot, unknown=unusable)
+    errors = make_console(stderr=True)
+    # The node-by-node plan goes to stderr before any node is touched (with --check, into the report).
+    on_plan = None if request.check else partial(print_plan, console=errors)
     if not live:
         # Not a terminal: the wait for the GPUs says what it waits for in plain lines on stderr.
-        waiting = PlainProgress(make_console(stderr=True))
-        return run_bootstrap(request, api_client, on_cluster_progress=waiting.update_nodes, reboot_plan=plan)
+        waiting = PlainProgress(errors)
+        return run_bootstrap(
+            request,
+            api_client,
+            on_cluster_progress=waiting.update_nodes,
+            reboot_plan=plan,
+            upgrade_hooks=UpgradeHooks(on_plan, waiting.step),
+        )
     with LiveProgress(make_console()) as progress:
         return run_bootstrap(
             request,
@@ -298,6 +339,7 @@ def _run(
             on_host_progress=progress.update,
             on_cluster_progress=progress.update_nodes,
             reboot_plan=plan,
+            upgrade_hooks=UpgradeHooks(on_plan, progress.step),
         )
 
 

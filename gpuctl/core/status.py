@@ -17,7 +17,7 @@ from gpuctl.kube.claims import devices_in_use
 from gpuctl.kube.dra import DraInventory, DraNode, read_inventory
 from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
 from gpuctl.kube.pods import list_all_pods
-from gpuctl.kube.raw import JsonDict
+from gpuctl.kube.raw import JsonDict, dig
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -58,6 +58,8 @@ class DraSummary:
     claimable: int  # without a NoSchedule/NoExecute device taint
     allocated: int  # held by allocated ResourceClaims
     tainted: int
+    # (device, taint with its source: the slice or a DeviceTaintRule): the GPUs counted unhealthy
+    unhealthy: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,11 @@ def _container_gpus(container: JsonDict) -> int:
 
 
 def pod_gpu_request(pod: JsonDict) -> int:
-    """Effective nvidia.com/gpu request: max(sum over containers, largest init container)."""
+    """Effective nvidia.com/gpu request: max(sum over containers, largest init container); 0 where
+    the scheduler served it through a DRA claim (Kubernetes 1.37: counted with the claims)."""
+    mapped = dig(pod, "status", "extendedResourceClaimStatus", "requestMappings", default=[]) or []
+    if any(mapping.get("resourceName") == GPU_RESOURCE for mapping in mapped):
+        return 0
     spec = pod.get("spec") or {}
     regular = sum(_container_gpus(container) for container in spec.get("containers") or [])
     init = max((_container_gpus(container) for container in spec.get("initContainers") or []), default=0)
@@ -108,7 +114,7 @@ def _dra_summary(published: DraNode | None, allocated: int) -> DraSummary | None
         return None
     claimable = sum(1 for device in published.devices if not device.taints)
     count = published.gpus or published.mig_devices
-    return DraSummary(count, min(claimable, count), allocated, len(published.tainted))
+    return DraSummary(count, min(claimable, count), allocated, len(published.tainted), published.unhealthy)
 
 
 def _node_summary(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuctl.diagnose.signatures import Signature
 from gpuctl.diagnose.table_cluster import CLUSTER
+from gpuctl.diagnose.table_container import CONTAINER
 from gpuctl.diagnose.table_dra import DRA
 from gpuctl.diagnose.table_gpu import GPU
 from gpuctl.diagnose.table_host import HOST
@@ -13,4 +14,4 @@ from gpuctl.diagnose.table_runtime import RUNTIME
 from gpuctl.diagnose.table_workload import WORKLOAD
 
 # OPERATOR before CLUSTER: its driver-image row is a specific image.not-found.
-SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *HOST, *DRA, *GPU, *WORKLOAD, *OPERATOR, *CLUSTER)
+SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *CONTAINER, *HOST, *DRA, *GPU, *WORKLOAD, *OPERATOR, *CLUSTER)

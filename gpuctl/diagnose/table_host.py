@@ -43,11 +43,28 @@ HOST = (
     ),
     sig(
         "host.kernel-headers-missing", "host", "driver",
-        r"kernel headers for kernel \S+ cannot be found|ERROR: Missing \S+ kernel headers for module",
+        r"kernel headers for kernel \S+ cannot be found|ERROR: Missing \S+ kernel headers for module|"
+        # make's words when the module is built by hand or by nvidia-installer without DKMS.
+        r"/lib/modules/\S+/build: No such file or directory",
         "DKMS cannot build the NVIDIA module: the headers (build tree) of the kernel are not "
         "installed, so no module exists for that kernel",
         "on {node}: " + _REBUILD + "; `gpuctl preflight --limit {node}` checks the headers",
         also=("operator-driver",),
+    ),
+    sig(
+        "host.selinux-module-load", "host", "driver",
+        # EACCES ("Permission denied") comes from a security module; Secure Boot's refusal is
+        # EKEYREJECTED or EPERM (host.secure-boot-rejected).
+        r"could not insert 'nvidia\w*': Permission denied|avc:\s+denied\s+\{ module_load \}.*nvidia",
+        "SELinux (enforcing) denied loading the NVIDIA kernel module: the policy does not let the "
+        "loading process (e.g. the GPU Operator's driver container, unconfined_service_t) load a "
+        "module file with that label (a container's overlay file, container_file_t or var_lib_t)",
+        "on {node}: `sudo ausearch -m avc -c modprobe` shows the denial; install the driver on the "
+        "host (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, then `--no-operator-driver` "
+        "for the GPU Operator), or allow it with a local policy module (`sudo ausearch -m avc -c "
+        "modprobe --raw | audit2allow -M nvidia-module-load && sudo semodule -i nvidia-module-load.pp`), "
+        "or update selinux-policy; `getenforce` says whether SELinux enforces",
+        also=_MODULE_LOAD,
     ),
     sig(
         "host.dkms-build-failed", "host", "driver",

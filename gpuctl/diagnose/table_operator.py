@@ -61,6 +61,49 @@ OPERATOR = (
         "(`kubectl label node {node} nvidia.com/mig.config=NAME --overwrite`)",
     ),
     sig(
+        "mig.config-not-present", "operand", "mig",
+        # The first line is the MIG manager's reconfigure script, after `nvidia-mig-parted assert
+        # --valid-config` failed; the second is mig-parted's own.
+        r"Unable to validate the selected MIG configuration|selected mig-config not present",
+        "the MIG configuration that {node}'s `nvidia.com/mig.config` label names is not in the "
+        "config file the MIG manager reads (a custom config added to a ConfigMap the ClusterPolicy "
+        "does not name, a misspelt label, or YAML indentation that hides the entry), or that file "
+        "does not parse; the MIG manager sets `nvidia.com/mig.config.state=failed`",
+        "`kubectl get clusterpolicies -o yaml | grep -A2 migManager` names the ConfigMap in use "
+        "(`config.name`, else default-mig-parted-config); check the label's value is a key under "
+        "`mig-configs` there "
+        "(`nvidia-mig-parted assert --valid-config -f CONFIG -c NAME`), fix the ConfigMap or the "
+        "ClusterPolicy's `migManager.config.name`, then relabel {node} (`kubectl label node {node} "
+        "nvidia.com/mig.config=NAME --overwrite`)",
+    ),
+    # --- the operator-validator's stages ----------------------------------------------------------
+    sig(
+        "validator.driver-not-found", "operand", "driver",
+        r"failed to validate the driver, retrying|"
+        r"chroot: failed to run command .nvidia-smi.: No such file or directory",
+        "the operator-validator's driver-validation stage found no working driver on {node}: no "
+        "`nvidia-smi` of a driver installed on the host (under the host's /), and none in the GPU "
+        "Operator's driver container root (/run/nvidia/driver), so every GPU operand waits in Init",
+        "on {node}: `nvidia-smi` (a host driver) or `kubectl -n {namespace} logs -l "
+        "app=nvidia-driver-daemonset` (the Operator's driver); with a host driver, install it with "
+        "its utilities (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`) and "
+        f"`{_OPERATOR_RERUN} --no-operator-driver`; with the Operator's driver, fix what its driver "
+        "container log says",
+    ),
+    sig(
+        "cuda.forward-compat-unsupported", "cuda-workload", "driver",
+        r"forward compatibility was attempted on non supported HW|cudaErrorCompatNotSupportedOnDevice|"
+        r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        "CUDA error 804: the container brings CUDA forward-compatibility libraries for a CUDA newer "
+        "than the node's driver supports, and this GPU cannot use them (forward compatibility works "
+        "only on data-center GPUs): the node's driver is too old for the image (e.g. the GPU "
+        "Operator's cuda-validator)",
+        "upgrade the driver on {node} to one whose CUDA version (`nvidia-smi` header) is at least "
+        "the image's (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`), or use an image "
+        "built for the driver's CUDA; if the driver was just upgraded, reboot {node}",
+        also=("operand",),
+    ),
+    sig(
         "dcgm.hostengine-init", "operand", "toolkit",
         r"Error starting nv-hostengine: DCGM initialization error|"
         r"Cannot initialize the hostengine: Error: Failed to initialize NVML",

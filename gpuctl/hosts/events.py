@@ -61,6 +61,8 @@ class ProgressState:
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
     # ansible-playbook's own command-line error; its usage text that follows pushes it out of `tail`.
     usage_error: str = ""
+    # (host, task) of each task that changed (in check mode: would change) a host, in order.
+    changed_tasks: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def apply(self, event: Mapping[str, Any]) -> None:
@@ -112,6 +114,8 @@ class ProgressState:
         elif kind == "runner_on_ok":
             changed = bool(result.get("changed")) if isinstance(result, Mapping) else False
             self.hosts[name] = replace(host, ok=host.ok + 1, changed=host.changed + int(changed))
+            if changed:
+                self.changed_tasks.append((name, task))
         elif kind == "runner_on_skipped":
             self.hosts[name] = replace(host, skipped=host.skipped + 1)
         elif kind == "runner_on_failed" and not data.get("ignore_errors"):

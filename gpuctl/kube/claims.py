@@ -137,6 +137,8 @@ class ClaimWatch:
         if self._stop.is_set():
             return version
         for event in stream_json_lines(response):
+            if event.get("type") == "ERROR":  # 410: the version expired; watch from now (ADDED all)
+                return ""
             claim = event.get("object") or {}
             version = str(dig(claim, "metadata", "resourceVersion", default=version))
             if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):

@@ -9,7 +9,7 @@ their attributes under `basic`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.defaults import DRA_DEVICE_CLASS
@@ -37,6 +37,18 @@ class DraDevice:
     product: str = ""
     driver_version: str = ""
     taints: tuple[str, ...] = ()  # key=value:effect of NoSchedule/NoExecute device taints
+    pool: str = ""  # the ResourceSlice pool it is published in (NVIDIA's driver: the node's name)
+    # Kubernetes 1.37: the DeviceTaintRule (by name) behind each of `taints` not in the slice itself
+    rules: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Each blocking taint with where it comes from (the slice, or a DeviceTaintRule)."""
+        by_rule = dict(self.rules)
+        return tuple(
+            f"{taint} (DeviceTaintRule {by_rule[taint]})" if taint in by_rule else taint
+            for taint in self.taints
+        )
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,12 @@ class DraNode:
     @property
     def tainted(self) -> tuple[DraDevice, ...]:
         return tuple(device for device in self.devices if device.taints)
+
+    @property
+    def unhealthy(self) -> tuple[tuple[str, str], ...]:
+        """(device, taint with its source) of every device a NoSchedule/NoExecute taint keeps from
+        claims: the GPUs counted unhealthy."""
+        return tuple((device.name, reason) for device in self.tainted for reason in device.reasons)
 
     @property
     def product(self) -> str:
@@ -115,13 +133,64 @@ def read_inventory(api_client: ApiClient) -> DraInventory:
         (item for item in _items(classes) if name_of(item) == DRA_DEVICE_CLASS),
         None,
     )
+    # DeviceTaintRules (resource.k8s.io/v1 from Kubernetes 1.37; 404 before): admin taints on devices
+    rules = (
+        read_listing(lambda: get_list(api_client, api_path(version, "devicetaintrules")), "devicetaintrules")
+        if version == "v1"
+        else 404
+    )
+    if rules == 403:
+        denied.append("devicetaintrules")
     return DraInventory(
         version=version,
         device_class=gpu_class is not None,
         extended_resource=str(dig(gpu_class or {}, "spec", "extendedResourceName", default="")),
-        nodes=nodes_from_slices(_items(slices)),
+        nodes=with_taint_rules(nodes_from_slices(_items(slices)), _items(rules)),
         denied=", ".join(denied),
     )
+
+
+def _taint_text(taint: JsonDict) -> str:
+    if taint.get("value"):
+        return f"{taint.get('key')}={taint.get('value')}:{taint.get('effect')}"
+    return f"{taint.get('key')}:{taint.get('effect')}"
+
+
+def _rule_selects(selector: JsonDict, device: DraDevice) -> bool:
+    """A DeviceTaintRule's deviceSelector: driver, pool and device, each unset matching any."""
+    wanted = {"driver": DRIVER, "pool": device.pool, "device": device.name}
+    return all(selector.get(key) in (None, "", value) for key, value in wanted.items())
+
+
+def with_taint_rules(nodes: dict[str, DraNode], rules: list[JsonDict]) -> dict[str, DraNode]:
+    """The nodes' devices with the blocking taints of the DeviceTaintRules that select them."""
+    blocking = [
+        (name_of(rule), dig(rule, "spec", "deviceSelector", default={}) or {}, dig(rule, "spec", "taint"))
+        for rule in rules
+        if (dig(rule, "spec", "taint", default={}) or {}).get("effect") in BLOCKING_EFFECTS
+    ]
+    if not blocking:
+        return nodes
+    tainted = {}
+    for node_name, node in nodes.items():
+        devices = []
+        for device in node.devices:
+            extra = [
+                (_taint_text(taint), rule)
+                for rule, selector, taint in blocking
+                if _rule_selects(selector, device)
+            ]
+            devices.append(
+                replace(
+                    device,
+                    taints=(*device.taints, *(text for text, _ in extra)),
+                    rules=(*device.rules, *extra),
+                )
+                if extra
+                else device
+            )
+        tainted[node_name] = DraNode(node_name, tuple(devices))
+    return tainted
 
 
 def _items(body: JsonDict | int) -> list[JsonDict]:
@@ -153,17 +222,11 @@ def _attribute(attributes: JsonDict, name: str) -> str:
     return str(next((v for k, v in value.items() if k in ("string", "version", "int", "bool")), ""))
 
 
-def device_from_json(device: JsonDict) -> DraDevice:
+def device_from_json(device: JsonDict, pool: str = "") -> DraDevice:
     # v1beta1 nests attributes under `basic`; v1beta2 and v1 carry them on the device.
     attributes = dig(device, "attributes", default=None) or dig(device, "basic", "attributes", default={})
     taints = dig(device, "taints", default=None) or dig(device, "basic", "taints", default=[]) or []
-    blocking = tuple(
-        f"{t.get('key')}={t.get('value')}:{t.get('effect')}"
-        if t.get("value")
-        else f"{t.get('key')}:{t.get('effect')}"
-        for t in taints
-        if t.get("effect") in BLOCKING_EFFECTS
-    )
+    blocking = tuple(_taint_text(t) for t in taints if t.get("effect") in BLOCKING_EFFECTS)
     return DraDevice(
         name=str(device.get("name") or ""),
         type=_attribute(attributes, "type") or "gpu",
@@ -171,6 +234,7 @@ def device_from_json(device: JsonDict) -> DraDevice:
         product=_attribute(attributes, "productName"),
         driver_version=_attribute(attributes, "driverVersion"),
         taints=blocking,
+        pool=pool,
     )
 
 
@@ -181,8 +245,9 @@ def nodes_from_slices(slices: list[JsonDict]) -> dict[str, DraNode]:
         node = str(dig(item, "spec", "nodeName", default="") or "")
         if not node or dig(item, "spec", "driver", default=DRIVER) != DRIVER:
             continue
+        pool = str(dig(item, "spec", "pool", "name", default="") or "")
         devices.setdefault(node, []).extend(
-            device_from_json(d) for d in dig(item, "spec", "devices", default=[])
+            device_from_json(d, pool) for d in dig(item, "spec", "devices", default=[])
         )
     return {node: DraNode(node, tuple(found)) for node, found in sorted(devices.items())}
 

@@ -22,6 +22,9 @@ DEVICE_PLUGIN = "nvidia-device-plugin-daemonset"
 OPERANDS = (VALIDATOR, DRIVER, TOOLKIT, DEVICE_PLUGIN)
 VALIDATIONS = ("driver-validation", "toolkit-validation", "cuda-validation", "plugin-validation")
 POLICY_GROUP, POLICY_VERSION, POLICY_PLURAL = "nvidia.com", "v1", "clusterpolicies"
+# The GPU Operator's GPUCluster (26.7: api/nvidia/v1alpha1/gpucluster_types.go, a cluster-scoped
+# singleton named gpu-cluster; the chart creates it with gpuCluster.deployCR=true).
+GPU_CLUSTER_VERSION, GPU_CLUSTER_PLURAL = "v1alpha1", "gpuclusters"
 
 
 @dataclass(frozen=True)
@@ -114,16 +117,26 @@ def list_operand_pods(api_client: ApiClient, namespace: str) -> list[OperandPod]
 
 def cluster_policy_states(api_client: ApiClient) -> dict[str, str] | None:
     """ClusterPolicy name → status.state (ready, notReady, ""); None when the CRD is not served."""
+    return _custom_resource_states(api_client, POLICY_VERSION, POLICY_PLURAL)
+
+
+def gpu_cluster_states(api_client: ApiClient) -> dict[str, str] | None:
+    """GPUCluster name → status.state (ready, notReady, disabled, ""): the GPU Operator's DRA mode
+    (26.7+), which cannot coexist with a ClusterPolicy; None when the CRD is not served."""
+    return _custom_resource_states(api_client, GPU_CLUSTER_VERSION, GPU_CLUSTER_PLURAL)
+
+
+def _custom_resource_states(api_client: ApiClient, version: str, plural: str) -> dict[str, str] | None:
     from kubernetes.client.exceptions import ApiException
 
     try:
-        with api_call("list", POLICY_PLURAL):
+        with api_call("list", plural):
             items = list_json(
                 api_client,
                 "/apis/{group}/{version}/{plural}",
                 group=POLICY_GROUP,
-                version=POLICY_VERSION,
-                plural=POLICY_PLURAL,
+                version=version,
+                plural=plural,
             )
     except ApiException as error:
         if error.status == 404:

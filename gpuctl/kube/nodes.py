@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, dig, labels_of, list_items, name_of
+from gpuctl.kube.raw import JsonDict, dig, labels_of, latest_items, name_of
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -193,4 +193,4 @@ def _addresses(node: JsonDict) -> tuple[str, ...]:
 def list_nodes(api_client: ApiClient) -> list[NodeInfo]:
     """Every node of the cluster (one request per 500 nodes)."""
     with api_call("list", "nodes"):
-        return [node_from_json(item) for item in list_items(api_client, "/api/v1/nodes")]
+        return [node_from_json(item) for item in latest_items(api_client, "/api/v1/nodes")]

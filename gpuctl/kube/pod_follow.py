@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
 from gpuctl.kube.pod_states import PodOutcome, classify
-from gpuctl.kube.raw import JsonDict, PagedList, dig, name_of, stream_json_lines
+from gpuctl.kube.raw import GONE, JsonDict, PagedList, dig, name_of, stream_json_lines
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -200,14 +200,31 @@ class PodFollow:
                 continue
 
     def _read_pods(self) -> None:
+        """List, then watch from the list's version; a watch the server ends (its timeout) is
+        opened again from the last version seen, and one whose version has expired (410) lists
+        again: each pod's newest state reaches the following thread, so no outcome is lost."""
+        version = ""
         while not self.streams.closed.is_set() and time.monotonic() < self.deadline:
-            pages = PagedList(
-                self.api_client, PODS, query={"labelSelector": self.selector}, namespace=self.namespace
+            if not version:
+                pages = PagedList(
+                    self.api_client, PODS, query={"labelSelector": self.selector}, namespace=self.namespace
+                )
+                with api_call("list", f"pods in namespace {self.namespace}"):
+                    for item in pages:
+                        self._hand("pod", item)
+                version = pages.resource_version
+            version = self._watch("pod", version, labelSelector=self.selector)
+
+    def _open_watch(self, path: str, query: dict[str, Any], remaining: float) -> Any:
+        """The watch's response; None where the server answers 410 Gone (the version has expired)."""
+        try:
+            return rest_requests.watch(
+                self.api_client, path, query, (10.0, remaining + 10.0), namespace=self.namespace
             )
-            with api_call("list", f"pods in namespace {self.namespace}"):
-                for item in pages:
-                    self._hand("pod", item)
-            self._watch("pod", pages.resource_version, labelSelector=self.selector)
+        except Exception as error:
+            if getattr(error, "status", None) == GONE:
+                return None
+            raise
 
     def _read_events(self) -> None:
         # No resourceVersion: the watch starts with the events that exist (ADDED), then changes.
@@ -216,18 +233,15 @@ class PodFollow:
             version = self._watch("event", version, fieldSelector=POD_WARNINGS)
 
     def _watch(self, kind: str, version: str, **selector: str) -> str:
-        """Hand each object of one watch to the inbox; the last resourceVersion, "" after an ERROR."""
+        """Hand each object of one watch to the inbox; the last resourceVersion, "" after an ERROR
+        event or a 410 answer (the version has expired: list, or watch from now, again)."""
         remaining = max(1.0, self.deadline - time.monotonic())
         resource = "pods" if kind == "pod" else "events"
         query = {"resourceVersion": version or None, "timeoutSeconds": int(remaining) + 1, **selector}
         with api_call("watch", f"{resource} in namespace {self.namespace}"):
-            response = rest_requests.watch(
-                self.api_client,
-                PODS if kind == "pod" else EVENTS,
-                query,
-                (10.0, remaining + 10.0),
-                namespace=self.namespace,
-            )
+            response = self._open_watch(PODS if kind == "pod" else EVENTS, query, remaining)
+            if response is None:
+                return ""
             if not self.streams.add(response):
                 response.close()
                 return version

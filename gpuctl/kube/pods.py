@@ -186,12 +186,20 @@ class LogUnavailable:
 
 
 def read_pod_log(
-    api_client: ApiClient, namespace: str, name: str, container: str = "", tail_lines: int | None = None
+    api_client: ApiClient,
+    namespace: str,
+    name: str,
+    container: str = "",
+    tail_lines: int | None = None,
+    *,
+    previous: bool = False,
 ) -> str | LogUnavailable:
-    """The log of one container of a pod; authorisation and transport failures raise (exit 3)."""
+    """The log of one container of a pod (`previous`: of its last terminated run, as `kubectl logs
+    --previous`); authorisation and transport failures raise (exit 3)."""
     from kubernetes.client.exceptions import ApiException
 
     query = {"container": container or None, "tailLines": tail_lines}
+    query["previous"] = "true" if previous else None
     try:
         with api_call("get", f"pods/log in namespace {namespace}"):
             return rest_requests.read_log(api_client, namespace, name, query)

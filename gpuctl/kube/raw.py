@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 JsonDict = dict[str, Any]
 PAGE_SIZE = 500
+GONE = 410  # an expired continue token or resourceVersion
 
 
 def call_json(method: Callable[..., Any], *args: Any, **kwargs: Any) -> JsonDict:
@@ -46,7 +47,13 @@ def get_list(api_client: ApiClient, path: str, *, query: Query | None = None, **
 class PagedList:
     """Every item of a list request, read PAGE_SIZE at a time (limit/continue, as kubectl does): a
     client holds one page of parsed objects at a time, not thousands of nodes or pods at once.
-    `resource_version`: the list's, from its first page (where a watch resumes after it)."""
+    `resource_version`: the list's, from its first page (where a watch resumes after it).
+
+    A continue token the server no longer serves (410 Expired: its snapshot was compacted while
+    the pages were read) restarts the list, as client-go's pager does (FullListIfExpired): one
+    full list at the latest version, without a limit, so that it cannot expire again. Its items
+    are all handed out again (`restarts` counts it): an item handed out before may have changed
+    since, and a watch resumes after the new list's version."""
 
     def __init__(
         self, api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
@@ -54,12 +61,15 @@ class PagedList:
         self.api_client, self.path, self.path_params = api_client, path, path_params
         self.query = query or {}
         self.resource_version = ""
+        self.restarts = 0
 
     def __iter__(self) -> Iterator[JsonDict]:
         token = None
         while True:
-            query = {**self.query, "limit": PAGE_SIZE, "continue": token}
-            body = get_list(self.api_client, self.path, query=query, **self.path_params)
+            body = self._page(token)
+            if body is None:  # the token expired: the whole list, at once
+                token, body = None, get_list(self.api_client, self.path, query=self.query, **self.path_params)
+                self.restarts += 1
             if token is None:
                 self.resource_version = str(dig(body, "metadata", "resourceVersion", default=""))
             token = dig(body, "metadata", "continue")
@@ -72,6 +82,27 @@ class PagedList:
                 yield items.pop()
             if not token:
                 return
+
+    def _page(self, token: str | None) -> JsonDict | None:
+        """One page; None when the server says `token` has expired (410)."""
+        query = {**self.query, "limit": PAGE_SIZE, "continue": token}
+        try:
+            return get_list(self.api_client, self.path, query=query, **self.path_params)
+        except Exception as error:
+            if token is not None and getattr(error, "status", None) == GONE:
+                return None
+            raise
+
+
+def latest_items(
+    api_client: ApiClient, path: str, *, query: Query | None = None, **path_params: str
+) -> list[JsonDict]:
+    """Every item of a list request, each once (the newest, where an expired page restarted the
+    list), in the order read."""
+    by_key: dict[tuple[str, str], JsonDict] = {}
+    for item in PagedList(api_client, path, query=query, **path_params):
+        by_key[str(dig(item, "metadata", "namespace", default="")), name_of(item)] = item
+    return list(by_key.values())
 
 
 def list_items(

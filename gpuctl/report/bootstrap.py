@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
 from gpuctl.report import verify as verify_report
+from gpuctl.report.bootstrap_upgrade import print_upgrade, upgrade_json
 from gpuctl.report.console import make_console
 from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole
@@ -33,6 +34,7 @@ def to_json(run: BootstrapRun) -> dict[str, Any]:
         "expected_gpus": dict(run.expected_gpus),
         "cluster": cluster_json(run.cluster) if run.cluster else None,
         "verify": verify_report.to_json(run.verify) if run.verify else None,
+        "upgrade": upgrade_json(run.upgrade) if run.upgrade else None,
         "resume": run.resume_command,
         "duration_s": round(sum(p.duration_s for p in run.phases), 2),
     }
@@ -257,6 +259,8 @@ def _footer(result: BootstrapResult) -> str:
 def print_table(run: BootstrapRun, console: Console) -> None:
     if run.host is not None:
         print_host_table(run.host, console)
+    if run.upgrade is not None:
+        print_upgrade(run.upgrade, console, make_console(stderr=True))
     if run.cluster is not None:
         _print_cluster(run.cluster, console)
     if run.verify is not None:

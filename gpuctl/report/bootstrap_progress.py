@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from gpuctl.core.bootstrap import NodeReadiness
+from gpuctl.core.upgrade import StepResult
+from gpuctl.report.bootstrap_upgrade import step_line
 from gpuctl.report.safe_text import literal
 
 if TYPE_CHECKING:
@@ -119,6 +121,16 @@ class LiveProgress:
         """The cluster phase's wait: nodes ready / expected, and each node's GPUs advertised."""
         self._live.update(nodes_renderable(states))
 
+    def step(self, node: str, step: str, result: StepResult | None) -> None:
+        """A node-by-node upgrade step: the one in flight live, each finished one printed above."""
+        from rich.text import Text
+
+        if result is None:
+            self._live.update(Text(step_line(node, step, None)))
+            return
+        style = "green" if result.status == "ok" else "red"
+        self._live.console.print(literal(step_line(node, step, result), style=style), soft_wrap=True)
+
 
 def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
     from rich.console import Group
@@ -166,6 +178,11 @@ class PlainProgress:
         if changed or now - self._last_time >= PLAIN_EVERY_S:
             self._console.print(literal(line), soft_wrap=True)
             self._last_line, self._last_time = line, now
+
+    def step(self, node: str, step: str, result: StepResult | None) -> None:
+        """A node-by-node upgrade step, one line as it ends (a log shows every step and its time)."""
+        if result is not None:
+            self._console.print(literal(step_line(node, step, result)), soft_wrap=True)
 
 
 def waiting_line(states: list[NodeReadiness]) -> str:

@@ -43,6 +43,10 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                 "os_image": node.os_image or None,
                 "gpu_allocation": node.gpu_allocation,
                 "dra": _dra_json(node),
+                "unhealthy_gpus": [
+                    {"device": device, "reason": reason}
+                    for device, reason in (node.dra.unhealthy if node.dra else ())
+                ],
             }
             for node in result.nodes
         ],

@@ -58,6 +58,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         "level": node.level,
         "cuda": None if node.cuda is None else [_cuda_gpu(gpu) for gpu in node.cuda],
         "nccl": None if node.nccl is None else _nccl(node.nccl),
+        "unhealthy_gpus": [{"device": device, "reason": reason} for device, reason in node.device_taints],
         "checks": [check_dict(check) for check in node.checks],
     }
 

@@ -125,6 +125,15 @@ class NvidiaSmiOverride:
 
 
 @dataclass(frozen=True)
+class ContainerFailure:
+    """`nodes[].containerFailure`: the kubelet cannot create or start containers of pods on the node
+    (the waiting reason and the runtime's message, as `kubectl describe pod` shows them)."""
+
+    reason: str  # one of CONTAINER_FAILURE_REASONS
+    message: str
+
+
+@dataclass(frozen=True)
 class WorkloadOverrides:
     """`nodes[].workloads`: what the deeper proof levels' programs print on the node instead."""
 
@@ -164,6 +173,7 @@ class NodeSpec:
     nvlink_down: int = 0  # GPUs with inactive NVLinks: the all-reduce runs at the PCIe figure
     ecc_errors: int = 0  # GPUs with an uncorrectable ECC error: vectorAdd fails on them
     workloads: WorkloadOverrides = WorkloadOverrides()
+    container_failure: ContainerFailure | None = None
 
     @property
     def host_can_advertise(self) -> bool:
@@ -185,16 +195,31 @@ class Scenario:
     device_plugin: str = "absent"  # absent | installed
     image_pull_failures: tuple[str, ...] = DEFAULT_IMAGE_PULL_FAILURES
     forbidden: tuple[str, ...] = ()  # "verb resource" pairs answered with 403
+    # `rbac`: allow-all (every authenticated request is allowed, as before) | enforce (Roles,
+    # ClusterRoles and their bindings in the store decide, as the API server's RBAC authorizer).
+    rbac: str = "allow-all"
     source: str = "scenario"
     extra_namespaces: tuple[str, ...] = field(default=())
     gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
     dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
+    # Seconds a list's continue token lives (`listTokenTTLSeconds`) and a watch stays open, which
+    # is also the compaction interval (`watchTTLSeconds`); 0: for ever, as before.
+    list_token_ttl_seconds: float = 0.0
+    watch_ttl_seconds: float = 0.0
 
     @cached_property
     def uses_dra(self) -> bool:
         """Some node gets its GPUs through DRA: the API serves resource.k8s.io (cached: the scenario
         is frozen, and the kubelet and scheduler ask on every pod of a 5,000-node cluster)."""
         return any(node.gpu_allocation == "dra" for node in self.nodes)
+
+    @cached_property
+    def dra_137(self) -> bool:
+        """`kubernetesVersion: v1.37.x` or later on a DRA cluster: DRAExtendedResource and
+        DRADeviceTaints are GA (nvidia.com/gpu requests served through claims the scheduler
+        creates; DeviceTaintRules served); older versions keep the earlier behaviour."""
+        major, minor = (int(part) for part in self.kubernetes_version[1:].split(".")[:2])
+        return self.uses_dra and (major, minor) >= (1, 37)
 
     # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
     # chart's values keys: driver.enabled, toolkit.enabled ...); None: not installed.
@@ -209,10 +234,13 @@ _TOP_KEYS = {
     "nodes",
     "imagePullFailures",
     "forbidden",
+    "rbac",
     "namespaces",
     "gpuAllocation",
     "draDriver",
     "gpuOperator",
+    "listTokenTTLSeconds",
+    "watchTTLSeconds",
 }
 _NODE_KEYS = {
     "name",
@@ -237,8 +265,10 @@ _NODE_KEYS = {
     "nvlinkDown",
     "eccErrors",
     "workloads",
+    "containerFailure",
 }
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+RBAC_MODES = ("allow-all", "enforce")
 
 
 MAX_NODES = 10_000  # in all; a simulated node costs ~50 KiB, and bench/ goes to 5,000
@@ -302,11 +332,14 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         device_plugin=top.choice("devicePlugin", "absent", ("absent", "installed")),
         image_pull_failures=top.string_list("imagePullFailures", DEFAULT_IMAGE_PULL_FAILURES),
         forbidden=_parse_forbidden(top),
+        rbac=top.choice("rbac", "allow-all", RBAC_MODES),
         source=source,
         extra_namespaces=top.string_list("namespaces", ()),
         gpu_allocation=allocation,
         dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
         gpu_operator=_parse_gpu_operator(top),
+        list_token_ttl_seconds=top.number("listTokenTTLSeconds", 0.0),
+        watch_ttl_seconds=top.number("watchTTLSeconds", 0.0),
     )
 
 
@@ -377,6 +410,7 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
         nvlink_down=faulty["nvlinkDown"],
         ecc_errors=faulty["eccErrors"],
         workloads=_parse_workloads(node, source),
+        container_failure=_parse_container_failure(node, source),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:
@@ -456,6 +490,19 @@ def _parse_nvidia_smi(node: Fields, source: str, key: str = "nvidiaSmi") -> Nvid
     if not isinstance(stdout, str):
         override.fail(override.at("stdout"), f"must be a string, got {type_name(stdout)}")
     return NvidiaSmiOverride(stdout=stdout, exit_code=override.integer("exitCode", 0))
+
+
+# The waiting reasons the kubelet gives a container it could not create or start (kuberuntime).
+CONTAINER_FAILURE_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+
+
+def _parse_container_failure(node: Fields, source: str) -> ContainerFailure | None:
+    if not node.has("containerFailure"):
+        return None
+    where = node.at("containerFailure")
+    failure = Fields(node.data["containerFailure"], where, source, {"reason", "message"})
+    reason = failure.choice("reason", "", CONTAINER_FAILURE_REASONS)
+    return ContainerFailure(reason=reason, message=failure.string("message", ""))
 
 
 def default_scenario_path() -> Path:

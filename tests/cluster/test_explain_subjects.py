@@ -205,3 +205,49 @@ def test_explain_text_keeps_its_json_and_refuses_cluster_options(tmp_path: Any, 
     refused = cli("explain", log, "-n", "default")
     assert refused.exit_code == 2
     assert "--namespace applies to `gpuctl explain pod/NAME`" in refused.stderr
+
+
+def test_explain_pod_reads_a_restarted_containers_previous_log(sim: Any, cli: Any) -> None:
+    """A device plugin that exits at start-up (two MIG profiles under the single strategy) and is
+    restarted: explain reads its last terminated run's log, as `kubectl logs --previous` does; the
+    sim refuses `previous` for a container that never terminated, with the kubelet's words."""
+    cluster = sim({
+        "podStartSeconds": 0.05,
+        "devicePlugin": "installed",
+        "nodes": [
+            {"name": "mig", "gpus": 2, "mig": {"1g.10gb": 3, "2g.20gb": 2}},
+            {"name": "plain", "gpus": 1},
+        ],
+    })  # fmt: skip
+    api = cluster.api_client()
+    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
+    (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
+    container = plugin.spec.template.spec.containers[0].name
+    env = {"name": "MIG_STRATEGY", "value": "single"}
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [env]}]}}}}
+    apps.patch_namespaced_daemon_set(plugin.metadata.name, "kube-system", patch)
+
+    def plugin_pod(node: str) -> Any:
+        pods = core.list_namespaced_pod("kube-system").items
+        return next((pod for pod in pods if pod.spec.node_name == node), None)
+
+    def restarted() -> bool:
+        pod = plugin_pod("mig")
+        statuses = (pod.status.container_statuses or []) if pod else []
+        return any(s.restart_count and s.last_state.terminated for s in statuses)
+
+    wait_until(restarted, "the plugin to fail and be restarted")
+    name = plugin_pod("mig").metadata.name
+    previous = core.read_namespaced_pod_log(name, "kube-system", container=container, previous=True)
+    assert "more than one MIG device type present" in previous
+    document = _explained(cli, f"pod/{name}", "-n", "kube-system", "--kubeconfig", cluster.kubeconfig)
+    assert [match["id"] for match in document["matches"]] == ["plugin.mig-mixed-types"]
+    sources = [line["source"] for line in document["evidence"]]
+    assert f"container {container} previous log" in sources, sources
+
+    wait_until(lambda: plugin_pod("plain") is not None, "the plugin pod on the plain node")
+    running = plugin_pod("plain").metadata.name
+    with pytest.raises(client.ApiException) as refused:
+        core.read_namespaced_pod_log(running, "kube-system", container=container, previous=True)
+    assert refused.value.status == 400
+    assert "previous terminated container" in refused.value.body

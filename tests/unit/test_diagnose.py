@@ -104,6 +104,14 @@ KNOWN_MESSAGES = [
         "events",
         "pod.sandbox-failed",
     ),
+    # verify's text for a container that cannot be created or started: its waiting reason and message
+    (
+        "CreateContainerConfigError: container has runAsNonRoot and image will run as root",
+        "runtime",
+        "container.config-error",
+    ),
+    ("CreateContainerError: context deadline exceeded", "runtime", "container.create-error"),
+    ("StartError", "runtime", "container.run-error"),
 ]
 
 

@@ -52,7 +52,7 @@ def test_default_render_is_nvidia_static_plugin_and_runtime_class() -> None:
     assert pod["priorityClassName"] == "system-node-critical"
     container = pod["containers"][0]
     # The pin (gpuctl/defaults.py), as NVIDIA's static manifest of that release names the image.
-    assert container["image"] == DEVICE_PLUGIN_IMAGE == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+    assert container["image"] == DEVICE_PLUGIN_IMAGE == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1"
     assert {"name": "MIG_STRATEGY", "value": "none"} in container["env"]
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,

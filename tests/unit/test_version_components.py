@@ -58,10 +58,11 @@ def test_components_name_every_pin(capsys: pytest.CaptureFixture[str]) -> None:
     ]
     assert all(set(item) == COMPONENT_KEYS for item in listed)
     by_name = {item["name"]: item for item in listed}
-    assert by_name["k8s-device-plugin"]["artifact"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+    assert by_name["k8s-device-plugin"]["artifact"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1"
     assert by_name["nvidia-container-toolkit"]["version"] == "1.20.0-1"
     assert by_name["nvidia-driver"]["version"] == "580 (branch)"
-    assert by_name["gpu-operator"]["version"] == "v26.7.0"
+    assert by_name["gpu-operator"]["version"] == "v26.7.1"
+    assert by_name["dra-driver-nvidia-gpu"]["version"] == "0.5.0"
     assert by_name["cuda-sample-image"]["artifact"].startswith("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-")
     assert by_name["nccl-tests-image"]["override"] == "verify --nccl-image"
 
@@ -92,4 +93,4 @@ def test_components_table_shows_where_each_pin_lives(
         assert any(line in row and name in row for row in out.splitlines()), out
     code, wide = gpuctl(capsys, "version", "--components", "-o", "wide")
     assert code == 0
-    assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.0" in wide
+    assert "nvcr.io/nvidia/k8s-device-plugin:v0.20.1" in wide

@@ -42,6 +42,7 @@ class HostOutcome:
     completed: bool = True
     driver: DriverState | None = None  # what the driver role reported (nvidia-smi, DKMS)
     diagnosis: HostDiagnosis | None = None  # the cause and fix found in its failed task's output
+    changed_tasks: tuple[str, ...] = ()  # the tasks that changed it (in check mode: would change it)
 
     @property
     def succeeded(self) -> bool:
@@ -176,6 +177,7 @@ def host_outcomes(state: ProgressState, names: set[str]) -> tuple[HostOutcome, .
             p.skipped,
             state.final_stats_seen,
             diagnosis=host_diagnosis(p.name, state.failed_tasks),
+            changed_tasks=tuple(task for host, task in state.changed_tasks if host == p.name),
         )
         for p in progress
         if p.name in names

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness, apply_cluster_layer
-from gpuctl.core.bootstrap.host import BootstrapResult, run_host_bootstrap
+from gpuctl.core.bootstrap.host import BootstrapResult
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.gate import apply_gate
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.stacks import Stack
+from gpuctl.core.upgrade.model import UpgradeOptions, UpgradeResult
+from gpuctl.core.upgrade.phase import HostPhaseResult, UpgradeHooks, run_host_phase
 from gpuctl.core.verify.model import Expectations, ProofOptions, VerifyOptions, VerifyResult
 from gpuctl.core.verify.run import verify
 from gpuctl.errors import ConfigError, ExitCode
@@ -54,6 +56,7 @@ class BootstrapRequest:
     verify_timeout_s: float = 300.0
     proof: ProofOptions = field(default_factory=ProofOptions)  # --level and its images
     gate: bool = True  # gate the nodes never proven (cluster phase), ungate those verified (not --no-gate)
+    upgrade: UpgradeOptions = field(default_factory=UpgradeOptions)  # nodes of the cluster, node by node
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class BootstrapRun:
     verify: VerifyResult | None = None
     expected_gpus: tuple[tuple[str, int | None], ...] = ()  # node → GPUs it must show
     host_of_node: tuple[tuple[str, str], ...] = ()  # node → its inventory host (with --inventory)
+    upgrade: UpgradeResult | None = None  # the host phase's node-by-node part, when it had one
 
     @property
     def ok(self) -> bool:
@@ -89,6 +93,8 @@ class BootstrapRun:
         options: tuple[str | Path, ...] = ("-i", self.request.inventory) if self.request.inventory else ()
         if self.request.cluster.stack is not Stack.DEVICE_PLUGIN:
             options += ("--stack", self.request.cluster.stack.value)
+        if self.upgrade is not None and failed == "host":
+            options += upgrade_flags(self.request)
         hosts = self.hosts_to_fix
         if hosts:
             inventory = self.request.inventory or "INVENTORY"
@@ -159,21 +165,10 @@ def _run_phase(
     from_inventory: bool,
     progress: dict[str, Callable[[Any], None] | None],
     reboot_plan: RebootPlan | None,
+    hooks: UpgradeHooks | None = None,
 ) -> Any:
     if name == "host":
-        if request.inventory is None:
-            raise ConfigError(
-                f"--phase {request.phase} needs --inventory",
-                hint="pass --inventory PATH (see inventories/sample/)",
-            )
-        return run_host_bootstrap(
-            inventory_path=request.inventory,
-            limit=request.limit,
-            check=request.check,
-            reboot_plan=reboot_plan,
-            on_progress=progress.get("host"),
-            **request.host_options,
-        )
+        return run_host_phase(request, api_client, reboot_plan, on_progress=progress.get("host"), hooks=hooks)
     if api_client is None:
         raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
     if name == "cluster":
@@ -206,6 +201,7 @@ def run_bootstrap(
     on_host_progress: Callable[[Any], None] | None = None,
     on_cluster_progress: Callable[[list[NodeReadiness]], None] | None = None,
     reboot_plan: RebootPlan | None = None,
+    upgrade_hooks: UpgradeHooks | None = None,
 ) -> BootstrapRun:
     """Run the requested phases in order; stop at the first that fails. Hosts are matched to
     nodes first, so a bad mapping is an error before anything is written. `reboot_plan`: the
@@ -235,8 +231,11 @@ def run_bootstrap(
             from_inventory=request.inventory is not None,
             progress=progress,
             reboot_plan=reboot_plan,
+            hooks=upgrade_hooks,
         )
-        results[name] = result
+        if isinstance(result, HostPhaseResult):
+            results["upgrade"] = result.upgrade
+        results[name] = result.host if isinstance(result, HostPhaseResult) else result
         outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))
         if not result.ok:
             break
@@ -248,4 +247,20 @@ def run_bootstrap(
         results.get("verify"),
         tuple(sorted(expected.items())),
         tuple(sorted(hosts.items())),
+        results.get("upgrade"),
     )
+
+
+def upgrade_flags(request: BootstrapRequest) -> tuple[str, ...]:
+    """The node-by-node flags a rerun must repeat (those not at their defaults)."""
+    defaults, options = UpgradeOptions(), request.upgrade
+    flags: tuple[str, ...] = ()
+    if options.max_unavailable != defaults.max_unavailable:
+        flags += ("--max-unavailable", str(options.max_unavailable))
+    if options.force_drain:
+        flags += ("--force-drain",)
+    if options.drain_timeout_s != defaults.drain_timeout_s:
+        flags += ("--drain-timeout", f"{options.drain_timeout_s:g}")
+    if request.proof.level != "smi":
+        flags += ("--level", request.proof.level)
+    return flags

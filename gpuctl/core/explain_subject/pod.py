@@ -140,7 +140,11 @@ def _container(api_client: ApiClient, pod: JsonDict, status: JsonDict, context: 
             found = diagnose_text(message, CONTAINER_SOURCES, **context) if message else None
             clues.append(clue(f"container {name} {when}{kind}", text, found))
             failed = failed or kind == "terminated" or (detail or {}).get("reason") == "CrashLoopBackOff"
-    if failed:
+    if int(status.get("restartCount") or 0) > 0 and dig(status, "lastState", "terminated"):
+        # A restarted container's failed run is its previous one (`kubectl logs --previous`): the
+        # current run may be running cleanly, or not started yet.
+        clues += _container_log(api_client, pod, name, context, previous=True)
+    elif failed:
         clues += _container_log(api_client, pod, name, context)
     return clues
 
@@ -162,13 +166,14 @@ def _state_text(kind: str, detail: JsonDict) -> str | None:
 
 
 def _container_log(
-    api_client: ApiClient, pod: JsonDict, container: str, context: dict[str, str]
+    api_client: ApiClient, pod: JsonDict, container: str, context: dict[str, str], *, previous: bool = False
 ) -> list[Clue]:
     namespace = str(dig(pod, "metadata", "namespace", default=""))
-    log = read_pod_log(api_client, namespace, name_of(pod), container, LOG_TAIL_LINES)
+    log = read_pod_log(api_client, namespace, name_of(pod), container, LOG_TAIL_LINES, previous=previous)
     if not isinstance(log, str) or not log.strip():
         return []
-    return list(log_clues(f"container {container} log", log, CONTAINER_SOURCES, **context))
+    source = f"container {container} {'previous ' if previous else ''}log"
+    return list(log_clues(source, log, CONTAINER_SOURCES, **context))
 
 
 def _claims(api_client: ApiClient, pod: JsonDict, namespace: str) -> list[Clue]:

@@ -201,6 +201,11 @@ class GpuAllocation(ABC):
     def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
         """The read-only checks of the node's GPUs and plugin (gpu.capacity ... the plugin log)."""
 
+    def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
+        """(device, taint with its source) of the node's GPUs a device taint keeps from pods (DRA)."""
+        del node, snapshot
+        return ()
+
     @abstractmethod
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
         """Why no verification pod can get the node's GPUs ("" when one can)."""

@@ -15,9 +15,10 @@ from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin import plugin_running
 from gpuctl.core.verify import dra
 from gpuctl.core.verify.dra_run import DraRun
+from gpuctl.core.verify.model import CheckStatus
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
 from gpuctl.core.verify.pod_run import PlannedPod
-from gpuctl.defaults import DRA_DRIVER_NAMESPACE, DRA_DRIVER_RELEASE
+from gpuctl.defaults import DRA_DRIVER_NAMESPACE, DRA_DRIVER_RELEASE, GPU_RESOURCE
 from gpuctl.helm import Chart
 from gpuctl.kube.daemonsets import daemonset_pods, list_gpu_daemonsets
 from gpuctl.kube.dra import read_inventory
@@ -90,7 +91,11 @@ class DraStack(ChartStack, GpuAllocation):
         return dra.plugin_log(node, pod, log)
 
     def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
-        return dra.node_checks(node, snapshot.dra, expected, snapshot.plugin_checks.get(node.name))
+        log = snapshot.plugin_checks.get(node.name)
+        return dra.node_checks(node, snapshot.dra, expected, log, snapshot.plugin_pods.get(node.name))
+
+    def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
+        return snapshot.dra.published(node).unhealthy
 
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
         return dra.why_no_pod(node, snapshot.dra)
@@ -98,8 +103,11 @@ class DraStack(ChartStack, GpuAllocation):
     def verification_run(
         self, api_client: ApiClient, snapshot: ClusterSnapshot, namespace: str, run_id: str
     ) -> VerificationRun | None:
-        """The run's ResourceClaimTemplate and the watch on its claims."""
-        return DraRun(api_client, snapshot.dra.inventory.version, namespace, run_id)
+        """The run's ResourceClaimTemplate and the watch on its claims (where nvidia.com/gpu is
+        mapped, also on the unlabelled claims the scheduler creates for its pods)."""
+        inventory = snapshot.dra.inventory
+        watch_all = inventory.extended_resource == GPU_RESOURCE
+        return DraRun(api_client, inventory.version, namespace, run_id, watch_all=watch_all)
 
     def planned_pods(
         self,
@@ -109,16 +117,21 @@ class DraStack(ChartStack, GpuAllocation):
         snapshot: ClusterSnapshot,
         run: VerificationRun | None,
     ) -> list[PlannedPod]:
-        """One pod that claims all the node's GPUs through the run's claim template."""
-        del snapshot
+        """One pod that claims all the node's GPUs through the run's claim template; where the
+        DeviceClass maps nvidia.com/gpu (Kubernetes 1.37), one that asks for nvidia.com/gpu, so the
+        scheduler's extended-resource mapping is proven as workloads use it."""
         if not isinstance(run, DraRun):
             raise TypeError("a DRA node's verification pod needs the run's claim template")
         template = run.template
+        name = verification_pod_name(node, run_id, workload=options.workload)
+        if dra.extended_resource_mapped(node, snapshot.dra):
+            gpus = dra.claimable(snapshot.dra.published(node))
+            return [PlannedPod(name, node, lambda: verification_pod(node, gpus, run_id, options))]
 
         def claiming() -> JsonDict:
             return dra.claim_pod(verification_pod(node, 0, run_id, options), template)
 
-        return [PlannedPod(verification_pod_name(node, run_id, workload=options.workload), node, claiming)]
+        return [PlannedPod(name, node, claiming)]
 
     def pod_gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> int | None:
         """The published GPUs a claim can get."""
@@ -133,7 +146,15 @@ class DraStack(ChartStack, GpuAllocation):
     ) -> tuple[Check, ...]:
         del evaluation  # a placeholder of skips where no pod ran: dra.claim wants what ran
         ran = snapshot.evaluations.get(node.name)
-        return (dra.claim_check(node, snapshot.dra, snapshot.claims.get(node.name), ran),)
+        allocation = snapshot.claims.get(node.name)
+        claim = dra.claim_check(node, snapshot.dra, allocation, ran)
+        if (
+            ran is None
+            or claim.status is CheckStatus.SKIP
+            or not dra.extended_resource_mapped(node, snapshot.dra)
+        ):
+            return (claim,)
+        return (claim, dra.extended_resource_check(node, snapshot.dra, allocation))
 
     def physical_gpus(
         self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation

@@ -21,9 +21,16 @@ from gpuctl.core.stacks.settings import OperatorSettings, check_settings, distri
 from gpuctl.core.verify.operator_checks import operator_validation
 from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
+from gpuctl.errors import ConfigError
 from gpuctl.helm import Chart
 from gpuctl.kube.daemonsets import list_gpu_daemonsets
-from gpuctl.kube.gpu_operator import OperandPod, cluster_policy_states, kubelet_versions, list_operand_pods
+from gpuctl.kube.gpu_operator import (
+    OperandPod,
+    cluster_policy_states,
+    gpu_cluster_states,
+    kubelet_versions,
+    list_operand_pods,
+)
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 from gpuctl.shell import command_line
@@ -89,11 +96,11 @@ class OperatorStack(ChartStack):
     def prepare(self, api_client: ApiClient, options: ClusterOptions) -> ClusterOptions:
         """`--distribution auto`: from the kubelet versions of the cluster's nodes."""
         settings = options.render.operator
+        prepared = super().prepare(api_client, options)  # the helm check comes before any read
+        refuse_beside_gpu_cluster(api_client)
         if settings.distribution == "auto":
             settings = replace(settings, distribution=distribution_of(kubelet_versions(api_client)))
-        return super().prepare(
-            api_client, replace(options, render=replace(options.render, operator=settings))
-        )
+        return replace(prepared, render=replace(prepared.render, operator=settings))
 
     def pending(self, node: str, expected: int | None) -> NodeReadiness:
         return NodeReadiness(node, expected, validator="")
@@ -132,12 +139,35 @@ class OperatorStack(ChartStack):
 
     def findings(self, api_client: ApiClient) -> StackFindings:
         policies = cluster_policy_states(api_client) or {}
-        return StackFindings(tuple(sorted(policies.items())), tuple(_other_device_plugins(api_client)))
+        clusters = gpu_cluster_states(api_client) or {}
+        beside = [
+            f"GPUCluster {name} (state {state or 'unknown'}) exists beside the ClusterPolicy: the GPU "
+            "Operator reconciles neither while both exist"
+            for name, state in sorted(clusters.items())
+            if policies
+        ]
+        return StackFindings(tuple(sorted(policies.items())), (*_other_device_plugins(api_client), *beside))
 
     def validation_checks(self, node: NodeInfo, snapshot: ClusterSnapshot) -> list[Check]:
         """The Operator's validator on the node, wherever the Operator runs (whatever the stack
         that installed it)."""
         return [operator_validation(node.name, snapshot.operator)] if snapshot.operator else []
+
+
+def refuse_beside_gpu_cluster(api_client: ApiClient) -> None:
+    """gpuctl's values deploy a ClusterPolicy (the chart's clusterPolicy.deployCR); the GPU
+    Operator refuses to reconcile a ClusterPolicy and a GPUCluster side by side
+    (controllers/clusterpolicy_controller.go: "ClusterPolicy and GPUCluster cannot co-exist")."""
+    clusters = gpu_cluster_states(api_client) or {}
+    if not clusters:
+        return
+    name = sorted(clusters)[0]
+    raise ConfigError(
+        f"GPUCluster {name} (nvidia.com/v1alpha1) exists: the GPU Operator runs in its DRA-based "
+        "GPUCluster mode, and the ClusterPolicy --stack operator would create cannot coexist with it",
+        hint="prove the DRA nodes as they are: `gpuctl verify`; or, to switch to ClusterPolicy mode, "
+        f"`{command_line('kubectl', 'delete', 'gpuclusters.nvidia.com', name)}` first",
+    )
 
 
 def _other_device_plugins(api_client: ApiClient) -> list[str]:

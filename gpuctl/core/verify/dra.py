@@ -8,6 +8,7 @@ and its verification pod claims every GPU of the node through a ResourceClaimTem
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,10 @@ if TYPE_CHECKING:
     from gpuctl.kube.raw import JsonDict
 
 CLAIM = "gpus"  # the pod's name for its claim
+EXTENDED_RESOURCE_KUBELET = (1, 37)  # DRAExtendedResource GA (KEP-5004)
+EXTENDED_RESOURCE_NOTE = "served through DRA's extended-resource mapping"
 THROUGH_DRA = "GPUs are allocated through DRA on this node (see the dra.* checks)"
+BESIDE_CHECK = "dra.device-plugin-beside"
 INSTALL_HINT = "install NVIDIA's DRA driver: `helm install` the dra-driver-nvidia-gpu chart (docs/dra.md)"
 
 
@@ -52,6 +56,24 @@ class DraFacts:
         if node.name in self.inventory.nodes or node.name in self.plugin_pods:
             return True
         return node.gpu_capacity == 0 and not any(count for _, count in node.device_capacity)
+
+
+def kubelet_minor(node: NodeInfo) -> tuple[int, int]:
+    """The node's kubelet (major, minor) from its reported version (v1.37.0+k3s1 → (1, 37))."""
+    found = re.match(r"^v?(\d+)\.(\d+)", node.system.get("kubeletVersion", ""))
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
+def extended_resource_mapped(node: NodeInfo, facts: DraFacts) -> bool:
+    """A pod asking for nvidia.com/gpu on `node` gets its GPUs through DRA: the GPU DeviceClass maps
+    the resource (extendedResourceName) and the node's kubelet is 1.37+ (DRAExtendedResource GA:
+    the kubelet reads pod.status.extendedResourceClaimStatus), and no device plugin advertises
+    the resource there (the scheduler then serves it the device plugin's way)."""
+    return (
+        facts.inventory.extended_resource == GPU_RESOURCE
+        and kubelet_minor(node) >= EXTENDED_RESOURCE_KUBELET
+        and node.gpu_allocatable == 0
+    )
 
 
 def read_facts(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> DraFacts:
@@ -115,7 +137,7 @@ def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
     tainted = published.tainted
     if not tainted:
         return passed("gpu.allocatable", f"{len(published.devices)} device(s) claimable, none tainted")
-    names = "; ".join(f"{device.name} {', '.join(device.taints)}" for device in tainted)
+    names = "; ".join(f"{device.name} {', '.join(device.reasons)}" for device in tainted)
     unhealthy = any("unhealthy" in taint for device in tainted for taint in device.taints)
     found = diagnose("Received unhealthy notification for device: -", "plugin-log", node=node.name)
     if unhealthy and found is not None:
@@ -125,10 +147,12 @@ def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
             found.hint,
             found.signature_id,
         )
+    by_rule = any(device.rules for device in tainted)
     return failed(
         "gpu.allocatable",
         f"{len(tainted)} of {len(published.devices)} device(s) tainted: {names}",
-        f"`{_slices_command(node.name, '-o', 'yaml')}` (devices[].taints)",
+        f"`{_slices_command(node.name, '-o', 'yaml')}` (devices[].taints)"
+        + (" and `kubectl get devicetaintrules -o yaml`" if by_rule else ""),
     )
 
 
@@ -165,10 +189,33 @@ def plugin_log(node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
     return make("dra.plugin-log", f"{found.cause}; log: {found.evidence}", found.hint, found.signature_id)
 
 
-def node_checks(node: NodeInfo, facts: DraFacts, expected: int | None, log: Check | None) -> list[Check]:
+def device_plugin_beside(node: NodeInfo, device_plugin: PluginPod | None) -> Check | None:
+    """A device plugin still advertising nvidia.com/gpu on a DRA node hands out the same GPUs the
+    DRA driver publishes: each GPU can be given twice (None where no plugin advertises)."""
+    if not node.gpu_capacity:
+        return None
+    pod = f" ({device_plugin.namespace}/{device_plugin.name})" if device_plugin is not None else ""
+    return warned(
+        BESIDE_CHECK,
+        f"{node.name} still runs the NVIDIA device plugin{pod} beside the DRA driver: it advertises "
+        f"{node.gpu_capacity} {GPU_RESOURCE} for the GPUs the DRA driver publishes, so a GPU can be "
+        "given to a pod twice",
+        "keep the device plugin off DRA nodes (its DaemonSet's nodeSelector/affinity), then "
+        f"`{command_line('kubectl', 'describe', 'node', node.name)}` shows no {GPU_RESOURCE}",
+    )
+
+
+def node_checks(
+    node: NodeInfo,
+    facts: DraFacts,
+    expected: int | None,
+    log: Check | None,
+    device_plugin: PluginPod | None = None,
+) -> list[Check]:
     """What replaces the device plugin's capacity/allocatable/pod/log checks on a DRA node."""
     log = log or plugin_log(node, facts.plugin_pods.get(node.name), None)
     published = facts.published(node)
+    beside = device_plugin_beside(node, device_plugin)
     return [
         gpus_published(node, published, expected, log),
         devices_untainted(node, published),
@@ -176,6 +223,7 @@ def node_checks(node: NodeInfo, facts: DraFacts, expected: int | None, log: Chec
         skipped("device-plugin.log", THROUGH_DRA),
         plugin_pod(node, facts),
         log,
+        *([beside] if beside is not None else []),
     ]
 
 
@@ -196,6 +244,15 @@ def cluster_checks(facts: DraFacts, dra_nodes: list[NodeInfo]) -> list[Check]:
             passed(
                 "dra.device-class",
                 f"DeviceClass {DRA_DEVICE_CLASS} (resource.k8s.io/{inventory.version}{mapped})",
+            )
+        )
+    beside = [node.name for node in dra_nodes if node.gpu_capacity]
+    if beside:
+        checks.append(
+            warned(
+                BESIDE_CHECK,
+                f"the NVIDIA device plugin still runs beside the DRA driver on {', '.join(beside)}",
+                "keep the device plugin's DaemonSet off the DRA nodes (nodeSelector/affinity)",
             )
         )
     return checks
@@ -267,8 +324,29 @@ def claim_check(
             f"claim {allocation.claim} got {len(allocation.devices)} device(s), {wanted} claimable",
             "`kubectl get resourceclaims -A` (devices held by other claims)",
         )
+    served = f" ({GPU_RESOURCE} {EXTENDED_RESOURCE_NOTE})" if extended_resource_mapped(node, facts) else ""
     return passed(
         "dra.claim",
         f"claim {allocation.claim} allocated {len(allocation.devices)} device(s): "
-        + ", ".join(allocation.devices),
+        + ", ".join(allocation.devices)
+        + served,
+    )
+
+
+def extended_resource_check(node: NodeInfo, facts: DraFacts, allocation: ClaimAllocation | None) -> Check:
+    """dra.extended-resource (Kubernetes 1.37): the pod asked for nvidia.com/gpu and the scheduler
+    served it through the claim it created for the pod."""
+    wanted = claimable(facts.published(node))
+    if allocation is None:
+        return failed(
+            "dra.extended-resource",
+            f"the verification pod asked for {GPU_RESOURCE}: {wanted}; no claim of the scheduler's "
+            "was observed for it",
+            "`kubectl get pod -o jsonpath='{.status.extendedResourceClaimStatus}'` on a pod that asks for "
+            f"{GPU_RESOURCE}; DeviceClass {DRA_DEVICE_CLASS} must set extendedResourceName",
+        )
+    return passed(
+        "dra.extended-resource",
+        f"{GPU_RESOURCE}: {wanted} {EXTENDED_RESOURCE_NOTE} (DeviceClass {DRA_DEVICE_CLASS}, "
+        f"claim {allocation.claim})",
     )

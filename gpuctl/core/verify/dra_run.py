@@ -22,12 +22,17 @@ if TYPE_CHECKING:
 class DraRun:
     """Create the run's ResourceClaimTemplate, watch its claims, and always delete both."""
 
-    def __init__(self, api_client: ApiClient, version: str, namespace: str, run_id: str) -> None:
+    def __init__(
+        self, api_client: ApiClient, version: str, namespace: str, run_id: str, *, watch_all: bool = False
+    ) -> None:
         self.api_client = api_client
         self.version = version
         self.namespace = namespace
         self.template = f"gpuctl-verify-{run_id}"
         self.selector = run_selector(run_id)
+        # Kubernetes 1.37: the claim the scheduler creates for a pod's nvidia.com/gpu carries no
+        # label of the run, so the namespace's claims are watched (each is kept by its pod's name).
+        self.watch_selector = "" if watch_all else self.selector
         self.labels = {MANAGED_BY: "gpuctl", COMPONENT: "verify", RUN_ID_LABEL: run_id}
         self.watch: ClaimWatch | None = None
         self.created = False
@@ -35,7 +40,7 @@ class DraRun:
 
     def start(self) -> None:
         """Watch first, so that no allocation is missed; then create the template."""
-        self.watch = ClaimWatch(self.api_client, self.version, self.namespace, self.selector)
+        self.watch = ClaimWatch(self.api_client, self.version, self.namespace, self.watch_selector)
         self.watch.start()
         self.created = True  # set before the request: an interrupted create is cleaned up too
         template = claim_template(self.version, self.template, self.labels, DRA_DEVICE_CLASS)

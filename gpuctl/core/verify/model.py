@@ -111,6 +111,8 @@ class NodeResult:
     level: str = "smi"  # the proof level it was held to (--level)
     cuda: tuple[CudaGpu, ...] | None = None  # --level cuda and deeper: each GPU's CUDA check, once run
     nccl: NcclFigures | None = None  # --level nccl: its all-reduce, once run
+    # (device, taint and its source) of the GPUs a device taint keeps from claims (DRA nodes)
+    device_taints: tuple[tuple[str, str], ...] = ()
 
     @property
     def ok(self) -> bool:

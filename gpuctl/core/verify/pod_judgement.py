@@ -88,7 +88,9 @@ def _unstarted(outcome: PodOutcome, namespace: str, context: dict[str, str]) -> 
         check = _pending(outcome, "pod.image", "container not started", namespace, context)
         return (check, *_skip_all(SMI_CHECKS, "container did not start"))
     if outcome.state == "image-pull":
-        return (_image_pull(outcome, context), *_skip_all(SMI_CHECKS, "image not pulled"))
+        return (_not_started(outcome, "image-pull", context), *_skip_all(SMI_CHECKS, "image not pulled"))
+    if outcome.state == "start-error":  # CreateContainerConfigError, CreateContainerError, RunContainerError
+        return (_not_started(outcome, "runtime", context), *_skip_all(SMI_CHECKS, "container did not start"))
     return ()
 
 
@@ -149,9 +151,10 @@ def _unschedulable(outcome: PodOutcome, context: dict[str, str]) -> Check:
     return failed("pod.scheduled", f"{found.cause} ({found.evidence})", found.hint, found.signature_id)
 
 
-def _image_pull(outcome: PodOutcome, context: dict[str, str]) -> Check:
-    text = f"{outcome.reason} {outcome.message}"
-    found = diagnose(text, "image-pull", **context)
+def _not_started(outcome: PodOutcome, source: str, context: dict[str, str]) -> Check:
+    """pod.image for a container waiting on a failure: the image's pull, or its creation or start."""
+    text = f"{outcome.reason}: {outcome.message}"
+    found = diagnose(text, source, **context)
     message = f"{outcome.reason}: {outcome.message}".strip(": ")[:300]
     if found is None:
         return failed("pod.image", message, f"check {command_line('--image', context['image'])}")
@@ -161,6 +164,8 @@ def _image_pull(outcome: PodOutcome, context: dict[str, str]) -> Check:
 def _run_failed(outcome: PodOutcome, context: dict[str, str]) -> Check:
     text = "\n".join(part for part in (outcome.log, outcome.message) if part)
     found = diagnose(text, "nvidia-smi", **context)
+    if found is None and outcome.reason == "StartError":  # a runtime error no row knows
+        found = diagnose(outcome.reason, "runtime", **context)
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), outcome.reason)
     message = f"nvidia-smi exited {outcome.exit_code} ({outcome.reason or outcome.state}): {first_line}"
     if found is None:

@@ -48,13 +48,16 @@ if TYPE_CHECKING:
 
 POD_CHECKS = ("pod.scheduled", "pod.image", *SMI_CHECKS)
 NOT_READY_SKIP = "node not Ready (see node.ready)"
+# The taint the scheduler reads a cordon as (spec.unschedulable); a pod tolerating it lands anyway.
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 
-def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot) -> str:
-    """Why no verification pod can run on `node`, or "" when one can."""
+def _can_run_pod(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> str:
+    """Why no verification pod can run on `node`, or "" when one can. A cordoned node takes the
+    pod only when it tolerates the cordon: a node-by-node upgrade proves a node before uncordoning it."""
     if not node.ready:
         return "node not Ready"
-    if node.unschedulable:
+    if node.unschedulable and not any(t.key == UNSCHEDULABLE_TAINT_KEY for t in options.tolerations):
         return "node cordoned"
     return allocation_of(node, snapshot).why_no_pod(node, snapshot)
 
@@ -73,7 +76,7 @@ def verify(
     runs: dict[Stack, VerificationRun | None] = {}  # allocation → what it created for the run
     namespace_created = False
     try:
-        targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node, snapshot)]
+        targets = [node for node in snapshot.gpu_nodes if not _can_run_pod(node, snapshot, options)]
         pod_run: PodRun | None = None
         if options.run_pods and targets:
             namespace_created = ensure_namespace(api_client, options.namespace, NAMESPACE_LABELS)
@@ -207,6 +210,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         options.proof.level,
         next((level.cuda for level in levels if level.cuda is not None), None),
         next((level.nccl for level in levels if level.nccl is not None), None),
+        device_taints=allocation.device_taints(node, snapshot),
     )
 
 
@@ -217,14 +221,14 @@ def _level_evaluations(
     if not options.run_pods:
         return not_run(options, "--no-pods")
     return snapshot.levels.get(node.name) or not_run(
-        options, _can_run_pod(node, snapshot) or "no verification pod"
+        options, _can_run_pod(node, snapshot, options) or "no verification pod"
     )
 
 
 def _pod_checks(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptions) -> PodEvaluation:
     if not options.run_pods:
         return PodEvaluation(tuple(skipped(check_id, "--no-pods") for check_id in POD_CHECKS))
-    why_not = _can_run_pod(node, snapshot)
+    why_not = _can_run_pod(node, snapshot, options)
     if why_not:
         return PodEvaluation(tuple(skipped(check_id, why_not) for check_id in POD_CHECKS))
     evaluation = snapshot.evaluations.get(node.name)

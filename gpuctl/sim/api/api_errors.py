@@ -75,10 +75,29 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
-def forbidden(verb: str, plural: str, group: str, namespace: str) -> ApiError:
+def forbidden(
+    verb: str,
+    plural: str,
+    group: str,
+    namespace: str,
+    *,
+    user: str = "gpuctl-sim",
+    name: str = "",
+    reason: str = "",
+) -> ApiError:
+    """The authorization filter's 403 (apiserver responsewriters.Forbidden + NewForbidden):
+    `plural` may carry a subresource ("pods/log"), which only the "cannot" part names."""
+    resource = plural.split("/", 1)[0]
+    qualified = f"{resource}.{group}" if group else resource
     scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
-    message = (
-        f'{plural}{"." + group if group else ""} is forbidden: User "gpuctl-sim" cannot {verb} '
-        f'resource "{plural}" in API group "{group}" {scope}'
-    )
-    return ApiError(403, "Forbidden", message, {"kind": plural, "group": group})
+    said = f'User "{user}" cannot {verb} resource "{plural}" in API group "{group}" {scope}'
+    named = f' "{name}"' if name else ""
+    message = f"{qualified}{named} is forbidden: {said}" + (f": {reason}" if reason else "")
+    details = {"name": name, "group": group, "kind": resource} if name else {"group": group, "kind": resource}
+    return ApiError(403, "Forbidden", message, details)
+
+
+def forbidden_path(verb: str, path: str, *, user: str, reason: str = "") -> ApiError:
+    """The 403 of a non-resource request (discovery, /version, /openapi)."""
+    message = f'forbidden: User "{user}" cannot {verb} path "{path}"' + (f": {reason}" if reason else "")
+    return ApiError(403, "Forbidden", message, {})

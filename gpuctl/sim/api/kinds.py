@@ -48,7 +48,7 @@ RESOURCE_TYPES = (
     ResourceType("", "v1", "Pod", "pods", True, ("po",), ("status", "log", "eviction"), categories=("all",)),
     ResourceType("", "v1", "ConfigMap", "configmaps", True, ("cm",)),
     ResourceType("", "v1", "Secret", "secrets", True),
-    ResourceType("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",)),
+    ResourceType("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",), ("token",)),
     ResourceType("", "v1", "Service", "services", True, ("svc",), ("status",), categories=("all",)),
     ResourceType("", "v1", "Event", "events", True, ("ev",)),
     ResourceType("apps", "v1", "DaemonSet", "daemonsets", True, ("ds",), ("status",), categories=("all",)),
@@ -98,7 +98,12 @@ RESOURCE_TYPES = (
     ),
     # Kubernetes 1.37 (DRADeviceTaints GA): taints an admin puts on published devices.
     ResourceType(
-        "resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", False, gate="dra-1.37",
+        "resource.k8s.io",
+        "v1",
+        "DeviceTaintRule",
+        "devicetaintrules",
+        False,
+        gate="dra-1.37",
         subresources=("status",),
     ),
 )
@@ -127,6 +132,8 @@ def subresource(resource: ResourceType, name: str) -> Subresource:
         return Subresource("", "v1", "Pod", ("get",))
     if name == "eviction":
         return Subresource("policy", "v1", "Eviction", ("create",))
+    if name == "token":  # the TokenRequest API (`kubectl create token`)
+        return Subresource("authentication.k8s.io", "v1", "TokenRequest", ("create",))
     return Subresource(resource.group, resource.version, resource.kind, ("get", "patch", "update"))
 
 

@@ -317,6 +317,44 @@ EVICTION = Message(
     "Eviction", {1: _message("metadata", OBJECT_META), 2: _message("deleteOptions", DELETE_OPTIONS)}
 )
 
+# k8s.io/api/authentication/v1 (`kubectl create token` posts it as protobuf)
+TOKEN_REQUEST = Message(
+    "TokenRequest",
+    {
+        1: _message("metadata", OBJECT_META),
+        2: _message(
+            "spec",
+            Message(
+                "TokenRequestSpec",
+                {
+                    1: _strings("audiences", keep=True),
+                    4: _int("expirationSeconds", keep=True),
+                    3: _message(
+                        "boundObjectRef",
+                        Message(
+                            "BoundObjectReference",
+                            {
+                                1: _string("kind"),
+                                2: _string("apiVersion"),
+                                3: _string("name"),
+                                4: _string("uid"),
+                            },
+                        ),
+                        keep=True,
+                    ),
+                },
+            ),
+        ),
+        3: _message(
+            "status",
+            Message(
+                "TokenRequestStatus",
+                {1: _string("token", keep=True), 2: Field("expirationTimestamp", "time")},
+            ),
+        ),
+    },
+)
+
 # (API group, kind) -> top-level message. Deployment is left out on purpose: its pod template is
 # most of core/v1, and a partial table would silently drop fields; it gets 415 instead.
 KINDS: dict[tuple[str, str], Message] = {
@@ -333,6 +371,7 @@ KINDS: dict[tuple[str, str], Message] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): CLUSTER_ROLE_BINDING,
     ("scheduling.k8s.io", "PriorityClass"): PRIORITY_CLASS,
     ("policy", "Eviction"): EVICTION,
+    ("authentication.k8s.io", "TokenRequest"): TOKEN_REQUEST,
 }
 
 # k8s.io/apimachinery/pkg/runtime: the TypeMeta inside the runtime.Unknown envelope.

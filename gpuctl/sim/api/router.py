@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import crds, discovery, evictions, kinds, openapi, paging, protobuf, writes
+from gpuctl.sim.api import authz, crds, discovery, evictions, kinds, openapi, paging, protobuf, tokens, writes
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
@@ -23,21 +23,32 @@ __all__ = ["Api", "Request", "Response"]
 
 
 class Api:
-    def __init__(self, cluster: Cluster, server_address: str) -> None:
+    def __init__(
+        self, cluster: Cluster, server_address: str, token_registry: tokens.TokenRegistry | None = None
+    ) -> None:
         self.cluster = cluster
         self.server_address = server_address
-        self.gates = kinds.gates_for(cluster.scenario.uses_dra)
+        self.tokens = token_registry or tokens.TokenRegistry("")
+        self.access = authz.AccessControl(
+            cluster.store, self.tokens, enforce=cluster.scenario.rbac == "enforce"
+        )
+        self.gates = kinds.gates_for(cluster.scenario.uses_dra, cluster.scenario.dra_137)
         self.lists = paging.Selections()
+        self.snapshots = paging.Snapshots(cluster.scenario.list_token_ttl_seconds)
+        if cluster.scenario.watch_ttl_seconds:
+            cluster.store.compact_every(cluster.scenario.watch_ttl_seconds)
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
         """The response and the verb it counts as (list, watch, patch ... or discovery)."""
         try:
+            user = self.access.user(request)
+            self.access.authorise(request, user)  # before routing, as the API server's filters
             route = self._route(request.path)
             if route is None:
                 return _openapi(request.path, self.gates) or self._non_resource(request), "discovery"
             verb = self._verb(request, route)
-            self._authorise(verb, route)
+            self._authorise(verb, route, user.name)
             return self._dispatch(request, route, verb), verb
         except ApiError as error:
             return Response(error.code, encode(error.status())), "error"
@@ -127,13 +138,13 @@ class Api:
             )
         return verb
 
-    def _authorise(self, verb: str, route: Route) -> None:
+    def _authorise(self, verb: str, route: Route, user: str) -> None:
         plural = route.resource.plural + (f"/{route.subresource}" if route.subresource else "")
         if (
             f"{verb} {plural}" in self.cluster.scenario.forbidden
             or f"{verb} {route.resource.plural}" in self.cluster.scenario.forbidden
         ):
-            raise forbidden(verb, plural, route.resource.group, route.namespace)
+            raise forbidden(verb, plural, route.resource.group, route.namespace, user=user, name=route.name)
         if verb not in route.resource.verbs:
             raise ApiError(
                 405,
@@ -177,7 +188,7 @@ class Api:
         version = str(self.cluster.store.resource_version)
         if self._wants_table(request):
             return self._table(request, route, items, version)
-        items, metadata = paging.page(items, request.query, version)
+        items, metadata = paging.page(items, request.query, version, self.snapshots)
         listing = {
             "kind": f"{route.resource.kind}List",
             "apiVersion": route.resource.api_version,
@@ -212,6 +223,8 @@ class Api:
                 f'container "{container}" in pod "{pod["metadata"]["name"]}" is waiting to start: {reason}'
             )
         log = runtime.logs[container]
+        if request.query.get("previous") in {"true", "1"}:
+            log = _previous_log(pod, container, runtime.previous_logs, log)
         return _trim_log(request, log() if callable(log) else log)
 
     # -- writes --------------------------------------------------------------------------------
@@ -239,7 +252,12 @@ class Api:
 
     def _create(self, request: Request, route: Route) -> Response:
         if route.resource.kind == "SelfSubjectAccessReview":
-            return Response(201, encode(self._access_review(self._body(request, route))))
+            user = self.access.user(request)
+            return Response(201, encode(self._access_review(self._body(request, route), user)))
+        if route.subresource == "token":
+            body = self._body(request, route)
+            issued = tokens.token_request(self.cluster.store, self.tokens, route.namespace, route.name, body)
+            return Response(201, encode(issued))
         if route.subresource == "eviction":
             body = self._body(request, route)
             return evictions.evict(self.cluster, route.namespace, route.name, body, self._dry_run(request))
@@ -324,7 +342,7 @@ class Api:
         except (TypeError, ValueError):
             raise bad_request(f"invalid gracePeriodSeconds {value!r}") from None
 
-    def _access_review(self, body: Obj) -> Obj:
+    def _access_review(self, body: Obj, user: tokens.UserInfo) -> Obj:
         attributes = (body.get("spec") or {}).get("resourceAttributes") or {}
         resource = attributes.get("resource", "")
         if attributes.get("subresource"):
@@ -332,15 +350,18 @@ class Api:
         denied = f"{attributes.get('verb', '')} {resource}" in self.cluster.scenario.forbidden
         review = dict(body, kind="SelfSubjectAccessReview", apiVersion="authorization.k8s.io/v1")
         review["metadata"] = {"creationTimestamp": None}
-        review["status"] = {"allowed": not denied}
-        if denied:
-            review["status"]["denied"] = True
+        review["status"] = self.access.review(body.get("spec") or {}, user, denied)
         return review
 
     def _watch(self, request: Request, route: Route) -> Response:
         namespace = self.namespace_filter(route)
         return watch_response(
-            self.cluster.store, request, route, namespace, lambda: self.matching(request, route)
+            self.cluster.store,
+            request,
+            route,
+            namespace,
+            lambda: self.matching(request, route),
+            ttl_seconds=self.cluster.scenario.watch_ttl_seconds,
         )
 
 
@@ -373,6 +394,18 @@ def _log_container(request: Request, pod: Obj) -> str:
     if container not in names + [c["name"] for c in pod["spec"].get("initContainers") or []]:
         raise bad_request(f"container {container} is not valid for pod {pod_name}")
     return container
+
+
+def _previous_log(pod: Obj, container: str, previous: dict[str, Any], current: Any) -> Any:
+    """The log of the container's last terminated run (`previous=true`): kept from before its
+    restart, else (not restarted yet, backing off) the current one, which is that run's."""
+    if container in previous:
+        return previous[container]
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    if any(s.get("name") == container and (s.get("lastState") or {}).get("terminated") for s in statuses):
+        return current
+    pod_name = pod["metadata"]["name"]
+    raise bad_request(f'previous terminated container "{container}" in pod "{pod_name}" not found')
 
 
 def _waiting_reason(pod: Obj, container: str) -> str:

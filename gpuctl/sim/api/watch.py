@@ -1,4 +1,9 @@
-"""Watches: chunked WatchEvent lines from the store's bounded history (410 when too old)."""
+"""Watches: chunked WatchEvent lines from the store's bounded history (410 when too old).
+
+A real API server ends every watch after a while (its --min-request-timeout, randomised): the
+response simply ends and the client watches again from the last resourceVersion it saw. With
+`watchTTLSeconds` the sim ends its watches that soon, whatever timeoutSeconds asked for.
+"""
 
 from __future__ import annotations
 
@@ -97,10 +102,14 @@ def watch_response(
     route: Route,
     namespace: str | None,
     snapshot: Callable[[], list[Obj]],
+    *,
+    ttl_seconds: float = 0.0,
 ) -> Response:
-    """Stream changes of the route's resource; without a resourceVersion, start with `snapshot()`."""
+    """Stream changes of the route's resource; without a resourceVersion, start with `snapshot()`;
+    end after `ttl_seconds` where it is shorter than the request's timeoutSeconds (0: no limit)."""
     visible = _visibility(request, route, namespace)
-    deadline = time.monotonic() + float(request.query.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
+    seconds = float(request.query.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
+    deadline = time.monotonic() + (min(seconds, ttl_seconds) if ttl_seconds else seconds)
     requested = request.query.get("resourceVersion", "")
     streaming_list = _wants_initial_events(request)
     initial: list[Obj] = []

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import nvidia_smi
-from gpuctl.defaults import DRA_DEVICE_CLASS, DRA_DRIVER_CHART_VERSION, DRA_DRIVER_NAMESPACE
+from gpuctl.defaults import DRA_DEVICE_CLASS, DRA_DRIVER_CHART_VERSION, DRA_DRIVER_NAMESPACE, GPU_RESOURCE
 from gpuctl.sim.runtime import containers, objects
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.scenario import NodeSpec
@@ -29,6 +29,7 @@ DRIVER = DRA_DEVICE_CLASS  # the driver name and its GPU DeviceClass share the n
 MIG_CLASS = "mig.nvidia.com"
 SLICES = "resourceslices.resource.k8s.io"
 CLASSES = "deviceclasses.resource.k8s.io"
+TAINT_RULES = "devicetaintrules.resource.k8s.io"  # Kubernetes 1.37
 API_VERSION = "resource.k8s.io/v1"
 PLUGIN_DAEMONSET = "dra-driver-nvidia-gpu-kubelet-plugin"
 PLUGIN_IMAGE = f"registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v{DRA_DRIVER_CHART_VERSION}"
@@ -51,16 +52,23 @@ def _class_selector(device_type: str) -> str:
     return f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{device_type}'"
 
 
-def device_classes() -> list[Obj]:
-    return [
-        {
-            "apiVersion": API_VERSION,
-            "kind": "DeviceClass",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "dra-driver-nvidia-gpu"}},
-            "spec": {"selectors": [{"cel": {"expression": _class_selector(device_type)}}]},
-        }
-        for name, device_type in ((DRIVER, "gpu"), (MIG_CLASS, "mig"))
-    ]
+def device_classes(extended_resource: bool = False) -> list[Obj]:
+    """The chart's DeviceClasses; `extended_resource` (Kubernetes 1.37): the GPU class maps
+    nvidia.com/gpu, as the chart's templates/deviceclass-gpu.yaml writes it on resource.k8s.io/v1."""
+    classes = []
+    for name, device_type in ((DRIVER, "gpu"), (MIG_CLASS, "mig")):
+        spec: Obj = {"selectors": [{"cel": {"expression": _class_selector(device_type)}}]}
+        if extended_resource and device_type == "gpu":
+            spec["extendedResourceName"] = GPU_RESOURCE
+        classes.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "DeviceClass",
+                "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "dra-driver-nvidia-gpu"}},
+                "spec": spec,
+            }
+        )
+    return classes
 
 
 def plugin_daemonset() -> Obj:
@@ -95,7 +103,7 @@ def install(cluster: ClusterState, created: float) -> None:
     store = cluster.store
     if store.get("namespaces", "", DRA_DRIVER_NAMESPACE) is None:
         store.add("namespaces", objects.namespace(DRA_DRIVER_NAMESPACE), created)
-    for device_class in device_classes():
+    for device_class in device_classes(cluster.scenario.dra_137):
         store.add(CLASSES, device_class, created)
     store.add("daemonsets.apps", plugin_daemonset(), created)
 

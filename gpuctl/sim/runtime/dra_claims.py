@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime.dra import CLASSES, SLICES
+from gpuctl.sim.runtime.dra import CLASSES, SLICES, TAINT_RULES
 from gpuctl.sim.runtime.objects import random_suffix
+from gpuctl.sim.runtime.predicates import allocatable_devices, pod_device_requests, quantity_to_int
 from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.runtime.store import Change, clone
 
@@ -27,6 +28,9 @@ CLAIMS = "resourceclaims.resource.k8s.io"
 TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+# Kubernetes 1.37 (DRAExtendedResource): the claim kube-scheduler creates for a pod's extended
+# resource requests that a DeviceClass maps (k8s.io/api resource/v1 ExtendedResourceClaimAnnotation).
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 _TERM = re.compile(
     r"""^device\.(?:driver\s*==\s*['"](?P<driver>[^'"]+)['"]|attributes\[['"](?P<domain>[^'"]+)['"]\]"""
     r"""\.(?P<name>\w+)\s*==\s*['"](?P<value>[^'"]*)['"])$"""
@@ -77,25 +81,51 @@ def _tolerated(device: SliceDevice, tolerations: list[Obj]) -> bool:
     return True
 
 
+def _rule_selects(rule: Obj, driver: str, pool: str, device: Obj) -> bool:
+    """A DeviceTaintRule's deviceSelector (driver, pool, device: each unset matches any)."""
+    selector = (rule.get("spec") or {}).get("deviceSelector") or {}
+    wanted = {"driver": driver, "pool": pool, "device": device.get("name")}
+    return all(selector.get(key) in (None, "", value) for key, value in wanted.items())
+
+
+def with_rule_taints(driver: str, pool: str, device: Obj, rules: list[Obj]) -> Obj:
+    """The device with the taints of the DeviceTaintRules that select it (Kubernetes 1.37)."""
+    extra = [
+        (r.get("spec") or {}).get("taint") or {} for r in rules if _rule_selects(r, driver, pool, device)
+    ]
+    if not extra:
+        return device
+    return dict(device, taints=[*(device.get("taints") or []), *extra])
+
+
 class Allocator:
     """One scheduling pass's view of the devices: per node, and which are taken."""
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.by_node: dict[str, list[SliceDevice]] = {}
+        rules = cluster.store.items(TAINT_RULES) if cluster.scenario.dra_137 else []
         for item in cluster.store.items(SLICES):
             spec = item.get("spec") or {}
             node = spec.get("nodeName") or ""
             pool = (spec.get("pool") or {}).get("name", node)
+            driver = spec.get("driver", "")
             for device in spec.get("devices") or []:
                 self.by_node.setdefault(node, []).append(
-                    SliceDevice(spec.get("driver", ""), pool, node, device)
+                    SliceDevice(driver, pool, node, with_rule_taints(driver, pool, device, rules))
                 )
         self.taken: set[tuple[str, str, str]] = set()
         for claim in cluster.store.items(CLAIMS):
             for result in _results(claim):
                 self.taken.add((result["driver"], result["pool"], result["device"]))
         self.classes = {c["metadata"]["name"]: c for c in cluster.store.items(CLASSES)}
+        # extended resource name → the DeviceClass that maps it (1.37: DRAExtendedResource)
+        self.extended: dict[str, str] = {}
+        if cluster.scenario.dra_137:
+            for name, device_class in self.classes.items():
+                mapped = (device_class.get("spec") or {}).get("extendedResourceName")
+                if mapped:
+                    self.extended.setdefault(str(mapped), name)
 
     def pod_claims(self, pod: Obj) -> list[Obj] | str:
         """The pod's claims, or why they are not all there."""
@@ -173,6 +203,93 @@ class Allocator:
                 return CANNOT_ALLOCATE
         return None
 
+    # -- extended resources served through DRA (Kubernetes 1.37) ---------------------------------
+
+    def extended_requests(self, pod: Obj, node: Obj) -> dict[str, int]:
+        """The pod's extended resource requests a DeviceClass maps and the node's allocatable does
+        not hold (a device plugin advertising the resource serves it as before)."""
+        if not self.extended:
+            return {}
+        return {
+            name: count
+            for name, count in pod_device_requests(pod).items()
+            if name in self.extended and allocatable_devices(node, name) == 0
+        }
+
+    def extended_claim_spec(self, pod: Obj, requests: dict[str, int]) -> tuple[Obj, list[Obj]]:
+        """The special claim's spec and the pod's requestMappings: one ExactCount request per
+        container and mapped resource, named container-<index>-request-<index of the resource in
+        the container's sorted requests> as kube-scheduler names them."""
+        spec = pod.get("spec") or {}
+        device_requests, mappings = [], []
+        every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+        for index, container in enumerate(every):
+            resources = container.get("resources") or {}
+            asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+            for position, name in enumerate(sorted(asked)):
+                if name not in requests or quantity_to_int(asked[name]) <= 0:
+                    continue
+                request_name = f"container-{index}-request-{position}"
+                device_requests.append(
+                    {
+                        "name": request_name,
+                        "exactly": {
+                            "deviceClassName": self.extended[name],
+                            "allocationMode": "ExactCount",
+                            "count": quantity_to_int(asked[name]),
+                        },
+                    }
+                )
+                mappings.append(
+                    {
+                        "containerName": container.get("name", ""),
+                        "resourceName": name,
+                        "requestName": request_name,
+                    }
+                )
+        return {"devices": {"requests": device_requests}}, mappings
+
+    def extended_reason(self, pod: Obj, node: Obj, requests: dict[str, int]) -> str | None:
+        """The DynamicResources filter for the special claim: None when it fits on `node`."""
+        claim = {"spec": self.extended_claim_spec(pod, requests)[0]}
+        fits = self.allocation(claim, node["metadata"]["name"], set(self.taken))
+        return CANNOT_ALLOCATE if isinstance(fits, str) else None
+
+    def reserve_extended(self, pod: Obj, node: Obj) -> Obj:
+        """Bind-time: create the special claim, allocated and reserved for the pod, and name it in
+        pod.status.extendedResourceClaimStatus; the pod as bound."""
+        requests = self.extended_requests(pod, node)
+        if not requests:
+            return pod
+        spec, mappings = self.extended_claim_spec(pod, requests)
+        node_name = node["metadata"]["name"]
+        results = self.allocation({"spec": spec}, node_name, self.taken)
+        if isinstance(results, str):
+            return pod
+        meta = pod["metadata"]
+        claim_name = f"{meta['name']}-extended-resources-{random_suffix()}"[:253]
+        claim: Obj = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": claim_name,
+                "generateName": f"{meta['name']}-extended-resources-",
+                "namespace": meta["namespace"],
+                "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"},
+                "ownerReferences": [_pod_owner(pod)],
+            },
+            "spec": spec,
+            "status": {
+                "allocation": _allocation(results, node_name),
+                "reservedFor": [{"resource": "pods", "name": meta["name"], "uid": meta["uid"]}],
+            },
+        }
+        self.cluster.store.add(CLAIMS, claim)
+        extended = {"resourceClaimName": claim_name, "requestMappings": mappings}
+        updated = dict(pod, status=dict(pod.get("status") or {}, extendedResourceClaimStatus=extended))
+        self.cluster.store.put("pods", updated)
+        return updated
+
     def reserve(self, pod: Obj, node: str) -> None:
         """Bind-time: write each claim's allocation and reserve it for the pod."""
         claims = self.pod_claims(pod)
@@ -184,20 +301,36 @@ class Allocator:
                 results = self.allocation(claim, node, self.taken)
                 if isinstance(results, str):
                     return
-                status["allocation"] = {
-                    "devices": {"results": results},
-                    "nodeSelector": {
-                        "nodeSelectorTerms": [
-                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-                        ]
-                    },
-                }
+                status["allocation"] = _allocation(results, node)
             reserved = [r for r in status.get("reservedFor") or [] if r.get("uid") != pod["metadata"]["uid"]]
             status["reservedFor"] = [
                 *reserved,
                 {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]},
             ]
             self.cluster.store.put(CLAIMS, dict(claim, status=status))
+
+
+def _allocation(results: list[Obj], node: str) -> Obj:
+    return {
+        "devices": {"results": results},
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+            ]
+        },
+    }
+
+
+def _pod_owner(pod: Obj) -> Obj:
+    meta = pod["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def _results(claim: Obj) -> list[Obj]:
@@ -258,16 +391,7 @@ def _claim_from(template: Obj, pod: Obj, claim_name: str) -> Obj:
             "namespace": pod_meta["namespace"],
             "labels": dict(meta.get("labels") or {}),
             "annotations": annotations,
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": pod_meta["name"],
-                    "uid": pod_meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [_pod_owner(pod)],
         },
         "spec": clone((template.get("spec") or {}).get("spec") or {}),
     }
@@ -312,11 +436,14 @@ def pod_removed(cluster: ClusterState, pod: Obj) -> None:
 
 def claimed_devices(cluster: ClusterState, pod: Obj, node: str) -> list[Device]:
     """The devices the pod's allocated claims give it, as the container sees them."""
-    if not pod.get("spec", {}).get("resourceClaims"):
+    extended = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    if not pod.get("spec", {}).get("resourceClaims") and not extended:
         return []
     claims = Allocator(cluster).pod_claims(pod)
     if isinstance(claims, str):
         return []
+    special = cluster.store.get(CLAIMS, pod["metadata"]["namespace"], extended.get("resourceClaimName") or "")
+    claims = [*claims, *([special] if special is not None else [])]
     by_name = {
         d["name"]: d
         for s in cluster.store.items(SLICES)

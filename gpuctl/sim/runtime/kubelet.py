@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.runtime import containers, dra, dra_claims, plugin_runtime, sandbox, termination
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
-from gpuctl.sim.runtime.failures import deadline_exceeded, image_failure
+from gpuctl.sim.runtime.failures import (
+    create_failure,
+    deadline_exceeded,
+    image_failure,
+    injected_failure,
+    start_error,
+)
 from gpuctl.sim.runtime.objects import node_address
 from gpuctl.sim.runtime.podstatus import (
     conditions,
@@ -136,8 +142,13 @@ def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
         if problem is not None:
             image_failure(cluster, pod, container, *problem)
             return
+    failure = injected_failure(cluster, pod)
+    if failure is not None and failure.reason != "RunContainerError":
+        create_failure(cluster, pod, failure)
+        return
     runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
+    runtime.previous_logs.update(runtime.logs)
     runtime.logs = _init_logs(pod, runtime.logs)
     for container in pod["spec"].get("containers") or []:
         container_name = container["name"]
@@ -147,8 +158,8 @@ def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
         elif dra.is_plugin_container(container):
             outcomes[container_name], runtime.logs[container_name] = dra.start_plugin(cluster, node_name)
         else:
-            outcomes[container_name] = _run_workload(cluster, pod, container)
-            runtime.logs[container_name] = outcomes[container_name].log
+            outcome = _run_workload(cluster, pod, container) if failure is None else start_error(failure)
+            outcomes[container_name], runtime.logs[container_name] = outcome, outcome.log
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
     if any(outcome.start_error for outcome in outcomes.values()):
@@ -282,8 +293,12 @@ def _crash_loop(cluster: ClusterState, pod: Obj, statuses: list[Obj]) -> None:
     for status in statuses:
         status["lastState"] = status["state"]
         status["restartCount"] = runtime.restarts
+        terminated = status["state"]["terminated"]
+        # A task that never started is waiting on the runtime's error (RunContainerError).
         status["state"] = {
-            "waiting": {
+            "waiting": {"reason": "RunContainerError", "message": terminated.get("message", "")}
+            if terminated["reason"] == "StartError"
+            else {
                 "reason": "CrashLoopBackOff",
                 "message": f"back-off {int(backoff)}s restarting failed "
                 f"container={status['name']} pod={pod_ref}",

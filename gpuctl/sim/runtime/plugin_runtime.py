@@ -71,8 +71,12 @@ def node_resources(cluster: ClusterState, node_name: str, status: Obj) -> tuple[
 
 
 def allocate(cluster: ClusterState, pod: Obj, node_name: str) -> list[Device] | tuple[str, str]:
-    """The devices for a bound pod, or (reason, message) of the kubelet's admission failure."""
-    requests = pod_device_requests(pod)
+    """The devices for a bound pod, or (reason, message) of the kubelet's admission failure.
+    Requests the scheduler mapped to a DRA claim (pod.status.extendedResourceClaimStatus,
+    Kubernetes 1.37) are the claim's, not the plugin's."""
+    mapped = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    through_dra = {m.get("resourceName") for m in mapped.get("requestMappings") or []}
+    requests = {name: count for name, count in pod_device_requests(pod).items() if name not in through_dra}
     if not requests:
         return []
     advertised, _ = node_advertised(cluster, node_name)

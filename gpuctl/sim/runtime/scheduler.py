@@ -102,13 +102,30 @@ def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
     if not matches_node_selection(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    if capacity.claims is not None and (why := capacity.claims.reason(pod, node["metadata"]["name"])):
+    why, extended = _claims_reason(pod, node, capacity)
+    if why:
         return why
     for name, wanted in sorted(pod_device_requests(pod).items()):
+        if name in extended:
+            continue
         used = capacity.devices_used(node["metadata"]["name"], name)
         if allocatable_devices(node, name) - used < wanted:
             return f"Insufficient {name}"
     return None
+
+
+def _claims_reason(pod: Obj, node: Obj, capacity: _Capacity) -> tuple[str | None, dict[str, int]]:
+    """The DynamicResources filter: why the pod's claims do not fit on `node` (None: they do), and
+    on Kubernetes 1.37 the extended resource requests a DeviceClass maps there (a special claim
+    the scheduler creates at bind serves them, so NodeResourcesFit leaves them out)."""
+    claims = capacity.claims
+    if claims is None:
+        return None, {}
+    extended = claims.extended_requests(pod, node)
+    why = claims.reason(pod, node["metadata"]["name"])
+    if why is None and extended:
+        why = claims.extended_reason(pod, node, extended)
+    return why, extended
 
 
 def failed_scheduling_message(reasons: Counter[str], total: int) -> str:
@@ -167,6 +184,7 @@ def run_pass(cluster: ClusterState) -> None:
         capacity.take(chosen["metadata"]["name"], pod)
         if capacity.claims is not None:
             capacity.claims.reserve(pod, chosen["metadata"]["name"])
+            pod = capacity.claims.reserve_extended(pod, chosen)
         _bind(cluster, pod, chosen["metadata"]["name"])
 
 

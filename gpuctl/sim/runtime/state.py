@@ -37,6 +37,8 @@ class PodRuntime:
     logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)  # callables: built on read
     started: float = 0.0
     restarts: int = 0
+    # Each container's log of its last run before the latest (re)start: `kubectl logs --previous`.
+    previous_logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)
 
 
 @dataclass

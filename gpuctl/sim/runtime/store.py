@@ -105,6 +105,10 @@ class Store:
         self._generations: dict[str, int] = {}  # resource → count of its writes
         self._watchers: dict[str, list[Watcher]] = {}  # resource → the controllers that read it
         self.closed = False
+        # compact_every(): versions below _compacted are gone; _compaction = (seconds, next due,
+        # the version the next compaction compacts to)
+        self._compacted = 0
+        self._compaction: tuple[float, float, int] | None = None
 
     # -- reads -------------------------------------------------------------------------------
     @property
@@ -130,6 +134,8 @@ class Store:
 
     # -- writes (caller holds self.lock) -------------------------------------------------------
     def _bump(self) -> str:
+        if self._compaction is not None:
+            self._compact()
         self._resource_version += 1
         return str(self._resource_version)
 
@@ -196,10 +202,31 @@ class Store:
         controller learns of the writes of the API and of the other controllers."""
         self._watchers.setdefault(resource, []).append(watcher)
 
+    def compact_every(self, seconds: float) -> None:
+        """Compact as kube-apiserver has etcd compacted (every five minutes there): every
+        `seconds`, the versions older than the one current at the previous compaction go, and a
+        watch from one of them is answered 410 (checked at each write and read, no thread)."""
+        with self.lock:
+            self._compaction = (seconds, time.monotonic() + seconds, self._resource_version)
+
+    def _compact(self) -> None:
+        if self._compaction is None:
+            return
+        seconds, due, upcoming = self._compaction
+        now = time.monotonic()
+        if now >= due:
+            # Past two intervals, nothing was written since the last check (each write checks):
+            # the current version was already current at the previous compaction.
+            self._compacted = upcoming if now < due + seconds else self._resource_version
+            self._compaction = (seconds, now + seconds, self._resource_version)
+
     def changes_after(self, resource_version: int) -> list[Change]:
         """History entries newer than `resource_version` (caller holds the lock)."""
         if not self._history or resource_version >= self._resource_version:
             return []
+        self._compact()
+        if resource_version < self._compacted:
+            raise TooOld(resource_version, self._compacted)
         oldest = self._history[0].resource_version
         if resource_version < oldest - 1:
             raise TooOld(resource_version, oldest)

@@ -7,7 +7,9 @@ the order a request meets them, each answered the way a real API server answers:
   visits can make the browser send requests to 127.0.0.1 under a name of its own (DNS
   rebinding); such a request carries that name, not a loopback one.
 - `Authorization: Bearer <token>` must carry the sim's random token (401, as for any bad
-  credential), which exists only in the kubeconfig the sim wrote, readable by its owner alone.
+  credential), which exists only in the kubeconfig the sim wrote, readable by its owner alone,
+  or a ServiceAccount token the sim issued (TokenRequest API) and that has not expired. Who the
+  token is, and what that user may do, is the API's to decide (sim/api/tokens.py, authz.py).
 - A body must be of a Kubernetes media type (415). A browser's cross-origin "simple" POST can
   only send text/plain, form or multipart bodies, and says so in Content-Type, so none of those
   gets near the API. No Content-Type at all reads as JSON, as the API server reads it (the
@@ -17,12 +19,12 @@ The checks run before a body is read: a refused client cannot make the sim buffe
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections.abc import Mapping
 
 from gpuctl.sim.api.api_errors import ApiError
 from gpuctl.sim.api.messages import Response, encode
+from gpuctl.sim.api.tokens import TokenRegistry, bearer_token
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 # What a real API server decodes: JSON and its patch flavours, YAML (and apply-patch+yaml),
@@ -52,8 +54,9 @@ def accepted_media_type(content_type: str) -> bool:
 class AccessGate:
     """The three checks for one serving sim: its token, its port and the names it answers to."""
 
-    def __init__(self, token: str, port: int) -> None:
+    def __init__(self, token: str, port: int, tokens: TokenRegistry | None = None) -> None:
         self.token = token
+        self.tokens = tokens or TokenRegistry(token)
         self._hosts = {f"{name}:{port}" for name in LOOPBACK_NAMES}
 
     def trust_front(self, port: int) -> None:
@@ -73,10 +76,7 @@ class AccessGate:
                 f"the Host header {host!r} is not this server's loopback address: "
                 "the simulated cluster answers only to 127.0.0.1, localhost or [::1] with its port",
             )
-        scheme, _, credential = headers.get("authorization", "").strip().partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credential.strip().encode(), self.token.encode()
-        ):
+        if self.tokens.user(bearer_token(headers.get("authorization", ""))) is None:
             return _status(401, "Unauthorized", "Unauthorized")
         content_type = headers.get("content-type", "")
         if _has_body(headers) and not accepted_media_type(content_type):

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuctl.private_files import write_private_file
 from gpuctl.sim.api.router import Api, Request, Response
+from gpuctl.sim.api.tokens import TokenRegistry
 from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
@@ -223,8 +224,8 @@ class SimServer:
     def start(self) -> SimServer:
         self._http = _HttpServer((self._host, self._port), _Handler)
         address, port = self._http.server_address[:2]
-        self._http.api = Api(self.cluster, f"{address!s}:{port}")
-        self._http.gate = AccessGate(self.token, int(port))
+        self._http.api = Api(self.cluster, f"{address!s}:{port}", TokenRegistry(self.token))
+        self._http.gate = AccessGate(self.token, int(port), self._http.api.tokens)
         self._http.tls = server_context(self.certificate)
         self._http.sim = self
         self.cluster.start()

@@ -1,0 +1,341 @@
+"""The least-privilege proof on a simulated cluster that evaluates RBAC (`rbac: enforce`).
+
+The roles come from `gpuctl render --rbac`, one ServiceAccount per command, applied with kubectl;
+each command runs with a token from `kubectl create token` for its ServiceAccount. Every command
+succeeds with its role (sufficient), and for every rule of every rendered role (each verb x
+resource pair) the role without just that pair makes a run of the command fail, naming the verb
+and the resource (minimal): exit 3 with gpuctl's `not authorised: VERB ...` line quoting the API
+server's 403, or, where docs/rbac.md says a denied read only leaves something unseen, the warning
+check that says so.
+
+One sim per stack for the whole module; between cases the role is re-applied and the nodes and
+the verification namespace are put back as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuctl.defaults import GPUCTL_NAMESPACE
+from gpuctl.sim.scenario import parse_scenario
+from gpuctl.sim.server.http_server import SimServer, kubeconfig_text
+from tests.kubectl import KUBECTL, needs_kubectl
+
+pytestmark = needs_kubectl
+
+NODES = [{"name": "gpu-{i}", "count": 2, "gpus": 4}, {"name": "cpu-0"}]
+STACKS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "device-plugin": ({"devicePlugin": "installed"}, ()),
+    "operator": ({"gpuOperator": {"driver": {"enabled": False}}}, ("--stack", "operator")),
+    "dra": ({"kubernetesVersion": "v1.34.1", "gpuAllocation": "dra"}, ("--stack", "dra")),
+}
+COMMANDS = ("verify", "taint", "status")
+# The runs that together use every request of a command's role: (stack, arguments).
+RUNS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "verify": [
+        *((stack, ()) for stack in STACKS),
+        *((stack, ("--no-pods",)) for stack in STACKS),
+        ("device-plugin", ("--gate",)),
+    ],
+    "taint": [
+        *((stack, ()) for stack in STACKS),
+        ("device-plugin", ("--remove",)),
+        ("device-plugin", ("--effect", "NoExecute", "--dry-run")),
+    ],
+    "status": [(stack, ()) for stack in STACKS],
+}
+CLI_NAME = {"verify": "verify", "taint": "taint-gpu-nodes", "status": "status"}
+# Denied, these reads leave something unseen and say so in a check instead of ending the run
+# (docs/rbac.md): check id -> (what its message starts with, the resource it stands for).
+WARNINGS = {
+    "device-plugin.log": ("not allowed to read the log", "pods/log"),
+    "dra.plugin-log": ("not allowed to read the log", "pods/log"),
+    "dra.access": ("", "resource.k8s.io"),
+}
+# Requests made only when a write meets a 409 Conflict (another writer changed the node between
+# gpuctl's read and its patch): the re-read. No run here has a concurrent writer, so no run
+# without the rule fails; kept in the role for the conflict, and named here so that a new rule
+# cannot hide among them.
+CONFLICT_ONLY = {("verify", "get", "nodes"), ("taint", "get", "nodes")}
+# Rules that the runs above do not reach, each with the path that needs it: the walk asserts that
+# exactly these go unused, so a rule that becomes reachable, or a new one nothing reaches, fails.
+NOT_REACHED = {
+    # Read only for a verification pod that failed or left no termination message (MIG nodes,
+    # nvidia-smi errors): the runs' pods all pass.
+    ("verify", "get", "pods/log", "Role/gpuctl-system/gpuctl-verify-pods"),
+    # The one-by-one fallback where `deletecollection` is denied; and deletecollection itself falls
+    # back to it, so neither alone is needed while the other is granted.
+    ("verify", "delete", "pods", "Role/gpuctl-system/gpuctl-verify-pods"),
+    ("verify", "deletecollection", "pods", "Role/gpuctl-system/gpuctl-verify-pods"),
+    # Events are listed (the watch is the pods') only to explain a pod that does not start.
+    ("verify", "list", "events", "Role/gpuctl-system/gpuctl-verify-pods"),
+    # DRA cleanup: denied, it is skipped silently (kube/claims.py delete_run_objects).
+    ("verify", "deletecollection", "resourceclaimtemplates", "Role/gpuctl-system/gpuctl-verify-pods"),
+    ("verify", "deletecollection", "resourceclaims", "Role/gpuctl-system/gpuctl-verify-pods"),
+    # DRA claims: a denied list or watch does not end the run with exit 3 (see the report).
+    ("verify", "list", "resourceclaims", "Role/gpuctl-system/gpuctl-verify-pods"),
+    ("verify", "watch", "resourceclaims", "Role/gpuctl-system/gpuctl-verify-pods"),
+    # taint-gpu-nodes and status on a DRA cluster: a denied DRA list reads as "no DRA" (see the
+    # report): the command ends 0 without the nodes' DRA GPUs.
+    *(
+        ("taint", "list", plural, "ClusterRole//gpuctl-taint")
+        for plural in ("deviceclasses", "resourceslices", "devicetaintrules")
+    ),
+    *(
+        ("status", "list", plural, "ClusterRole//gpuctl-status")
+        for plural in ("deviceclasses", "resourceslices", "resourceclaims", "devicetaintrules")
+    ),
+}
+
+
+@dataclass
+class StackCluster:
+    server: SimServer
+    admin: Path
+    kubeconfigs: dict[str, Path] = field(default_factory=dict)  # command -> its ServiceAccount's
+    roles: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # command -> its RBAC docs
+
+
+def _kubectl(home: Path, kubeconfig: Path, *args: str) -> str:
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def _render(out: Path, stack_args: tuple[str, ...], command: str) -> list[dict[str, Any]]:
+    from gpuctl.cli.main import run
+
+    subject = f"ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl-{command}"
+    assert run(["render", *stack_args, "--rbac", "--rbac-subject", subject, "--out", str(out)]) == 0
+    path = out / f"rbac-{command}.yaml"
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def _start(stack: str, base: Path) -> StackCluster:
+    top, stack_args = STACKS[stack]
+    scenario = {**top, "rbac": "enforce", "podStartSeconds": 0.05, "nodes": NODES}
+    server = SimServer(parse_scenario(scenario, stack)).start()
+    home = base / stack
+    home.mkdir()
+    admin = server.write_kubeconfig(home / "admin.kubeconfig")
+    cluster = StackCluster(server, admin)
+    for command in COMMANDS:
+        out = home / command
+        cluster.roles[command] = _render(out, stack_args, command)
+        # rbac-verify.yaml (applied first) creates the verification namespace the accounts live in.
+        _kubectl(home, admin, "apply", "-f", str(out / f"rbac-{command}.yaml"))
+        account = f"gpuctl-{command}"
+        _kubectl(home, admin, "create", "serviceaccount", account, "-n", GPUCTL_NAMESPACE)
+        token = _kubectl(home, admin, "create", "token", account, "-n", GPUCTL_NAMESPACE).strip()
+        path = home / f"{command}.kubeconfig"
+        path.write_text(kubeconfig_text(server.url, token, server.certificate.certificate_pem))
+        path.chmod(0o600)
+        cluster.kubeconfigs[command] = path
+    return cluster
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, StackCluster]]:
+    base = tmp_path_factory.mktemp("rbac-enforce")
+    started: dict[str, StackCluster] = {}
+    try:
+        for stack in STACKS:
+            started[stack] = _start(stack, base)
+        yield started
+    finally:
+        for cluster in started.values():
+            cluster.server.stop()
+
+
+# -- applying roles ----------------------------------------------------------------------------
+def _api(cluster: StackCluster) -> Any:
+    from gpuctl.kube.client import load_api_client
+
+    return load_api_client(cluster.admin)
+
+
+def _apply_roles(cluster: StackCluster, docs: list[dict[str, Any]]) -> None:
+    """Replace the command's Roles and ClusterRoles with `docs`' (bindings stay as applied)."""
+    from kubernetes.client import RbacAuthorizationV1Api
+
+    rbac = RbacAuthorizationV1Api(_api(cluster))
+    for doc in docs:
+        name = doc["metadata"]["name"]
+        if doc["kind"] == "ClusterRole":
+            rbac.replace_cluster_role(name, doc)
+        elif doc["kind"] == "Role":
+            rbac.replace_namespaced_role(name, doc["metadata"]["namespace"], doc)
+
+
+def _reset(cluster: StackCluster) -> None:
+    """Nodes without gpuctl's taints and marks, the verification namespace without pods."""
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(_api(cluster))
+    for node in core.list_node().items:
+        taints = [taint for taint in node.spec.taints or [] if not _gpuctl_key(taint.key)]
+        annotations = {key: None for key in node.metadata.annotations or {} if _gpuctl_key(key)}
+        if annotations:
+            core.patch_node(node.metadata.name, {"metadata": {"annotations": annotations}})
+        if len(taints) != len(node.spec.taints or []):
+            core.patch_node(node.metadata.name, [{"op": "add", "path": "/spec/taints", "value": taints}])
+    core.delete_collection_namespaced_pod(GPUCTL_NAMESPACE, grace_period_seconds=0)
+
+
+def _gpuctl_key(key: str) -> bool:
+    return key.startswith("gpuctl.io/") or key == "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One verb on one resource of one rule of a rendered Role or ClusterRole."""
+
+    command: str
+    role: str
+    rule_index: int
+    verb: str
+    group: str
+    resource: str
+
+    def without(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`docs` with this verb x resource pair taken out of its rule, nothing else."""
+        docs = copy.deepcopy(docs)
+        role = next(doc for doc in docs if _role_id(doc) == self.role)
+        rule = role["rules"].pop(self.rule_index)
+        others = [resource for resource in rule["resources"] if resource != self.resource]
+        verbs = [verb for verb in rule["verbs"] if verb != self.verb]
+        role["rules"] += [dict(rule, resources=others)] if others else []
+        role["rules"] += [dict(rule, resources=[self.resource], verbs=verbs)] if verbs else []
+        return docs
+
+    def __str__(self) -> str:
+        return f"{self.command}: {self.verb} {self.resource} ({self.role})"
+
+
+def _role_id(doc: dict[str, Any]) -> str:
+    return f"{doc['kind']}/{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
+
+
+def rendered_rules(docs: list[dict[str, Any]], command: str) -> list[Rule]:
+    return [
+        Rule(command, _role_id(doc), index, verb, group, resource)
+        for doc in docs
+        if doc["kind"] in ("Role", "ClusterRole")
+        for index, rule in enumerate(doc["rules"])
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    ]
+
+
+# -- running commands --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    stderr: str
+    warnings: tuple[str, ...]  # "check-id: message" of the access warnings of a JSON report
+
+
+def _run(cli: Any, cluster: StackCluster, command: str, args: tuple[str, ...]) -> Outcome:
+    kubeconfig = cluster.kubeconfigs[command]
+    output = ("-o", "json") if command in ("verify", "status") else ()
+    result = cli(CLI_NAME[command], "--kubeconfig", kubeconfig, *output, *args)
+    assert "Traceback" not in result.output
+    warnings: tuple[str, ...] = ()
+    if command == "verify" and result.stdout:
+        report = json.loads(result.stdout)
+        checks = [c for n in report["nodes"] for c in n["checks"]] + report.get("cluster_checks", [])
+        warnings = tuple(
+            f"{check['id']}: {check['message']}"
+            for check in checks
+            if check["id"] in WARNINGS
+            and check["status"] == "warn"
+            and check["message"].startswith(WARNINGS[check["id"]][0])
+        )
+    return Outcome(result.exit_code, result.stderr, warnings)
+
+
+def _denial(outcome: Outcome, rule: Rule) -> str:
+    """How `outcome` names the denied rule ("" if it does not)."""
+    quoted = f'cannot {rule.verb} resource "{rule.resource}"'
+    if (
+        outcome.exit_code == 3
+        and f"not authorised: {rule.verb} " in outcome.stderr
+        and quoted in outcome.stderr
+    ):
+        return outcome.stderr.strip().splitlines()[0]
+    named = {check_id for check_id, (_, what) in WARNINGS.items() if what in (rule.resource, rule.group)}
+    return next((warning for warning in outcome.warnings if warning.split(":")[0] in named), "")
+
+
+def _all_rules(clusters: dict[str, StackCluster]) -> list[Rule]:
+    """Every rule of every stack's render, once (the stacks differ only in plugin-log Roles)."""
+    found: dict[tuple[str, str, str, str, str], Rule] = {}
+    for cluster in clusters.values():
+        for command in COMMANDS:
+            for rule in rendered_rules(cluster.roles[command], command):
+                found.setdefault((command, rule.role, rule.verb, rule.group, rule.resource), rule)
+    return list(found.values())
+
+
+def test_each_command_succeeds_with_only_its_rendered_role(
+    clusters: dict[str, StackCluster], cli: Any
+) -> None:
+    for command, runs in RUNS.items():
+        for stack, args in runs:
+            cluster = clusters[stack]
+            _reset(cluster)
+            outcome = _run(cli, cluster, command, args)
+            assert outcome.exit_code == 0, (command, stack, args, outcome.stderr)
+            assert not outcome.warnings, (command, stack, args, outcome.warnings)
+
+
+def test_every_rule_is_needed(clusters: dict[str, StackCluster], cli: Any) -> None:
+    """Without any single verb x resource pair of its role, a run of the command says it was denied."""
+    started = time.monotonic()
+    unneeded: dict[tuple[str, str, str, str], str] = {}
+    for rule in _all_rules(clusters):
+        if (rule.command, rule.verb, rule.resource) in CONFLICT_ONLY:
+            continue
+        denial, seen = "", []
+        for stack, args in RUNS[rule.command]:
+            cluster = clusters[stack]
+            docs = cluster.roles[rule.command]
+            if not any(_role_id(doc) == rule.role for doc in docs):
+                continue  # a plugin-log Role another stack's render has
+            _apply_roles(cluster, rule.without(docs))
+            _reset(cluster)
+            try:
+                outcome = _run(cli, cluster, rule.command, args)
+            finally:
+                _apply_roles(cluster, docs)
+            if denial := _denial(outcome, rule):
+                break
+            seen.append(
+                f"  {stack} {' '.join(args)}: exit {outcome.exit_code} {outcome.stderr[:300]!r} {outcome.warnings}"
+            )
+        if not denial:
+            unneeded[(rule.command, rule.verb, rule.resource, rule.role)] = "\n".join(seen)
+    print(f"walked {len(_all_rules(clusters))} rules in {time.monotonic() - started:.1f} s")
+    unexpected = {rule: runs for rule, runs in unneeded.items() if rule not in NOT_REACHED}
+    assert not unexpected, "rules no run needs:\n" + "\n".join(
+        f"{rule}\n{runs}" for rule, runs in unexpected.items()
+    )
+    assert set(unneeded) == NOT_REACHED, f"now reached: {NOT_REACHED - set(unneeded)}"

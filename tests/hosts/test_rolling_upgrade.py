@@ -1,0 +1,224 @@
+"""A toolkit pin bumped on a live cluster goes node by node: two test hosts back two sim nodes that
+run a user's GPU Deployment under a PodDisruptionBudget of minAvailable 1 across both. The bump
+upgrades one node at a time (never both unschedulable), evicts through the Eviction API within the
+budget and proves each node before it opens; a second run changes nothing; a pin that cannot be
+installed stops at the first node, cordoned, the second untouched, with the command to resume;
+`--check` lists the plan and changes nothing.
+
+One module fixture, tests in file order (each builds on the state the previous left).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpuctl.defaults import GPU_TAINT_KEY
+from gpuctl.kube.upgrade_marks import UPGRADE_ANNOTATION
+from gpuctl.package_data import default_toolkit_version
+from tests.hosts.conftest import skip_without_host_requirements
+from tests.hosts.nodes import TestNode, down, up
+from tests.polling import wait_until
+
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]
+GPUS = 2
+OLDER_TOOLKIT = "1.16.2-1"  # in the test mirror (tests/hosts/test_pins.py)
+MISSING_TOOLKIT = "0.0.1-1"  # in no mirror: apt cannot install it
+CPU_ONLY = {"podStartSeconds": 0.2, "devicePlugin": "absent", "nodes": [{"name": "cpu-0"}]}
+APP = "trainer"
+
+
+def gpuctl(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gpuctl", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[TestNode], Path, Path]]:
+    """Two hosts bootstrapped at the older toolkit pin, proven, backing two sim nodes."""
+    skip_without_host_requirements()
+    work = tmp_path_factory.mktemp("rolling-upgrade")
+    inventory = work / "hosts.yml"
+    nodes = up(nodes=2, gpus=GPUS, inventory=inventory)
+    scenario = work / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump(CPU_ONLY))
+    kubeconfig = work / "sim.kubeconfig"
+    try:
+        started = gpuctl(
+            "sim", "up", "--detach", "--scenario", str(scenario), "--hosts-from", str(inventory),
+            "--kubeconfig", str(kubeconfig),
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=OLDER_TOOLKIT)
+        assert code == 0, stderr[-3000:]
+        assert report["upgrade"] is None  # bare nodes serve nothing yet: bootstrapped as before
+        yield nodes, inventory, kubeconfig
+    finally:
+        gpuctl("sim", "down", "--kubeconfig", str(kubeconfig))
+        down(inventory)
+
+
+def bootstrap_all(
+    inventory: Path, kubeconfig: Path, *, toolkit: str | None = None, check: bool = False
+) -> tuple[int, dict[str, Any], str]:
+    argv = ["bootstrap", "--phase", "all", "-i", str(inventory), "--kubeconfig", str(kubeconfig),
+            "--timeout", "120", "--drain-timeout", "120", "-o", "json"]  # fmt: skip
+    if check:
+        argv.append("--check")
+    if toolkit:
+        argv += ["--", "-e", f"gpuctl_toolkit_version={toolkit}"]
+    result = gpuctl(*argv)
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def core(kubeconfig: Path) -> Any:
+    from kubernetes.client import CoreV1Api
+
+    from gpuctl.kube.client import load_api_client
+
+    return CoreV1Api(load_api_client(kubeconfig))
+
+
+def node_states(kubeconfig: Path, nodes: list[TestNode]) -> dict[str, tuple[bool, str]]:
+    """Each host's node → (cordoned, its upgrade annotation)."""
+    read = {node.metadata.name: node for node in core(kubeconfig).list_node().items}
+    return {
+        n.name: (
+            bool(read[n.name].spec.unschedulable),
+            (read[n.name].metadata.annotations or {}).get(UPGRADE_ANNOTATION, ""),
+        )
+        for n in nodes
+    }
+
+
+def running(kubeconfig: Path) -> list[Any]:
+    pods = core(kubeconfig).list_namespaced_pod("default", label_selector=f"app={APP}").items
+    return [p for p in pods if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
+
+
+def deploy_workload(kubeconfig: Path) -> None:
+    """Two pods each holding all of a node's GPUs (so one per node), and a budget of one."""
+    from kubernetes.client import AppsV1Api, PolicyV1Api
+
+    from gpuctl.kube.client import load_api_client
+
+    api_client = load_api_client(kubeconfig)
+    limits = {"nvidia.com/gpu": str(GPUS)}
+    container = {"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {"limits": limits}}
+    tolerations = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    template = {
+        "metadata": {"labels": {"app": APP}},
+        "spec": {"containers": [container], "tolerations": tolerations},
+    }
+    spec = {"replicas": 2, "selector": {"matchLabels": {"app": APP}}, "template": template}
+    AppsV1Api(api_client).create_namespaced_deployment("default", {"metadata": {"name": APP}, "spec": spec})
+    budget = {"minAvailable": 1, "selector": {"matchLabels": {"app": APP}}}
+    PolicyV1Api(api_client).create_namespaced_pod_disruption_budget(
+        "default", {"metadata": {"name": APP}, "spec": budget}
+    )
+    wait_until(lambda: len(running(kubeconfig)) == 2, "both pods of the Deployment running")
+
+
+class Watch:
+    """Samples, while a command runs, how many nodes are cordoned and how many user pods run."""
+
+    def __init__(self, kubeconfig: Path, nodes: list[TestNode]) -> None:
+        self.kubeconfig, self.nodes = kubeconfig, nodes
+        self.cordoned: list[int] = []
+        self.running: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            states = node_states(self.kubeconfig, self.nodes)
+            self.cordoned.append(sum(cordoned for cordoned, _ in states.values()))
+            self.running.append(len(running(self.kubeconfig)))
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: Any) -> None:
+    nodes, inventory, kubeconfig = cluster
+    deploy_workload(kubeconfig)
+    with Watch(kubeconfig, nodes) as watch:
+        code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
+    assert code == 0, stderr[-3000:]
+    upgrade = report["upgrade"]
+    assert [(n["name"], n["batch"], n["outcome"]) for n in upgrade["nodes"]] == [
+        (nodes[0].name, 1, "upgraded"),
+        (nodes[1].name, 2, "upgraded"),
+    ]
+    for node in upgrade["nodes"]:
+        steps = [(step["step"], step["status"]) for step in node["steps"]]
+        # Proven before it opens: verify passed, then the uncordon.
+        assert steps[-2:] == [("verify", "ok"), ("uncordon", "ok")], steps
+        assert node["changes"], node
+    assert max(watch.cordoned) == 1  # never both nodes unschedulable
+    assert min(watch.running) >= 1  # the budget held throughout
+    assert "evicted 1 pod(s)" in upgrade["nodes"][0]["steps"][1]["message"]
+    assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
+    wait_until(lambda: len(running(kubeconfig)) == 2, "both pods of the Deployment running again")
+
+
+def test_a_second_run_changes_nothing(cluster: Any) -> None:
+    _, inventory, kubeconfig = cluster
+    code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
+    assert code == 0, stderr[-3000:]
+    assert report["upgrade"]["nodes"] == []
+    assert [host["changed"] for host in report["hosts"]] == [0, 0]
+    assert report["cluster"]["writes"] == 0
+
+
+def test_check_lists_the_plan_and_changes_nothing(cluster: Any) -> None:
+    nodes, inventory, kubeconfig = cluster
+    code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=OLDER_TOOLKIT, check=True)
+    assert code == 0, stderr[-3000:]
+    planned = report["upgrade"]["nodes"]
+    assert [(n["name"], n["batch"], n["outcome"]) for n in planned] == [
+        (nodes[0].name, 1, "planned"),
+        (nodes[1].name, 2, "planned"),
+    ]
+    assert all(len(n["evict"]) == 1 and n["refused"] == [] for n in planned)
+    assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
+    again = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
+    assert again[1]["upgrade"]["nodes"] == []  # the check installed nothing
+
+
+def test_a_pin_that_cannot_be_installed_stops_at_the_first_node(cluster: Any) -> None:
+    nodes, inventory, kubeconfig = cluster
+    code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=MISSING_TOOLKIT)
+    assert code == 1, stderr[-3000:]
+    first, second = report["upgrade"]["nodes"]
+    assert (first["outcome"], first["steps"][-1]["step"], first["steps"][-1]["status"]) == (
+        "failed",
+        "host",
+        "failed",
+    )
+    assert (second["outcome"], second["steps"]) == ("pending", [])
+    assert node_states(kubeconfig, nodes) == {nodes[0].name: (True, "cordoned"), nodes[1].name: (False, "")}
+    assert report["resume"].startswith(f"gpuctl bootstrap --phase all -i {inventory}")
+    assert "stopped at step host" in stderr
+
+    code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
+    assert code == 0, stderr[-3000:]
+    assert [(n["name"], n["resuming"], n["outcome"]) for n in report["upgrade"]["nodes"]] == [
+        (nodes[0].name, True, "upgraded")
+    ]
+    assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
