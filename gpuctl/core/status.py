@@ -1,6 +1,6 @@
 """`status`: the GPU inventory of the cluster, from two list requests (nodes, pods), plus up to
 four for GPUs published through DRA (resource.k8s.io discovery, DeviceClasses, ResourceSlices,
-ResourceClaims)."""
+ResourceClaims), and two for the GPU Operator's mode (its ClusterPolicies and GPUClusters)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.errors import ExitCode
 from gpuctl.kube.claims import devices_in_use
 from gpuctl.kube.dra import DraInventory, DraNode, read_inventory
+from gpuctl.kube.gpu_operator import operator_mode
 from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
 from gpuctl.kube.pods import list_all_pods
 from gpuctl.kube.raw import JsonDict, dig
@@ -67,6 +68,9 @@ class StatusResult:
     nodes: tuple[GpuNodeSummary, ...]
     cluster_nodes: int
     exit_code: ExitCode = ExitCode.OK  # read-only: it ran
+    # The GPU Operator's mode: ClusterPolicy (device plugin), GPUCluster (DRA), `both` (a conflict
+    # it refuses), "" (no Operator resource, or not readable).
+    operator_mode: str = ""
 
     @property
     def totals(self) -> dict[str, int]:
@@ -160,4 +164,5 @@ def gpu_status(api_client: ApiClient) -> StatusResult:
     return StatusResult(
         nodes=tuple(sorted(summaries, key=lambda summary: summary.name)),
         cluster_nodes=len(nodes),
+        operator_mode=operator_mode(api_client),
     )

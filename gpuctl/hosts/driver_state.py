@@ -32,6 +32,8 @@ class DriverState:
     reboot_required: bool = False
     dkms: str = ""  # "DKMS: no headers for the running kernel <ver>" when that is the case
     hint: str = ""  # what to do about a reboot gpuctl held back (a node of a live cluster)
+    # The role's converged gate failed on this host: the run changes it (in check mode: would).
+    would_change: bool = False
 
     def notes(self) -> tuple[str, ...]:
         """What a person must act on: a driver that does not answer, a DKMS build that cannot happen,
@@ -81,11 +83,13 @@ def from_role_report(report: Mapping[str, Any]) -> DriverState:
     if _true(report.get("reboot_required")) and state.state == "absent":  # check mode, before the install
         state = DriverState("absent", "no NVIDIA driver installed yet: the install will need a reboot", True)
     elif _true(report.get("reboot_required")) and state.state != "reboot_required":
-        state = DriverState("reboot_required", REBOOT_REQUIRED, True)
+        upgraded = _true(report.get("module_loaded"))  # the old module still runs the GPUs
+        state = DriverState("reboot_required", VERSION_MISMATCH if upgraded else REBOOT_REQUIRED, True)
     dkms = dkms_problem(
         str(report.get("kernel") or "?"), str(report.get("dkms") or ""), _true(report.get("headers_present"))
     )
-    return DriverState(state.state, state.message, state.reboot_required, dkms)
+    would_change = _true(report.get("would_change"))
+    return DriverState(state.state, state.message, state.reboot_required, dkms, would_change=would_change)
 
 
 def _int(value: Any) -> int | None:

@@ -94,3 +94,23 @@ def fabricmanager_finding(
         hint=f"`systemctl enable --now {SERVICE}` on {host} (`journalctl -u {SERVICE}` says why it stopped); "
         f"or {run_bootstrap}",
     )
+
+
+def nvl_rack_finding(gpus: int, service: FabricManager) -> Finding:
+    """The `nvswitch` finding on a GB200-class compute tray (an NVL rack).
+
+    There the NVLink Switch trays run the fabric (their NVOS carries Fabric Manager and NMX), so no
+    NVSwitch is on the host's PCI bus and a host Fabric Manager has nothing to manage; the nodes
+    run IMEX instead (the DRA driver's ComputeDomains, or the host nvidia-imex service).
+    """
+    label = f"{gpus} GB200-class GPU(s) of an NVL rack"
+    if service.active_state == "active" or service.unit_file_state == "enabled":
+        return Finding(
+            "nvswitch",
+            "warn",
+            f"{label}: {SERVICE} is {service.active_state or service.unit_file_state} on the host, but the "
+            "rack's NVLink Switch trays run the fabric: it fails to start and delays boot",
+            hint=f"`systemctl disable --now {SERVICE}`; gpuctl's driver role leaves it out on NVL racks",
+        )
+    fabric = "the NVLink Switch trays run the fabric (no host Fabric Manager); IMEX per node"
+    return Finding("nvswitch", "pass", f"{label}: {fabric}")

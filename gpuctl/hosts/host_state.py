@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuctl.hosts.fabricmanager import FabricManager, parse_fabricmanager
+from gpuctl.hosts.host_support import host_support
 from gpuctl.nvidia_smi import parse_query_csv
 
 QUERY_FIELDS = ("name", "memory.total", "driver_version")  # host_probe.py's NVIDIA_SMI_QUERY
@@ -83,6 +84,7 @@ class HostState:
     headers_offered: str = ""  # `apt-cache policy linux-headers-K`, or dnf's kernel-devel-K lines
     pci: tuple[PciDevice, ...] = ()
     modules: frozenset[str] = frozenset()
+    module_version: str = ""  # the loaded nvidia module's version, "" when none is loaded
     secure_boot: str = "unknown"  # enabled | disabled | bios | unknown
     driver_proc: str = ""  # /proc/driver/nvidia/version
     nvidia_smi: CommandResult = CommandResult(None)  # `nvidia-smi -L`
@@ -101,6 +103,16 @@ class HostState:
     @property
     def nvswitches(self) -> tuple[PciDevice, ...]:
         return tuple(device for device in self.pci if device.kind == "nvswitch")
+
+    @property
+    def nvlink_platform(self) -> str:
+        """How the GPUs' NVLink fabric is run: `nvl_rack` (GB200-class compute tray: the rack's
+        NVLink Switch trays run it, the node runs IMEX, no host Fabric Manager), `hgx_nvswitch`
+        (NVSwitches on the host's PCI bus: host Fabric Manager), or `none`."""
+        nvl_rack_ids = host_support().nvl_rack_gpu_device_ids
+        if any(gpu.device.lower() in nvl_rack_ids for gpu in self.gpus):
+            return "nvl_rack"
+        return "hgx_nvswitch" if self.nvswitches else "none"
 
     @property
     def listed_gpus(self) -> tuple[str, ...]:
@@ -145,6 +157,7 @@ def parse_host_state(host: Mapping[str, Any]) -> HostState:
             for d in host.get("pci") or ()
         ),
         modules=frozenset(str(name) for name in host.get("modules") or ()),
+        module_version=str(host.get("module_version") or ""),
         secure_boot=str((host.get("secure_boot") or {}).get("state") or "unknown"),
         driver_proc=str(host.get("driver") or ""),
         nvidia_smi=_command(host.get("nvidia_smi")),

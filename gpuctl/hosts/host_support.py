@@ -17,6 +17,8 @@ class HostSupport:
     os_versions: dict[str, tuple[str, ...]]  # os-release ID -> versions ("9": every 9.x)
     os_names: str  # the list as messages say it
     disk_warn_below_mib: int
+    # GPUs that only come in NVL rack systems (GB200): no host Fabric Manager, IMEX instead.
+    nvl_rack_gpu_device_ids: frozenset[str] = frozenset()
 
     def supports(self, os_id: str, version: str) -> bool:
         """The roles' rule too (nvidia_driver/tasks/read.yml): a listed version without a dot
@@ -40,4 +42,5 @@ def host_support() -> HostSupport:
         },
         os_names=str(data["os_names"]),
         disk_warn_below_mib=int(data["disk_warn_below_mib"]),
+        nvl_rack_gpu_device_ids=frozenset(str(device).lower() for device in data["nvl_rack_gpu_device_ids"]),
     )

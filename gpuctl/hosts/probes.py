@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
-from gpuctl.hosts.fabricmanager import fabricmanager_finding
+from gpuctl.hosts.fabricmanager import fabricmanager_finding, nvl_rack_finding
 from gpuctl.hosts.findings import Finding, Status
 from gpuctl.hosts.host_state import CommandResult, ContainerdConfig, Dkms, HostState, PciDevice
 from gpuctl.hosts.host_support import host_support
@@ -23,7 +23,7 @@ DEVICE_NAMES = {
     "0x2330": "H100 SXM5 80GB", "0x2331": "H100 PCIe", "0x2335": "H200 SXM 141GB", "0x2324": "H800",
     "0x20b0": "A100 SXM4 40GB", "0x20b2": "A100 SXM4 80GB", "0x20b5": "A100 PCIe 80GB",
     "0x20f1": "A100 PCIe 40GB", "0x26b9": "L40S", "0x26b5": "L40", "0x27b8": "L4", "0x1eb8": "T4",
-    "0x1db6": "V100 PCIe 32GB", "0x2236": "A10",
+    "0x1db6": "V100 PCIe 32GB", "0x2236": "A10", "0x2941": "GB200",
 }  # fmt: skip
 
 
@@ -85,6 +85,8 @@ def gpus_finding(host: str, gpus: tuple[PciDevice, ...]) -> Finding:
 def nvswitch_finding(state: HostState, fabricmanager: Any, host: str = "HOST") -> Finding:
     """What Fabric Manager and the driver do on a host with NVSwitches."""
     switches = state.nvswitches
+    if state.nvlink_platform == "nvl_rack":
+        return nvl_rack_finding(len(state.gpus), state.fabricmanager)
     if not switches:
         return Finding("nvswitch", "pass", "no NVSwitch: fabricmanager not needed")
     if str(fabricmanager).lower() in ("false", "no", "0", "off"):

@@ -152,7 +152,8 @@ class ClaimWatch:
             if self._response is not None:
                 with contextlib.suppress(OSError, ValueError, AttributeError):
                     getattr(self._response, "shutdown", self._response.close)()
-        self._thread.join(timeout=2.0)
+        if self._thread.ident is not None:  # start() may have failed before the thread began
+            self._thread.join(timeout=2.0)
         return dict(self.by_pod)
 
 

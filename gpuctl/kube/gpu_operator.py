@@ -127,22 +127,87 @@ def gpu_cluster_states(api_client: ApiClient) -> dict[str, str] | None:
 
 
 def _custom_resource_states(api_client: ApiClient, version: str, plural: str) -> dict[str, str] | None:
+    items = _custom_resources(api_client, version, plural)
+    if items is None:
+        return None
+    return {name_of(item): str(dig(item, "status", "state", default="") or "") for item in items}
+
+
+def _custom_resources(
+    api_client: ApiClient, version: str, plural: str, *, forbidden_unknown: bool = False
+) -> list[JsonDict] | None:
+    """The nvidia.com resources; None when the CRD is not served (or, with `forbidden_unknown`,
+    when the caller may not list them: an optional read then leaves its answer unknown)."""
     from kubernetes.client.exceptions import ApiException
 
     try:
         with api_call("list", plural):
-            items = list_json(
-                api_client,
-                "/apis/{group}/{version}/{plural}",
-                group=POLICY_GROUP,
-                version=version,
-                plural=plural,
-            )
+            try:
+                return list_json(
+                    api_client,
+                    "/apis/{group}/{version}/{plural}",
+                    group=POLICY_GROUP,
+                    version=version,
+                    plural=plural,
+                )
+            except ApiException as error:
+                # Inside api_call, which turns a 403 into an exit-3 error.
+                if forbidden_unknown and error.status == 403:
+                    return None
+                raise
     except ApiException as error:
         if error.status == 404:
             return None
         raise
-    return {name_of(item): str(dig(item, "status", "state", default="") or "") for item in items}
+
+
+@dataclass(frozen=True)
+class GpuClusterStatus:
+    """A GPUCluster's status as its controller writes it (controllers/gpucluster_controller.go):
+    state ready | notReady, and the Error condition's reason and message while not ready
+    (PrerequisiteNotMet beside a ClusterPolicy, OperandNotReady, ReconcileFailed)."""
+
+    name: str
+    state: str
+    reason: str = ""
+    message: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+
+def _gpu_cluster_status(item: JsonDict) -> GpuClusterStatus:
+    conditions: list[JsonDict] = dig(item, "status", "conditions", default=[]) or []
+    error: JsonDict = next(
+        (c for c in conditions if c.get("type") == "Error" and c.get("status") == "True"), {}
+    )
+    return GpuClusterStatus(
+        name=name_of(item),
+        state=str(dig(item, "status", "state", default="") or ""),
+        reason=str(error.get("reason") or ""),
+        message=str(error.get("message") or ""),
+    )
+
+
+def read_gpu_clusters(api_client: ApiClient) -> tuple[GpuClusterStatus, ...] | None:
+    """Every GPUCluster's status; None when the CRD is not served or listing it is forbidden."""
+    items = _custom_resources(api_client, GPU_CLUSTER_VERSION, GPU_CLUSTER_PLURAL, forbidden_unknown=True)
+    return None if items is None else tuple(sorted(map(_gpu_cluster_status, items), key=lambda g: g.name))
+
+
+def operator_mode(api_client: ApiClient) -> str:
+    """Which of its modes the GPU Operator runs in: ClusterPolicy, GPUCluster, `both` (a conflict
+    both controllers refuse), or "" (neither resource, not served, or not readable)."""
+    policies = _custom_resources(api_client, POLICY_VERSION, POLICY_PLURAL, forbidden_unknown=True)
+    gpu_clusters = read_gpu_clusters(api_client)
+    return mode_of(bool(policies), bool(gpu_clusters))
+
+
+def mode_of(has_policy: bool, has_gpu_cluster: bool) -> str:
+    if has_policy and has_gpu_cluster:
+        return "both"
+    return "GPUCluster" if has_gpu_cluster else ("ClusterPolicy" if has_policy else "")
 
 
 def kubelet_versions(api_client: ApiClient) -> list[str]:

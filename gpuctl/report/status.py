@@ -20,6 +20,8 @@ def to_json(result: StatusResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "cluster_nodes": result.cluster_nodes,
+        # Only on a GPU Operator cluster (ClusterPolicy, GPUCluster, or both).
+        **({"operator_mode": result.operator_mode} if result.operator_mode else {}),
         "totals": result.totals,
         "nodes": [
             {
@@ -100,6 +102,11 @@ def print_wide(result: StatusResult, console: Console) -> None:
     print_table(result, console, wide=True)
 
 
+_MODE_TEXT = {
+    "ClusterPolicy": "ClusterPolicy (device plugin)",
+    "GPUCluster": "GPUCluster (DRA driver)",
+    "both": "ClusterPolicy and GPUCluster both exist: the Operator reconciles neither",
+}
 _COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "GATE", "STATUS")
 _WIDE_COLUMNS = ("GPU MEMORY", "KUBELET", "RUNTIME", "KERNEL", "OS IMAGE")
 _ONE_WORD = frozenset({"DRIVER", "GATE", "STATUS", "KUBELET"})  # short values that never wrap
@@ -150,3 +157,5 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
         f"{totals['allocatable']} allocatable, {totals['in_use']} in use",
         soft_wrap=True,
     )
+    if result.operator_mode:
+        console.print(f"GPU Operator mode: {_MODE_TEXT.get(result.operator_mode, result.operator_mode)}")

@@ -175,7 +175,7 @@ def _apply_roles(cluster: StackCluster, docs: list[dict[str, Any]]) -> None:
     """Replace the command's Roles and ClusterRoles with `docs`' (bindings stay as applied)."""
     from kubernetes.client import RbacAuthorizationV1Api
 
-    rbac = RbacAuthorizationV1Api(_api(cluster))
+    rbac: Any = RbacAuthorizationV1Api(_api(cluster))  # takes the rendered dicts as bodies
     for doc in docs:
         name = doc["metadata"]["name"]
         if doc["kind"] == "ClusterRole":
@@ -189,7 +189,8 @@ def _reset(cluster: StackCluster) -> None:
     from kubernetes.client import CoreV1Api
 
     core = CoreV1Api(_api(cluster))
-    for node in core.list_node().items:
+    nodes: list[Any] = core.list_node().items
+    for node in nodes:
         taints = [taint for taint in node.spec.taints or [] if not _gpuctl_key(taint.key)]
         annotations = {key: None for key in node.metadata.annotations or {} if _gpuctl_key(key)}
         if annotations:
@@ -329,7 +330,8 @@ def test_every_rule_is_needed(clusters: dict[str, StackCluster], cli: Any) -> No
             if denial := _denial(outcome, rule):
                 break
             seen.append(
-                f"  {stack} {' '.join(args)}: exit {outcome.exit_code} {outcome.stderr[:300]!r} {outcome.warnings}"
+                f"  {stack} {' '.join(args)}: exit {outcome.exit_code} "
+                f"{outcome.stderr[:300]!r} {outcome.warnings}"
             )
         if not denial:
             unneeded[(rule.command, rule.verb, rule.resource, rule.role)] = "\n".join(seen)
@@ -339,3 +341,42 @@ def test_every_rule_is_needed(clusters: dict[str, StackCluster], cli: Any) -> No
         f"{rule}\n{runs}" for rule, runs in unexpected.items()
     )
     assert set(unneeded) == NOT_REACHED, f"now reached: {NOT_REACHED - set(unneeded)}"
+
+
+def test_denials_say_what_the_api_server_says(clusters: dict[str, StackCluster], tmp_path: Path) -> None:
+    """The 403 wording of the API server's authorization filter, access reviews from the same
+    evaluation, and a token that stops working with its ServiceAccount."""
+    cluster = clusters["device-plugin"]
+    kubeconfig = cluster.kubeconfigs["status"]
+    user = f"system:serviceaccount:{GPUCTL_NAMESPACE}:gpuctl-status"
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "get", "pods", "-n", GPUCTL_NAMESPACE, "-o", "name"],
+        capture_output=True, text=True, env={"HOME": str(tmp_path)}, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0  # list pods: gpuctl-status's ClusterRole
+    for args, said in (
+        (("get", "node", "gpu-0"), f'nodes "gpu-0" is forbidden: User "{user}" cannot get resource "nodes" '
+         'in API group "" at the cluster scope'),
+        (("get", "events", "-n", GPUCTL_NAMESPACE), f'events is forbidden: User "{user}" cannot list '
+         f'resource "events" in API group "" in the namespace "{GPUCTL_NAMESPACE}"'),
+        (("auth", "can-i", "patch", "nodes"), "no"),
+        (("auth", "can-i", "list", "nodes"), "yes"),
+    ):  # fmt: skip
+        done = subprocess.run(
+            [KUBECTL, "--kubeconfig", str(kubeconfig), *args],
+            capture_output=True, text=True, env={"HOME": str(tmp_path)}, timeout=60, check=False,
+        )  # fmt: skip
+        assert said in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+    home = tmp_path
+    _kubectl(home, cluster.admin, "create", "serviceaccount", "short-lived", "-n", GPUCTL_NAMESPACE)
+    token = _kubectl(home, cluster.admin, "create", "token", "short-lived", "-n", GPUCTL_NAMESPACE).strip()
+    path = tmp_path / "short-lived.kubeconfig"
+    path.write_text(kubeconfig_text(cluster.server.url, token, cluster.server.certificate.certificate_pem))
+    _kubectl(home, path, "version")  # discovery: system:discovery for every authenticated user
+    _kubectl(home, cluster.admin, "delete", "serviceaccount", "short-lived", "-n", GPUCTL_NAMESPACE)
+    done = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(path), "get", "--raw", "/version"],
+        capture_output=True, text=True, env={"HOME": str(home)}, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Unauthorized" in done.stderr

@@ -89,15 +89,21 @@ def _build(target: Path, rootfs: Path, log: Callable[[str], None]) -> None:
 class _PrivateApt:
     """apt-get with its own sources, lists and cache, seeing the node rootfs's installed packages."""
 
-    def __init__(self, root: Path, rootfs: Path, pool: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        rootfs: Path,
+        pool: Path,
+        suite: str = SUITE,
+        components: tuple[str, ...] = COMPONENTS,
+    ) -> None:
         for sub in ("lists/partial", "etc/preferences.d", "etc/apt.conf.d", "etc/sources.list.d"):
             (root / sub).mkdir(parents=True)
         (pool / "partial").mkdir(exist_ok=True)
         self.empty = root / "empty"
         (self.empty / "partial").mkdir(parents=True)
-        components = " ".join(COMPONENTS)
         (root / "etc/sources.list").write_text(
-            f"deb [signed-by={ARCHIVE_KEYRING}] {debian_mirror()} {SUITE} {components}\n"
+            f"deb [signed-by={ARCHIVE_KEYRING}] {debian_mirror()} {suite} {' '.join(components)}\n"
         )
         self.options = [
             "-o", f"Dir::Etc={root / 'etc'}",
@@ -110,9 +116,10 @@ class _PrivateApt:
             "-o", "Acquire::Languages=none",
         ]  # fmt: skip
 
-    def run(self, *args: str) -> str:
+    def run(self, *args: str, cwd: Path | None = None) -> str:
         completed = subprocess.run(
             ["apt-get", "-q", *self.options, *args],
+            cwd=cwd,
             capture_output=True,
             text=True,
             check=False,

@@ -46,10 +46,11 @@ class Run:
         return int(host["changed"])
 
 
-def bootstrap(node: TestNode, *extra: str) -> Run:
-    """`gpuctl bootstrap --phase host` for this one node, extra Ansible arguments after `--`."""
+def bootstrap(node: TestNode, *extra: str, options: tuple[str, ...] = ()) -> Run:
+    """`gpuctl bootstrap --phase host` for this one node (more gpuctl `options`, such as --check),
+    extra Ansible arguments after `--`."""
     argv = [sys.executable, "-m", "gpuctl", "bootstrap", "--phase", "host", "--output", "json",
-            "--inventory", str(node.inventory), "--limit", node.name]  # fmt: skip
+            "--inventory", str(node.inventory), "--limit", node.name, *options]  # fmt: skip
     if extra:
         argv += ["--", *extra]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900, check=False)

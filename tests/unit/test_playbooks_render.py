@@ -14,9 +14,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.hosts import _containerd_release as containerd_release
 from tests.local_ansible import run_playbook
 
 # tomllib is in the standard library from Python 3.11 on.
@@ -51,8 +53,8 @@ USER_DROPIN = """version = 2
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
   SystemdCgroup = true
 """
-# The role, then what site.yml's set-aside play would ask the host probe for, and the base dump the
-# role read itself (containerd_base.yml), kept in files.
+# The role, then what its probe request asks the host probe for, and the base dump the role read
+# itself (containerd_base.yml), kept in files.
 KEEP_BASE_PLAY = (
     PLAY
     + """  post_tasks:
@@ -62,7 +64,7 @@ KEEP_BASE_PLAY = (
         dest: "{{ item.dest }}"
         mode: "0644"
       loop:
-        - {content: "{{ gpuctl_runtime_base_request | to_json }}", dest: "{{ keep_dir }}/request.json"}
+        - {content: "{{ gpuctl_runtime_probe_request | to_json }}", dest: "{{ keep_dir }}/request.json"}
         - {content: "{{ gpuctl_containerd_base_dump.stdout }}", dest: "{{ keep_dir }}/base.txt"}
 """
 )
@@ -75,8 +77,11 @@ pytestmark = [
 needs_containerd = pytest.mark.skipif(CONTAINERD is None, reason="no containerd binary installed")
 
 
-def run_role(tmp_path: Path, *, check: bool = False, play: str = PLAY, **extra: object) -> tuple[int, str]:
-    """Runs the container_runtime role locally; returns (exit code, output)."""
+def run_role(
+    tmp_path: Path, *, check: bool = False, play: str = PLAY, containerd: Path | None = None, **extra: object
+) -> tuple[int, str]:
+    """Runs the container_runtime role locally, with `containerd` (a binary) first in PATH when
+    given; returns (exit code, output)."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(play)
     variables = {
@@ -89,7 +94,10 @@ def run_role(tmp_path: Path, *, check: bool = False, play: str = PLAY, **extra: 
         **extra,
     }
     args = ["-e", json.dumps(variables), *(["--check", "--diff"] if check else [])]
-    result = run_playbook(playbook, *args, env={**os.environ, "ANSIBLE_ROLES_PATH": str(ROLES)})
+    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(ROLES)}
+    if containerd is not None:
+        env["PATH"] = f"{containerd.parent}{os.pathsep}{env['PATH']}"
+    result = run_playbook(playbook, *args, env=env)
     return result.returncode, result.stdout + result.stderr
 
 
@@ -181,7 +189,7 @@ def test_containerd_v2_without_config_creates_minimal_one(tmp_path: Path) -> Non
 @needs_containerd
 @pytest.mark.parametrize("user_dropin", [False, True], ids=["alone", "with-a-user-drop-in"])
 def test_the_host_probe_dumps_containerd_1x_base_as_the_role_does(tmp_path: Path, user_dropin: bool) -> None:
-    """site.yml's set-aside play reads containerd 1.x's configuration without gpuctl's drop-in through
+    """The role's converged gate reads containerd 1.x's configuration without gpuctl's drop-in through
     the host probe, from config.toml as it is on the host; the role dumps it from the config.toml it
     writes. Once the role has written config.toml, the two dumps must be the same."""
     directory = containerd_dir(tmp_path)
@@ -217,39 +225,158 @@ def read_dump(text: str) -> dict[str, object]:
     return dump
 
 
-def test_containerd_v3_dropin_adds_only_nvidia(tmp_path: Path) -> None:
-    config_path = containerd_dir(tmp_path) / "config.toml"
-    config_path.write_text('version = 3\nimports = ["/etc/containerd/other.toml"]\n')
-
-    rc, output = run_role(
-        tmp_path,
-        gpuctl_container_runtime="containerd",
-        gpuctl_containerd_config_version=3,
-        gpuctl_containerd_validate_config=False,
-        gpuctl_containerd_systemd_cgroup=True,
-    )
-
-    assert rc == 0, output
-    config = tomllib.loads(config_path.read_text())
-    assert config["imports"] == ["/etc/containerd/other.toml", f"{tmp_path}/containerd/conf.d/*.toml"]
-    dropin = tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())
-    assert dropin["version"] == 3
-    cri = dropin["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]
-    assert cri["default_runtime_name"] == "nvidia"
-    assert set(cri["runtimes"]) == {"nvidia"}
-    assert cri["runtimes"]["nvidia"]["options"] == {
-        "BinaryName": NVIDIA_RUNTIME,
-        "SystemdCgroup": True,
-    }
-
-
 def test_containerd_v1_config_is_refused_with_a_hint(tmp_path: Path) -> None:
     (containerd_dir(tmp_path) / "config.toml").write_text('[plugins.cri]\n  sandbox_image = "x"\n')
 
     rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd", gpuctl_containerd_config_version=2)
 
     assert rc != 0
+    assert f"{tmp_path}/containerd/config.toml has no `version = 2` or `version = 3` line" in output
     assert "containerd config migrate" in output
+
+
+# --- The drop-in's config version is config.toml's (containerd 2.x is fetched from Debian's archive).
+# A user's config.toml of each version, with settings of its own that must survive the drop-in.
+ROOT_V2 = """version = 2
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "local.registry/pause:3.10"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+    SystemdCgroup = true
+"""
+ROOT_V3 = """version = 3
+[plugins."io.containerd.cri.v1.images".pinned_images]
+  sandbox = "local.registry/pause:3.10"
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+  SystemdCgroup = true
+"""
+DEFAULT_SANDBOX = "registry.k8s.io/pause"
+
+
+@pytest.fixture(scope="module")
+def containerd2() -> Path:
+    binary = containerd_release.containerd2()
+    assert containerd_release.major_version(binary) >= 2
+    return binary
+
+
+def config_dump(containerd: Path | str, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(containerd), "--config", str(config), "config", "dump"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def cri_of_containerd2(dump: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(runtime plugin's `containerd` table, images plugin) of a containerd 2.x dump."""
+    plugins = tomllib.loads(dump)["plugins"]
+    return plugins["io.containerd.cri.v1.runtime"]["containerd"], plugins["io.containerd.cri.v1.images"]
+
+
+def assert_dump_keeps_root_and_adds_nvidia(containerd: Path, config: Path) -> None:
+    dumped = config_dump(containerd, config)
+    assert dumped.returncode == 0, dumped.stderr
+    assert "Ignoring unknown key" not in dumped.stderr
+    runtime, images = cri_of_containerd2(dumped.stdout)
+    assert runtime["default_runtime_name"] == "nvidia"
+    assert runtime["runtimes"]["nvidia"]["options"]["BinaryName"] == NVIDIA_RUNTIME
+    assert runtime["runtimes"]["nvidia"]["options"]["SystemdCgroup"] is True
+    assert runtime["runtimes"]["runc"]["options"]["SystemdCgroup"] is True
+    assert images["pinned_images"]["sandbox"] == "local.registry/pause:3.10"
+
+
+@pytest.mark.parametrize(("root", "version", "table"), [
+    (ROOT_V3, 3, "io.containerd.cri.v1.runtime"),
+    (ROOT_V2, 2, "io.containerd.grpc.v1.cri"),
+], ids=["version-3-root", "version-2-root"])  # fmt: skip
+def test_containerd_2_dropin_takes_the_version_of_config_toml(
+    tmp_path: Path, containerd2: Path, root: str, version: int, table: str
+) -> None:
+    config_path = containerd_dir(tmp_path) / "config.toml"
+    config_path.write_text(root)
+
+    rc, output = run_role(tmp_path, containerd=containerd2, gpuctl_container_runtime="containerd")
+
+    assert rc == 0, output
+    dropin = tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())
+    assert dropin["version"] == version
+    # containerd 2.x merges imported files key by key: the drop-in adds nvidia and nothing else.
+    assert set(dropin["plugins"][table]["containerd"]["runtimes"]) == {"nvidia"}
+    assert tomllib.loads(config_path.read_text())["version"] == version
+    assert_dump_keeps_root_and_adds_nvidia(containerd2, config_path)
+    rc, output = run_role(tmp_path, containerd=containerd2, gpuctl_container_runtime="containerd")
+    assert rc == 0, output
+    assert changed_count(output) == 0
+
+
+def test_a_dropin_of_a_higher_version_than_config_toml_breaks_containerd(
+    tmp_path: Path, containerd2: Path
+) -> None:
+    """The premise of the version rule, with the real binaries: gpuctl's version 3 drop-in (what it
+    wrote for every containerd 2.x before) beside a version 2 config.toml. containerd 2.x merges it
+    before migrating config.toml, so config.toml's own settings are dropped as unknown keys; containerd
+    1.x does not read it at all, so the nvidia runtime is missing."""
+    v3_host = tmp_path / "v3"
+    v3_host.mkdir()
+    (containerd_dir(v3_host) / "config.toml").write_text(ROOT_V3)
+    rc, output = run_role(v3_host, containerd=containerd2, gpuctl_container_runtime="containerd")
+    assert rc == 0, output
+    dropins = containerd_dir(tmp_path) / "conf.d"
+    dropins.mkdir()
+    shutil.copy(v3_host / "containerd/conf.d/99-nvidia.toml", dropins / "99-nvidia.toml")
+    config_path = tmp_path / "containerd" / "config.toml"
+    config_path.write_text(ROOT_V2.replace("version = 2\n", f'version = 2\nimports = ["{dropins}/*.toml"]\n'))
+
+    dumped = config_dump(containerd2, config_path)
+
+    assert "Ignoring unknown key" in dumped.stderr
+    if dumped.returncode == 0:  # releases that refuse such a drop-in exit non-zero instead
+        runtime, images = cri_of_containerd2(dumped.stdout)
+        assert images["pinned_images"]["sandbox"].startswith(DEFAULT_SANDBOX)
+        assert runtime["runtimes"]["runc"]["options"]["SystemdCgroup"] is False
+    if CONTAINERD is not None and containerd_release.major_version(Path(CONTAINERD)) < 2:
+        dumped = config_dump(CONTAINERD, config_path)
+        assert "runtimes.nvidia]" not in dumped.stdout
+
+
+def test_containerd_2_without_config_creates_version_3(tmp_path: Path, containerd2: Path) -> None:
+    rc, output = run_role(tmp_path, containerd=containerd2, gpuctl_container_runtime="containerd")
+
+    assert rc == 0, output
+    config = tomllib.loads((tmp_path / "containerd/config.toml").read_text())
+    assert config == {"version": 3, "imports": [f"{tmp_path}/containerd/conf.d/*.toml"]}
+    assert tomllib.loads((tmp_path / "containerd/conf.d/99-nvidia.toml").read_text())["version"] == 3
+    dumped = config_dump(containerd2, tmp_path / "containerd/config.toml")
+    assert dumped.returncode == 0, dumped.stderr
+    assert cri_of_containerd2(dumped.stdout)[0]["default_runtime_name"] == "nvidia"
+
+
+def test_a_version_setting_other_than_config_toml_is_refused(tmp_path: Path, containerd2: Path) -> None:
+    (containerd_dir(tmp_path) / "config.toml").write_text(ROOT_V2)
+
+    rc, output = run_role(
+        tmp_path,
+        containerd=containerd2,
+        gpuctl_container_runtime="containerd",
+        gpuctl_containerd_config_version=3,
+    )
+
+    assert rc != 0
+    assert (
+        f"{tmp_path}/containerd/config.toml says version = 2 but gpuctl_containerd_config_version=3" in output
+    )
+    assert not (tmp_path / "containerd/conf.d/99-nvidia.toml").exists()
+
+
+@needs_containerd
+def test_a_version_3_config_toml_is_refused_on_containerd_1(tmp_path: Path) -> None:
+    (containerd_dir(tmp_path) / "config.toml").write_text(ROOT_V3)
+
+    rc, output = run_role(tmp_path, gpuctl_container_runtime="containerd")
+
+    assert rc != 0
+    assert f"{tmp_path}/containerd/config.toml says version = 3, which containerd 1.x does not read" in output
 
 
 def test_crio_dropin(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from gpuctl.core.gate import GateResult
+    from gpuctl.kube.gpu_operator import GpuClusterStatus
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
 # The proof levels, shallowest first: each includes the ones before it (`verify --level`).
@@ -145,9 +146,17 @@ class OperatorView:
     namespace: str
     validators: tuple[tuple[str, str], ...]  # node → ready | absent | waiting: <validation> | phase
     cluster_policies: tuple[tuple[str, str], ...]  # ClusterPolicy → status.state
+    gpu_clusters: tuple[GpuClusterStatus, ...] = ()  # its GPUCluster (DRA) mode, 26.7+
 
     def state_of(self, node: str) -> str:
         return dict(self.validators).get(node, "absent")
+
+    @property
+    def mode(self) -> str:
+        """ClusterPolicy, GPUCluster, or `both` (a conflict both of the Operator's controllers refuse)."""
+        if self.gpu_clusters and self.cluster_policies:
+            return "both"
+        return "GPUCluster" if self.gpu_clusters else "ClusterPolicy"
 
 
 @dataclass(frozen=True)

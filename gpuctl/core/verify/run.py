@@ -30,6 +30,7 @@ from gpuctl.core.verify.model import (
     VerifyResult,
     skipped,
 )
+from gpuctl.core.verify.operator_checks import gpu_cluster_checks
 from gpuctl.core.verify.plugin_logs import PluginLogs
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
 from gpuctl.core.verify.pod_manifest import CONTAINER, NAMESPACE_LABELS, new_run_id, run_selector
@@ -261,6 +262,7 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
         cluster.runtime_class(options, runtime_class_users, snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
+        *gpu_cluster_checks(snapshot.operator),
     ]
     return VerifyResult(
         tuple(nodes),

@@ -133,7 +133,8 @@ def _subject_of(binding: Obj, user: UserInfo) -> Obj | None:
     """The first subject of `binding` that is `user` (a ServiceAccount subject without a namespace
     is one in the binding's)."""
     binding_namespace = binding["metadata"].get("namespace", "")
-    for subject in binding.get("subjects") or []:
+    subjects: list[Obj] = binding.get("subjects") or []
+    for subject in subjects:
         kind, name = subject.get("kind"), subject.get("name")
         if kind == "ServiceAccount":
             namespace = subject.get("namespace") or binding_namespace

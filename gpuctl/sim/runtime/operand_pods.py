@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.runtime import kubelet, operator
+from gpuctl.sim.runtime import kubelet, operator, operator_gpucluster
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
 from gpuctl.sim.runtime.operator_operands import DRIVER_MANAGER, VALIDATION_STAGES, is_nfd_worker, is_operand
 from gpuctl.sim.runtime.podstatus import container_id, put_status, status_entry
@@ -59,6 +59,8 @@ def _stage(cluster: ClusterState, pod: Obj, name: str) -> str:
     node_name = pod["spec"]["nodeName"]
     if name == DRIVER_MANAGER:
         return "failed" if operator.host_driver_loaded(cluster, node_name) else "done"
+    if name == operator_gpucluster.GPU_VALIDATION:
+        return "done" if operator_gpucluster.gpu_validated(cluster, node_name) else "waiting"
     if name not in VALIDATION_STAGES:
         return "done"
     readiness = operator.node_readiness(cluster, node_name)
@@ -192,6 +194,6 @@ def outcome(cluster: ClusterState, pod: Obj, container: Obj) -> Outcome | None:
             operator.driver_version(cluster) or cluster.node_spec(pod["spec"]["nodeName"]).driver_version
         )
         return Outcome(log=DRIVER_INSTALL_LOG.format(version=version), run_seconds=FOREVER)
-    if name == "nvidia-operator-validator":
+    if name in ("nvidia-operator-validator", operator_gpucluster.VALIDATOR):
         return Outcome(log="all validations are successful\n", run_seconds=FOREVER)
     return Outcome(run_seconds=FOREVER)  # toolkit, GFD, DCGM exporter: long-running daemons

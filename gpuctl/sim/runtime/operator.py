@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gpuctl import defaults
-from gpuctl.sim.runtime import crd_objects, kubelet, objects
+from gpuctl.sim.runtime import crd_objects, dra, kubelet, objects
+from gpuctl.sim.runtime import operator_gpucluster as gpucluster
 from gpuctl.sim.runtime.daemonsets import owned
 from gpuctl.sim.runtime.objects import GPU, NFD_PCI_LABEL
 from gpuctl.sim.runtime.operator_operands import (
@@ -37,7 +38,7 @@ from gpuctl.sim.runtime.operator_operands import (
 )
 from gpuctl.sim.runtime.operator_operands import daemonset as operand_daemonset
 from gpuctl.sim.runtime.predicates import is_terminated
-from gpuctl.sim.runtime.state import CLUSTER_POLICIES
+from gpuctl.sim.runtime.state import CLUSTER_POLICIES, GPU_CLUSTERS
 from gpuctl.sim.runtime.store import Change, clone, rfc3339
 from gpuctl.sim.scenario import NodeSpec
 
@@ -139,8 +140,9 @@ def install(cluster: ClusterState, spec: Obj, created: float) -> None:
 
 
 def watch(cluster: ClusterState) -> None:
-    """Its ClusterPolicies, the nodes it labels, its DaemonSets and their pods (operand readiness)."""
-    for resource in (CLUSTER_POLICIES, "nodes", DAEMONSETS):
+    """Its ClusterPolicies and GPUClusters, the nodes it labels, its DaemonSets and their pods
+    (operand readiness), the DRA driver's ResourceSlices (the GPUCluster validator waits on them)."""
+    for resource in (CLUSTER_POLICIES, GPU_CLUSTERS, "nodes", DAEMONSETS, dra.SLICES):
         cluster.store.watch(resource, lambda _: cluster.operator_soon())
     cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
 
@@ -161,12 +163,19 @@ def _policies(cluster: ClusterState) -> list[Obj]:
 def reconcile(cluster: ClusterState) -> None:
     state = cluster.operator
     policies = _policies(cluster)
+    gpu_clusters = gpucluster.sorted_by_age(cluster.store.items(GPU_CLUSTERS))
+    if policies and gpu_clusters:  # both controllers refuse, and change nothing else
+        _refuse_both(cluster, policies, gpu_clusters)
+        return
     if not policies:
-        if state.active:
+        if state.active and not gpu_clusters:
             _apply_daemonsets(cluster, [])
             _apply_runtime_classes(cluster, {}, None)
+            _apply_device_classes(cluster, None)
             _restore_hosts(cluster)
             state.active, state.spec, state.waiting_pods, state.pods_by_node = False, {}, {}, {}
+        if gpu_clusters:
+            _reconcile_gpu_cluster(cluster, gpu_clusters[0])
         return
     policy, ignored = policies[0], policies[1:]
     for other in ignored:  # the Operator reconciles one ClusterPolicy and ignores the others
@@ -187,9 +196,67 @@ def reconcile(cluster: ClusterState) -> None:
     _write_status(cluster, policy, _status(cluster, has_nfd, bool(gpu_nodes), desired))
 
 
-def _label_nodes(cluster: ClusterState) -> tuple[bool, list[str]]:
+def _refuse_both(cluster: ClusterState, policies: list[Obj], gpu_clusters: list[Obj]) -> None:
+    cluster.operator.namespace = cluster.operator.namespace or defaults.OPERATOR_NAMESPACE
+    for policy in policies:
+        _write_status(cluster, policy, gpucluster.policy_conflict(gpu_clusters[0]["metadata"]["name"]))
+    for gpu_cluster in gpu_clusters:
+        status = gpucluster.prerequisite_not_met(policies[0]["metadata"]["name"])
+        _write_status(cluster, gpu_cluster, status, GPU_CLUSTERS)
+
+
+def _reconcile_gpu_cluster(cluster: ClusterState, gpu_cluster: Obj) -> None:
+    """GPUCluster mode: the DRA driver's kubelet plugin and the DRA validator on GPU nodes."""
+    state = cluster.operator
+    annotations = gpu_cluster["metadata"].get("annotations") or {}
+    state.active, state.spec = True, {}  # no ClusterPolicy spec: no driver or toolkit operand
+    state.namespace = annotations.get("meta.helm.sh/release-namespace") or defaults.OPERATOR_NAMESPACE
+    _label_nodes(cluster, gpucluster.DEPLOY_COMPONENTS_DRA, gpucluster.SWEPT_COMPONENTS)
+    namespace = cluster.store.get("namespaces", "", state.namespace)
+    desired = []
+    if namespace is not None:
+        labels = namespace["metadata"].get("labels") or {}
+        if labels.get(gpucluster.ADMIN_ACCESS_LABEL) != "true":
+            labels = {**labels, gpucluster.ADMIN_ACCESS_LABEL: "true"}
+            cluster.store.put(
+                "namespaces", dict(namespace, metadata=dict(namespace["metadata"], labels=labels))
+            )
+        desired = gpucluster.daemonsets(gpu_cluster, state.namespace)
+    _apply_daemonsets(cluster, desired)
+    _apply_runtime_classes(cluster, {}, None)
+    _apply_device_classes(cluster, gpu_cluster)
+    # A DaemonSet with nothing desired counts as ready: this mode has no NoGPUNodes state.
+    ready = bool(desired) and all(_daemonset_ready(cluster, ds) and _observed(cluster, ds) for ds in desired)
+    _write_status(cluster, gpu_cluster, gpucluster.status(ready), GPU_CLUSTERS)
+
+
+def _observed(cluster: ClusterState, ds: Obj) -> bool:
+    """The DaemonSet controller has counted the DaemonSet's nodes (before that, nothing is desired)."""
+    current = cluster.store.get(DAEMONSETS, ds["metadata"]["namespace"], ds["metadata"]["name"]) or {}
+    return "observedGeneration" in (current.get("status") or {})
+
+
+def _apply_device_classes(cluster: ClusterState, gpu_cluster: Obj | None) -> None:
+    """GPUCluster mode's DeviceClasses (never one that someone else, e.g. the driver's chart, made)."""
+    store = cluster.store
+    wanted_classes = gpucluster.device_classes(gpu_cluster) if gpu_cluster is not None else []
+    names = {c["metadata"]["name"] for c in wanted_classes}
+    for existing in store.items(dra.CLASSES):
+        if is_operand(existing) and existing["metadata"]["name"] not in names:
+            store.remove(dra.CLASSES, "", existing["metadata"]["name"])
+    for device_class in wanted_classes:
+        if store.get(dra.CLASSES, "", device_class["metadata"]["name"]) is None:
+            store.add(dra.CLASSES, device_class)
+
+
+def _label_nodes(
+    cluster: ClusterState,
+    components: tuple[str, ...] = DEPLOY_COMPONENTS,
+    swept: tuple[str, ...] = (),
+) -> tuple[bool, list[str]]:
     """Label GPU nodes for the operands (keeping a value an admin set, e.g. =false to opt a node
-    out); drop the labels from nodes NFD no longer reports as GPU nodes. (has NFD labels, GPU nodes)"""
+    out); drop the labels from nodes NFD no longer reports as GPU nodes, and the other mode's
+    labels `swept` from GPU nodes. (has NFD labels, GPU nodes)"""
     has_nfd, gpu_nodes = False, []
     nfd_workers = _nfd_worker_nodes(cluster)
     for node in cluster.store.items("nodes"):
@@ -199,10 +266,11 @@ def _label_nodes(cluster: ClusterState) -> tuple[bool, list[str]]:
             labels.setdefault(NFD_PCI_LABEL, "true")  # what NFD's PCI source finds: NVIDIA, 10de
         has_nfd = has_nfd or any(key.startswith(NFD_PREFIX) for key in labels)
         is_gpu = any(labels.get(key) == "true" for key in GPU_PCI_LABELS)
-        wanted_labels = {DEPLOY_LABEL.format(c) for c in DEPLOY_COMPONENTS} | {"nvidia.com/gpu.present"}
+        wanted_labels = {DEPLOY_LABEL.format(c) for c in components} | {"nvidia.com/gpu.present"}
         if is_gpu:
             gpu_nodes.append(name)
-            updated = {**dict.fromkeys(wanted_labels, "true"), **labels}
+            kept = {k: v for k, v in labels.items() if k not in {DEPLOY_LABEL.format(c) for c in swept}}
+            updated = {**dict.fromkeys(wanted_labels, "true"), **kept}
         else:
             updated = {
                 k: v for k, v in labels.items() if k not in wanted_labels or k == "nvidia.com/gpu.present"
@@ -349,7 +417,7 @@ def _conditions_ready(reason: str, message: str) -> Obj:
     }
 
 
-def _write_status(cluster: ClusterState, policy: Obj, status: Obj) -> None:
+def _write_status(cluster: ClusterState, policy: Obj, status: Obj, resource: str = CLUSTER_POLICIES) -> None:
     """Write status.state, .namespace and .conditions; a condition keeps its lastTransitionTime
     while its status stays the same (no write at all when nothing changed)."""
     old = policy.get("status") or {}
@@ -362,4 +430,4 @@ def _write_status(cluster: ClusterState, policy: Obj, status: Obj) -> None:
         status["namespace"] = cluster.operator.namespace
     if old == status:
         return
-    cluster.store.put(CLUSTER_POLICIES, dict(policy, status=status))
+    cluster.store.put(resource, dict(policy, status=status))

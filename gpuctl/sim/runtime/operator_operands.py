@@ -194,11 +194,11 @@ def _pod_spec(spec: Obj, operand: Operand) -> Obj:
 
 
 def owner_reference(policy: Obj) -> Obj:
-    """What the Operator creates is owned by its ClusterPolicy (garbage collected with it)."""
+    """What the Operator creates is owned by its ClusterPolicy or GPUCluster (garbage collected with it)."""
     meta = policy["metadata"]
     return {
         "apiVersion": policy.get("apiVersion", "nvidia.com/v1"),
-        "kind": "ClusterPolicy",
+        "kind": policy.get("kind", "ClusterPolicy"),
         "name": meta["name"],
         "uid": meta["uid"],
         "controller": True,

@@ -25,6 +25,7 @@ from gpuctl.sim.scenario import NodeSpec, Scenario
 Obj = dict[str, Any]
 INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
 CLUSTER_POLICIES = "clusterpolicies.nvidia.com"  # what the simulated GPU Operator reconciles
+GPU_CLUSTERS = "gpuclusters.nvidia.com"  # ... and its GPUCluster (DRA) mode
 
 
 @dataclass
@@ -129,7 +130,7 @@ class ClusterState(ABC):
         self._soon("daemonsets", 0.01)
 
     def operator_soon(self) -> None:
-        if self.operator.active or self.store.count(CLUSTER_POLICIES):
+        if self.operator.active or self.store.count(CLUSTER_POLICIES) or self.store.count(GPU_CLUSTERS):
             self._soon("operator", 0.02)
 
     def controller_soon(self, name: str) -> None:

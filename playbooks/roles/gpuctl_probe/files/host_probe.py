@@ -195,6 +195,12 @@ def loaded_modules():
     return sorted(names)
 
 
+def module_version():
+    """The loaded nvidia module's version ("580.95.05"), "" when none is loaded: after a driver
+    upgrade without a reboot the old module stays loaded, and this is what tells it apart."""
+    return first_line("/sys/module/nvidia/version")
+
+
 def secure_boot_state(said):
     """enabled | disabled | bios | unknown, from what secure_boot_said() printed."""
     lowered = said.lower()
@@ -360,6 +366,7 @@ HOST_SECTIONS = {
     "headers": headers,
     "pci": pci_devices,
     "modules": loaded_modules,
+    "module_version": module_version,
     "secure_boot": secure_boot,
     "driver": lambda: read_text("/proc/driver/nvidia/version") or "",
     "nvidia_smi": lambda: host_run(["nvidia-smi", "-L"]),
