@@ -154,7 +154,8 @@ def gpu_status(api_client: ApiClient) -> StatusResult:
     """Every GPU node (capacity, NFD/GFD labels) with its GPUs, driver, taints and readiness."""
     nodes = list_nodes(api_client)
     in_use = gpus_in_use(list_all_pods(api_client))
-    inventory = read_inventory(api_client)
+    # A denied DRA list ends status (exit 3) rather than hide the GPUs it publishes (docs/rbac.md).
+    inventory = read_inventory(api_client, denied_is_error=True)
     claimed = devices_in_use(api_client, inventory.version) if inventory.nodes else {}
     summaries = [
         _node_summary(node, in_use, inventory, claimed)

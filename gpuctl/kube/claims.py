@@ -12,11 +12,13 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.errors import GpuctlError
+from gpuctl.errors import UnreachableError
 from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
 from gpuctl.kube.dra import api_path
+from gpuctl.kube.pods import status_of
 from gpuctl.kube.raw import JsonDict, dig, get_list, name_of, stream_json_lines
+from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -57,18 +59,37 @@ def create_template(api_client: ApiClient, version: str, namespace: str, templat
 
 
 def delete_run_objects(api_client: ApiClient, version: str, namespace: str, selector: str) -> None:
-    """Delete the run's claim templates and any claim left (one request each); a failure here must
-    not replace the run's verdict, and claims go with their pods anyway."""
+    """Delete the run's claim templates (one request). The claims need no request: each is owned
+    by its pod, and kube-controller-manager deletes it with the pod (as pods' cleanup does).
+
+    A template left behind is said as leftover pods are (kube/pods.py): exit 3 naming the denied
+    request and the command that removes it; one already gone (404) is no error."""
     from kubernetes.client.exceptions import ApiException
 
-    for what in ("resourceclaimtemplates", "resourceclaims"):
-        with contextlib.suppress(GpuctlError, ApiException), api_call("deletecollection", what):
+    what = f"resourceclaimtemplates in namespace {namespace}"
+    try:
+        with api_call("deletecollection", what):
             rest_requests.delete_collection(
                 api_client,
-                api_path(version, what, namespaced=True),
+                api_path(version, "resourceclaimtemplates", namespaced=True),
                 {"labelSelector": selector},
                 namespace=namespace,
             )
+    except ApiException as error:
+        if error.status != 404:
+            raise _template_left(namespace, selector, f"{error.status} {error.reason}") from error
+    except UnreachableError as error:
+        raise _template_left(namespace, selector, error.message) from error
+
+
+def _template_left(namespace: str, selector: str, why: str) -> UnreachableError:
+    delete_command = command_line(
+        "kubectl", "-n", namespace, "delete", "resourceclaimtemplates", "-l", selector
+    )
+    return UnreachableError(
+        f"cleanup failed, the run's ResourceClaimTemplate left in namespace {namespace}: {why}",
+        hint=f"delete it with `{delete_command}`",
+    )
 
 
 def allocation_of(claim: JsonDict) -> ClaimAllocation | None:
@@ -98,6 +119,7 @@ class ClaimWatch:
         self.selector = selector
         self.by_pod: dict[str, ClaimAllocation] = {}
         self._stop = threading.Event()
+        self._denied: UnreachableError | None = None  # the watch RBAC refused (raised by stop())
         self._response: Any = None
         self._version = ""
         self._lock = threading.Lock()
@@ -121,9 +143,16 @@ class ClaimWatch:
 
     def _run(self) -> None:
         version = self._version
-        with contextlib.suppress(Exception):  # a lost watch only loses the claim check, said so later
+        try:
             while not self._stop.is_set():
                 version = self._watch(version)
+        except UnreachableError as error:
+            # A refused watch leaves each pod's allocation unseen: said as every other denial is
+            # (exit 3), once the run's pods are done (stop()).
+            if status_of(error.__cause__) in (401, 403):
+                self._denied = error
+        except Exception:  # a lost watch only loses the claim check, said so later
+            return
 
     def _watch(self, version: str) -> str:
         query = {
@@ -131,7 +160,8 @@ class ClaimWatch:
             "resourceVersion": version or None,
             "timeoutSeconds": WATCH_SECONDS,
         }
-        response = rest_requests.watch(self.api_client, self.path, query, namespace=self.namespace)
+        with api_call("watch", f"resourceclaims in namespace {self.namespace}"):
+            response = rest_requests.watch(self.api_client, self.path, query, namespace=self.namespace)
         with self._lock:
             self._response = response
         if self._stop.is_set():
@@ -146,7 +176,8 @@ class ClaimWatch:
         return version
 
     def stop(self) -> dict[str, ClaimAllocation]:
-        """Stop watching; pod name → the allocation of its claim."""
+        """Stop watching; pod name → the allocation of its claim. A watch RBAC refused raises
+        here, once (exit 3 naming `watch resourceclaims`)."""
         self._stop.set()
         with self._lock:
             if self._response is not None:
@@ -154,17 +185,21 @@ class ClaimWatch:
                     getattr(self._response, "shutdown", self._response.close)()
         if self._thread.ident is not None:  # start() may have failed before the thread began
             self._thread.join(timeout=2.0)
+        denied, self._denied = self._denied, None
+        if denied is not None:
+            raise denied
         return dict(self.by_pod)
 
 
 def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
-    """Node → devices of the DRA GPU driver held by allocated claims (one request; {} where
-    RBAC does not allow listing claims)."""
+    """Node → devices of the DRA GPU driver held by allocated claims (one request; {} where the
+    API serves no claims). Denied, it raises (exit 3): GPUs in use must not read as free."""
     from gpuctl.kube.dra import DRIVER, read_listing
 
     body = read_listing(
         lambda: get_list(api_client, api_path(version, "resourceclaims")),
         "resourceclaims",
+        tolerate_denied=False,
     )
     used: dict[str, int] = {}
     for claim in body.get("items") or [] if isinstance(body, dict) else []:

@@ -115,18 +115,30 @@ def api_path(version: str, plural: str, *, namespaced: bool = False) -> str:
     return f"/apis/{GROUP}/{version}/{where}{plural}"
 
 
-def read_inventory(api_client: ApiClient) -> DraInventory:
+def read_inventory(
+    api_client: ApiClient, *, denied_is_error: bool = False, taint_rules: bool = True
+) -> DraInventory:
     """resource.k8s.io's version, the GPU DeviceClass and the GPU ResourceSlices (3 requests; 1
-    where the group is not served)."""
+    where the group is not served), and with `taint_rules` the DeviceTaintRules (1 more).
+
+    A list RBAC denies is named in `denied` (verify's `dra.access` warning), or with
+    `denied_is_error` ends the command (exit 3): where no check can say what went unseen (status,
+    taint-gpu-nodes), a denied list must not read as "no DRA" (docs/rbac.md)."""
     version = served_version(api_client)
     if not version:
         return DraInventory()
-    classes = read_listing(lambda: get_list(api_client, api_path(version, "deviceclasses")), "deviceclasses")
+    tolerate = not denied_is_error
+    classes = read_listing(
+        lambda: get_list(api_client, api_path(version, "deviceclasses")),
+        "deviceclasses",
+        tolerate_denied=tolerate,
+    )
     slices = read_listing(
         lambda: get_list(
             api_client, api_path(version, "resourceslices"), query={"fieldSelector": f"spec.driver={DRIVER}"}
         ),
         "resourceslices",
+        tolerate_denied=tolerate,
     )
     denied = [what for what, body in (("deviceclasses", classes), ("resourceslices", slices)) if body == 403]
     gpu_class = next(
@@ -135,8 +147,12 @@ def read_inventory(api_client: ApiClient) -> DraInventory:
     )
     # DeviceTaintRules (resource.k8s.io/v1 from Kubernetes 1.37; 404 before): admin taints on devices
     rules = (
-        read_listing(lambda: get_list(api_client, api_path(version, "devicetaintrules")), "devicetaintrules")
-        if version == "v1"
+        read_listing(
+            lambda: get_list(api_client, api_path(version, "devicetaintrules")),
+            "devicetaintrules",
+            tolerate_denied=tolerate,
+        )
+        if version == "v1" and taint_rules
         else 404
     )
     if rules == 403:
@@ -197,8 +213,9 @@ def _items(body: JsonDict | int) -> list[JsonDict]:
     return list(body.get("items") or []) if isinstance(body, dict) else []
 
 
-def read_listing(call: Any, what: str) -> JsonDict | int:
-    """The body, or the status (403, 404) that means "not for gpuctl to see" rather than an outage."""
+def read_listing(call: Any, what: str, *, tolerate_denied: bool = True) -> JsonDict | int:
+    """The body, or the status (403, 404) that means "not for gpuctl to see" rather than an outage
+    (without `tolerate_denied`, a 403 raises: exit 3 naming the verb and resource)."""
     from kubernetes.client.exceptions import ApiException
 
     try:
@@ -206,7 +223,7 @@ def read_listing(call: Any, what: str) -> JsonDict | int:
             body: JsonDict = call()
             return body
     except UnreachableError as error:
-        if isinstance(error.__cause__, ApiException) and error.__cause__.status == 403:
+        if tolerate_denied and isinstance(error.__cause__, ApiException) and error.__cause__.status == 403:
             return 403
         raise
     except ApiException as error:

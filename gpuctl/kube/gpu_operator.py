@@ -191,15 +191,16 @@ def _gpu_cluster_status(item: JsonDict) -> GpuClusterStatus:
 
 
 def read_gpu_clusters(api_client: ApiClient) -> tuple[GpuClusterStatus, ...] | None:
-    """Every GPUCluster's status; None when the CRD is not served or listing it is forbidden."""
-    items = _custom_resources(api_client, GPU_CLUSTER_VERSION, GPU_CLUSTER_PLURAL, forbidden_unknown=True)
+    """Every GPUCluster's status; None when the CRD is not served (a 403 is exit 3, as for the
+    ClusterPolicy: a denied read must not read as "no GPUCluster")."""
+    items = _custom_resources(api_client, GPU_CLUSTER_VERSION, GPU_CLUSTER_PLURAL)
     return None if items is None else tuple(sorted(map(_gpu_cluster_status, items), key=lambda g: g.name))
 
 
 def operator_mode(api_client: ApiClient) -> str:
     """Which of its modes the GPU Operator runs in: ClusterPolicy, GPUCluster, `both` (a conflict
-    both controllers refuse), or "" (neither resource, not served, or not readable)."""
-    policies = _custom_resources(api_client, POLICY_VERSION, POLICY_PLURAL, forbidden_unknown=True)
+    both controllers refuse), or "" (neither resource, or not served)."""
+    policies = _custom_resources(api_client, POLICY_VERSION, POLICY_PLURAL)
     gpu_clusters = read_gpu_clusters(api_client)
     return mode_of(bool(policies), bool(gpu_clusters))
 

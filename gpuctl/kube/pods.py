@@ -26,6 +26,7 @@ __all__ = [
     "classify",
     "delete_namespace",
     "ensure_namespace",
+    "status_of",
 ]
 
 if TYPE_CHECKING:
@@ -130,7 +131,9 @@ class PodBatch:
     def delete_all(self) -> None:
         """Delete every pod of the batch by label selector (one request), immediately.
 
-        Where RBAC forbids deletecollection, list the batch and delete its pods one by one.
+        Where RBAC forbids deletecollection, list the batch and delete its pods one by one: a role
+        written by hand may grant `delete` alone (gpuctl's own grants `deletecollection` only,
+        docs/rbac.md); where both are refused, the pods left are said with both refusals.
         """
         try:
             with api_call("deletecollection", f"pods in namespace {self.namespace}"):
@@ -141,11 +144,11 @@ class PodBatch:
                     namespace=self.namespace,
                 )
         except UnreachableError as error:
-            if _status_of(error.__cause__) != 403:
+            if status_of(error.__cause__) != 403:
                 raise
-            self._delete_one_by_one()
+            self._delete_one_by_one(refused=error.message)
 
-    def _delete_one_by_one(self) -> None:
+    def _delete_one_by_one(self, refused: str) -> None:
         from kubernetes.client.exceptions import ApiException
 
         with api_call("list", f"pods in namespace {self.namespace}"):
@@ -168,7 +171,8 @@ class PodBatch:
                 if error.status != 404:
                     raise self._left_behind(len(names) - index, _api_message(error)) from error
             except UnreachableError as error:
-                raise self._left_behind(len(names) - index, error.message) from error
+                why = f"{refused}; one by one: {error.message}"
+                raise self._left_behind(len(names) - index, why) from error
 
     def _left_behind(self, count: int, why: str) -> UnreachableError:
         delete_command = command_line("kubectl", "-n", self.namespace, "delete", "pods", "-l", self.selector)
@@ -247,7 +251,8 @@ def delete_namespace(api_client: ApiClient, namespace: str) -> None:
             raise
 
 
-def _status_of(error: BaseException | None) -> int | None:
+def status_of(error: BaseException | None) -> int | None:
+    """The HTTP status of an ApiException (None for any other error)."""
     from kubernetes.client.exceptions import ApiException
 
     return error.status if isinstance(error, ApiException) else None

@@ -161,7 +161,9 @@ def taint_gpu_nodes(
         list_node_objects(api_client, selector),
         selector,
         node_names,
-        lambda: set(read_inventory(api_client).nodes),
+        # Which nodes publish GPUs decides which nodes are written: a denied list ends the run
+        # (exit 3) rather than leave them untainted; device taints do not change that choice.
+        lambda: set(read_inventory(api_client, denied_is_error=True, taint_rules=False).nodes),
     )
     warnings: list[DaemonSetWarning] = []
     notes: list[str] = []
