@@ -57,9 +57,8 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
 # The only writes the roles grant: (kind, resource) → verbs beyond get/list/watch.
 WRITES = {
     ("ClusterRole", "nodes"): {"patch"},  # taint-gpu-nodes
-    ("Role", "pods"): {"create", "delete", "deletecollection"},  # verification pods
+    ("Role", "pods"): {"create", "deletecollection"},  # verification pods
     ("Role", "resourceclaimtemplates"): {"create", "deletecollection"},
-    ("Role", "resourceclaims"): {"deletecollection"},
 }
 
 
