@@ -258,7 +258,9 @@ def command(
         check=check,
         host_options={
             "tags": tags,
-            "extra_args": tuple(ansible_args or ()),
+            # The roles learn the stack only from `all` (IMEX: the DRA driver's ComputeDomains run
+            # their own); the user's arguments after `--` come last, so theirs win.
+            "extra_args": (*_stack_variable(stack, phase), *(ansible_args or ())),
             "become_password": password,
             "keep_artifacts": keep_artifacts,
             "passed_env": tuple(pass_env or ()),
@@ -388,3 +390,8 @@ def _emit(result: BootstrapRun, output: TableOrJson) -> None:
     if note and output in (TableOrJson.json, TableOrJson.yaml):
         make_console(stderr=True).print(note, markup=False, soft_wrap=True)
     emit(result, output, report)
+
+
+def _stack_variable(stack: Stack, phase: Phase) -> tuple[str, ...]:
+    """The stack the roles' `auto` settings follow (gpuctl_cluster_stack), when the run installs one."""
+    return ("-e", f"gpuctl_cluster_stack={stack.value}") if phase is Phase.all else ()

@@ -184,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         Rule(
             RENDER,
             parameter,
-            (When("rbac"), When("verify_cronjob")),
+            (When("rbac"), When("verify_cronjob"), When("verify_deployment")),
             "it shapes the RBAC roles",
             "gpuctl render --rbac {flag}",
         )
@@ -200,9 +200,16 @@ RULES: tuple[Rule, ...] = (
     Rule(
         RENDER,
         "gpuctl_image",
-        (When("verify_cronjob"),),
-        "it is the verify CronJob's",
+        (When("verify_cronjob"), When("verify_deployment")),
+        "it is the verify CronJob's or Deployment's",
         "gpuctl render --verify-cronjob {flag}",
+    ),
+    Rule(
+        RENDER,
+        "service_monitor",
+        (When("verify_deployment"),),
+        "it scrapes the verify Deployment's metrics",
+        "gpuctl render --verify-deployment --gpuctl-image REGISTRY/gpuctl:TAG {flag}",
     ),
     # verify
     Rule(
@@ -221,10 +228,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         ("verify",),
-        "report_file",
-        (When("watch", (False,)),),
-        "the page shows one run; --watch prints each change as it comes",
-        "gpuctl verify {flag}",
+        "metrics_addr",
+        (When("watch"),),
+        "it serves the metrics of the --watch runs; one run can push them with --pushgateway",
+        "gpuctl verify --watch {flag}",
     ),
     Rule(
         ("verify",),

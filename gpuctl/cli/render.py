@@ -134,8 +134,28 @@ def command(
         str, typer.Option("--verify-schedule", help="Cron schedule of --verify-cronjob.")
     ] = "*/30 * * * *",
     gpuctl_image: Annotated[
-        str, typer.Option("--gpuctl-image", help="Image holding gpuctl, for --verify-cronjob.")
+        str,
+        typer.Option(
+            "--gpuctl-image", help="Image holding gpuctl, for --verify-cronjob or --verify-deployment."
+        ),
     ] = "",
+    verify_deployment: Annotated[
+        bool,
+        typer.Option(
+            "--verify-deployment",
+            help="Instead of --verify-cronjob: a Deployment running `gpuctl verify --watch --metrics-addr "
+            ":9400 --gate` with a Service for its Prometheus metrics (namespace --verify-namespace, its "
+            "ServiceAccount and least-privilege role).",
+        ),
+    ] = False,
+    service_monitor: Annotated[
+        bool,
+        typer.Option(
+            "--service-monitor",
+            help="With --verify-deployment: also a ServiceMonitor (prometheus-operator's "
+            "monitoring.coreos.com/v1) that scrapes it.",
+        ),
+    ] = False,
 ) -> None:
     from gpuctl.core.render import (
         parse_rbac_subject,
@@ -173,6 +193,8 @@ def command(
         verify_cronjob=verify_cronjob,
         verify_schedule=verify_schedule,
         gpuctl_image=gpuctl_image,
+        verify_deployment=verify_deployment,
+        service_monitor=service_monitor,
     )
     result = render_manifests(options)
     if out is None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from gpuctl.cli.options import Context, Kubeconfig, TableOrJson, TableOrJsonOutput
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from gpuctl.cli.options import Context, Kubeconfig
 
 HELP = """\
 GPU inventory of the cluster: one row per GPU node with product, GPUs (capacity /
@@ -11,15 +16,37 @@ Read-only. Exit 0 (also with no GPU node), 2 bad flag or kubeconfig, 3 cluster u
 """
 
 
+class StatusOutput(str, Enum):
+    """Every command's table, wide, json and yaml, and one self-contained HTML page (-o html)."""
+
+    table = "table"
+    json = "json"
+    wide = "wide"
+    yaml = "yaml"
+    html = "html"
+
+
 def command(
     *,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
-    output: TableOrJsonOutput = TableOrJson.table,
+    output: Annotated[
+        StatusOutput, typer.Option("--output", "-o", help="Output format.")
+    ] = StatusOutput.table,
 ) -> None:
     from gpuctl.cli.output import emit
     from gpuctl.core.status import gpu_status
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import status as report
 
-    emit(gpu_status(load_api_client(kubeconfig, context)), output, report)
+    result = gpu_status(load_api_client(kubeconfig, context))
+    if output is StatusOutput.html:
+        import sys
+        from datetime import UTC, datetime
+
+        from gpuctl.report.html_page import status_html
+
+        generated_at = datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        sys.stdout.write(status_html(report.to_json(result), generated_at=generated_at, context=context))
+        return
+    emit(result, output, report)

@@ -27,6 +27,13 @@ from gpuctl.cli.options import (
     VerifyOutput,
 )
 from gpuctl.cli.proof_options import proof_options
+from gpuctl.cli.verify_metrics import (
+    MetricsAddrOption,
+    PushgatewayOption,
+    RoundOutputs,
+    check_round_outputs,
+    round_outputs,
+)
 from gpuctl.cli.verify_reports import ReportOption, check_report_file, emit_verify
 from gpuctl.defaults import (
     CUDA_SAMPLE_IMAGE,
@@ -159,6 +166,8 @@ def command(
             "untaint those that pass (every round with --watch).",
         ),
     ] = False,
+    metrics_addr: MetricsAddrOption = None,
+    pushgateway: PushgatewayOption = None,
 ) -> None:
     from gpuctl.cli.signals import interruptible
     from gpuctl.kube.client import load_api_client
@@ -166,6 +175,7 @@ def command(
 
     refuse_inapplicable_flags("verify")
     check_report_file(report_file)
+    check_round_outputs(metrics_addr, pushgateway)
     options = _options(
         expect_nodes=expect_nodes,
         expect_gpus=expect_gpus,
@@ -182,13 +192,20 @@ def command(
         proof=proof_options(level, cuda_image, nccl_image, min_busbw),
     )
     api_client = load_api_client(kubeconfig, context)
-    if watch:
-        _watch(api_client, options, output, interval, gate)
-    with interruptible(_interrupted_cleanup(options)), _progress() as progress:
-        result = _verified(api_client, options, gate, progress)
-    if result.kept_pods and output not in (Output.table, Output.wide):
-        sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
-    emit_verify(result, output, report_file=report_file, context=context)
+    with round_outputs(
+        metrics_addr=metrics_addr, pushgateway=pushgateway, report_file=report_file, context=context
+    ) as outputs:
+        if watch:
+            _watch(api_client, options, output, interval, gate, outputs=outputs)
+        with interruptible(_interrupted_cleanup(options)), _progress() as progress:
+            result = _verified(api_client, options, gate, progress)
+        if result.kept_pods and output not in (Output.table, Output.wide):
+            sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
+        outputs.record(result)
+        try:
+            emit_verify(result, output, report_file=report_file, context=context)
+        finally:  # a failed run is pushed too (after its report): a push that fails then exits 3
+            outputs.push()
 
 
 def _verified(
@@ -206,11 +223,20 @@ def _verified(
     return dataclasses.replace(result, gate=applied)
 
 
-def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: float, gate: bool) -> None:
+def _watch(
+    api_client: Any,
+    options: VerifyOptions,
+    output: Output,
+    interval: float,
+    gate: bool,
+    *,
+    outputs: RoundOutputs,
+) -> None:
     """Verify now, print the result, then every `interval` print only what changed; Ctrl-C or
     SIGTERM ends it (exit 130, pods cleaned up). With -o json each line is one JSON document
     (NDJSON), from the first run on. When standard output's reader leaves (`| head`), the watch
-    ends with its last run's exit status."""
+    ends with its last run's exit status. After each run the metrics, the Pushgateway and the
+    --report page get its result (`outputs`)."""
     from gpuctl.cli.output import exit_with, print_result
     from gpuctl.cli.signals import interruptible
     from gpuctl.cli.stdout_guard import sleep_while_read
@@ -221,6 +247,7 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
     console = make_console()
     with interruptible("stopped watching; " + _interrupted_cleanup(options)):
         previous = _verified(api_client, options, gate)
+        outputs.publish(previous)
         if output.value == "json":  # the first run is a change from nothing: every node is new
             nothing = dataclasses.replace(previous, nodes=(), cluster_checks=())
             _json_line(report.change_json(changes(nothing, previous), _now(), previous))
@@ -229,6 +256,7 @@ def _watch(api_client: Any, options: VerifyOptions, output: Output, interval: fl
         sys.stdout.flush()
         while sleep_while_read(interval):
             current = _verified(api_client, options, gate)
+            outputs.publish(current)
             found = changes(previous, current)
             if found and output.value == "json":
                 _json_line(report.change_json(found, _now(), current))

@@ -69,6 +69,15 @@ def emit_verify(
     exit_with(result.exit_code)
 
 
+def write_report_page(result: VerifyResult, path: Path, *, context: str | None) -> None:
+    """The --report page of `result`, written whole over `path` (each --watch round)."""
+    from gpuctl.report import verify as report
+    from gpuctl.report.html_page import to_html
+
+    generated_at = datetime.now(tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _write(path, to_html(report.to_json(result), generated_at=generated_at, context=context))
+
+
 def _write(path: Path, text: str) -> None:
     """Write the page whole or not at all: to a temporary file beside it, then renamed over it."""
     staged = path.with_name(f".{path.name}.gpuctl-tmp")

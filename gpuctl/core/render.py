@@ -49,6 +49,8 @@ BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 
 VERIFY_SERVICE_ACCOUNT = "gpuctl"
 VERIFY_CRONJOB_TIMEOUT_S = 300
+VERIFY_WATCH_INTERVAL_S = 300  # the verify Deployment's --interval
+VERIFY_METRICS_PORT = 9400  # its --metrics-addr port, the Service's and the ServiceMonitor's
 MigStrategy = Literal["none", "single", "mixed"]
 Sharing = Literal["none", "time-slicing", "mps"]
 
@@ -200,18 +202,27 @@ def rbac_files(options: RenderOptions) -> list[RenderedFile]:
     ]
 
 
-def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
-    """The CronJob that keeps proving the GPUs, its namespace and ServiceAccount, and the verify
-    role bound to that ServiceAccount."""
+def _check_gpuctl_image(options: RenderOptions, flag: str) -> None:
     if not options.gpuctl_image.strip() or any(ch.isspace() for ch in options.gpuctl_image):
         raise ConfigError(
-            "--verify-cronjob needs --gpuctl-image: the image that holds gpuctl",
+            f"{flag} needs --gpuctl-image: the image that holds gpuctl",
             hint="build one from this repository (`pip install .` on a Python base image) and pass "
             "`--gpuctl-image REGISTRY/gpuctl:TAG`",
         )
     check("--gpuctl-image", options.gpuctl_image, image_problem, "REGISTRY/gpuctl:TAG")
-    check("--verify-schedule", options.verify_schedule, cron_problem, f"'{DEFAULT_VERIFY_SCHEDULE}'")
+
+
+def _verify_role(options: RenderOptions) -> str:
+    """gpuctl's verify role, bound to the ServiceAccount the in-cluster verify runs as."""
     subject = RbacSubject("ServiceAccount", VERIFY_SERVICE_ACCOUNT, options.verify_namespace)
+    return render_template("rbac-verify.yaml.j2", **_rbac_variables(subject, options))
+
+
+def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
+    """The CronJob that keeps proving the GPUs, its namespace and ServiceAccount, and the verify
+    role bound to that ServiceAccount."""
+    _check_gpuctl_image(options, "--verify-cronjob")
+    check("--verify-schedule", options.verify_schedule, cron_problem, f"'{DEFAULT_VERIFY_SCHEDULE}'")
     cronjob = render_template(
         "verify-cronjob.yaml.j2",
         namespace=options.verify_namespace,
@@ -222,8 +233,40 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
         deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
         builtin_namespaces=BUILTIN_NAMESPACES,
     )
-    rbac = render_template("rbac-verify.yaml.j2", **_rbac_variables(subject, options))
-    return [RenderedFile("verify-cronjob.yaml", cronjob), RenderedFile("verify-cronjob-rbac.yaml", rbac)]
+    return [
+        RenderedFile("verify-cronjob.yaml", cronjob),
+        RenderedFile("verify-cronjob-rbac.yaml", _verify_role(options)),
+    ]
+
+
+def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:
+    """`verify --watch --metrics-addr` kept running by a Deployment, its metrics Service, its
+    namespace and ServiceAccount with the verify role, and with --service-monitor the
+    prometheus-operator ServiceMonitor that scrapes it (docs/metrics.md)."""
+    if options.verify_cronjob:
+        raise ConfigError(
+            "--verify-cronjob and --verify-deployment: pick one; both would verify and gate the same nodes",
+            hint="`gpuctl render --verify-deployment --service-monitor --gpuctl-image REGISTRY/gpuctl:TAG`",
+        )
+    _check_gpuctl_image(options, "--verify-deployment")
+    variables = {"namespace": options.verify_namespace, "metrics_port": VERIFY_METRICS_PORT}
+    deployment = render_template(
+        "verify-deployment.yaml.j2",
+        **variables,
+        service_account=VERIFY_SERVICE_ACCOUNT,
+        image=options.gpuctl_image,
+        timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
+        interval_seconds=VERIFY_WATCH_INTERVAL_S,
+        builtin_namespaces=BUILTIN_NAMESPACES,
+    )
+    files = [
+        RenderedFile("verify-deployment.yaml", deployment),
+        RenderedFile("verify-deployment-rbac.yaml", _verify_role(options)),
+    ]
+    if options.service_monitor:
+        monitor = render_template("verify-servicemonitor.yaml.j2", **variables)
+        files.append(RenderedFile("verify-servicemonitor.yaml", monitor))
+    return files
 
 
 def render_stack(options: RenderOptions) -> list[RenderedFile]:
@@ -242,6 +285,8 @@ def render_manifests(options: RenderOptions) -> RenderResult:
         files.extend(rbac_files(options))
     if options.verify_cronjob:
         files.extend(verify_cronjob_files(options))
+    if options.verify_deployment:
+        files.extend(verify_deployment_files(options))
     return RenderResult(files=tuple(files))
 
 
@@ -267,6 +312,9 @@ _OWN_NAMES = (
     "rbac-status.yaml",
     "verify-cronjob.yaml",
     "verify-cronjob-rbac.yaml",
+    "verify-deployment.yaml",
+    "verify-deployment-rbac.yaml",
+    "verify-servicemonitor.yaml",
 )
 _MANAGED_BY_GPUCTL = "app.kubernetes.io/managed-by: gpuctl"
 

@@ -57,7 +57,10 @@ class RenderOptions:
     node_selector: tuple[tuple[str, str], ...] = ()
     verify_cronjob: bool = False  # gpuctl verify in the cluster on a schedule (+ its RBAC)
     verify_schedule: str = DEFAULT_VERIFY_SCHEDULE
-    gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob
+    gpuctl_image: str = ""  # the image holding gpuctl, for the CronJob or the Deployment
+    # `gpuctl verify --watch --metrics-addr` in a Deployment with its metrics Service (+ its RBAC)
+    verify_deployment: bool = False
+    service_monitor: bool = False  # and a prometheus-operator ServiceMonitor scraping it
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # --stack operator's chart
     dra: DraSettings = field(default_factory=DraSettings)  # --stack dra's chart
 

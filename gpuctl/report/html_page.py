@@ -332,3 +332,94 @@ def _nccl(figures: dict[str, Any] | None) -> str:
         f'<rect width="{300 * min(ratio, 1.0):.1f}" height="12" fill="{colour}"/></svg>'
     )
     return f'<p class="nccl">{_text(f"{text}, expected {expected:g} GB/s ({ratio:.0%})")} {bar}</p>'
+
+
+# `gpuctl status -o html`: the same page, its node grid coloured by what status reads (no proof).
+_STATUS_WORDS = {"fail": "degraded", "warn": "held", "pass": "serving"}  # held: cordoned or gated
+
+
+def status_node_state(node: dict[str, Any]) -> str:
+    """fail (NotReady, or GPUs not all allocatable), warn (cordoned or gated), pass: as the status
+    table marks rows (report.status.print_table)."""
+    gpus = node["gpus"]
+    if not node["ready"] or not gpus["capacity"] or gpus["allocatable"] < gpus["capacity"]:
+        return "fail"
+    return "warn" if not node["schedulable"] or node.get("gate") else "pass"
+
+
+def status_html(document: dict[str, Any], *, generated_at: str, context: str | None = None) -> str:
+    """The page of status's `document` (report.status.to_json): totals, then the GPU nodes grouped
+    by state, each opening to its GPUs, driver, taints and software."""
+    nodes: list[dict[str, Any]] = document["nodes"]
+    groups: dict[str, list[dict[str, Any]]] = {state: [] for state in STATES}
+    for node in nodes:
+        groups[status_node_state(node)].append(node)
+    totals = document["totals"]
+    data = " ".join(f'data-{_STATUS_WORDS[state]}="{len(groups[state])}"' for state in STATES)
+    title = f"gpuctl status: {len(nodes)} GPU node(s)"
+    meta = _facts(
+        (
+            ("generated", generated_at),
+            ("context", context),
+            ("cluster nodes", document["cluster_nodes"]),
+            ("GPUs", f"{totals['capacity']} capacity, {totals['allocatable']} allocatable"),
+            ("GPUs in use", totals["in_use"]),
+            ("GPU Operator mode", document.get("operator_mode")),
+        ),
+        "meta",
+    )
+    sections = [
+        f'<section class="group {state}" data-status="{state}"><h3><span class="badge {state}">'
+        f"{_STATUS_WORDS[state].upper()}</span> {len(members)} node(s)</h3>"
+        + '<div class="grid">'
+        + "".join(_status_node(node) for node in members)
+        + "</div></section>"
+        for state, members in groups.items()
+        if members
+    ]
+    return "\n".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{_text(CSP)}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_text(title)}</title><style>{CSS}</style></head>",
+            f'<body data-nodes="{len(nodes)}" {data}>',
+            f"<header><h1>{_text(title)}</h1>{meta}</header>",
+            f'<section id="fleet"><h2>GPU nodes ({len(nodes)})</h2>',
+            *sections,
+            "</section></body></html>\n",
+        ]
+    )
+
+
+def _status_node(node: dict[str, Any]) -> str:
+    state = status_node_state(node)
+    name = _text(node["name"])
+    gpus = node["gpus"]
+    facts = _facts(
+        (
+            ("product", product_name(node.get("product") or "") or None),
+            (
+                "GPUs",
+                f"capacity {gpus['capacity']} · allocatable {gpus['allocatable']} · in use {gpus['in_use']}",
+            ),
+            ("driver", node.get("driver")),
+            ("sharing", _sharing(node["sharing"]) if node.get("sharing") else None),
+            ("GPU allocation", node.get("gpu_allocation")),
+            ("taints", ", ".join(node["taints"]) or "none"),
+            ("gate", node.get("gate")),
+            (
+                "status",
+                ("Ready" if node["ready"] else "NotReady") + ("" if node["schedulable"] else ", cordoned"),
+            ),
+            ("GPU memory", f"{node['gpu_memory_mib']} MiB" if node.get("gpu_memory_mib") else None),
+            ("kubelet", node.get("kubelet_version")),
+            ("container runtime", node.get("container_runtime")),
+            ("kernel", node.get("kernel_version")),
+            ("OS image", node.get("os_image")),
+        )
+    )
+    return (
+        f'<details class="node {state}" data-node="{name}" data-state="{state}">'
+        f'<summary title="{name}">{name}</summary><div class="detail">{facts}</div></details>'
+    )

@@ -1,6 +1,7 @@
-"""The ansible-core range pyproject.toml declares is the range CI runs: this suite runs on the
-highest (pip resolves .venv to it), and the roles' and plugins' tests run again here on the lowest,
-in the virtualenv `.ci/install-ansible-lowest.sh` makes (the README's test command runs it)."""
+"""The ansible-core and prometheus_client ranges pyproject.toml declares are the ranges CI runs: this
+suite runs on the highest (pip resolves .venv to them), and the roles', plugins' and metrics' tests
+run again here on the lowest, in the virtualenv `.ci/install-ansible-lowest.sh` makes (the README's
+test command runs it)."""
 
 from __future__ import annotations
 
@@ -25,15 +26,15 @@ ROLE_TESTS = (
 )
 
 
-def _declared() -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(lowest allowed, first excluded) of the ansible-core requirement."""
+def _declared(package: str = "ansible-core") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(lowest allowed, first excluded) of the package's requirement."""
     with (ROOT / "pyproject.toml").open("rb") as handle:
         dependencies = tomllib.load(handle)["project"]["dependencies"]
-    spec = next(dep for dep in dependencies if dep.startswith("ansible-core"))
+    spec = next(dep for dep in dependencies if dep.startswith(package))
     lowest = re.search(r">=\s*([0-9.]+)", spec)
     below = re.search(r"<\s*([0-9.]+)", spec)
-    assert lowest, f"ansible-core needs a lower bound: {spec}"
-    assert below, f"ansible-core needs an upper bound (a range nobody ran is no promise): {spec}"
+    assert lowest, f"{package} needs a lower bound: {spec}"
+    assert below, f"{package} needs an upper bound (a range nobody ran is no promise): {spec}"
     return _version(lowest.group(1)), _version(below.group(1))
 
 
@@ -64,6 +65,30 @@ def test_the_roles_and_plugins_pass_on_the_lowest_declared_ansible_core() -> Non
         capture_output=True,
         text=True,
         timeout=1200,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert re.search(r"\d+ passed", result.stdout), result.stdout[-2000:]
+
+
+def test_the_metrics_pass_on_the_lowest_declared_prometheus_client() -> None:
+    python = LOWEST_VENV / "bin" / "python"
+    if not python.exists():
+        pytest.skip("no .venv-ansible-lowest: run `bash .ci/install-ansible-lowest.sh`")
+    version = subprocess.run(
+        [str(python), "-c", "from importlib.metadata import version; print(version('prometheus_client'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert _version(version) == _declared("prometheus_client")[0], f"{LOWEST_VENV} has {version}"
+    result = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_metrics.py"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
         check=False,
     )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]

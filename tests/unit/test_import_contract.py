@@ -40,6 +40,7 @@ CLIENTS: dict[str, tuple[str, ...]] = {
     "click": ("gpuctl.cli",),
     "rich": ("gpuctl.cli", "gpuctl.report"),
     "jinja2": ("gpuctl.templating",),
+    "prometheus_client": ("gpuctl.report.metrics",),  # verify's exporter: an output like the others
 }
 
 

@@ -422,6 +422,23 @@ def test_crio_dropin_of_earlier_releases_is_replaced_and_others_kept(tmp_path: P
     assert (dropins / "99-nvidia.conf").exists()
 
 
+def test_k3s_gets_nvidia_as_its_default_runtime_in_a_config_dropin(tmp_path: Path) -> None:
+    """k3s is detected by its files (here a file of the test's, as the role's detection list allows)."""
+    k3s = tmp_path / "k3s"
+    k3s.write_text("")
+    detected_as_k3s = [{"path": str(k3s), "runtime": "containerd", "flavour": "k3s"}]
+    k3s_dir = str(tmp_path / "k3s.d")
+
+    rc, output = run_role(tmp_path, gpuctl_runtime_probes=detected_as_k3s, gpuctl_k3s_config_dir=k3s_dir)
+
+    assert rc == 0, output
+    assert "default-runtime: nvidia" in (tmp_path / "k3s.d" / "99-gpuctl-nvidia.yaml").read_text()
+    rc, output = run_role(tmp_path, gpuctl_runtime_probes=detected_as_k3s, gpuctl_k3s_config_dir=k3s_dir)
+    assert rc == 0, output
+    assert changed_count(output) == 0
+    assert "already has the nvidia runtime as configured" in output
+
+
 def test_docker_daemon_json_is_merged_not_overwritten(tmp_path: Path) -> None:
     daemon_json = tmp_path / "docker" / "daemon.json"
     daemon_json.parent.mkdir()

@@ -55,12 +55,8 @@ RESOURCE_TYPES = (
     ResourceType(
         "apps", "v1", "Deployment", "deployments", True, ("deploy",), ("status",), categories=("all",)
     ),
-    ResourceType(
-        "apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), ("status",), categories=("all",)
-    ),
-    ResourceType(
-        "policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), ("status",)
-    ),
+    ResourceType("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), ("status",), categories=("all",)),
+    ResourceType("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), ("status",)),
     ResourceType("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     ResourceType("coordination.k8s.io", "v1", "Lease", "leases", True),
     ResourceType("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ("pc",)),
