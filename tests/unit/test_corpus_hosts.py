@@ -28,6 +28,8 @@ ITEMS: dict[str, dict[str, Any]] = {
 }
 H200_PREFLIGHT = "linux-nvidia-h200-580.159.04-preflight-probe"
 READ_TASKS = Path(__file__).resolve().parents[2] / "playbooks/roles/nvidia_driver/tasks/read.yml"
+# The probe role's variables (the OS matrix, the NVL rack GPU ids), which the driver role reads too.
+PROBE_VARS = Path(__file__).resolve().parents[2] / "playbooks/roles/gpuctl_probe/vars/main.yml"
 
 
 def _of_kind(kind: str) -> list[dict[str, Any]]:
@@ -96,6 +98,7 @@ def test_driver_role_facts_from_its_probe(item: dict[str, Any]) -> None:
     variables: dict[str, Any] = {
         "gpuctl_driver_probe": {"stdout": json.dumps(driver_probe_document(json.loads(_text(item))))},
         "gpuctl_fabricmanager": "auto",  # the role's default
+        **yaml.safe_load(PROBE_VARS.read_text(encoding="utf-8")),
         **{name: trust_as_template(value) for name, value in task["vars"].items()},
     }
     templar = Templar(loader=DataLoader(), variables=variables)
