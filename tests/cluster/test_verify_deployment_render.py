@@ -6,7 +6,6 @@ the Deployment's command line, run as written against the simulated cluster, ser
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -19,6 +18,7 @@ import pytest
 import yaml
 
 from gpuctl.core.render import SUPPORTED_KUBERNETES_VERSIONS, RenderOptions, render_manifests
+from tests.interrupt import interrupt, running
 from tests.polling import wait_until
 
 CRD = Path(__file__).resolve().parents[1] / "crds" / "monitoring.coreos.com_servicemonitors.yaml"
@@ -101,8 +101,7 @@ def test_the_deployments_command_serves_metrics_against_a_cluster(sim: Any) -> N
     assert command[0] == "gpuctl"
     command[command.index("--metrics-addr") + 1] = "127.0.0.1:0"  # the pod's port may be taken here
     argv = [sys.executable, "-m", "gpuctl", *command[1:], "--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(argv, stdout=subprocess.DEVNULL) as process:
         assert process.stderr is not None
         line = process.stderr.readline()
         found = re.fullmatch(r"serving metrics on (http://\S+)\n", line)
@@ -113,10 +112,5 @@ def test_the_deployments_command_serves_metrics_against_a_cluster(sim: Any) -> N
                 return 'gpuctl_node_proven{level="smi",node="gpu-0"' in response.read().decode()
 
         wait_until(proven, "gpu-0 in the metrics")
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        stderr = interrupt(process)
     assert process.returncode == 130, stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.server
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuctl.report.metrics import METRICS, PUSH_JOB
+from tests.interrupt import interrupt, running
 from tests.polling import wait_until
 
 # A GPU product as a hostile node's nvidia-smi could name it: the exposition's own syntax (a
@@ -112,8 +112,7 @@ def test_watch_serves_metrics_that_follow_a_fault_and_its_fix(cluster: Any) -> N
 
     argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5"]
     argv += ["--metrics-addr", "127.0.0.1:0", "--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(argv, stdout=subprocess.DEVNULL) as process:
         url = _metrics_url(process)
         wait_until(lambda: value(scrape(url), "gpuctl_verify_runs_total", result="failed"), "a first run")
         _assert_the_first_run(scrape(url))
@@ -149,12 +148,7 @@ def test_watch_serves_metrics_that_follow_a_fault_and_its_fix(cluster: Any) -> N
         ]
         assert len(counted) == 1
         assert samples["gpuctl_verify_failures_total", counted[0]] >= 1
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        stderr = interrupt(process)
     assert process.returncode == 130, stderr
     assert "stopped watching" in stderr
     with pytest.raises(urllib.error.URLError):  # the server went with the watch
@@ -222,19 +216,13 @@ def test_watch_rewrites_the_report_page_every_round(cluster: Any, tmp_path: Path
     page = tmp_path / "verify.html"
     argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5", "--report", str(page)]
     argv += ["--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(argv, stdout=subprocess.DEVNULL) as process:
         wait_until(page.exists, "the first page")
         first = page.read_text(encoding="utf-8")
         assert 'data-nodes="3"' in first
         assert 'data-failing="1"' in first
         wait_until(lambda: page.read_text(encoding="utf-8") != first, "a later round's page", timeout=30)
         assert not list(tmp_path.glob(".verify.html*"))  # no staging file left behind
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        stderr = interrupt(process)
     assert process.returncode == 130, stderr
     assert page.read_text(encoding="utf-8").rstrip().endswith("</html>")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ from typing import Any
 
 from gpuctl.core.verify.model import GpuCounts, NodeResult, VerifyResult, failed, passed
 from gpuctl.core.verify.watch import changes
+from tests.interrupt import interrupt, running
 from tests.polling import wait_until
 
 SCENARIO = {
@@ -39,8 +39,7 @@ def test_watch_prints_the_verdict_then_only_the_change(sim: Any) -> None:
     wait_until(lambda: set(cluster.allocatable_gpus().values()) == {4}, "GPUs advertised")
     argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5", "-o", "json"]
     argv += ["--kubeconfig", str(cluster.kubeconfig)]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(argv) as process:
         first = json.loads(_read_until(process, "\n"))  # NDJSON: the first run is one line too
         assert first["verify"]["ok"] is True
         assert [
@@ -55,12 +54,7 @@ def test_watch_prints_the_verdict_then_only_the_change(sim: Any) -> None:
         assert [(c["subject"], c["ok"]) for c in change["changes"]] == [("gpu-1", False)]
         assert "node.schedulable" in change["changes"][0]["after"]
         assert change["verify"]["schema"] == "gpuctl.verify/v1"
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        stderr = interrupt(process)
     assert process.returncode == 130, stderr
     assert "stopped watching" in stderr
     assert cluster.verification_pods() == []
