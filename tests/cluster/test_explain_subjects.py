@@ -169,13 +169,7 @@ def test_explain_node_names_a_crash_looping_plugins_cause_from_its_log(sim: Any,
         "devicePlugin": "installed",
         "nodes": [{"name": "mig", "gpus": 2, "mig": {"1g.10gb": 3, "2g.20gb": 2}}],
     })  # fmt: skip
-    api = cluster.api_client()
-    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-    (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
-    container = plugin.spec.template.spec.containers[0].name
-    env = {"name": "MIG_STRATEGY", "value": "single"}
-    patch = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [env]}]}}}}
-    apps.patch_namespaced_daemon_set(plugin.metadata.name, "kube-system", patch)
+    core, _ = _plugin_on_the_single_strategy(cluster)
 
     def crash_looping() -> bool:
         for pod in core.list_namespaced_pod("kube-system").items:
@@ -193,6 +187,19 @@ def test_explain_node_names_a_crash_looping_plugins_cause_from_its_log(sim: Any,
     assert first["source"].endswith(" log")
     assert "more than one MIG device type present" in first["text"]
     assert any("CrashLoopBackOff" in line["text"] for line in document["evidence"])
+
+
+def _plugin_on_the_single_strategy(cluster: Any) -> tuple[client.CoreV1Api, str]:
+    """Switch the device plugin DaemonSet to the single MIG strategy (a node with two MIG profiles
+    then makes it exit at start-up); the core API for the test's own reads, the plugin's container."""
+    api = cluster.api_client()
+    apps = client.AppsV1Api(api)
+    (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
+    container = plugin.spec.template.spec.containers[0].name
+    env = {"name": "MIG_STRATEGY", "value": "single"}
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [env]}]}}}}
+    apps.patch_namespaced_daemon_set(plugin.metadata.name, "kube-system", patch)
+    return client.CoreV1Api(api), container
 
 
 def test_explain_text_keeps_its_json_and_refuses_cluster_options(tmp_path: Any, cli: Any) -> None:
@@ -219,13 +226,7 @@ def test_explain_pod_reads_a_restarted_containers_previous_log(sim: Any, cli: An
             {"name": "plain", "gpus": 1},
         ],
     })  # fmt: skip
-    api = cluster.api_client()
-    apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
-    (plugin,) = apps.list_namespaced_daemon_set("kube-system").items
-    container = plugin.spec.template.spec.containers[0].name
-    env = {"name": "MIG_STRATEGY", "value": "single"}
-    patch = {"spec": {"template": {"spec": {"containers": [{"name": container, "env": [env]}]}}}}
-    apps.patch_namespaced_daemon_set(plugin.metadata.name, "kube-system", patch)
+    core, container = _plugin_on_the_single_strategy(cluster)
 
     def plugin_pod(node: str) -> Any:
         pods = core.list_namespaced_pod("kube-system").items
