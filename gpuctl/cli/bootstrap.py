@@ -150,7 +150,9 @@ def command(
     ] = False,
     timeout: Annotated[
         float,
-        number_option(WAIT_TIMEOUT, "Seconds to wait for the GPUs (cluster) and the verification pods."),
+        number_option(
+            WAIT_TIMEOUT, "Seconds to wait for the GPUs (also an upgraded node's) and the verification pods."
+        ),
     ] = 300.0,
     level: LevelOption = Level.smi,
     cuda_image: CudaImageOption = CUDA_SAMPLE_IMAGE,

@@ -107,9 +107,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         BOOTSTRAP,
         "timeout",
-        (When("phase", ("cluster", "verify", "all")),),
-        "the host phase waits for Ansible, not for the GPUs",
-        "gpuctl bootstrap --phase cluster {flag}",
+        # The host phase waits for GPUs only when it upgrades the nodes of a cluster, node by node.
+        (When("phase", ("cluster", "verify", "all")), When("kubeconfig"), When("context")),
+        "the host phase waits for Ansible, not for the GPUs, unless it upgrades the nodes of the "
+        "cluster --kubeconfig names",
+        "gpuctl bootstrap --phase host -i hosts.yml --kubeconfig PATH {flag}",
     ),
     Rule(
         BOOTSTRAP,

@@ -218,7 +218,8 @@ def _verified(
     result = verify(api_client, options, progress)
     if not gate:
         return result
-    verdicts = {node.name: node.ok for node in result.nodes}
+    # A busy node (its workloads hold every GPU) was not judged: its gate stays as it is.
+    verdicts = {node.name: node.ok for node in result.nodes if not node.busy}
     applied = apply_gate(api_client, verdicts=verdicts, level=options.proof.level, dry_run=False)
     return dataclasses.replace(result, gate=applied)
 

@@ -4,8 +4,6 @@ ResourceClaims), and two for the GPU Operator's mode (its ClusterPolicies and GP
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,14 +14,11 @@ from gpuctl.errors import ExitCode
 from gpuctl.kube.claims import devices_in_use
 from gpuctl.kube.dra import DraInventory, DraNode, read_inventory
 from gpuctl.kube.gpu_operator import operator_mode
-from gpuctl.kube.nodes import NodeInfo, as_int, list_nodes
-from gpuctl.kube.pods import list_all_pods
-from gpuctl.kube.raw import JsonDict, dig
+from gpuctl.kube.gpu_use import read_use
+from gpuctl.kube.nodes import NodeInfo, list_nodes
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
-
-TERMINATED_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
@@ -82,37 +77,6 @@ class StatusResult:
         }
 
 
-def _container_gpus(container: JsonDict) -> int:
-    resources = container.get("resources") or {}
-    requests = resources.get("requests") or {}
-    limits = resources.get("limits") or {}
-    # For extended resources a limit alone implies an equal request.
-    return as_int(requests.get(GPU_RESOURCE, limits.get(GPU_RESOURCE, 0)))
-
-
-def pod_gpu_request(pod: JsonDict) -> int:
-    """Effective nvidia.com/gpu request: max(sum over containers, largest init container); 0 where
-    the scheduler served it through a DRA claim (Kubernetes 1.37: counted with the claims)."""
-    mapped = dig(pod, "status", "extendedResourceClaimStatus", "requestMappings", default=[]) or []
-    if any(mapping.get("resourceName") == GPU_RESOURCE for mapping in mapped):
-        return 0
-    spec = pod.get("spec") or {}
-    regular = sum(_container_gpus(container) for container in spec.get("containers") or [])
-    init = max((_container_gpus(container) for container in spec.get("initContainers") or []), default=0)
-    return max(regular, init)
-
-
-def gpus_in_use(pods: Iterable[JsonDict]) -> dict[str, int]:
-    """nvidia.com/gpu held per node by pods that are bound and not terminated."""
-    used: dict[str, int] = defaultdict(int)
-    for pod in pods:
-        node = (pod.get("spec") or {}).get("nodeName")
-        phase = (pod.get("status") or {}).get("phase")
-        if node and phase not in TERMINATED_PHASES:
-            used[node] += pod_gpu_request(pod)
-    return dict(used)
-
-
 def _dra_summary(published: DraNode | None, allocated: int) -> DraSummary | None:
     if published is None:
         return None
@@ -153,7 +117,7 @@ def _node_summary(
 def gpu_status(api_client: ApiClient) -> StatusResult:
     """Every GPU node (capacity, NFD/GFD labels) with its GPUs, driver, taints and readiness."""
     nodes = list_nodes(api_client)
-    in_use = gpus_in_use(list_all_pods(api_client))
+    in_use = {node: use.of(GPU_RESOURCE) for node, use in read_use(api_client).items()}
     # A denied DRA list ends status (exit 3) rather than hide the GPUs it publishes (docs/rbac.md).
     inventory = read_inventory(api_client, denied_is_error=True)
     claimed = devices_in_use(api_client, inventory.version) if inventory.nodes else {}

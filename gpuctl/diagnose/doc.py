@@ -49,7 +49,8 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
   `--expect-gpus 8` (every GPU node), `--expect-gpus 'gpu-0=8,dgx-*=4'` (first match wins) or
   `--expect-gpus @gpus.yaml` (a YAML mapping of name/glob to count).
 - **Per-node checks**, in order: `node.ready`, `node.schedulable`, `gpu.capacity`,
-  `gpu.allocatable`, `device-plugin.pod`, `device-plugin.log`, `taint.toleration`,
+  `gpu.allocatable`, `device-plugin.pod`, `device-plugin.log`, `gpu.in-use` (only where the
+  node's workloads hold GPUs), `taint.toleration`,
   `pod.scheduled`, `pod.image`, `nvidia-smi.run`, `nvidia-smi.gpus`, `nvidia-smi.product`,
   `nvidia-smi.memory`, `nvidia-smi.driver`. **Cluster checks**: `cluster.gpu-nodes`,
   `cluster.device-plugin`, `cluster.daemonset-tolerations`, `cluster.runtimeclass`,
@@ -57,7 +58,10 @@ This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
 - **Verification pod** (one per Ready, schedulable GPU node with allocatable GPUs): namespace
   `--namespace` (default `gpuctl-system`, created with `pod-security.kubernetes.io/enforce=restricted`),
   `nodeSelector kubernetes.io/hostname`, tolerations for the node's GPU taints (`nvidia.com/*` or
-  keys containing `gpu`) plus `--toleration`, requests and limits `nvidia.com/gpu` = allocatable,
+  keys containing `gpu`) plus `--toleration`, requests and limits `nvidia.com/gpu` = allocatable
+  less what the node's running pods hold
+  (a node whose workloads hold every GPU gets no pod: `gpu.in-use` warns that this run did not
+  prove it, and `--gate` leaves its gate as it was),
   runs `nvidia-smi --query-gpu=index,uuid,name,memory.total,driver_version,pci.bus_id
   --format=csv,noheader,nounits -f /dev/termination-log` (its answer becomes the container's
   termination message, which arrives in the pod's status on the watch; on MIG nodes

@@ -16,6 +16,7 @@ from gpuctl.errors import UnreachableError
 from gpuctl.kube import rest_requests
 from gpuctl.kube.client import api_call
 from gpuctl.kube.dra import api_path
+from gpuctl.kube.gpu_use import NodeUse
 from gpuctl.kube.pods import status_of
 from gpuctl.kube.raw import JsonDict, dig, get_list, name_of, stream_json_lines
 from gpuctl.shell import command_line
@@ -191,9 +192,9 @@ class ClaimWatch:
         return dict(self.by_pod)
 
 
-def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
-    """Node → devices of the DRA GPU driver held by allocated claims (one request; {} where the
-    API serves no claims). Denied, it raises (exit 3): GPUs in use must not read as free."""
+def claim_use(api_client: ApiClient, version: str) -> dict[str, NodeUse]:
+    """Node → devices of the DRA GPU driver held by allocated claims, and the claims (one request;
+    {} where the API serves no claims). Denied, it raises (exit 3): GPUs in use must not read as free."""
     from gpuctl.kube.dra import DRIVER, read_listing
 
     body = read_listing(
@@ -201,11 +202,21 @@ def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
         "resourceclaims",
         tolerate_denied=False,
     )
-    used: dict[str, int] = {}
+    held: dict[str, int] = {}
+    holders: dict[str, list[str]] = {}
     for claim in body.get("items") or [] if isinstance(body, dict) else []:
         results = dig(claim, "status", "allocation", "devices", "results", default=[]) or []
         found = allocation_of(claim)
-        held = sum(1 for result in results if result.get("driver") == DRIVER)
-        if found is not None and found.node and held:
-            used[found.node] = used.get(found.node, 0) + held
-    return used
+        count = sum(1 for result in results if result.get("driver") == DRIVER)
+        if found is not None and found.node and count:
+            held[found.node] = held.get(found.node, 0) + count
+            namespace = dig(claim, "metadata", "namespace", default="")
+            holders.setdefault(found.node, []).append(f"{namespace}/{name_of(claim)}")
+    return {node: NodeUse({DRIVER: count}, tuple(holders[node])) for node, count in held.items()}
+
+
+def devices_in_use(api_client: ApiClient, version: str) -> dict[str, int]:
+    """Node → devices of the DRA GPU driver held by allocated claims (see claim_use)."""
+    from gpuctl.kube.dra import DRIVER
+
+    return {node: use.of(DRIVER) for node, use in claim_use(api_client, version).items()}

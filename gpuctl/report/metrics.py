@@ -98,7 +98,7 @@ class VerifyMetrics(Collector):
             self._failures.update(failures)
             current = {node.name for node in result.nodes}
             self._last_proven = {name: at for name, at in self._last_proven.items() if name in current}
-            self._last_proven.update((node.name, run.ended_at) for node in result.nodes if node.ok)
+            self._last_proven.update((node.name, run.ended_at) for node in result.nodes if node.proven)
             self._products = {name: product for name, product in self._products.items() if name in current}
             self._products.update((node.name, node.product) for node in result.nodes if node.product)
 
@@ -159,9 +159,9 @@ def _run_metrics(
     duration = _gauge("gpuctl_verify_duration_seconds", [])
     duration.add_metric([], latest.result.duration_s)
     nodes = _gauge("gpuctl_verify_nodes", ["state"])
-    proven = sum(node.ok for node in latest.result.nodes)
-    nodes.add_metric(["proven"], proven)
-    nodes.add_metric(["failing"], len(latest.result.nodes) - proven)
+    nodes.add_metric(["proven"], sum(node.proven for node in latest.result.nodes))
+    nodes.add_metric(["busy"], sum(node.ok and node.busy for node in latest.result.nodes))
+    nodes.add_metric(["failing"], sum(not node.ok for node in latest.result.nodes))
     cluster = _gauge("gpuctl_cluster_check_failed", ["check"])
     for check in latest.result.cluster_checks:
         if check.failed:
@@ -176,6 +176,7 @@ def _gpu_counts(node: NodeResult) -> Iterator[tuple[str, int]]:
         ("capacity", counts.capacity),
         ("allocatable", counts.allocatable),
         ("seen", counts.seen),
+        ("in_use", counts.in_use),
     ):
         if value is not None:  # no expectation given, or no pod ran: no sample rather than a 0
             yield state, value
@@ -194,7 +195,9 @@ def _node_metrics(latest: _Run, last_proven: dict[str, float], products: dict[st
     for node in result.nodes:
         name = _label(node.name)
         product = _label(products.get(node.name, ""))
-        proven.add_metric([name, product, _label(node.level)], 1 if node.ok else 0)
+        # A busy node keeps what an earlier run of this watch proved (as its gate does).
+        was_proven = node.proven or (node.ok and node.busy and node.name in last_proven)
+        proven.add_metric([name, product, _label(node.level)], 1 if was_proven else 0)
         for state, value in _gpu_counts(node):
             gpus.add_metric([name, state], value)
         for check in node.checks:

@@ -38,11 +38,14 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
     return {
         "name": node.name,
         "ok": node.ok,
+        "proven": node.proven,
+        "busy": node.busy,
         "gpus": {
             "expected": node.gpus.expected,
             "capacity": node.gpus.capacity,
             "allocatable": node.gpus.allocatable,
             "seen": node.gpus.seen,
+            "in_use": node.gpus.in_use,
             "physical": node.sharing.physical,
             "mig_devices": node.sharing.mig_devices,
         },
@@ -228,7 +231,10 @@ def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -
     console.print(_cluster_table(result, console.width))
     _print_operator(result, console)
     failed_nodes = sum(not node.ok for node in result.nodes)
+    busy = sum(node.ok and node.busy for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
+    if result.ok and busy:
+        verdict = f"no GPU node failed; {busy} busy node(s) not proven by this run (gpu.in-use)"
     if not result.ok and failed_nodes == 0:
         verdict = "FAILED: a cluster check failed"
     levels = sorted({node.level for node in result.nodes if node.level != "smi"})

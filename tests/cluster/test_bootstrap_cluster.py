@@ -166,7 +166,8 @@ def test_verify_phase_holds_each_node_to_its_gpu_count(sim: Any, cli: Any) -> No
     by_name = {node["name"]: node for node in data["verify"]["nodes"]}
     assert by_name["gpu-0"]["ok"] is True
     assert by_name["gpu-0"]["gpus"] == {
-        "expected": 4, "capacity": 4, "allocatable": 4, "seen": 4, "physical": 4, "mig_devices": 0,
+        "expected": 4, "capacity": 4, "allocatable": 4, "seen": 4, "in_use": 0, "physical": 4,
+        "mig_devices": 0,
     }  # fmt: skip
     assert by_name["gpu-sick"]["ok"] is False
     assert data["verify"]["schema"] == "gpuctl.verify/v1"

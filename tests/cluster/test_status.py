@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gpuctl.core.status import gpu_status, pod_gpu_request
+from gpuctl.core.status import gpu_status
+from gpuctl.kube.gpu_use import pod_gpu_request
 from gpuctl.kube.nodes import driver_version
 
 SCENARIO: dict[str, Any] = {

@@ -52,7 +52,8 @@ def test_json_envelope_keys_are_the_contract() -> None:
     assert {"name", "ok", "gpus", "checks"} <= node.keys()
     assert set(node["gpus"]) >= {"expected", "capacity", "allocatable", "seen"}
     assert node["gpus"] == {
-        "expected": None, "capacity": 8, "allocatable": 6, "seen": None, "physical": None, "mig_devices": 0,
+        "expected": None, "capacity": 8, "allocatable": 6, "seen": None, "in_use": 0, "physical": None,
+        "mig_devices": 0,
     }  # fmt: skip
     assert node["sharing"] == {"mode": "exclusive", "replicas": 1, "mig_strategy": "none"}
     for check in [*node["checks"], *data["cluster_checks"]]:

@@ -182,7 +182,7 @@ def _run_phase(
     result = _verify(api_client, expected, request)
     if not request.gate or request.check:  # --check runs no verification pod: nothing was proven
         return result
-    verdicts = {node.name: node.ok for node in result.nodes}
+    verdicts = {node.name: node.ok for node in result.nodes if not node.busy}  # busy: not judged
     return replace(result, gate=apply_gate(api_client, verdicts=verdicts, level=request.proof.level))
 
 

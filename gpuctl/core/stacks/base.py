@@ -26,7 +26,7 @@ from gpuctl.diagnose import signature_of
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.core.render_options import RenderedFile
-    from gpuctl.core.verify.model import Check, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.pod_run import PlannedPod
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.helm import Helm
@@ -205,6 +205,10 @@ class GpuAllocation(ABC):
         """(device, taint with its source) of the node's GPUs a device taint keeps from pods (DRA)."""
         del node, snapshot
         return ()
+
+    @abstractmethod
+    def held(self, node: NodeInfo, snapshot: ClusterSnapshot) -> Held:
+        """What the node's workloads hold of its GPUs, and what is left for verification."""
 
     @abstractmethod
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:

@@ -17,6 +17,7 @@ from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterStack, GpuAllocation, NodeReadiness, VerificationRun
 from gpuctl.core.verify import cluster_checks
 from gpuctl.core.verify import node_checks as checks
+from gpuctl.core.verify.model import IN_USE_SKIP, Held
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
 from gpuctl.core.verify.pod_run import PlannedPod
 from gpuctl.core.verify.sharing import expected_seen, physical_allocatable, physical_checks, sharing_check
@@ -143,7 +144,14 @@ class DevicePluginStack(ClusterStack, GpuAllocation):
             plugin_log,
         ]
 
+    def held(self, node: NodeInfo, snapshot: ClusterSnapshot) -> Held:
+        plan = snapshot.plan(node)
+        use = snapshot.use.get(node.name)
+        return Held(plan.held, plan.advertised, use.pods if use is not None and plan.held else ())
+
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
+        if self.held(node, snapshot).busy:
+            return IN_USE_SKIP
         return "no allocatable GPU to request" if snapshot.plan(node).advertised <= 0 else ""
 
     def planned_pods(

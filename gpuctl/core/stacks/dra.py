@@ -25,7 +25,7 @@ from gpuctl.kube.dra import read_inventory
 from gpuctl.templating import render_template
 
 if TYPE_CHECKING:
-    from gpuctl.core.verify.model import Check, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
     from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
@@ -96,6 +96,9 @@ class DraStack(ChartStack, GpuAllocation):
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
         return snapshot.dra.published(node).unhealthy
+
+    def held(self, node: NodeInfo, snapshot: ClusterSnapshot) -> Held:
+        return dra.held(node, snapshot.dra)
 
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
         return dra.why_no_pod(node, snapshot.dra)

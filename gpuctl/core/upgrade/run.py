@@ -24,7 +24,7 @@ from gpuctl.core.upgrade.model import (
     UpgradePlan,
     UpgradeResult,
 )
-from gpuctl.core.verify.model import Expectations, ProofOptions, Toleration, VerifyOptions
+from gpuctl.core.verify.model import Check, Expectations, ProofOptions, Toleration, VerifyOptions
 from gpuctl.core.verify.run import UNSCHEDULABLE_TAINT_KEY, verify
 from gpuctl.errors import GpuctlError
 from gpuctl.kube import objects
@@ -47,6 +47,7 @@ POLL_S = 1.0
 CORDON_TOLERATION = Toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule")
 # A check a cordoned node fails by design while it is upgraded: not a verdict on the upgrade.
 CORDON_CHECK = "node.schedulable"
+IN_USE_CHECK = "gpu.in-use"
 
 StepProgress = Callable[[str, str, "StepResult | None"], None]  # node, step, None when it starts
 
@@ -224,7 +225,8 @@ def _verify(context: UpgradeContext, node: NodePlan) -> str:
     )
     result = verify(context.api_client, options)
     found = next((n for n in result.nodes if n.name == node.node), None)
-    failures = [c for c in found.checks if c.failed and c.id != CORDON_CHECK] if found else []
+    # Drained, the node's GPUs are free; one still held (a DaemonSet's pod) leaves it unproven.
+    failures = [c for c in found.checks if _fails_upgrade(c, found.busy)] if found else []
     proven = found is not None and not failures
     if context.gate:
         apply_gate(context.api_client, verdicts={node.node: proven}, level=context.proof.level)
@@ -233,6 +235,10 @@ def _verify(context: UpgradeContext, node: NodePlan) -> str:
     if failures:
         raise StepFailed(f"{failures[0].id}: {failures[0].message}", failures[0].hint)
     return f"proven at level {context.proof.level}: {found.gpus.seen} GPU(s) seen"
+
+
+def _fails_upgrade(check: Check, busy: bool) -> bool:
+    return (check.failed and check.id != CORDON_CHECK) or (busy and check.id == IN_USE_CHECK)
 
 
 def _uncordon(context: UpgradeContext, node: NodePlan) -> str:

@@ -12,12 +12,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
+from gpuctl.core.verify.model import IN_USE_SKIP, Check, Held, PodEvaluation, failed, passed, skipped, warned
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 from gpuctl.diagnose import diagnose
-from gpuctl.kube.claims import ClaimAllocation
+from gpuctl.kube.claims import ClaimAllocation, claim_use
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, daemonset_pods
-from gpuctl.kube.dra import DraInventory, DraNode, read_inventory, same_version
+from gpuctl.kube.dra import DRIVER, DraInventory, DraNode, read_inventory, same_version
+from gpuctl.kube.gpu_use import NodeUse
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class DraFacts:
     inventory: DraInventory = field(default_factory=DraInventory)
     plugins: tuple[DaemonSetInfo, ...] = ()  # the DRA driver's kubelet-plugin DaemonSets
     plugin_pods: dict[str, PluginPod] = field(default_factory=dict)
+    use: dict[str, NodeUse] = field(default_factory=dict)  # node → GPUs its allocated claims hold
 
     @property
     def present(self) -> bool:
@@ -76,11 +78,13 @@ def extended_resource_mapped(node: NodeInfo, facts: DraFacts) -> bool:
     )
 
 
-def read_facts(api_client: ApiClient, daemonsets: list[DaemonSetInfo]) -> DraFacts:
+def read_facts(api_client: ApiClient, daemonsets: list[DaemonSetInfo], *, claims: bool) -> DraFacts:
+    """`claims`: also read which GPUs allocated claims hold (before verification pods claim some)."""
     inventory = read_inventory(api_client)
     plugins = tuple(ds for ds in daemonsets if ds.is_dra_plugin)
     pods = daemonset_pods(api_client, list(plugins)) if plugins else {}
-    return DraFacts(inventory, plugins, pods)
+    use = claim_use(api_client, inventory.version) if claims and inventory.nodes else {}
+    return DraFacts(inventory, plugins, pods, use)
 
 
 def claimable(published: DraNode) -> int:
@@ -88,10 +92,20 @@ def claimable(published: DraNode) -> int:
     return sum(1 for device in published.devices if device.type == "gpu" and not device.taints)
 
 
+def held(node: NodeInfo, facts: DraFacts) -> Held:
+    """The verification claim asks for all of a node's GPUs (allocation mode All): one held by
+    another claim leaves none for it."""
+    use = facts.use.get(node.name) or NodeUse()
+    devices = use.of(DRIVER)
+    return Held(devices, 0 if devices else claimable(facts.published(node)), use.pods)
+
+
 def why_no_pod(node: NodeInfo, facts: DraFacts) -> str:
     published = facts.published(node)
     if published.gpus == 0 and published.mig_devices:
         return "MIG devices only (verification claims full GPUs, DeviceClass gpu.nvidia.com)"
+    if held(node, facts).busy:
+        return IN_USE_SKIP
     return "" if claimable(published) else "no claimable GPU published"
 
 

@@ -66,6 +66,25 @@ class GpuCounts:
     capacity: int
     allocatable: int
     seen: int | None
+    in_use: int = 0  # held by the node's workloads (pods, or DRA claims): not requested by verify
+
+
+# Why a busy node's pod checks are skipped (a node whose workloads hold every GPU).
+IN_USE_SKIP = "its workloads hold every GPU (see gpu.in-use)"
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a node's workloads hold of its GPUs, and what a verification pod may still take."""
+
+    devices: int  # held by the node's pods (device plugin) or allocated claims (DRA)
+    free: int  # what the verification pod(s) request
+    by: tuple[str, ...] = ()  # namespace/name of the pods or claims that hold them
+
+    @property
+    def busy(self) -> bool:
+        """Every GPU held: no verification pod can run without taking one from a workload."""
+        return self.devices > 0 and self.free <= 0
 
 
 @dataclass(frozen=True)
@@ -114,10 +133,17 @@ class NodeResult:
     nccl: NcclFigures | None = None  # --level nccl: its all-reduce, once run
     # (device, taint and its source) of the GPUs a device taint keeps from claims (DRA nodes)
     device_taints: tuple[tuple[str, str], ...] = ()
+    busy: bool = False  # its workloads held every GPU: no verification pod ran (see gpu.in-use)
 
     @property
     def ok(self) -> bool:
         return not any(check.failed for check in self.checks)
+
+    @property
+    def proven(self) -> bool:
+        """Passed with its GPUs proven by this run's pods. A busy node passes unproven: its gate
+        and proven-level stay as an earlier proof left them."""
+        return self.ok and not self.busy
 
     @property
     def first_problem(self) -> Check | None:

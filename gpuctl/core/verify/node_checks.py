@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuctl.core.verify.model import Check, failed, passed, skipped, warned
+from gpuctl.core.verify.model import Check, Held, failed, passed, skipped, warned
 from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.defaults import GATE_TAINT_KEY
 from gpuctl.diagnose import diagnose
@@ -158,3 +158,23 @@ def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
         )
     names = ", ".join(str(taint) for taint in blocking)
     return passed("taint.toleration", f"taints tolerated by the device plugin: {names}")
+
+
+def gpus_in_use(node: NodeInfo, held: Held) -> Check | None:
+    """gpu.in-use: GPUs the node's workloads hold are left to them (None when they hold none).
+    All held: this run cannot prove the node, and says so rather than wait on, or evict, its work."""
+    if held.devices <= 0:
+        return None
+    names = ", ".join(held.by[:3]) + (f" and {len(held.by) - 3} more" if len(held.by) > 3 else "")
+    holders = f"{len(held.by)} workload(s) ({names})" if held.by else "its workloads"
+    if held.busy:
+        return warned(
+            "gpu.in-use",
+            f"all {held.devices} GPU(s) held by {holders}: not proven by this run",
+            "verify it again when they have finished, or drain it for a proof now "
+            f"(`{command_line('kubectl', 'drain', node.name, '--ignore-daemonsets')}`, then verify, then "
+            f"`{command_line('kubectl', 'uncordon', node.name)}`)",
+        )
+    return passed(
+        "gpu.in-use", f"{held.devices} GPU(s) held by {holders}: the verification took the {held.free} free"
+    )

@@ -1,10 +1,13 @@
 """`gpuctl verify`: prove or diagnose every GPU node.
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
-one pod list, one watch on the pods and one on their Warning events, one deletecollection) plus
-one per GPU node (create the verification pod: nvidia-smi's answer comes back in its status), and
-one log read per node with a problem to explain (its failed pod's, its device plugin's: see
-plugin_logs.py).
+the pods that hold GPUs (a paged list; on DRA clusters the claims too), one pod list, one watch on
+the pods and one on their Warning events, one deletecollection) plus one per GPU node (create the
+verification pod: nvidia-smi's answer comes back in its status), and one log read per node with a
+problem to explain (its failed pod's, its device plugin's: see plugin_logs.py).
+
+A node's verification pods ask only for the GPUs its workloads leave free; a node whose workloads
+hold all of them passes unproven (gpu.in-use).
 """
 
 from __future__ import annotations
@@ -184,10 +187,13 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
     plugin_and_gpus = allocation.gpu_checks(node, snapshot, expected)
     if not node.ready:  # no DaemonSet pod lands on a NotReady node, so none of these can pass
         plugin_and_gpus = [skipped(c.id, NOT_READY_SKIP) if c.failed else c for c in plugin_and_gpus]
+    held = allocation.held(node, snapshot)
+    in_use = checks.gpus_in_use(node, held) if options.run_pods and node.ready else None
     read_only = [
         checks.node_ready(node),
         checks.node_schedulable(node),
         *plugin_and_gpus,
+        *([in_use] if in_use is not None else []),
         checks.taint_toleration(node, allocation.plugins(snapshot)),
         *(check for stack in STACKS.values() for check in stack.validation_checks(node, snapshot)),
     ]
@@ -195,7 +201,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
     evaluation = _pod_checks(node, snapshot, options)
     handed_out = allocation.allocation_checks(node, snapshot, evaluation)
     offered, usable = allocation.gpus(node, snapshot)
-    counts = GpuCounts(expected, offered, usable, evaluation.seen)
+    counts = GpuCounts(expected, offered, usable, evaluation.seen, held.devices)
     physical = allocation.physical_gpus(node, snapshot, evaluation)
     summary = SharingSummary(plan.mode, plan.replicas, plan.mig_strategy, physical, plan.mig_devices)
     levels = _level_evaluations(node, snapshot, options)
@@ -212,6 +218,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         next((level.cuda for level in levels if level.cuda is not None), None),
         next((level.nccl for level in levels if level.nccl is not None), None),
         device_taints=allocation.device_taints(node, snapshot),
+        busy=in_use is not None and held.busy,
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from gpuctl.core.verify.model import Check, PodEvaluation, failed, passed, skipped, warned
 from gpuctl.defaults import GPU_RESOURCE
+from gpuctl.kube.gpu_use import NodeUse
 from gpuctl.kube.nodes import GFD_COUNT_LABEL, GFD_PRODUCT_LABEL, NodeInfo, as_int
 
 SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
@@ -29,6 +30,7 @@ class SharingPlan:
     mig_devices: int
     requests: tuple[tuple[str, int], ...]  # per verification pod
     pods: int = 1
+    held: int = 0  # of the devices it advertises, those the node's pods hold (not requested)
 
     @property
     def mig(self) -> bool:
@@ -39,34 +41,45 @@ class SharingPlan:
         return sum(count for _, count in self.requests) * self.pods
 
 
-def plan_for(node: NodeInfo) -> SharingPlan:
+def plan_for(node: NodeInfo, use: NodeUse | None = None) -> SharingPlan:
+    """The node's sharing, and the verification pods that prove it: they request what is free,
+    what the node advertises less what its pods hold (`use`)."""
     labels = node.labels
     allocatable = dict(node.device_allocatable)
     capacity = dict(node.device_capacity)
+    use = use or NodeUse()
+    free = {name: max(count - use.of(name), 0) for name, count in allocatable.items()}
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
     replicas = max(as_int(labels.get(REPLICAS_LABEL)), 1)
     mode = labels.get(SHARING_LABEL, "none")
     mode = mode if mode in ("time-slicing", "mps") and replicas > 1 else "exclusive"
-    migs = {name: count for name, count in allocatable.items() if name.startswith(MIG_PREFIX) and count}
+    migs = sorted(name for name, count in allocatable.items() if name.startswith(MIG_PREFIX) and count)
     if strategy == "mixed" and migs:
         physical = as_int(labels.get(GFD_COUNT_LABEL)) or None
         mig_total = sum(count for name, count in capacity.items() if name.startswith(MIG_PREFIX))
-        return SharingPlan("exclusive", 1, strategy, physical, mig_total, tuple(sorted(migs.items())))
+        requests = tuple((name, free[name]) for name in migs if free[name])
+        held = sum(use.of(name) for name in migs)
+        return SharingPlan("exclusive", 1, strategy, physical, mig_total, requests, held=held)
     if strategy == "single" and "-MIG-" in labels.get(GFD_PRODUCT_LABEL, ""):
         mig_total = capacity.get(GPU_RESOURCE, 0)
-        requests = ((GPU_RESOURCE, allocatable.get(GPU_RESOURCE, 0)),)
-        return SharingPlan(mode, replicas, strategy, None, mig_total // replicas, requests)
+        requests = ((GPU_RESOURCE, free.get(GPU_RESOURCE, 0)),)
+        held = use.of(GPU_RESOURCE)
+        return SharingPlan(mode, replicas, strategy, None, mig_total // replicas, requests, held=held)
     resource = SHARED_RESOURCE if SHARED_RESOURCE in capacity else GPU_RESOURCE
     physical = as_int(labels.get(GFD_COUNT_LABEL)) or capacity.get(resource, 0) // replicas
+    held = use.of(resource)
     if mode == "mps":  # MPS refuses requests above one replica: one pod per physical GPU
-        count = min(physical, allocatable.get(resource, 0))
-        return SharingPlan(mode, replicas, strategy, physical, 0, ((resource, 1),), pods=max(count, 1))
-    return SharingPlan(mode, replicas, strategy, physical, 0, ((resource, allocatable.get(resource, 0)),))
+        count = min(physical, free.get(resource, 0))
+        # Nothing advertised: one pod still goes, and its pending says why; all held: none.
+        pods = count if held else max(count, 1)
+        return SharingPlan(mode, replicas, strategy, physical, 0, ((resource, 1),), pods=pods, held=held)
+    requests = ((resource, free.get(resource, 0)),)
+    return SharingPlan(mode, replicas, strategy, physical, 0, requests, held=held)
 
 
 def physical_allocatable(node: NodeInfo) -> int:
     """Allocatable GPUs counted as physical GPUs (or MIG devices): replicas divided out."""
-    plan = plan_for(node)
+    plan = plan_for(node)  # held devices count as allocatable here
     if plan.mig:
         return plan.advertised
     return plan.advertised // plan.replicas if plan.mode == "time-slicing" else plan.advertised
@@ -151,8 +164,9 @@ def physical_checks(plan: SharingPlan, evaluation: PodEvaluation) -> list[Check]
     """Shared or MIG nodes: every physical GPU (or MIG device) was reached from a pod."""
     if plan.mode == "exclusive" and not plan.mig:
         return []
-    if not evaluation.uuids:
-        return [skipped("gpu.physical", "no verification pod output")]
+    if not evaluation.uuids or (plan.held and not plan.mig):
+        held = f"{plan.held} replica(s) held by the node's pods: not every GPU is free"
+        return [skipped("gpu.physical", held if evaluation.uuids else "no verification pod output")]
     if plan.mig:
         wanted = sum(count for _, count in plan.requests)
         if evaluation.mig_devices != wanted:

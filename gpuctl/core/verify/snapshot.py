@@ -16,6 +16,7 @@ from gpuctl.core.verify.operator_checks import read_operator
 from gpuctl.core.verify.sharing import SharingPlan, plan_for
 from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
+from gpuctl.kube.gpu_use import NodeUse, read_use
 from gpuctl.kube.nodes import NodeInfo, list_nodes
 from gpuctl.kube.runtime_classes import list_runtime_classes
 
@@ -44,6 +45,7 @@ class ClusterSnapshot:
     # node name → one evaluation per deeper level it was held to (levels/rounds.py)
     levels: dict[str, tuple[PodEvaluation, ...]] = field(default_factory=dict)
     operator: OperatorView | None = None  # the GPU Operator's own validation, where it runs
+    use: dict[str, NodeUse] = field(default_factory=dict)  # node → what its pods hold of its GPUs
     _sharing: list[tuple[str, SharingPlan]] | None = None
     _plans: dict[str, SharingPlan] = field(default_factory=dict)
 
@@ -51,7 +53,7 @@ class ClusterSnapshot:
         """The node's sharing plan, worked out once (every phase of a run asks for it)."""
         plan = self._plans.get(node.name)
         if plan is None:
-            plan = self._plans[node.name] = plan_for(node)
+            plan = self._plans[node.name] = plan_for(node, self.use.get(node.name))
         return plan
 
     def sharing_besides(self, name: str) -> list[SharingPlan]:
@@ -78,7 +80,7 @@ def _select_gpu_nodes(
 def read_snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnapshot:
     nodes = list_nodes(api_client)
     daemonsets = list_gpu_daemonsets(api_client)
-    dra_facts = dra.read_facts(api_client, daemonsets)
+    dra_facts = dra.read_facts(api_client, daemonsets, claims=options.run_pods)
     gpu_nodes, missing = _select_gpu_nodes(nodes, options, dict(dra_facts.inventory.nodes))
     plugins = [ds for ds in daemonsets if ds.is_device_plugin]
     plugin_pods = device_plugin_pods(api_client, plugins) if gpu_nodes else {}
@@ -86,6 +88,8 @@ def read_snapshot(api_client: ApiClient, options: VerifyOptions) -> ClusterSnaps
     operator = read_operator(api_client, daemonsets, [node.name for node in gpu_nodes]) if gpu_nodes else None
     snapshot = ClusterSnapshot(nodes, gpu_nodes, missing, daemonsets, plugins, plugin_pods, runtime_classes)
     snapshot.dra, snapshot.operator = dra_facts, operator
+    # What workloads hold: the verification pods ask only for the rest.
+    snapshot.use = read_use(api_client) if gpu_nodes and options.run_pods else {}
     return snapshot
 
 
