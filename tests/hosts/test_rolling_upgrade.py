@@ -1,9 +1,11 @@
 """A toolkit pin bumped on a live cluster goes node by node: two test hosts back two sim nodes that
-run a user's GPU Deployment under a PodDisruptionBudget of minAvailable 1 across both. The bump
-upgrades one node at a time (never both unschedulable), evicts through the Eviction API within the
-budget and proves each node before it opens; a second run changes nothing; a pin that cannot be
-installed stops at the first node, cordoned, the second untouched, with the command to resume;
-`--check` lists the plan and changes nothing.
+run a user's GPU Deployment under a PodDisruptionBudget of minAvailable 1 across both. The bump,
+`bootstrap --phase all`, upgrades one node at a time (never both unschedulable), evicts through the
+Eviction API within the budget and proves each node before it opens, and its verify phase passes
+while the user's pods hold every GPU again; a second run changes nothing; `--check` lists the plan
+and changes nothing; Ctrl-C during a drain the budget holds up stops there (130), that node
+cordoned; a pin that cannot be installed stops at the first node, cordoned, the second untouched,
+with the command to resume, and the rerun finishes both.
 
 One module fixture, tests in file order (each builds on the state the previous left).
 """
@@ -11,9 +13,11 @@ One module fixture, tests in file order (each builds on the state the previous l
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from gpuctl.kube.upgrade_marks import UPGRADE_ANNOTATION
 from gpuctl.package_data import default_toolkit_version
 from tests.hosts.conftest import skip_without_host_requirements
 from tests.hosts.nodes import TestNode, down, up
+from tests.interrupt import running
 from tests.polling import wait_until
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
@@ -70,19 +75,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Tes
 def bootstrap_all(
     inventory: Path, kubeconfig: Path, *, toolkit: str | None = None, check: bool = False, phase: str = "host"
 ) -> tuple[int, dict[str, Any], str]:
-    """`bootstrap --phase host` with the cluster's kubeconfig (node by node) by default: `--phase all`
-    would also run its verify phase, whose pods cannot get the GPUs the user's pods hold."""
+    """`bootstrap --phase PHASE` with the cluster's kubeconfig: node by node where nodes serve GPUs."""
+    result = gpuctl(*bootstrap_argv(inventory, kubeconfig, toolkit=toolkit, check=check, phase=phase))
+    assert "Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def bootstrap_argv(
+    inventory: Path, kubeconfig: Path, *, toolkit: str | None = None, check: bool = False, phase: str = "host"
+) -> list[str]:
     argv = ["bootstrap", "--phase", phase, "-i", str(inventory), "--kubeconfig", str(kubeconfig),
-            "--drain-timeout", "120", "-o", "json"]  # fmt: skip
-    if phase == "all":
-        argv += ["--timeout", "120"]  # the wait for the GPUs (the host phase's upgrade waits its default)
+            "--drain-timeout", "120", "--timeout", "120", "-o", "json"]  # fmt: skip
     if check:
         argv.append("--check")
     if toolkit:
         argv += ["--", "-e", f"gpuctl_toolkit_version={toolkit}"]
-    result = gpuctl(*argv)
-    assert "Traceback" not in result.stderr
-    return result.returncode, json.loads(result.stdout), result.stderr
+    return argv
 
 
 def core(kubeconfig: Path) -> Any:
@@ -105,7 +113,7 @@ def node_states(kubeconfig: Path, nodes: list[TestNode]) -> dict[str, tuple[bool
     }
 
 
-def running(kubeconfig: Path) -> list[Any]:
+def running_pods(kubeconfig: Path) -> list[Any]:
     pods = core(kubeconfig).list_namespaced_pod("default", label_selector=f"app={APP}").items
     return [p for p in pods if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
 
@@ -130,7 +138,16 @@ def deploy_workload(kubeconfig: Path) -> None:
     PolicyV1Api(api_client).create_namespaced_pod_disruption_budget(
         "default", {"metadata": {"name": APP}, "spec": budget}
     )
-    wait_until(lambda: len(running(kubeconfig)) == 2, "both pods of the Deployment running")
+    wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running")
+
+
+def set_budget(kubeconfig: Path, min_available: int) -> None:
+    from kubernetes.client import PolicyV1Api
+
+    from gpuctl.kube.client import load_api_client
+
+    body = {"spec": {"minAvailable": min_available}}
+    PolicyV1Api(load_api_client(kubeconfig)).patch_namespaced_pod_disruption_budget(APP, "default", body)
 
 
 class Watch:
@@ -147,7 +164,7 @@ class Watch:
         while not self._stop.wait(0.2):
             states = node_states(self.kubeconfig, self.nodes)
             self.cordoned.append(sum(cordoned for cordoned, _ in states.values()))
-            self.running.append(len(running(self.kubeconfig)))
+            self.running.append(len(running_pods(self.kubeconfig)))
 
     def __enter__(self) -> Watch:
         self._thread.start()
@@ -162,8 +179,10 @@ def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: A
     nodes, inventory, kubeconfig = cluster
     deploy_workload(kubeconfig)
     with Watch(kubeconfig, nodes) as watch:
-        code, report, stderr = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
-    assert code == 0, (json.dumps(report["phases"]), stderr[-3000:])
+        code, report, stderr = bootstrap_all(
+            inventory, kubeconfig, toolkit=default_toolkit_version(), phase="all"
+        )
+    assert code == 0, (json.dumps(report["phases"]), json.dumps(report["verify"])[:3000], stderr[-3000:])
     upgrade = report["upgrade"]
     assert [(n["name"], n["batch"], n["outcome"]) for n in upgrade["nodes"]] == [
         (nodes[0].name, 1, "upgraded"),
@@ -178,7 +197,12 @@ def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: A
     assert min(watch.running) >= 1  # the budget held throughout
     assert "evicted 1 pod(s)" in upgrade["nodes"][0]["steps"][1]["message"]
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
-    wait_until(lambda: len(running(kubeconfig)) == 2, "both pods of the Deployment running again")
+    wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running again")
+    # The verify phase after it found the user's pods back on both nodes, holding every GPU: busy,
+    # not failed (each node was proven before it was uncordoned).
+    verified = {node["name"]: node for node in report["verify"]["nodes"]}
+    assert all(node["ok"] for node in verified.values()), report["verify"]
+    assert [phase["name"] for phase in report["phases"]] == ["host", "cluster", "verify"]
 
 
 def test_a_second_run_changes_nothing(cluster: Any) -> None:
@@ -202,6 +226,37 @@ def test_check_lists_the_plan_and_changes_nothing(cluster: Any) -> None:
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
     again = bootstrap_all(inventory, kubeconfig, toolkit=default_toolkit_version())
     assert again[1]["upgrade"]["nodes"] == []  # the check installed nothing
+
+
+def test_ctrl_c_during_a_drain_stops_there_with_the_node_cordoned(cluster: Any) -> None:
+    """A budget that allows no disruption holds the first drain up; Ctrl-C then ends the run
+    (130) after the step in flight, that node cordoned and marked, the other untouched. The next
+    test's runs resume it."""
+    nodes, inventory, kubeconfig = cluster
+    set_budget(kubeconfig, 2)
+    try:
+        argv = [sys.executable, "-m", "gpuctl", *bootstrap_argv(inventory, kubeconfig, toolkit=OLDER_TOOLKIT)]
+        with running(argv) as process:
+            wait_until(
+                lambda: node_states(kubeconfig, nodes)[nodes[0].name] == (True, "cordoned"),
+                "the first node cordoned for its drain",
+                timeout=300,
+            )
+            time.sleep(2)  # its eviction refused (429) and retried
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=60)
+    finally:
+        set_budget(kubeconfig, 1)
+    assert process.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr
+    report = json.loads(stdout)
+    first, second = report["upgrade"]["nodes"]
+    assert first["outcome"] == "interrupted", first
+    assert [step["step"] for step in first["steps"]] == ["cordon", "drain"]
+    assert (second["outcome"], second["steps"]) == ("pending", [])
+    assert node_states(kubeconfig, nodes) == {nodes[0].name: (True, "cordoned"), nodes[1].name: (False, "")}
+    assert report["resume"].startswith(f"gpuctl bootstrap --phase host -i {inventory}")
+    assert len(running_pods(kubeconfig)) == 2  # the budget held: nothing was evicted
 
 
 def test_a_pin_that_cannot_be_installed_stops_at_the_first_node(cluster: Any) -> None:
