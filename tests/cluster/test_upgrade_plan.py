@@ -17,12 +17,17 @@ import yaml
 from gpuctl.core.bootstrap import BootstrapRequest, run_bootstrap
 from gpuctl.core.bootstrap.phases import BootstrapRun
 from gpuctl.core.bootstrap.reboots import host_reboot_plan
+from gpuctl.core.render_options import RenderOptions
+from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import ClusterOptions
 from gpuctl.core.upgrade import UpgradeOptions
 from gpuctl.core.upgrade.phase import UpgradeHooks
+from gpuctl.core.upgrade.plan import serving_nodes
 from gpuctl.kube.upgrade_marks import UPGRADE_ANNOTATION
 from gpuctl.report import bootstrap as report
 from tests.cluster.test_drain import NAMESPACE, Cluster
 from tests.cluster.test_json_schemas import _assert_valid as assert_valid
+from tests.cluster.test_verify_dra import dra_scenario
 from tests.polling import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -80,13 +85,19 @@ class Hosts:
 
 
 def bootstrap(
-    cluster: Any, hosts: Hosts, *, check: bool = False, hooks: UpgradeHooks | None = None
+    cluster: Any,
+    hosts: Hosts,
+    *,
+    check: bool = False,
+    hooks: UpgradeHooks | None = None,
+    stack: Stack = Stack.DEVICE_PLUGIN,
 ) -> BootstrapRun:
     api_client = cluster.api_client()
     request = BootstrapRequest(
         phase="host",
         inventory=hosts.inventory,
         check=check,
+        cluster=ClusterOptions(render=RenderOptions(stack=stack)),
         host_options={"playbook": hosts.playbook},
         verify_timeout_s=60,
         upgrade=UpgradeOptions(drain_timeout_s=30),
@@ -180,6 +191,49 @@ def test_nodes_go_one_at_a_time_and_a_second_run_touches_none(sim: Any, tmp_path
     assert again.upgrade is not None
     assert again.upgrade.nodes == ()
     assert [node for _, node in again.upgrade.plan.unchanged] == list(NODES)
+
+
+@pytest.mark.parametrize(
+    ("stack", "scenario"),
+    [
+        (
+            Stack.OPERATOR,
+            {**SCENARIO, "devicePlugin": "absent", "gpuOperator": {"driver": {"enabled": False}}},
+        ),
+        (Stack.DRA, dra_scenario({"name": "gpu-{i}", "count": 3, "gpus": 1})),
+    ],
+    ids=["operator", "dra"],
+)
+def test_the_other_stacks_go_node_by_node_too(
+    sim: Any, tmp_path: Path, stack: Stack, scenario: dict[str, Any]
+) -> None:
+    """The GPU Operator (with gpuctl's host driver) and DRA: the nodes that serve GPUs the stack's
+    way are found, waited for and proven its way (the Operator's validator, DRA's slices and claims)."""
+    sim_cluster = sim(scenario)
+    cluster = Cluster(sim_cluster)
+    hosts = Hosts(tmp_path)
+    wait_until(
+        lambda: len(serving_nodes(sim_cluster.api_client(), [(n, n) for n in NODES], stack)) == 3,
+        f"every node serving GPUs through {stack.value}",
+        timeout=60,
+    )
+    cluster.deployment("trainer", 2)
+    cluster.budget("trainer", "trainer", 1)
+    settled(cluster, "trainer", 2)
+
+    run = bootstrap(sim_cluster, hosts, stack=stack)
+
+    assert run.ok, report.to_json(run)
+    assert run.upgrade is not None
+    assert [(record.plan.node, record.outcome) for record in run.upgrade.nodes] == [
+        (node, "upgraded") for node in NODES
+    ]
+    verified = [
+        step.message for record in run.upgrade.nodes for step in record.steps if step.step == "verify"
+    ]
+    assert verified == ["proven at level smi: 1 GPU(s) seen"] * 3
+    assert set(node_states(cluster).values()) == {(False, "")}
+    assert cluster.healthy("trainer") >= 1
 
 
 def test_the_first_failure_stops_there_and_a_rerun_finishes_it(sim: Any, tmp_path: Path) -> None:

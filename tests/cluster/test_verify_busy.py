@@ -5,11 +5,11 @@ a healthy node failed. --gate leaves a busy node's gate and proven-level as they
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gpuctl.defaults import PROVEN_ANNOTATION
 from tests.cluster.test_status import _gpu_pod, _wait_for_phase
+from tests.cluster.test_verify_dra import checks_of, verify_json
 
 GATE_KEY = "gpuctl.io/unproven"
 SCENARIO = {
@@ -27,22 +27,11 @@ def _hold(cluster: Any, name: str, node: str, gpus: int) -> None:
     _wait_for_phase(core, name, {"Running"})
 
 
-def _verify(cli: Any, cluster: Any, *args: str) -> tuple[int, dict[str, Any]]:
-    result = cli("verify", "--kubeconfig", cluster.kubeconfig, "--timeout", "30", "-o", "json", *args)
-    assert "Traceback" not in result.output
-    return result.exit_code, json.loads(result.stdout)
-
-
-def _checks(report: dict[str, Any], node: str) -> dict[str, dict[str, Any]]:
-    found = next(entry for entry in report["nodes"] if entry["name"] == node)
-    return {check["id"]: check for check in found["checks"]}
-
-
 def test_verification_takes_the_free_gpus_and_a_busy_node_is_not_failed(sim: Any, cli: Any) -> None:
     cluster = sim(SCENARIO)
     _hold(cluster, "trainer", "gpu-0", 1)
     _hold(cluster, "big-job", "gpu-1", 4)
-    code, report = _verify(cli, cluster, "--expect-gpus", "4")
+    code, report = verify_json(cli, cluster, "--timeout", "30", "--expect-gpus", "4")
     assert code == 0, report
     nodes = {node["name"]: node for node in report["nodes"]}
 
@@ -50,7 +39,7 @@ def test_verification_takes_the_free_gpus_and_a_busy_node_is_not_failed(sim: Any
     assert (partly["ok"], partly["proven"], partly["busy"]) == (True, True, False)
     assert partly["gpus"]["in_use"] == 1
     assert partly["gpus"]["seen"] == 3  # the three free GPUs, proven; the workload's left alone
-    checks = _checks(report, "gpu-0")
+    checks = checks_of(report, "gpu-0")
     assert checks["gpu.in-use"]["status"] == "pass"
     assert "1 GPU(s) held by 1 workload(s) (default/trainer)" in checks["gpu.in-use"]["message"]
     assert checks["nvidia-smi.gpus"]["message"] == "3 GPU(s) seen = 3 requested"
@@ -58,7 +47,7 @@ def test_verification_takes_the_free_gpus_and_a_busy_node_is_not_failed(sim: Any
     busy = nodes["gpu-1"]
     assert (busy["ok"], busy["proven"], busy["busy"]) == (True, False, True)
     assert busy["gpus"]["in_use"] == 4
-    checks = _checks(report, "gpu-1")
+    checks = checks_of(report, "gpu-1")
     assert checks["gpu.in-use"]["status"] == "warn"
     assert (
         "all 4 GPU(s) held by 1 workload(s) (default/big-job): not proven by this run"
@@ -78,11 +67,11 @@ def test_the_gate_leaves_a_busy_node_as_it_was(sim: Any, cli: Any) -> None:
 
     cluster = sim(SCENARIO)
     core = CoreV1Api(cluster.api_client())
-    code, first = _verify(cli, cluster, "--gate")
+    code, first = verify_json(cli, cluster, "--timeout", "30", "--gate")
     assert code == 0, first
     proven_at = core.read_node("gpu-1").metadata.annotations[PROVEN_ANNOTATION]
     _hold(cluster, "big-job", "gpu-1", 4)
-    code, report = _verify(cli, cluster, "--gate")
+    code, report = verify_json(cli, cluster, "--timeout", "30", "--gate")
     assert code == 0, report
     assert "gpu-1" not in [*report["gate"]["gated"], *report["gate"]["ungated"], *report["gate"]["unchanged"]]
     node = core.read_node("gpu-1")

@@ -13,7 +13,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpuctl.core.gate import GateResult
-from gpuctl.core.verify.model import GpuCounts, NodeResult, VerifyResult, failed, passed
+from gpuctl.core.verify.model import GpuCounts, NodeResult, VerifyResult, failed, passed, warned
 from gpuctl.report.metrics import LABEL_VALUE_MAX, METRICS, VerifyMetrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,3 +134,24 @@ def test_this_suite_runs_a_prometheus_client_inside_the_declared_range() -> None
 
     installed = installed or installed_version("prometheus_client")
     assert version(lowest) <= version(installed) < version(below)
+
+
+def test_a_busy_node_is_neither_proven_nor_failing_and_keeps_the_watch_s_last_proof() -> None:
+    """A node whose workloads held every GPU passed unproven: counted busy; gpuctl_node_proven
+    keeps what an earlier run of the same watch proved (0 when none did)."""
+    in_use = (warned("gpu.in-use", "all 8 GPU(s) held by 1 workload(s)"),)
+    busy = NodeResult("gpu-0", GpuCounts(8, 8, 8, None, 8), in_use, busy=True)
+    proven = NodeResult("gpu-0", GpuCounts(8, 8, 8, 8), (passed("node.ready", "Ready"),))
+    alone = _samples(_exposition(VerifyResult((busy,), (), "run", "gpuctl-system")))
+    assert alone[("gpuctl_verify_nodes", frozenset({("state", "busy")}))] == 1
+    assert alone[("gpuctl_verify_nodes", frozenset({("state", "proven")}))] == 0
+    assert alone[("gpuctl_verify_nodes", frozenset({("state", "failing")}))] == 0
+    assert alone[("gpuctl_node_gpus", frozenset({("node", "gpu-0"), ("state", "in_use")}))] == 8
+    labels = frozenset({("node", "gpu-0"), ("product", ""), ("level", "smi")})
+    assert alone[("gpuctl_node_proven", labels)] == 0
+    after_a_proof = _samples(
+        _exposition(
+            VerifyResult((proven,), (), "a", "gpuctl-system"), VerifyResult((busy,), (), "b", "gpuctl-system")
+        )
+    )
+    assert after_a_proof[("gpuctl_node_proven", labels)] == 1
