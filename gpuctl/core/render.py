@@ -194,11 +194,12 @@ def _rbac_variables(subject: RbacSubject, options: RenderOptions) -> dict[str, o
 
 
 def rbac_files(options: RenderOptions) -> list[RenderedFile]:
-    """The least-privilege roles of verify, taint-gpu-nodes and status (docs/rbac.md)."""
+    """The least-privilege roles of verify, taint-gpu-nodes, status and the node-by-node upgrade
+    (docs/rbac.md)."""
     variables = _rbac_variables(options.rbac_subject, options)
     return [
         RenderedFile(f"rbac-{command}.yaml", render_template(f"rbac-{command}.yaml.j2", **variables))
-        for command in ("verify", "taint", "status")
+        for command in ("verify", "taint", "status", "upgrade")
     ]
 
 
@@ -310,6 +311,7 @@ _OWN_NAMES = (
     "rbac-verify.yaml",
     "rbac-taint.yaml",
     "rbac-status.yaml",
+    "rbac-upgrade.yaml",
     "verify-cronjob.yaml",
     "verify-cronjob-rbac.yaml",
     "verify-deployment.yaml",

@@ -91,8 +91,9 @@ def bootstrap(
     check: bool = False,
     hooks: UpgradeHooks | None = None,
     stack: Stack = Stack.DEVICE_PLUGIN,
+    api_client: Any = None,
 ) -> BootstrapRun:
-    api_client = cluster.api_client()
+    api_client = api_client or cluster.api_client()
     request = BootstrapRequest(
         phase="host",
         inventory=hosts.inventory,
@@ -285,3 +286,56 @@ def test_a_node_cordoned_before_gpuctl_stays_cordoned(sim: Any, tmp_path: Path) 
     assert run.upgrade is not None
     assert [r.plan.cordoned_before for r in run.upgrade.nodes] == [False, True, False]
     assert node_states(cluster) == {"gpu-0": (False, ""), "gpu-1": (True, ""), "gpu-2": (False, "")}
+
+
+def test_the_upgrade_needs_verify_s_rights_and_evictions_only(sim: Any, tmp_path: Path) -> None:
+    """On a cluster that evaluates RBAC, the upgrade runs as a ServiceAccount bound to nothing but
+    the rendered gpuctl-verify and gpuctl-upgrade roles; without gpuctl-upgrade (its one rule, the
+    evictions) the first drain is refused, naming them, and that node stays cordoned."""
+    from kubernetes.client import CoreV1Api, RbacAuthorizationV1Api
+    from kubernetes.utils import create_from_yaml
+
+    from gpuctl.core.render import RbacSubject, render_manifests
+    from gpuctl.defaults import GPUCTL_NAMESPACE
+    from gpuctl.kube.client import load_api_client
+    from gpuctl.sim.server.http_server import kubeconfig_text
+
+    sim_cluster = sim({**SCENARIO, "rbac": "enforce"})
+    admin = sim_cluster.api_client()
+    subject = RbacSubject("ServiceAccount", "gpuctl-upgrade", GPUCTL_NAMESPACE)
+    rendered = render_manifests(RenderOptions(rbac=True, rbac_subject=subject)).files
+    for name in ("rbac-verify.yaml", "rbac-upgrade.yaml"):
+        content = next(file.content for file in rendered if file.filename == name)
+        create_from_yaml(admin, yaml_objects=[doc for doc in yaml.safe_load_all(content) if doc])
+    core = CoreV1Api(admin)
+    core.create_namespaced_service_account(GPUCTL_NAMESPACE, {"metadata": {"name": subject.name}})
+    token = core.create_namespaced_service_account_token(subject.name, GPUCTL_NAMESPACE, {"spec": {}})
+    kubeconfig = tmp_path / "upgrade.kubeconfig"
+    server = sim_cluster.server
+    kubeconfig.write_text(kubeconfig_text(server.url, token.status.token, server.certificate.certificate_pem))
+    as_upgrade = load_api_client(kubeconfig)
+    cluster = Cluster(sim_cluster)
+    hosts = Hosts(tmp_path)
+    for node in NODES[1:]:
+        hosts.set_pin(node, "2")  # only gpu-0 changes
+    cluster.deployment("trainer", 1, node="gpu-0")
+    settled(cluster, "trainer", 1)
+
+    run = bootstrap(sim_cluster, hosts, api_client=as_upgrade)
+    assert run.ok, report.to_json(run)
+    assert run.upgrade is not None
+    assert [(record.plan.node, record.outcome) for record in run.upgrade.nodes] == [("gpu-0", "upgraded")]
+    assert "evicted 1 pod(s)" in run.upgrade.nodes[0].steps[1].message
+
+    RbacAuthorizationV1Api(admin).delete_cluster_role_binding("gpuctl-upgrade")
+    settled(cluster, "trainer", 1)
+    hosts.write("3")
+    for node in NODES[1:]:
+        hosts.set_pin(node, "3")
+    denied = bootstrap(sim_cluster, hosts, api_client=as_upgrade)
+    assert not denied.ok
+    assert denied.upgrade is not None
+    drain = denied.upgrade.nodes[0].steps[-1]
+    assert (drain.step, drain.status) == ("drain", "failed")
+    assert "create pods/eviction" in drain.message, drain
+    assert node_states(cluster)["gpu-0"] == (True, "cordoned")

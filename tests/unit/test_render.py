@@ -247,7 +247,12 @@ def test_rbac_roles_are_least_privilege() -> None:
         "gpuctl-verify-plugin-logs",
         "gpuctl-taint",
         "gpuctl-status",
+        "gpuctl-upgrade",
     }
+    # The upgrade adds to verify's rights only the drains' evictions.
+    assert roles["gpuctl-upgrade"]["rules"] == [
+        {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}
+    ]
     taint_rules = {tuple(rule["resources"]): rule["verbs"] for rule in roles["gpuctl-taint"]["rules"]}
     assert taint_rules == {
         ("nodes",): ["get", "list", "patch"],
@@ -264,7 +269,7 @@ def test_rbac_roles_are_least_privilege() -> None:
     cluster_dra = [r for r in roles["gpuctl-verify"]["rules"] if r["apiGroups"] == ["resource.k8s.io"]]
     assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["list"]
     bindings = [doc for doc in docs if doc["kind"].endswith("Binding")]
-    assert len(bindings) == 5
+    assert len(bindings) == 6
     assert all(
         binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpuctl", "namespace": "gpuctl-system"}]
         for binding in bindings
@@ -343,6 +348,7 @@ def test_cli_stdout_and_out_dir(tmp_path: Path) -> None:
         "nvidia-device-plugin.yaml",
         "rbac-status.yaml",
         "rbac-taint.yaml",
+        "rbac-upgrade.yaml",
         "rbac-verify.yaml",
         "runtimeclass-nvidia.yaml",
     ]

@@ -137,7 +137,7 @@ def test_out_is_written_all_or_nothing(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "manifests"
     assert cli("render", "--out", out).exit_code == 0
     before = {path.name: path.read_bytes() for path in out.iterdir()}
-    (out / "rbac-verify.yaml").mkdir()  # in the way of the second render's last file but two
+    (out / "rbac-verify.yaml").mkdir()  # in the way of one of the second render's later files
     result = cli("render", "--sharing", "time-slicing", "--rbac", "--out", out)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: --out {out}: cannot write {out / 'rbac-verify.yaml'}: ")
