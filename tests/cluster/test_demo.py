@@ -54,10 +54,11 @@ def test_demo_with_a_scenario_file_and_a_bad_one(tmp_path: Path) -> None:
 
 
 def test_demo_interrupted_stops_the_cluster(tmp_path: Path) -> None:
-    # Slow pods keep the demo in its verify step long enough to interrupt it there.
+    # A slow nvidia-smi keeps the demo in its verify step long enough to interrupt it there.
     scenario = tmp_path / "slow.yaml"
-    scenario.write_text(yaml.safe_dump({"podStartSeconds": 30, "devicePlugin": "installed",
-                                        "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 4}]}))  # fmt: skip
+    slow = {"podStartSeconds": 0.05, "podRunSeconds": 30, "devicePlugin": "installed",
+            "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 4}]}  # fmt: skip
+    scenario.write_text(yaml.safe_dump(slow))
     process = subprocess.Popen(
         [*GPUCTL, "demo", "--scenario", str(scenario)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env={**os.environ, "NO_COLOR": "1"},
