@@ -260,7 +260,10 @@ class _GracefulCancel:
             for pid in playbooks:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
-        return time.monotonic() - self._interrupted_at > CANCEL_GRACE_S
+        expired = time.monotonic() - self._interrupted_at > CANCEL_GRACE_S
+        if expired:  # ansible-runner now kills ansible-playbook's process group; its workers too
+            self._kill_workers()
+        return expired
 
     def reap(self) -> None:
         """After the run: give the workers of a cancelled run a moment, then kill the survivors."""
@@ -268,6 +271,11 @@ class _GracefulCancel:
         while self._workers and time.monotonic() < deadline:
             self._workers = [worker for worker in self._workers if _still_running(*worker)]
             time.sleep(0.1)
+        self._kill_workers()
+
+    def _kill_workers(self) -> None:
+        """SIGKILL the recorded workers that still run (outside ansible-playbook's process group,
+        they would hold its terminal open, and its output's end, past its own end)."""
         for pid, start in self._workers:
             if _still_running(pid, start):  # not a pid the kernel has given another process since
                 with contextlib.suppress(OSError):

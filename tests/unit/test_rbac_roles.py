@@ -57,6 +57,7 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
 # The only writes the roles grant: (kind, resource) → verbs beyond get/list/watch.
 WRITES = {
     ("ClusterRole", "nodes"): {"patch"},  # taint-gpu-nodes
+    ("ClusterRole", "pods/eviction"): {"create"},  # the node-by-node upgrade's drains
     ("Role", "pods"): {"create", "deletecollection"},  # verification pods
     ("Role", "resourceclaimtemplates"): {"create", "deletecollection"},
 }
@@ -85,8 +86,13 @@ def test_no_cluster_role_reads_pod_logs_or_grants_a_wildcard(stack: str) -> None
     for role, rule in _rules(docs, "ClusterRole") + _rules(docs, "Role"):
         granted = [*rule["apiGroups"], *rule["resources"], *rule["verbs"]]
         assert not any("*" in entry for entry in granted), (role["metadata"]["name"], rule)
+    # The one pod subresource granted cluster-wide: the upgrade's evictions (no pod log, no exec).
+    evictions = [(role["metadata"]["name"], rule["verbs"]) for role, rule in _rules(docs, "ClusterRole")
+                 if rule["resources"] == ["pods/eviction"]]  # fmt: skip
+    assert evictions == [("gpuctl-upgrade", ["create"])] if STACKS[stack][0].rbac else evictions == []
     for role, rule in _rules(docs, "ClusterRole"):
-        assert not any(resource.startswith("pods/") for resource in rule["resources"]), role["metadata"]
+        others = [resource for resource in rule["resources"] if resource != "pods/eviction"]
+        assert not any(resource.startswith("pods/") for resource in others), role["metadata"]
 
 
 @pytest.mark.parametrize("stack", sorted(STACKS))
@@ -119,8 +125,8 @@ def test_every_role_is_bound_to_the_subject_in_its_namespace(stack: str) -> None
 
 @pytest.mark.parametrize("stack", sorted(STACKS))
 def test_writes_are_only_those_the_commands_make(stack: str) -> None:
-    """No namespace creation, no cluster-wide pod or claim writes: only taint's node patch and, in
-    the verification namespace, its own pods and claim templates."""
+    """No namespace creation, no cluster-wide pod or claim writes: only taint's node patch, the
+    upgrade's evictions and, in the verification namespace, verify's own pods and claim templates."""
     docs = _rbac_documents(STACKS[stack][0])
     for kind in ("ClusterRole", "Role"):
         for role, rule in _rules(docs, kind):
