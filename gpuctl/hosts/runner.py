@@ -246,7 +246,7 @@ class _GracefulCancel:
     def __init__(self, cancel: threading.Event) -> None:
         self._cancel = cancel
         self._interrupted_at: float | None = None
-        self._workers: list[tuple[int, int]] = []  # (pid, start time): a reused pid is not ours
+        self._workers: list[int] = []
 
     def __call__(self) -> bool:
         if not self._cancel.is_set():
@@ -254,45 +254,21 @@ class _GracefulCancel:
         if self._interrupted_at is None:
             self._interrupted_at = time.monotonic()
             playbooks = _ansible_children(os.getpid())
-            self._workers = [
-                (worker, _start_time(worker)) for pid in playbooks for worker in _ansible_children(pid)
-            ]
+            self._workers = [worker for pid in playbooks for worker in _ansible_children(pid)]
             for pid in playbooks:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
-        expired = time.monotonic() - self._interrupted_at > CANCEL_GRACE_S
-        if expired:  # ansible-runner now kills ansible-playbook's process group; its workers too
-            self._kill_workers()
-        return expired
+        return time.monotonic() - self._interrupted_at > CANCEL_GRACE_S
 
     def reap(self) -> None:
         """After the run: give the workers of a cancelled run a moment, then kill the survivors."""
         deadline = time.monotonic() + REAP_WAIT_S
         while self._workers and time.monotonic() < deadline:
-            self._workers = [worker for worker in self._workers if _still_running(*worker)]
+            self._workers = [pid for pid in self._workers if _is_ansible(pid)]
             time.sleep(0.1)
-        self._kill_workers()
-
-    def _kill_workers(self) -> None:
-        """SIGKILL the recorded workers that still run (outside ansible-playbook's process group,
-        they would hold its terminal open, and its output's end, past its own end)."""
-        for pid, start in self._workers:
-            if _still_running(pid, start):  # not a pid the kernel has given another process since
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-
-
-def _start_time(pid: int) -> int:
-    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), -1 when gone."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
-def _still_running(pid: int, start: int) -> bool:
-    """The worker `pid` that started at `start` runs still (and its pid was not reused)."""
-    return start >= 0 and _start_time(pid) == start and _is_ansible(pid)
+        for pid in self._workers:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _is_ansible(pid: int) -> bool:
