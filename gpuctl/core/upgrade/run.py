@@ -24,7 +24,14 @@ from gpuctl.core.upgrade.model import (
     UpgradePlan,
     UpgradeResult,
 )
-from gpuctl.core.verify.model import Check, Expectations, ProofOptions, Toleration, VerifyOptions
+from gpuctl.core.verify.model import (
+    IN_USE_CHECK,
+    Check,
+    Expectations,
+    ProofOptions,
+    Toleration,
+    VerifyOptions,
+)
 from gpuctl.core.verify.run import UNSCHEDULABLE_TAINT_KEY, verify
 from gpuctl.errors import GpuctlError
 from gpuctl.kube import objects
@@ -47,7 +54,6 @@ POLL_S = 1.0
 CORDON_TOLERATION = Toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule")
 # A check a cordoned node fails by design while it is upgraded: not a verdict on the upgrade.
 CORDON_CHECK = "node.schedulable"
-IN_USE_CHECK = "gpu.in-use"
 
 StepProgress = Callable[[str, str, "StepResult | None"], None]  # node, step, None when it starts
 

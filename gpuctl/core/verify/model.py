@@ -69,8 +69,10 @@ class GpuCounts:
     in_use: int = 0  # held by the node's workloads (pods, or DRA claims): not requested by verify
 
 
-# Why a busy node's pod checks are skipped (a node whose workloads hold every GPU).
-IN_USE_SKIP = "its workloads hold every GPU (see gpu.in-use)"
+# The check of what a node's workloads hold of its GPUs, and why a busy node's pod checks are
+# skipped (a node whose workloads hold every GPU).
+IN_USE_CHECK = "gpu.in-use"
+IN_USE_SKIP = f"its workloads hold every GPU (see {IN_USE_CHECK})"
 
 
 @dataclass(frozen=True)

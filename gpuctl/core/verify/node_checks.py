@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuctl.core.verify.model import Check, Held, failed, passed, skipped, warned
+from gpuctl.core.verify.model import IN_USE_CHECK, Check, Held, failed, passed, skipped, warned
 from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.defaults import GATE_TAINT_KEY
 from gpuctl.diagnose import diagnose
@@ -169,12 +169,12 @@ def gpus_in_use(node: NodeInfo, held: Held) -> Check | None:
     holders = f"{len(held.by)} workload(s) ({names})" if held.by else "its workloads"
     if held.busy:
         return warned(
-            "gpu.in-use",
+            IN_USE_CHECK,
             f"all {held.devices} GPU(s) held by {holders}: not proven by this run",
             "verify it again when they have finished, or drain it for a proof now "
             f"(`{command_line('kubectl', 'drain', node.name, '--ignore-daemonsets')}`, then verify, then "
             f"`{command_line('kubectl', 'uncordon', node.name)}`)",
         )
     return passed(
-        "gpu.in-use", f"{held.devices} GPU(s) held by {holders}: the verification took the {held.free} free"
+        IN_USE_CHECK, f"{held.devices} GPU(s) held by {holders}: the verification took the {held.free} free"
     )
