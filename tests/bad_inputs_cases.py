@@ -529,14 +529,29 @@ def _explain() -> list[Case]:
 
 
 def _more() -> list[Case]:
-    """The classes added for issue 33, each in a module of its own."""
-    from tests import bad_inputs_api, bad_inputs_bootstrap, bad_inputs_flags, bad_inputs_io
+    """The classes added for issues 33 and 40, each in a module of its own."""
+    from tests import (
+        bad_inputs_api,
+        bad_inputs_bootstrap,
+        bad_inputs_flags,
+        bad_inputs_io,
+        bad_inputs_newcomer,
+        bad_inputs_overwrite,
+        bad_inputs_rbac,
+        bad_inputs_secrets,
+        bad_inputs_sim,
+    )
 
     return [
         *bad_inputs_api.cases(),
         *bad_inputs_flags.cases(),
         *bad_inputs_io.cases(),
         *bad_inputs_bootstrap.cases(),
+        *bad_inputs_overwrite.cases(),
+        *bad_inputs_secrets.cases(),
+        *bad_inputs_rbac.cases(),
+        *bad_inputs_sim.cases(),
+        *bad_inputs_newcomer.cases(),
     ]
 
 
