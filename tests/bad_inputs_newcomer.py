@@ -1,4 +1,4 @@
-"""Bad inputs of newcomer's remaining classes (issue 40): flags that do not apply, tolerations, certificate data, -n as context."""
+"""Bad inputs of issue 40: the newcomer's classes (flags that do not apply, tolerations, -n)."""
 
 from __future__ import annotations
 

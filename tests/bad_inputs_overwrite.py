@@ -1,4 +1,4 @@
-"""Bad inputs of paths that resolve to a file the command reads (issue 40): refused with exit 2 naming both."""
+"""Bad inputs of issue 40: output paths that resolve to a file the command reads."""
 
 from __future__ import annotations
 

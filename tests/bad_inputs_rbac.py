@@ -1,4 +1,4 @@
-"""Bad inputs of privilege that holds in the cluster (issue 40): render --rbac namespaces and subjects, the gate's denied writes."""
+"""Bad inputs of issue 40: least privilege (render --rbac namespaces, the gate's denied writes)."""
 
 from __future__ import annotations
 

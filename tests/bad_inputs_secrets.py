@@ -1,4 +1,4 @@
-"""Bad inputs of in URLs and artefacts (issue 40): Pushgateway URLs and TLS flags."""
+"""Bad inputs of issue 40: secrets in Pushgateway URLs, TLS flags and kept artefacts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad inputs of simulated cluster's inputs (issue 40): host-backed nodes, scenario fields of its API and lifetimes."""
+"""Bad inputs of issue 40: the simulated cluster (host-backed nodes, lifetimes)."""
 
 from __future__ import annotations
 
