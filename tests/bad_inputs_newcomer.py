@@ -1,9 +1,44 @@
-"""Bad inputs of issue 40: the newcomer's classes (flags that do not apply, tolerations, -n)."""
+"""Bad inputs of issue 40: the newcomer's classes. Node-by-node flags given where no node is
+upgraded (gpuctl/cli/flag_rules.py), tolerations the API server would refuse (the checks of
+gpuctl/validation.py). Each answer: exit 2, one `error:` line naming the flag, one `hint:` line."""
 
 from __future__ import annotations
 
-from tests.bad_inputs_cases import Case
+from tests.bad_inputs_cases import Case, case
+
+HOSTS = "all:\n  children:\n    gpu_nodes:\n      hosts:\n        n1: {ansible_host: 127.0.0.1}\n"
+HOST = "bootstrap --phase host -i {dir}/hosts.yml"
+
+
+def _node_by_node() -> list[Case]:
+    """The flags of a node-by-node upgrade, where the host phase upgrades no cluster's node."""
+    hosts = {"hosts.yml": HOSTS}
+    return [
+        case(
+            "newcomer-max-unavailable-cluster",
+            "bootstrap --phase cluster --max-unavailable 2",
+            2,
+            "--max-unavailable 2",
+        ),
+        case(
+            "newcomer-drain-timeout-verify",
+            "bootstrap --phase verify --drain-timeout 60",
+            2,
+            "--drain-timeout 60",
+        ),
+        case("newcomer-force-drain-cluster", "bootstrap --phase cluster --force-drain", 2, "--force-drain"),
+        # no --kubeconfig and none found: the host phase touches no cluster
+        case(
+            "newcomer-max-unavailable-no-cluster",
+            f"{HOST} --max-unavailable 2",
+            2,
+            "--max-unavailable",
+            hosts,
+        ),
+        case("newcomer-force-drain-no-cluster", f"{HOST} --force-drain", 2, "--force-drain", hosts),
+        case("newcomer-drain-timeout-no-cluster", f"{HOST} --drain-timeout 9", 2, "--drain-timeout", hosts),
+    ]
 
 
 def cases() -> list[Case]:
-    return []
+    return [*_node_by_node()]

@@ -38,6 +38,8 @@ class When:
     parameter: str
     values: tuple[object, ...] | None = None
     or_default: bool = False  # also holds while `parameter` is left at its default
+    # also holds while `parameter` is left at its default and this says so (a kubeconfig found)
+    or_default_if: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,14 +59,33 @@ BOOTSTRAP = ("bootstrap",)
 RENDER = ("render",)
 STACKS = ("render", "bootstrap")
 
+
+def _default_kubeconfig_found() -> bool:
+    # imported here: only a host phase asks, and the client module is slow to import
+    from gpuctl.kube.client import kubeconfig_found
+
+    return kubeconfig_found()
+
+
 _HOST = When("phase", ("host", "all"))
+# A cluster the run works on: the host phase upgrades its nodes node by node (cordon, drain, the
+# host phase, verify) only where a kubeconfig reaches one, named or found as kubectl finds it.
+_CLUSTER_REACHED = (
+    When("phase", ("cluster", "verify", "all")),
+    When("kubeconfig", or_default_if=_default_kubeconfig_found),
+    When("context"),
+)
+_NODE_BY_NODE = (
+    "only the host phase upgrading the nodes of the cluster a kubeconfig reaches goes node by node"
+)
+_NODE_BY_NODE_EXAMPLE = "gpuctl bootstrap --phase host -i hosts.yml --kubeconfig PATH {flag}"
 _CLUSTER = When("phase", ("cluster", "all"))
 _PLUGIN_OR_OPERATOR = When("stack", ("device-plugin", "operator"))
 _CHART_STACKS = When("stack", ("operator", "dra"))
 _RENDER_OPERATOR = When("gpu_operator")  # render's alias of --stack operator
 _NO_PODS = When("no_pods", (False,))
 _VERIFY = When("phase", ("verify", "all"))
-_VERIFY_ONLY = "only the verify phase runs verification pods"
+_VERIFY_ONLY = "only the verify phase, and the host phase upgrading a cluster's nodes, run verification pods"
 
 _ANSIBLE = "only the host phase runs ansible-playbook"
 _CLUSTER_LAYER = "only the cluster phase installs the GPU stack"
@@ -108,10 +129,19 @@ RULES: tuple[Rule, ...] = (
         BOOTSTRAP,
         "timeout",
         # The host phase waits for GPUs only when it upgrades the nodes of a cluster, node by node.
-        (When("phase", ("cluster", "verify", "all")), When("kubeconfig"), When("context")),
+        _CLUSTER_REACHED,
         "the host phase waits for Ansible, not for the GPUs, unless it upgrades the nodes of the "
         "cluster --kubeconfig names",
-        "gpuctl bootstrap --phase host -i hosts.yml --kubeconfig PATH {flag}",
+        _NODE_BY_NODE_EXAMPLE,
+    ),
+    # node by node: the host phase (alone or in `all`) upgrading a cluster's nodes
+    *(
+        rule
+        for parameter in ("max_unavailable", "drain_timeout", "force_drain")
+        for rule in (
+            Rule(BOOTSTRAP, parameter, (_HOST,), _NODE_BY_NODE, _NODE_BY_NODE_EXAMPLE),
+            Rule(BOOTSTRAP, parameter, _CLUSTER_REACHED, _NODE_BY_NODE, _NODE_BY_NODE_EXAMPLE),
+        )
     ),
     Rule(
         BOOTSTRAP,
@@ -254,12 +284,16 @@ RULES: tuple[Rule, ...] = (
         for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace", "level")
     ),
     # the proof levels: the pods of a deeper level, and the phase that runs them
-    Rule(
-        BOOTSTRAP,
-        "level",
-        (_VERIFY,),
-        _VERIFY_ONLY,
-        "gpuctl bootstrap --phase verify {flag}",
+    *(
+        rule
+        for parameter in ("level", "cuda_image", "nccl_image", "min_busbw")
+        for rule in (
+            # the host phase proves each node it upgrades, node by node, at --level too
+            Rule(
+                BOOTSTRAP, parameter, (_VERIFY, _HOST), _VERIFY_ONLY, "gpuctl bootstrap --phase verify {flag}"
+            ),
+            Rule(BOOTSTRAP, parameter, _CLUSTER_REACHED, _VERIFY_ONLY, _NODE_BY_NODE_EXAMPLE),
+        )
     ),
     *(
         Rule(("verify", "bootstrap"), parameter, (When("level", levels),), why, example)
@@ -284,10 +318,6 @@ RULES: tuple[Rule, ...] = (
             ),
         )
     ),
-    *(
-        Rule(BOOTSTRAP, parameter, (_VERIFY,), _VERIFY_ONLY, "gpuctl bootstrap --phase verify {flag}")
-        for parameter in ("cuda_image", "nccl_image", "min_busbw")
-    ),
     # taint-gpu-nodes
     Rule(
         ("taint-gpu-nodes",),
@@ -305,6 +335,21 @@ RULES: tuple[Rule, ...] = (
         "gpuctl taint-gpu-nodes --effect NoExecute --yes",
     ),
 )
+
+
+# The flags of a command that have an effect wherever they are given, with why: with RULES, every
+# parameter of these commands is accounted for (tests/unit/test_flag_rules.py walks them), so a new
+# flag must say where it applies before it can ship.
+EVERYWHERE: dict[str, dict[str, str]] = {
+    "bootstrap": {
+        "phase": "it picks what runs",
+        "inventory": "the host phase runs on it, the others hold its nodes to their PCI GPUs",
+        "kubeconfig": "every phase reads the cluster (the host phase: nodes it must not reboot undrained)",
+        "context": "as --kubeconfig",
+        "check": "every phase has a dry run",
+        "output": "every phase reports",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -361,6 +406,8 @@ def _holds(context: Context, when: When) -> bool:
         return False
     typed = _typed(context, when.parameter)
     value = _plain(context.params[when.parameter])
+    if not typed and when.or_default_if is not None and when.or_default_if():
+        return True
     if when.values is None:
         return typed and value not in (False, None) and value != []
     return value in when.values or (when.or_default and not typed)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gpuctl.cli import bootstrap, render, taint, verify
-from gpuctl.cli.flag_rules import RULES, VALUE_RULES
+from gpuctl.cli.flag_rules import EVERYWHERE, RULES, VALUE_RULES
 
 COMMANDS: dict[str, Callable[..., None]] = {
     "render": render.command,
@@ -50,6 +50,70 @@ def test_every_rule_names_parameters_and_values_its_commands_have() -> None:
             assert when.parameter in types, (rule.parameter, when.parameter)
             choices = _choices(types[when.parameter])
             assert set(when.values or ()) <= choices or not choices, (rule.parameter, when)
+
+
+def test_every_bootstrap_option_says_where_it_applies() -> None:
+    """Complete by construction: each parameter of the Typer command itself either applies in
+    every phase and stack (EVERYWHERE, with why) or has rules, never both, so a new flag without a
+    rule fails here rather than being silently ignored by a phase that does not use it."""
+    import typer
+
+    from gpuctl.cli.main import app
+
+    group: Any = typer.main.get_command(app)
+    parameters = [parameter.name for parameter in group.commands["bootstrap"].params]
+    ruled = {rule.parameter for rule in RULES if "bootstrap" in rule.commands}
+    unaccounted = [name for name in parameters if name not in ruled and name not in EVERYWHERE["bootstrap"]]
+    assert unaccounted == []
+    assert ruled & set(EVERYWHERE["bootstrap"]) == set()
+    assert set(EVERYWHERE["bootstrap"]) <= set(parameters)
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        ("--phase cluster --max-unavailable 2", "--max-unavailable 2"),
+        ("--phase verify --drain-timeout 60", "--drain-timeout 60"),
+        ("--phase cluster --force-drain", "--force-drain"),
+        ("--phase host -i hosts.yml --max-unavailable 2", "--max-unavailable"),
+        ("--phase host -i hosts.yml --force-drain", "--force-drain"),
+        ("--phase host -i hosts.yml --level cuda", "--level cuda"),
+    ],
+)
+def test_node_by_node_flags_are_refused_where_no_node_is_upgraded(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: str, flag: str
+) -> None:
+    """Without the host phase, or with no kubeconfig to reach a cluster, no node is drained."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    result = cli("bootstrap", *shlex.split(args))
+    assert result.exit_code == 2, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"error: {flag}"), first
+    assert "does not apply" in first or "has no effect" in first
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--phase host -i NONE --kubeconfig NONE --max-unavailable 2 --drain-timeout 60 --force-drain "
+        "--level cuda --cuda-image x/cuda:1",
+        "--phase all -i NONE --kubeconfig NONE --max-unavailable 2 --force-drain --level nccl --min-busbw 9",
+        "--phase host -i NONE --max-unavailable 3",  # the kubeconfig found as kubectl finds it
+    ],
+)
+def test_node_by_node_flags_get_past_the_table_where_nodes_are_upgraded(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: str
+) -> None:
+    missing = str(tmp_path / "missing")
+    found = tmp_path / "found.kubeconfig"
+    found.write_text("apiVersion: v1\nkind: Config\n", encoding="utf-8")
+    monkeypatch.setenv("KUBECONFIG", str(found))
+    result = cli("bootstrap", *(missing if arg == "NONE" else arg for arg in shlex.split(args)))
+    first = result.stderr.splitlines()[0]
+    assert result.exit_code == 2, result.output
+    assert "does not apply" not in first
+    assert "has no effect" not in first
 
 
 @pytest.mark.parametrize(
