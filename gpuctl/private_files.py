@@ -44,16 +44,31 @@ def write_private_file(path: Path, text: str, *, exclusive: bool = False) -> Non
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
         return
-    # mkstemp: O_EXCL, mode 0600 and a random name, in the same folder so the rename is atomic.
+    temporary = staged_file(path, text)
+    try:
+        temporary.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def staged_file(path: Path, text: str, *, mode: int = PRIVATE_MODE) -> Path:
+    """`text` written to a new file beside `path` (the caller renames it over `path`, or removes
+    it). mkstemp creates it O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, under a random name in the same
+    folder, so a link planted there is never written through and the rename is atomic; `mode` is
+    set on the open file before anything is written."""
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            if mode != PRIVATE_MODE:
+                os.fchmod(handle.fileno(), mode)
             handle.write(text)
-        os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    return Path(temporary)
 
 
 def open_private_log(path: Path) -> IO[bytes]:

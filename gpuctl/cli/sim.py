@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from gpuctl.output_paths import inputs
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def up(
     from gpuctl.sim.scenario import Scenario, default_scenario_path, load_scenario
     from gpuctl.sim.server import process
 
+    read = inputs("scenario", [scenario]) + inputs("--hosts-from inventory", [hosts_from])
     if scenario is None and hosts_from is not None:
         loaded = Scenario(source="--hosts-from")
     else:
@@ -70,15 +72,17 @@ def up(
     if hosts_from is not None:
         from gpuctl.hosts.inventory import load_inventory
 
-        load_inventory(hosts_from)  # refuse a bad inventory before starting anything
+        hosts = load_inventory(hosts_from).hosts  # refuse a bad inventory before starting anything
+        read += inputs("SSH key file", (key for host in hosts for key in host.key_files))
+    new_folder = process.missing_folder(kubeconfig)
+    process.prepare_kubeconfig_path(kubeconfig, read)  # refuse a path that is not ours to write
+    if hosts_from is not None:
         typer.echo(
             f"warning: pods scheduled on the nodes from {hosts_from} run their commands on those hosts "
             "over SSH, as the inventory's user: the kubeconfig this writes is as good as a shell there, "
             "keep it to yourself",
             err=True,
         )
-    new_folder = process.missing_folder(kubeconfig)
-    process.prepare_kubeconfig_path(kubeconfig)  # refuse a path that is not ours to write
     if new_folder is not None:
         typer.echo(f"created the folder {new_folder} for the kubeconfig", err=True)
     if detach:

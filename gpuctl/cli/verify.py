@@ -43,10 +43,13 @@ from gpuctl.defaults import (
     VERIFY_IMAGE,
 )
 from gpuctl.names import check_dns_label
+from gpuctl.output_paths import Input, inputs
 from gpuctl.shell import command_line
 from gpuctl.validation import check, image_problem
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gpuctl.core.verify import VerifyOptions, VerifyResult
     from gpuctl.core.verify.model import ProofOptions
     from gpuctl.core.verify.progress import PodProgress
@@ -174,7 +177,6 @@ def command(
     from gpuctl.report import verify as report
 
     refuse_inapplicable_flags("verify")
-    check_report_file(report_file)
     check_round_outputs(metrics_addr, pushgateway)
     options = _options(
         expect_nodes=expect_nodes,
@@ -192,6 +194,7 @@ def command(
         proof=proof_options(level, cuda_image, nccl_image, min_busbw),
     )
     api_client = load_api_client(kubeconfig, context)
+    check_report_file(report_file, _inputs(kubeconfig, expect_gpus))
     with round_outputs(
         metrics_addr=metrics_addr, pushgateway=pushgateway, report_file=report_file, context=context
     ) as outputs:
@@ -206,6 +209,14 @@ def command(
             emit_verify(result, output, report_file=report_file, context=context)
         finally:  # a failed run is pushed too (after its report): a push that fails then exits 3
             outputs.push()
+
+
+def _inputs(kubeconfig: Path | None, expect_gpus: str | None) -> list[Input]:
+    """The files this run reads, which its --report must not be."""
+    from gpuctl.kube.client import kubeconfig_inputs
+
+    expectations = [expect_gpus[1:]] if expect_gpus and expect_gpus.startswith("@") else []
+    return [*kubeconfig_inputs(kubeconfig), *inputs("--expect-gpus file", expectations)]
 
 
 def _verified(

@@ -13,6 +13,7 @@ import typer
 
 from gpuctl.cli.options import Output
 from gpuctl.errors import ConfigError
+from gpuctl.output_paths import Input, OutputFile, refuse_inputs, write_output
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import VerifyResult
@@ -29,14 +30,20 @@ ReportOption = Annotated[
 _HINT = "name a file in an existing folder, e.g. `gpuctl verify --report ./verify.html`"
 
 
-def check_report_file(path: Path | None) -> None:
-    """Refuse a --report that cannot be written before the run, not after minutes of it."""
+def check_report_file(path: Path | None, read: list[Input]) -> None:
+    """Refuse a --report that cannot be written, or that is one of the files the run reads
+    (`read`), before the run, not after minutes of it."""
     if path is None:
         return
     if path.is_dir():
         raise ConfigError(f"--report {path}: is a folder, not a file", _HINT)
     if not path.parent.is_dir():
         raise ConfigError(f"--report {path}: folder {path.parent} does not exist", _HINT)
+    refuse_inputs(
+        [OutputFile("--report", path, path)],
+        read,
+        "write the report to a file of its own, e.g. `gpuctl verify --report ./verify.html`",
+    )
 
 
 def emit_verify(
@@ -79,11 +86,8 @@ def write_report_page(result: VerifyResult, path: Path, *, context: str | None) 
 
 
 def _write(path: Path, text: str) -> None:
-    """Write the page whole or not at all: to a temporary file beside it, then renamed over it."""
-    staged = path.with_name(f".{path.name}.gpuctl-tmp")
+    """Write the page whole or not at all, never through a link (gpuctl.output_paths)."""
     try:
-        staged.write_text(text, encoding="utf-8")
-        staged.replace(path)
+        write_output(path, text)
     except OSError as error:
-        staged.unlink(missing_ok=True)
         raise ConfigError(f"--report {path}: cannot write: {error.strerror or error}", _HINT) from error

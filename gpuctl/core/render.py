@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,6 +19,7 @@ from gpuctl.defaults import (
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.names import qualified_name_problem
+from gpuctl.output_paths import stage_output
 from gpuctl.templating import render_template
 from gpuctl.validation import (
     check,
@@ -349,9 +348,7 @@ def write_rendered(result: RenderResult, directory: Path) -> tuple[list[Path], l
             target = directory / rendered.filename
             if target.is_dir():
                 raise IsADirectoryError(21, "is a folder", str(target))
-            staged.append((_staged_path(target), target))
-            with staged[-1][0].open("x", encoding="utf-8") as stream:
-                stream.write(rendered.content)
+            staged.append((stage_output(target, rendered.content), target))
         for temporary, target in staged:
             temporary.replace(target)
         removed = [directory / name for name in sorted(stale)]
@@ -367,8 +364,3 @@ def write_rendered(result: RenderResult, directory: Path) -> tuple[list[Path], l
             hint="pick a writable folder, e.g. `gpuctl render --out ./manifests`",
         ) from error
     return [target for _, target in staged], removed
-
-
-def _staged_path(target: Path) -> Path:
-    """A hidden name beside `target`, unique to this run (renamed over `target` at the end)."""
-    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")

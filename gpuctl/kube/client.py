@@ -22,6 +22,7 @@ from gpuctl.errors import ConfigError, UnreachableError
 from gpuctl.kube.api_errors import server_message as server_message  # noqa: PLC0414 - re-exported
 from gpuctl.kube.deadlines import request_timeout_s
 from gpuctl.kube.kubeconfig_checks import unsendable
+from gpuctl.output_paths import Input, inputs
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -169,6 +170,23 @@ def _existing_kubeconfigs(kubeconfig: Path | None) -> tuple[list[Path], list[Pat
             hint="pass the kubeconfig your cluster admin gave you, or start one with `gpuctl sim up`",
         )
     return paths, existing
+
+
+def kubeconfig_inputs(kubeconfig: Path | None = None) -> list[Input]:
+    """The files kubectl reads for this --kubeconfig or KUBECONFIG: each kubeconfig file, and the
+    certificate, key and token files they name (gpuctl must never write over one of them)."""
+    from gpuctl.kube.kubeconfigs import FILE_FIELDS, merge
+
+    existing = [path for path in _kubeconfig_paths(kubeconfig) if path.is_file()]
+    found = inputs("kubeconfig", existing)
+    with contextlib.suppress(ConfigError):  # an unreadable one is load_api_client's to name
+        document = merge(existing).document
+        for section, fields in FILE_FIELDS.items():
+            for item in document[section]:
+                body = item.get(section[:-1])  # clusters[].cluster, users[].user
+                for name in fields if isinstance(body, dict) else ():
+                    found += inputs(f"kubeconfig's {name} file", [body.get(name)])
+    return found
 
 
 def kubeconfig_found(kubeconfig: Path | None = None) -> bool:

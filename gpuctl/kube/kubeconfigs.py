@@ -25,7 +25,7 @@ from gpuctl.input_files import read_input_file
 SECTIONS = ("clusters", "contexts", "users")
 _HINT = "check the file with `kubectl config view`"
 _ENTRY_KEY = {"clusters": "cluster", "contexts": "context", "users": "user"}
-_FILE_FIELDS = {
+FILE_FIELDS = {
     "clusters": ("certificate-authority",),
     "users": ("client-certificate", "client-key", "tokenFile"),
 }
@@ -107,7 +107,7 @@ def _resolved(section: str, item: dict[str, Any], folder: Path) -> dict[str, Any
     if not isinstance(body, dict):
         return item
     body = dict(body)
-    for name in _FILE_FIELDS.get(section, ()):
+    for name in FILE_FIELDS.get(section, ()):
         value = body.get(name)
         if isinstance(value, str) and value:
             body[name] = os.path.normpath(folder / Path(value).expanduser())

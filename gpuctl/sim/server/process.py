@@ -13,11 +13,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
+from gpuctl.output_paths import Input, OutputFile, refuse_inputs
 from gpuctl.private_files import open_private_log, read_text_nofollow, refuse_link, write_private_file
 from gpuctl.shell import command_line
 from gpuctl.sim.scenario import Scenario
@@ -95,9 +96,16 @@ def missing_folder(kubeconfig: Path) -> Path | None:
     return missing
 
 
-def prepare_kubeconfig_path(kubeconfig: Path) -> Path:
-    """The absolute kubeconfig path, its folder created; exit 2 when it cannot be written there
-    or when it names a file that is not a kubeconfig (gpuctl never overwrites one of those)."""
+def prepare_kubeconfig_path(kubeconfig: Path, read: Sequence[Input] = ()) -> Path:
+    """The absolute kubeconfig path, its folder created; exit 2 when it cannot be written there,
+    when it or its record or log is one of the files `sim up` reads (`read`), or when it names a
+    file that is not a kubeconfig (gpuctl never overwrites one of those)."""
+    written = [kubeconfig, sidecar_path(kubeconfig), log_path(kubeconfig)]
+    refuse_inputs(
+        (OutputFile("--kubeconfig", kubeconfig, path) for path in written),
+        read,
+        hint="pass a --kubeconfig path of its own, e.g. `gpuctl sim up --kubeconfig ~/.kube/gpuctl-sim.yaml`",
+    )
     kubeconfig = kubeconfig.absolute()
     if kubeconfig.is_dir():
         raise ConfigError(
