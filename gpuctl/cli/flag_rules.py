@@ -267,6 +267,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         ("verify",),
+        "pushgateway_ca",
+        (When("pushgateway"),),
+        "it verifies the --pushgateway's certificate",
+        "gpuctl verify --pushgateway https://HOST:9091 {flag}",
+    ),
+    Rule(
+        ("verify",),
         "gate",
         (_NO_PODS,),
         "the gate judges nodes by their verification pods, and --no-pods creates none",

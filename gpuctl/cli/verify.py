@@ -29,6 +29,7 @@ from gpuctl.cli.options import (
 from gpuctl.cli.proof_options import proof_options
 from gpuctl.cli.verify_metrics import (
     MetricsAddrOption,
+    PushgatewayCaOption,
     PushgatewayOption,
     RoundOutputs,
     check_round_outputs,
@@ -171,13 +172,14 @@ def command(
     ] = False,
     metrics_addr: MetricsAddrOption = None,
     pushgateway: PushgatewayOption = None,
+    pushgateway_ca: PushgatewayCaOption = None,
 ) -> None:
     from gpuctl.cli.signals import interruptible
     from gpuctl.kube.client import load_api_client
     from gpuctl.report import verify as report
 
     refuse_inapplicable_flags("verify")
-    check_round_outputs(metrics_addr, pushgateway)
+    check_round_outputs(metrics_addr, pushgateway, pushgateway_ca)
     options = _options(
         expect_nodes=expect_nodes,
         expect_gpus=expect_gpus,
@@ -194,9 +196,13 @@ def command(
         proof=proof_options(level, cuda_image, nccl_image, min_busbw),
     )
     api_client = load_api_client(kubeconfig, context)
-    check_report_file(report_file, _inputs(kubeconfig, expect_gpus))
+    check_report_file(report_file, _inputs(kubeconfig, expect_gpus, pushgateway_ca))
     with round_outputs(
-        metrics_addr=metrics_addr, pushgateway=pushgateway, report_file=report_file, context=context
+        metrics_addr=metrics_addr,
+        pushgateway=pushgateway,
+        pushgateway_ca=pushgateway_ca,
+        report_file=report_file,
+        context=context,
     ) as outputs:
         if watch:
             _watch(api_client, options, output, interval, gate, outputs=outputs)
@@ -211,12 +217,16 @@ def command(
             outputs.push()
 
 
-def _inputs(kubeconfig: Path | None, expect_gpus: str | None) -> list[Input]:
+def _inputs(kubeconfig: Path | None, expect_gpus: str | None, pushgateway_ca: str | None) -> list[Input]:
     """The files this run reads, which its --report must not be."""
     from gpuctl.kube.client import kubeconfig_inputs
 
     expectations = [expect_gpus[1:]] if expect_gpus and expect_gpus.startswith("@") else []
-    return [*kubeconfig_inputs(kubeconfig), *inputs("--expect-gpus file", expectations)]
+    return [
+        *kubeconfig_inputs(kubeconfig),
+        *inputs("--expect-gpus file", expectations),
+        *inputs("--pushgateway-ca", [pushgateway_ca]),
+    ]
 
 
 def _verified(

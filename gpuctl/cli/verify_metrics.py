@@ -5,6 +5,7 @@ whole after each --watch round)."""
 from __future__ import annotations
 
 import contextlib
+import ssl
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from urllib.parse import urlsplit
 import typer
 
 from gpuctl.errors import ConfigError
+from gpuctl.input_files import read_input_file
+from gpuctl.urls import redact_url
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import VerifyResult
@@ -41,8 +44,19 @@ PushgatewayOption = Annotated[
         show_default=False,
     ),
 ]
+PushgatewayCaOption = Annotated[
+    OptStr,
+    typer.Option(
+        "--pushgateway-ca",
+        help="CA certificate file (PEM) that signed an https --pushgateway's certificate "
+        "(default: the system's CAs).",
+        metavar="FILE",
+        show_default=False,
+    ),
+]
 _ADDR_HINT = "e.g. `--metrics-addr :9400` or `--metrics-addr 127.0.0.1:9400`"
 _PUSH_HINT = "e.g. `--pushgateway http://pushgateway.monitoring:9091`"
+_CA_HINT = "pass the PEM file of the CA that signed the gateway's certificate, e.g. `--pushgateway-ca ca.crt`"
 
 
 def parse_metrics_addr(text: str) -> tuple[str, int]:
@@ -57,19 +71,46 @@ def parse_metrics_addr(text: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)  # `:PORT` asks for every interface, as Prometheus exporters do
 
 
-def check_round_outputs(metrics_addr: str | None, pushgateway: str | None) -> None:
-    """Refuse a bad --metrics-addr or --pushgateway before anything is read from the cluster."""
+def check_round_outputs(
+    metrics_addr: str | None, pushgateway: str | None, pushgateway_ca: str | None = None
+) -> ssl.SSLContext | None:
+    """Refuse a bad --metrics-addr, --pushgateway or --pushgateway-ca before anything is read from
+    the cluster; the TLS context an https gateway is verified with (None: the system's CAs)."""
     if metrics_addr is not None:
         parse_metrics_addr(metrics_addr)
     if pushgateway is not None:
         check_pushgateway(pushgateway)
+    if pushgateway_ca is None:
+        return None
+    if pushgateway is not None and urlsplit(pushgateway).scheme != "https":
+        raise ConfigError(
+            f"--pushgateway-ca {pushgateway_ca}: --pushgateway {redact_url(pushgateway)} is not https",
+            hint="give the gateway's https:// URL, e.g. `--pushgateway https://pushgateway.monitoring:9091`",
+        )
+    return gateway_tls(Path(pushgateway_ca))
 
 
 def check_pushgateway(url: str) -> None:
-    """Refuse a --pushgateway that is not an http(s) URL."""
+    """Refuse a --pushgateway that is not an http(s) URL (shown without its password)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-        raise ConfigError(f"--pushgateway {url!r}: expected an http:// or https:// URL", _PUSH_HINT)
+        raise ConfigError(
+            f"--pushgateway {redact_url(url)!r}: expected an http:// or https:// URL", _PUSH_HINT
+        )
+
+
+def gateway_tls(ca_file: Path) -> ssl.SSLContext:
+    """A client TLS context that trusts the CA certificates of `ca_file` (PEM) only, the host
+    name checked, as the kubeconfig's certificate-authority is used."""
+    pem = read_input_file(ca_file, "--pushgateway-ca", hint=_CA_HINT).decode("utf-8", errors="replace")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies the chain and the host name
+    try:
+        context.load_verify_locations(cadata=pem)
+    except (ssl.SSLError, ValueError) as error:
+        raise ConfigError(
+            f"--pushgateway-ca {ca_file}: not a PEM CA certificate ({error.args[-1]})", hint=_CA_HINT
+        ) from error
+    return context
 
 
 @dataclass
@@ -80,6 +121,7 @@ class RoundOutputs:
     pushgateway: str | None
     report_file: Path | None
     context: str | None
+    gateway_tls: ssl.SSLContext | None = None
 
     def publish(self, result: VerifyResult) -> None:
         """After a --watch round: the metrics updated and pushed, the page rewritten. A push that
@@ -102,23 +144,28 @@ class RoundOutputs:
 
     def push(self) -> None:
         if self.metrics is not None and self.pushgateway is not None:
-            self.metrics.push(self.pushgateway)
+            self.metrics.push(self.pushgateway, tls=self.gateway_tls)
 
 
 @contextlib.contextmanager
 def round_outputs(
-    *, metrics_addr: str | None, pushgateway: str | None, report_file: Path | None, context: str | None
+    *,
+    metrics_addr: str | None,
+    pushgateway: str | None,
+    report_file: Path | None,
+    context: str | None,
+    pushgateway_ca: str | None = None,
 ) -> Iterator[RoundOutputs]:
     """The outputs of the runs to come; with --metrics-addr the server listens from here (a busy
     port fails now, not after the first run) until the block ends."""
-    check_round_outputs(metrics_addr, pushgateway)
+    tls = check_round_outputs(metrics_addr, pushgateway, pushgateway_ca)
     address = parse_metrics_addr(metrics_addr) if metrics_addr is not None else None
     metrics = None
     if address is not None or pushgateway is not None:
         from gpuctl.report.metrics import VerifyMetrics
 
         metrics = VerifyMetrics()
-    outputs = RoundOutputs(metrics, pushgateway, report_file, context)
+    outputs = RoundOutputs(metrics, pushgateway, report_file, context, tls)
     if address is None or metrics is None:
         yield outputs
         return

@@ -11,6 +11,7 @@ label cannot make a series arbitrarily large. docs/metrics.md lists every metric
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections import Counter
@@ -23,7 +24,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from gpuctl.core.verify.model import NodeResult, VerifyResult
-from gpuctl.errors import UnreachableError
+from gpuctl.report.metrics_http import gateway_handler, only_metrics_paths, push_failure, start_server
+from gpuctl.urls import split_credentials
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -111,23 +113,16 @@ class VerifyMetrics(Collector):
         if latest is not None:
             yield from _node_metrics(latest, last_proven, products)
 
-    def push(self, gateway: str) -> None:
-        """Replace the metrics of job gpuctl-verify on the Pushgateway at `gateway` (HTTP PUT)."""
+    def push(self, gateway: str, *, tls: ssl.SSLContext | None = None) -> None:
+        """Replace the metrics of job gpuctl-verify on the Pushgateway at `gateway` (HTTP PUT): the
+        URL's user and password sent as basic auth, never in the URL; https verified with `tls`
+        (--pushgateway-ca), else with the system's CAs."""
+        url, credentials = split_credentials(gateway)
+        handler = gateway_handler(credentials, tls)
         try:
-            push_to_gateway(gateway, job=PUSH_JOB, registry=self.registry, timeout=30)
+            push_to_gateway(url, job=PUSH_JOB, registry=self.registry, timeout=30, handler=handler)
         except OSError as error:  # URLError and HTTPError are OSErrors
-            raise UnreachableError(
-                f"--pushgateway {gateway}: cannot push the metrics: {_reason(error)}",
-                hint="check the URL and that the Pushgateway runs, e.g. `curl URL/metrics`",
-            ) from error
-
-
-def _reason(error: OSError) -> str:
-    reason = getattr(error, "reason", None)
-    code = getattr(error, "code", None)
-    if code is not None:
-        return f"HTTP {code} {reason or ''}".strip()
-    return str(reason or error.strerror or error)
+            raise push_failure(gateway, error, credentials) from error
 
 
 def _gauge(name: str, labels: list[str]) -> GaugeMetricFamily:
@@ -226,12 +221,13 @@ def _gated_nodes(result: VerifyResult) -> set[str]:
 
 
 def serve(host: str, port: int, metrics: VerifyMetrics) -> WSGIServer:
-    """Serve `metrics` on http://HOST:PORT/metrics from a daemon thread; port 0 picks a free one
-    (the server's server_port says which). Stops with the process, or with shutdown()."""
-    from prometheus_client import start_http_server
+    """Serve `metrics` on http://HOST:PORT/metrics (and `ok` on /healthz, 404 elsewhere) from a
+    daemon thread; port 0 picks a free one (the server's server_port says which). Stops with the
+    process, or with shutdown()."""
+    from prometheus_client import make_wsgi_app
 
     try:
-        server, _thread = start_http_server(port, addr=host, registry=metrics.registry)
+        return start_server(host, port, only_metrics_paths(make_wsgi_app(metrics.registry)))
     except OSError as error:
         from gpuctl.errors import ConfigError
 
@@ -239,4 +235,3 @@ def serve(host: str, port: int, metrics: VerifyMetrics) -> WSGIServer:
             f"--metrics-addr {host}:{port}: cannot listen: {error.strerror or error}",
             hint="pick a free port, e.g. `gpuctl verify --watch --metrics-addr :9400`",
         ) from error
-    return server

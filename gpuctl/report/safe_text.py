@@ -73,3 +73,10 @@ def visible_text(text: Text) -> Text:
         else:
             shown.append_text(piece)
     return shown
+
+
+def visible_line(text: str, limit: int) -> str:
+    """`text` made visible and folded onto one line (a message quotes it: a server's answer, a
+    reason phrase), at most `limit` characters of it, then `...`."""
+    line = " ".join(visible(text).split())
+    return line if len(line) <= limit else line[:limit] + "..."
