@@ -3,7 +3,8 @@ PodDisruptionBudget is honoured (a 429 is retried with backoff until the drain's
 
 What a drain leaves: DaemonSet pods (their controller would put them back at once), mirror pods
 (the kubelet's static pods, not the API's to move), gpuctl's own pods (the verification pods that
-prove the node next) and finished pods. What it refuses unless forced: pods no controller would
+prove the node next, known by where and how gpuctl creates them, not by a label any workload can
+copy) and finished pods. What it refuses unless forced: pods no controller would
 recreate, and pods whose emptyDir data would be lost.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuctl.defaults import GPUCTL_NAMESPACE, VERIFICATION_PODS_SELECTOR
 from gpuctl.errors import UnreachableError
 from gpuctl.kube import objects
 from gpuctl.kube.api_errors import RBAC_HINT, server_message
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     from kubernetes.client import CoreV1Api
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-MANAGED_BY = ("app.kubernetes.io/managed-by", "gpuctl")
+# What every verification pod carries and how it is named (gpuctl.core.verify.pod_manifest).
+VERIFICATION_LABELS = dict(pair.split("=", 1) for pair in VERIFICATION_PODS_SELECTOR.split(","))
+VERIFICATION_POD_PREFIX = "gpuctl-verify-"
 FORCE_FLAG = "--force-drain"
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 5.0  # kubectl drain waits 5 s between evictions a budget refused
@@ -74,11 +78,24 @@ def _left_because(pod: JsonDict, ref: PodRef) -> str:
         return "finished"
     if MIRROR_ANNOTATION in (dig(pod, "metadata", "annotations", default={}) or {}):
         return "mirror pod"
-    if labels_of(pod).get(MANAGED_BY[0]) == MANAGED_BY[1]:
+    if _verification_pod(pod, ref):
         return "gpuctl's own pod"
     if ref.owner.startswith("DaemonSet/"):
         return "DaemonSet pod"
     return ""
+
+
+def _verification_pod(pod: JsonDict, ref: PodRef) -> bool:
+    """One of gpuctl's verification pods: in its namespace, with its name and labels, and no
+    controller. A workload may copy the labels and the name, but not into gpuctl's namespace
+    without the rights there; a copy elsewhere is drained like any other pod, as it must be."""
+    labels = labels_of(pod)
+    return (
+        ref.namespace == GPUCTL_NAMESPACE
+        and not ref.owner
+        and ref.name.startswith(VERIFICATION_POD_PREFIX)
+        and all(labels.get(key) == value for key, value in VERIFICATION_LABELS.items())
+    )
 
 
 def _refused_because(pod: JsonDict, ref: PodRef) -> str:

@@ -9,11 +9,19 @@ from typing import Any
 
 import pytest
 
+from gpuctl.defaults import GPUCTL_NAMESPACE
 from gpuctl.kube.drain import PodRef, cordon, drain, plan_drain, uncordon
 from tests.conftest import SimCluster
 from tests.polling import wait_until
 
 NAMESPACE = "default"
+# a verification pod as gpuctl creates it (gpuctl.core.verify.pod_manifest)
+PROOF = "gpuctl-verify-0a1b2c3d-gpu-0"
+VERIFICATION = {
+    "app.kubernetes.io/managed-by": "gpuctl",
+    "app.kubernetes.io/component": "verify",
+    "gpuctl.io/verify-run": "0a1b2c3d",
+}
 SCENARIO = {
     "podStartSeconds": 0.05,
     "devicePlugin": "installed",
@@ -51,11 +59,19 @@ class Cluster:
         }
         self.apps.create_namespaced_deployment(NAMESPACE, body)
 
-    def pod(self, name: str, node: str, *, labels: dict[str, str] | None = None, **extra: Any) -> None:
+    def pod(
+        self,
+        name: str,
+        node: str,
+        *,
+        labels: dict[str, str] | None = None,
+        namespace: str = NAMESPACE,
+        **extra: Any,
+    ) -> None:
         container = {"name": "app", "image": "registry.k8s.io/pause:3.10", **extra.pop("container", {})}
         metadata = {"name": name, "labels": labels or {}, "annotations": extra.pop("annotations", {})}
         body = {"metadata": metadata, "spec": {"nodeName": node, "containers": [container], **extra}}
-        self.core.create_namespaced_pod(NAMESPACE, body)
+        self.core.create_namespaced_pod(namespace, body)
 
     def budget(self, name: str, app: str, min_available: int) -> None:
         body = {
@@ -92,7 +108,8 @@ def test_plan_sorts_pods_into_evict_refuse_and_leave(cluster: Cluster) -> None:
     cluster.deployment("web", 1, node="gpu-0")
     cluster.deployment("cache", 1, node="gpu-0", volumes=[{"name": "scratch", "emptyDir": {}}])
     cluster.pod("bare", "gpu-0")
-    cluster.pod("proof", "gpu-0", labels={"app.kubernetes.io/managed-by": "gpuctl"})
+    cluster.core.create_namespace({"metadata": {"name": GPUCTL_NAMESPACE}})
+    cluster.pod(PROOF, "gpu-0", labels=VERIFICATION, namespace=GPUCTL_NAMESPACE)
     cluster.pod("static", "gpu-0", annotations={"kubernetes.io/config.mirror": "0123"})
     cluster.pod("job", "gpu-0", restartPolicy="Never", container={"command": ["true"]})
     wait_until(lambda: cluster.running("web") and cluster.running("cache"), "deployments running")
@@ -111,13 +128,36 @@ def test_plan_sorts_pods_into_evict_refuse_and_leave(cluster: Cluster) -> None:
     left = {pod.owner or pod.name: why for pod, why in plan.left}
     assert left == {
         "DaemonSet/nvidia-device-plugin-daemonset": "DaemonSet pod",
-        "proof": "gpuctl's own pod",
+        PROOF: "gpuctl's own pod",
         "static": "mirror pod",
         "job": "finished",
     }
     forced = plan_drain(cluster.core, "gpu-0", force=True)
     assert {pod.name for pod in forced.evict} == {web.metadata.name, cache.metadata.name, "bare"}
     assert forced.refused == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace"),
+    [
+        ("copycat", NAMESPACE),  # gpuctl's labels on a user's pod
+        (PROOF, NAMESPACE),  # and its name scheme too, in another namespace
+        ("copycat", GPUCTL_NAMESPACE),  # its labels in its namespace, another name
+    ],
+)
+def test_a_pod_that_copies_gpuctls_labels_is_drained_like_any_other(
+    cluster: Cluster, name: str, namespace: str
+) -> None:
+    """A label is no proof: only a pod where and as gpuctl creates its own is left on the node."""
+    if namespace != NAMESPACE:
+        cluster.core.create_namespace({"metadata": {"name": namespace}})
+    cluster.pod(name, "gpu-0", labels=VERIFICATION, namespace=namespace)
+
+    assert plan_drain(cluster.core, "gpu-0", force=False).refused == (
+        (PodRef(namespace, name, ""), "no controller"),
+    )
+    done = drain(cluster.core, "gpu-0", force=True, timeout_s=10)
+    assert (done.error, done.evicted) == ("", (PodRef(namespace, name, ""),))
 
 
 def test_drain_refuses_without_force_and_evicts_with_it(cluster: Cluster) -> None:
