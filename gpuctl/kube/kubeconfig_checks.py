@@ -1,5 +1,6 @@
 """What the kubernetes client accepts in a kubeconfig but kubectl refuses: a context's user that is
-not in the file, a certificate, key or token file that does not exist, a token with a line break,
+not in the file, a certificate, key or token file that does not exist, a certificate or key that
+is no PEM (kubeconfig_pem.py), a token with a line break,
 a credential plugin that is not installed, a server that is no http(s) URL. The client would go on
 anonymously (or fail much later, as 'cannot reach the cluster' or an internal error); these are
 configuration errors naming the file and field."""
@@ -12,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gpuctl.errors import ConfigError
+from gpuctl.kube.kubeconfig_pem import CLUSTER_PEM, USER_PEM, check_pem
 from gpuctl.kube.kubeconfigs import MergedKubeconfig
 
 _HINT = "check the file with `kubectl config view --minify`"
@@ -52,6 +54,7 @@ def check_kubeconfig(merged: MergedKubeconfig, context: str | None) -> None:
                 f"{where}: context {chosen!r} names user {user!r}, which is not in users", hint=_HINT
             )
         _check_files(user_file, f"user {user!r}", user_body, _USER_FILES)
+        check_pem(user_file, f"user {user!r}", user_body, USER_PEM)
         _check_token(user_file, user, user_body)
         _check_exec(user_file, user, user_body.get("exec"))
     cluster_name = str(body.get("cluster") or "")
@@ -63,6 +66,7 @@ def check_kubeconfig(merged: MergedKubeconfig, context: str | None) -> None:
         )
     if cluster:
         _check_files(cluster_file, f"cluster {body.get('cluster')!r}", cluster, _CLUSTER_FILES)
+        check_pem(cluster_file, f"cluster {body.get('cluster')!r}", cluster, CLUSTER_PEM)
         _check_server(cluster_file, str(body.get("cluster")), str(cluster.get("server") or ""))
 
 
