@@ -14,12 +14,23 @@ The private data dir is made by `tempfile.mkdtemp` (mode 0700): in $TMPDIR, remo
 with --keep-artifacts under the user's own state directory instead ($XDG_STATE_HOME, else
 ~/.local/state), as gpuctl/artifacts/bootstrap-<time>-<random>, every directory gpuctl creates on
 the way made 0700.
+
+What the allow-list lets through can still be secret: `ANSIBLE_BECOME_PASS` is Ansible
+configuration, and a `--pass-env` variable may be a token the playbook needs. The child gets them,
+but a kept dir is scrubbed before it is kept (scrub_kept): every value of a variable named like a
+secret (ANSIBLE_*PASS*, *PASSPHRASE*, *TOKEN*, *SECRET*), wherever it was written (the recorded
+environment, the events, the task output), and every PEM private key block become `[redacted]`.
+A value of fewer than MIN_SCRUBBED characters, or a flag's (`ANSIBLE_BECOME_ASK_PASS=True`), is
+redacted only where it is recorded as that variable's value: replaced everywhere it would mangle
+the record without hiding anything.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 import tempfile
 import time
@@ -50,8 +61,18 @@ WITHHELD_PREFIXES = ("ANSIBLE_GALAXY_",)
 # What a kept private data dir holds, for the note that prints its path.
 KEPT_CONTENTS = (
     "Ansible's events and task output, the ansible-playbook command line and its environment: only "
-    "PATH, HOME, user, locale, SSH_AUTH_SOCK, ANSIBLE_* and --pass-env variables"
+    "PATH, HOME, user, locale, SSH_AUTH_SOCK, ANSIBLE_* and --pass-env variables, passwords, tokens, "
+    "secrets and private keys redacted"
 )
+SECRET_NAME = re.compile(r"^ANSIBLE_.*PASS|PASSPHRASE|TOKEN|SECRET", re.IGNORECASE)
+PRIVATE_KEY = re.compile(
+    rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----", re.DOTALL
+)
+REDACTED = b"[redacted]"
+MIN_SCRUBBED = 4
+_FLAG_VALUES = frozenset({"true", "false", "yes", "no", "on", "off"})
+# Files that hold nothing but secrets when ansible-runner writes them (gpuctl suppresses them).
+_SECRET_FILES = ("env/passwords", "env/ssh_key")
 
 
 def child_environment(
@@ -117,3 +138,44 @@ def make_private_dirs(directory: Path) -> None:
         )
     if stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(directory, 0o700)
+
+
+def secret_values(environment: Mapping[str, str], *extra: str | None) -> set[str]:
+    """The values of `environment`'s variables named like secrets, and `extra` (the become password)."""
+    named = (value for name, value in environment.items() if SECRET_NAME.search(name))
+    return {value for value in (*named, *extra) if value}
+
+
+def scrub_kept(folder: Path, secrets: Iterable[str]) -> None:
+    """Redact `secrets` and PEM private keys in every file under `folder` (see the module's notes)."""
+    for name in _SECRET_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (folder / name).unlink()
+    wide = [value for value in secrets if len(value) >= MIN_SCRUBBED and value.lower() not in _FLAG_VALUES]
+    # As written raw (stdout) and inside JSON strings (events, the recorded command).
+    needles = {form.encode() for value in wide for form in (value, json.dumps(value)[1:-1])}
+    ordered = sorted(needles, key=len, reverse=True)  # a value inside a longer one is not left half
+    for path in folder.rglob("*"):
+        if path.is_symlink() or not path.is_file():
+            continue
+        data = path.read_bytes()
+        scrubbed = PRIVATE_KEY.sub(REDACTED, data)
+        for needle in ordered:
+            scrubbed = scrubbed.replace(needle, REDACTED)
+        if path.name == "command":
+            scrubbed = _recorded_environment_redacted(scrubbed)
+        if scrubbed != data:
+            path.write_bytes(scrubbed)
+
+
+def _recorded_environment_redacted(record: bytes) -> bytes:
+    """ansible-runner's `command` record with the values of secret-named variables redacted."""
+    try:
+        command = json.loads(record)
+        environment = command["env"]
+    except (ValueError, TypeError, KeyError):
+        return record
+    for name in environment:
+        if SECRET_NAME.search(name):
+            environment[name] = REDACTED.decode()
+    return json.dumps(command).encode()

@@ -3,7 +3,8 @@
 Secrets: the become password reaches ansible-playbook only through ansible-runner's pexpect
 answer to the `BECOME password:` prompt. `suppress_env_files` keeps it out of `env/passwords`, and
 ansible-playbook's environment, which ansible-runner records in `artifacts/<ident>/command`, holds
-only the variables private_data.child_environment lets through (never GPUCTL_BECOME_PASSWORD).
+only the variables private_data.child_environment lets through (never GPUCTL_BECOME_PASSWORD); a
+kept private data dir is scrubbed of secrets and private keys before it is kept (scrub_kept).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuctl.hosts.private_data import child_environment, private_data_dir
+from gpuctl.hosts.private_data import child_environment, private_data_dir, scrub_kept, secret_values
 
 BECOME_PROMPT = r"^BECOME password.*:\s*?$"
 RUN_IDENT = "bootstrap"
@@ -142,7 +143,9 @@ def run_playbook(
     close_connections(control_dir)
     if not control_dir.is_relative_to(private_dir):
         shutil.rmtree(control_dir, ignore_errors=True)
-    if not request.keep_artifacts:
+    if request.keep_artifacts:
+        scrub_kept(private_dir, secret_values(os.environ, request.become_password))
+    else:
         shutil.rmtree(private_dir, ignore_errors=True)
     if "error" in outcome:
         raise outcome["error"]

@@ -10,7 +10,7 @@ import os
 import stat
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,20 @@ PLAYBOOK = [
 ]
 
 
-def project(tmp_path: Path) -> tuple[Path, Path]:
+def printing(names: Iterable[str]) -> list[dict[str, Any]]:
+    """PLAYBOOK, printing the variables `names`."""
+    task = {"name": "Env | print the variables", "ansible.builtin.debug": {"msg": _env_message(names)}}
+    return [{**PLAYBOOK[0], "tasks": [task]}]
+
+
+def _env_message(names: Iterable[str]) -> str:
+    return " ".join(f"{name}=[{{{{ lookup('env', '{name}') }}}}]" for name in names)
+
+
+def project(tmp_path: Path, playbook_text: list[dict[str, Any]] = PLAYBOOK) -> tuple[Path, Path]:
     playbook = tmp_path / "project" / "env.yml"
     playbook.parent.mkdir()
-    playbook.write_text(yaml.safe_dump(PLAYBOOK))
+    playbook.write_text(yaml.safe_dump(playbook_text))
     host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(
@@ -120,6 +130,52 @@ def test_kept_artifacts_hold_no_variable_that_was_not_passed_on_purpose(
     for secret in SECRETS.values():
         assert files_holding(kept, secret) == []
     assert not set(SECRETS) & set(environment)
+
+
+# Secrets the allow-list passes: Ansible's own configuration, and variables passed on purpose.
+PRIVATE_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAsentinelkey0f3a\n"
+    "-----END OPENSSH PRIVATE KEY-----\n"
+)
+PASSED_SECRETS = {
+    "ANSIBLE_BECOME_PASS": "sentinel-become-8c1d",
+    "ANSIBLE_VAULT_PASSWORD": "sentinel-vault-pw-6b2e",
+    "DEPLOY_TOKEN": "sentinel-deploy-2e7a",
+    "REGISTRY_SECRET": "sentinel-registry-51f0",
+    "KEY_PASSPHRASE": "sentinel-phrase-a3b9",
+    "HOST_SSH_KEY": PRIVATE_KEY,
+}
+
+
+def test_kept_artifacts_hold_no_secret_the_allow_list_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("ANSIBLE_BECOME_ASK_PASS", "False")  # a flag named like a secret
+    for name, value in PASSED_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    playbook, inventory = project(tmp_path, printing(PASSED_SECRETS))
+    events: list[Mapping[str, Any]] = []
+    passed = tuple(name for name in PASSED_SECRETS if not name.startswith("ANSIBLE_"))
+    request = RunRequest(playbook=playbook, inventory=inventory, keep_artifacts=True, passed_env=passed)
+    outcome = run_playbook(request, on_event=events.append, cancel=threading.Event())
+    assert (outcome.status, outcome.rc) == ("successful", 0), events[-3:]
+
+    message = printed(events)  # ansible-playbook got every one of them
+    for name, value in PASSED_SECRETS.items():
+        assert f"{name}=[{value}]" in message, name
+    assert outcome.artifacts_dir is not None
+    kept = outcome.artifacts_dir
+    assert files_holding(kept, "PRIVATE KEY") == []
+    assert files_holding(kept, "sentinelkey0f3a") == []
+    for value in PASSED_SECRETS.values():
+        assert files_holding(kept, value) == []
+    (command,) = kept.rglob("artifacts/*/command")
+    environment = json.loads(command.read_text())["env"]
+    assert {environment[name] for name in PASSED_SECRETS if name != "HOST_SSH_KEY"} == {"[redacted]"}
+    assert environment["HOST_SSH_KEY"] == "[redacted]\n"  # the key's block, whatever its name
+    assert environment["ANSIBLE_BECOME_ASK_PASS"] == "[redacted]"
+    assert files_holding(kept, "Env | print the variables")  # the record is kept, only redacted
 
 
 def test_kept_artifacts_default_to_the_users_local_state(
