@@ -143,5 +143,18 @@ def _not_pem() -> list[Case]:
     ]
 
 
+def _no_terminal() -> list[Case]:
+    """-K where standard input is no terminal (the catalogue runs with an empty one)."""
+    return [
+        case(
+            "become-pass-prompt-without-terminal",
+            "bootstrap --phase host -i {dir}/hosts.yml -K",
+            2,
+            "--ask-become-pass",
+            {"hosts.yml": HOSTS},
+        ),
+    ]
+
+
 def cases() -> list[Case]:
-    return [*_outputs_over_inputs(), *_not_pem()]
+    return [*_outputs_over_inputs(), *_not_pem(), *_no_terminal()]

@@ -307,6 +307,16 @@ def _helm(explicit: Path | None, kubeconfig: Path | None, context: str | None) -
 def _become_password(ask: bool) -> str | None:
     # Taken out of the environment: ansible-runner records the child's environment in its artifacts.
     from_env = os.environ.pop(PASSWORD_ENV, None)
+    if ask and not sys.stdin.isatty():
+        # getpass would read the password from a pipe or /dev/null in the clear, after a
+        # GetPassWarning, and an empty answer aborts with "Aborted!": nobody is there to type it.
+        if from_env is not None:
+            return from_env
+        raise ConfigError(
+            "--ask-become-pass: standard input is not a terminal, so there is nobody to ask for the password",
+            hint=f"set {PASSWORD_ENV} instead of passing -K (`read -rs {PASSWORD_ENV}; "
+            f"export {PASSWORD_ENV}`), then rerun `gpuctl bootstrap`",
+        )
     if ask:
         return str(typer.prompt("BECOME password", hide_input=True, err=True))
     return from_env
