@@ -1,5 +1,7 @@
 """A toolkit pin bumped on a live cluster goes node by node: two test hosts back two sim nodes that
-run a user's GPU Deployment under a PodDisruptionBudget of minAvailable 1 across both. The bump,
+run a user's GPU Deployment (`sleep infinity`, on the hosts themselves) under a PodDisruptionBudget
+of minAvailable 1 across both. The API keeps answering within a second throughout, and an evicted
+pod's command is stopped on its host; `sim down` stops the rest. The bump,
 `bootstrap --phase all`, upgrades one node at a time (never both unschedulable), evicts through the
 Eviction API within the budget and proves each node before it opens, and its verify phase passes
 while the user's pods hold every GPU again; a second run changes nothing; `--check` lists the plan
@@ -29,8 +31,9 @@ from gpuctl.defaults import GPU_TAINT_KEY
 from gpuctl.kube.upgrade_marks import UPGRADE_ANNOTATION
 from gpuctl.package_data import default_toolkit_version
 from tests.hosts.conftest import skip_without_host_requirements
-from tests.hosts.nodes import TestNode, down, up
+from tests.hosts.nodes import TestNode, down, node_exec, up
 from tests.interrupt import running
+from tests.kubectl import KUBECTL
 from tests.polling import wait_until
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
@@ -39,6 +42,7 @@ OLDER_TOOLKIT = "1.16.2-1"  # in the test mirror (tests/hosts/test_pins.py)
 MISSING_TOOLKIT = "0.0.1-1"  # in no mirror: apt cannot install it
 CPU_ONLY = {"podStartSeconds": 0.2, "devicePlugin": "absent", "nodes": [{"name": "cpu-0"}]}
 APP = "trainer"
+SLEEP = ["sleep", "infinity"]  # the commonest placeholder workload: it runs on its host until stopped
 
 
 def gpuctl(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -126,19 +130,30 @@ def deploy_workload(kubeconfig: Path) -> None:
 
     api_client = load_api_client(kubeconfig)
     limits = {"nvidia.com/gpu": str(GPUS)}
-    container = {"name": "app", "image": "registry.k8s.io/pause:3.10", "resources": {"limits": limits}}
+    container = {
+        "name": "app",
+        "image": "busybox:1.36",
+        "command": SLEEP,
+        "resources": {"limits": limits},
+    }
     tolerations = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
     template = {
         "metadata": {"labels": {"app": APP}},
         "spec": {"containers": [container], "tolerations": tolerations},
     }
     spec = {"replicas": 2, "selector": {"matchLabels": {"app": APP}}, "template": template}
-    AppsV1Api(api_client).create_namespaced_deployment("default", {"metadata": {"name": APP}, "spec": spec})
-    budget = {"minAvailable": 1, "selector": {"matchLabels": {"app": APP}}}
-    PolicyV1Api(api_client).create_namespaced_pod_disruption_budget(
-        "default", {"metadata": {"name": APP}, "spec": budget}
-    )
+    deployment: Any = {"metadata": {"name": APP}, "spec": spec}  # the client takes a dict as its model
+    AppsV1Api(api_client).create_namespaced_deployment("default", deployment)
+    budget: Any = {"metadata": {"name": APP}, "spec": {"minAvailable": 1, "selector": spec["selector"]}}
+    PolicyV1Api(api_client).create_namespaced_pod_disruption_budget("default", budget)
     wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running")
+
+
+def host_sleeps(node: TestNode) -> int:
+    """How many of the workload's commands run on the node's host."""
+    code, out, err = node_exec(node, ["ps", "-eo", "args="])
+    assert code == 0, err
+    return sum(line.strip() == " ".join(SLEEP) for line in out.splitlines())
 
 
 def set_budget(kubeconfig: Path, min_available: int) -> None:
@@ -151,33 +166,51 @@ def set_budget(kubeconfig: Path, min_available: int) -> None:
 
 
 class Watch:
-    """Samples, while a command runs, how many nodes are cordoned and how many user pods run."""
+    """Samples, while a command runs, how many nodes are cordoned and how many user pods run, and
+    how long listing the pods takes (the API's answer; `kubectl get pods`, process start included)."""
 
     def __init__(self, kubeconfig: Path, nodes: list[TestNode]) -> None:
         self.kubeconfig, self.nodes = kubeconfig, nodes
         self.cordoned: list[int] = []
         self.running: list[int] = []
+        self.answers: list[float] = []  # seconds per pod list over the client's kept connection
+        self.kubectl: list[float] = []  # seconds per `kubectl get pods`
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._threads = [threading.Thread(target=self._sample, daemon=True)]
+        if KUBECTL:
+            self._threads.append(threading.Thread(target=self._sample_kubectl, daemon=True))
 
     def _sample(self) -> None:
         while not self._stop.wait(0.2):
             states = node_states(self.kubeconfig, self.nodes)
             self.cordoned.append(sum(cordoned for cordoned, _ in states.values()))
+            started = time.monotonic()
             self.running.append(len(running_pods(self.kubeconfig)))
+            self.answers.append(time.monotonic() - started)
+
+    def _sample_kubectl(self) -> None:
+        argv = [KUBECTL, "--kubeconfig", str(self.kubeconfig), "get", "pods", "--request-timeout=30s"]
+        while not self._stop.wait(1.0):
+            started = time.monotonic()
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+            self.kubectl.append(time.monotonic() - started)
+            assert done.returncode == 0, done.stderr
 
     def __enter__(self) -> Watch:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        for thread in self._threads:
+            thread.join()
 
 
 def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: Any) -> None:
     nodes, inventory, kubeconfig = cluster
     deploy_workload(kubeconfig)
+    assert [host_sleeps(node) for node in nodes] == [1, 1]  # each pod's command runs on its host
     with Watch(kubeconfig, nodes) as watch:
         code, report, stderr = bootstrap_all(
             inventory, kubeconfig, toolkit=default_toolkit_version(), phase="all"
@@ -195,9 +228,15 @@ def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: A
         assert node["changes"], node
     assert max(watch.cordoned) == 1  # never both nodes unschedulable
     assert min(watch.running) >= 1  # the budget held throughout
+    # The hosts ran the pods' commands the whole time, and the API never waited on them.
+    print(f"pod list: max {max(watch.answers):.3f} s of {len(watch.answers)}; kubectl get pods: "
+          f"max {max(watch.kubectl, default=0):.3f} s of {len(watch.kubectl)}")  # fmt: skip
+    assert max(watch.answers) < 1.0, sorted(watch.answers)[-5:]
     assert "evicted 1 pod(s)" in upgrade["nodes"][0]["steps"][1]["message"]
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
     wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running again")
+    # The evicted pods' commands were stopped on their hosts; their replacements' run there.
+    wait_until(lambda: [host_sleeps(node) for node in nodes] == [1, 1], "one sleep per host")
     # The verify phase after it found the user's pods back on both nodes, holding every GPU: busy,
     # not failed (each node was proven before it was uncordoned).
     verified = {node["name"]: node for node in report["verify"]["nodes"]}
@@ -280,3 +319,11 @@ def test_a_pin_that_cannot_be_installed_stops_at_the_first_node(cluster: Any) ->
     assert resumed[0] == (nodes[0].name, True, "upgraded")  # the stopped node first, finished
     assert {outcome for _, _, outcome in resumed} == {"upgraded"}
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
+
+
+def test_sim_down_stops_what_its_pods_run_on_the_hosts(cluster: Any) -> None:
+    nodes, _, kubeconfig = cluster
+    assert [host_sleeps(node) for node in nodes] == [1, 1]
+    stopped = gpuctl("sim", "down", "--kubeconfig", str(kubeconfig))
+    assert stopped.returncode == 0, stopped.stderr
+    assert [host_sleeps(node) for node in nodes] == [0, 0]

@@ -125,7 +125,7 @@ class Cluster(ClusterState):
         spec = self.node_spec(node_name)
         link = self.host_links.get(node_name)
         if link is not None and spec.toolkit == "configured":
-            return host_nodes.run_on_host(link, argv, self.scenario.pod_run_seconds)
+            return host_nodes.run_on_host(link, argv)
         if devices and any(device.mig >= 0 for device in devices):
             return mig_containers.run_argv(argv, spec, devices, self.scenario.pod_run_seconds)
         return containers.run_argv(argv, spec, gpu_indices, self.scenario.pod_run_seconds)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from gpuctl import nvidia_smi
 from gpuctl.nccl_tests import ALL_REDUCE_BINARY
@@ -42,6 +42,24 @@ _REFERENCE = re.compile(
 )
 
 
+class RunningCommand(Protocol):
+    """A container's command running for real (on the host behind a node), outside the engine:
+    the kubelet reads its output while it runs and learns of its end through `when_done`."""
+
+    def output(self) -> str:
+        """What it printed so far (stdout and stderr, as a container log interleaves them)."""
+        ...
+
+    def when_done(self, callback: Callable[[Outcome], None]) -> None:
+        """Call `callback` with its log and exit code once it ended (at once if it has), from
+        whichever thread saw the end: the callback only hands the outcome to the engine."""
+        ...
+
+    def stop(self, grace_seconds: float) -> None:
+        """Stop it where it runs (SIGTERM, SIGKILL after the grace); returns at once."""
+        ...
+
+
 @dataclass(frozen=True)
 class Outcome:
     log: str = ""
@@ -50,6 +68,7 @@ class Outcome:
     start_error: str = ""  # a runtime error before the process starts (exit 128, StartError)
     file_path: str = ""  # a file the process wrote its output to instead (see termination.py)
     file_text: str = ""
+    running: RunningCommand | None = None  # still running for real; its end decides the rest
 
 
 def argv_of(container: Obj) -> list[str]:

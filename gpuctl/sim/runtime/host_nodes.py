@@ -4,7 +4,9 @@ Such a node takes its truth from its host, never from the scenario: a `HostLink`
 the server layer) probes the host every PROBE_INTERVAL_S. The node is Ready while the host
 answers; its device plugin can advertise the GPUs `nvidia-smi -L` lists, and only when that
 command works and the host's container runtime has the nvidia runtime; a container scheduled
-there runs its command on the host and returns the host's output and exit code.
+there runs its command on the host and returns the host's output and exit code. That command runs
+on a thread of its own for as long as it runs (`sleep infinity` included), never on the engine's,
+and is stopped on the host when its pod is deleted.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuctl.sim.runtime import kubelet, operator
-from gpuctl.sim.runtime.containers import FOREVER, Outcome
+from gpuctl.sim.runtime.containers import FOREVER, Outcome, RunningCommand
 from gpuctl.sim.runtime.objects import node_conditions
 from gpuctl.sim.runtime.store import rfc3339
 
@@ -68,8 +70,9 @@ class HostLink(Protocol):
 
     def probe(self) -> HostTruth: ...
 
-    def run(self, argv: list[str]) -> tuple[str, int]:
-        """Run `argv` on the host; (stdout and stderr, exit code)."""
+    def start(self, argv: list[str]) -> RunningCommand:
+        """Start `argv` on the host and return at once: it runs, for as long as it runs, outside
+        the engine (whose lock every API request needs)."""
         ...
 
     def close(self) -> None: ...
@@ -81,13 +84,19 @@ class HostProber:
     def __init__(self, cluster: Cluster, links: list[HostLink]) -> None:
         self.cluster = cluster
         self.links = {link.node_name: link for link in links}
+        self.latest: dict[str, HostTruth] = {}  # node → what the latest probe of its host found
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="gpuctl-sim-hosts", daemon=True)
 
     def probe_all_now(self) -> None:
         """One synchronous round (start-up): the nodes are right before the server answers."""
         for name, link in self.links.items():
-            apply_truth(self.cluster, name, link.probe())
+            truth = self.latest[name] = link.probe()
+            apply_truth(self.cluster, name, truth)
+
+    def unreachable(self) -> dict[str, str]:
+        """Node → why its host did not answer the latest probe."""
+        return {name: truth.detail for name, truth in self.latest.items() if not truth.reachable}
 
     def start(self) -> None:
         self._thread.start()
@@ -102,7 +111,8 @@ class HostProber:
     def _loop(self) -> None:
         while not self._stop.wait(PROBE_INTERVAL_S):
             for name, link in self.links.items():
-                self.cluster.engine.at(0.0, functools.partial(apply_truth, self.cluster, name, link.probe()))
+                truth = self.latest[name] = link.probe()
+                self.cluster.engine.at(0.0, functools.partial(apply_truth, self.cluster, name, truth))
 
 
 def apply_truth(cluster: Cluster, name: str, truth: HostTruth) -> None:
@@ -166,9 +176,9 @@ def _set_ready(cluster: Cluster, name: str, ready: bool) -> None:
     cluster.store.put("nodes", updated)
 
 
-def run_on_host(link: HostLink, argv: list[str], default_run: float) -> Outcome:
-    """A container's command, run on the host: the host's own output and exit code."""
+def run_on_host(link: HostLink, argv: list[str]) -> Outcome:
+    """A container's command, started on the host: running until the host says it ended (its
+    own output and exit code), or until the pod is deleted."""
     if not argv:
-        return Outcome(run_seconds=FOREVER)
-    output, code = link.run(argv)
-    return Outcome(log=output, exit_code=code, run_seconds=default_run)
+        return Outcome(run_seconds=FOREVER)  # the image's entrypoint: nothing of it is on the host
+    return Outcome(run_seconds=FOREVER, running=link.start(argv))

@@ -29,7 +29,8 @@ from gpuctl.sim.runtime.podstatus import (
 from gpuctl.sim.runtime.store import Change, rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.state import ClusterState
+    from gpuctl.sim.runtime.state import ClusterState, PodRuntime
+    from gpuctl.sim.scenario import ContainerFailure
 
 Obj = dict[str, Any]
 GRACE_CAP_SECONDS = 1.0
@@ -57,7 +58,9 @@ def _pod_changed(cluster: ClusterState, change: Change) -> None:
 
 def _cleanup(cluster: ClusterState, pod: Obj) -> None:
     uid = pod["metadata"]["uid"]
-    cluster.runtime.pop(uid, None)
+    runtime = cluster.runtime.pop(uid, None)
+    if runtime is not None:
+        _stop_running(runtime, _grace_seconds(pod))
     node_name = pod.get("spec", {}).get("nodeName")
     cluster.set_gpus(uid, node_name or "", [])
     if node_name and is_device_plugin(pod):
@@ -147,6 +150,28 @@ def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
         create_failure(cluster, pod, failure)
         return
     runtime = cluster.pod_runtime(pod)
+    outcomes = _start_containers(cluster, pod, failure)
+    runtime.started = time.time()
+    _announce_start(cluster, pod, outcomes)
+    if any(outcome.start_error for outcome in outcomes.values()):
+        _stop_running(runtime, 0)
+        _finish(cluster, pod, outcomes)
+        return
+    _set_running(cluster, pod)
+    _plugin_started(cluster, pod, node_name)
+    _follow_running(cluster, pod, outcomes)
+    run_for = max(outcome.run_seconds for outcome in outcomes.values())
+    if run_for != FOREVER:
+        key = (namespace, name, uid)
+        cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
+
+
+def _start_containers(
+    cluster: ClusterState, pod: Obj, failure: ContainerFailure | None
+) -> dict[str, Outcome]:
+    """Each main container's outcome; its log (a callable while its command runs on a host)."""
+    node_name = pod["spec"]["nodeName"]
+    runtime = cluster.pod_runtime(pod)
     outcomes: dict[str, Outcome] = {}
     runtime.previous_logs.update(runtime.logs)
     runtime.logs = _init_logs(pod, runtime.logs)
@@ -160,17 +185,10 @@ def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
         else:
             outcome = _run_workload(cluster, pod, container) if failure is None else start_error(failure)
             outcomes[container_name], runtime.logs[container_name] = outcome, outcome.log
-    runtime.started = time.time()
-    _announce_start(cluster, pod, outcomes)
-    if any(outcome.start_error for outcome in outcomes.values()):
-        _finish(cluster, pod, outcomes)
-        return
-    _set_running(cluster, pod)
-    _plugin_started(cluster, pod, node_name)
-    run_for = max(outcome.run_seconds for outcome in outcomes.values())
-    if run_for != FOREVER:
-        key = (namespace, name, uid)
-        cluster.engine.at(0.0 if cluster.settling else run_for, lambda: _finish_later(cluster, key, outcomes))
+            if outcome.running is not None:
+                runtime.running[container_name] = outcome.running
+                runtime.logs[container_name] = outcome.running.output
+    return outcomes
 
 
 def _init_logs(pod: Obj, logs: dict[str, Any]) -> dict[str, Any]:
@@ -240,6 +258,52 @@ def _set_running(cluster: ClusterState, pod: Obj) -> None:
 def _pod_ip(cluster: ClusterState, pod: Obj) -> str:
     node_octet = _node_index(cluster, pod["spec"]["nodeName"]) % 256
     return f"10.244.{node_octet}.{int(pod['metadata']['uid'][:4], 16) % 250 + 2}"
+
+
+def _follow_running(cluster: ClusterState, pod: Obj, outcomes: dict[str, Outcome]) -> None:
+    """Containers whose command runs on a host end when the host says so: the thread that saw the
+    end hands its outcome to the engine, which owns the store."""
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"]["uid"])
+    for container in pod["spec"].get("containers") or []:
+        command = outcomes[container["name"]].running
+        if command is None:
+            continue
+        path = termination.split_output_file(containers.argv_of(container))[1]
+
+        def ended(outcome: Outcome, name: str = container["name"], path: str = path) -> None:
+            final = termination.redirected(outcome, path)
+            cluster.engine.at(0.0, lambda: _command_ended(cluster, key, outcomes, name, final))
+
+        command.when_done(ended)
+
+
+def _command_ended(
+    cluster: ClusterState, key: tuple[str, str, str], outcomes: dict[str, Outcome], name: str, final: Outcome
+) -> None:
+    """One container's command ended on its host; the pod finishes once nothing of it runs."""
+    pod = current_pod(cluster, *key)
+    runtime = cluster.runtime.get(key[2])
+    if pod is None or pod["metadata"].get("deletionTimestamp") or runtime is None:
+        return
+    if runtime.running.get(name) is not outcomes[name].running:
+        return  # a run of an earlier start of the container
+    del runtime.running[name]
+    outcomes[name] = final
+    runtime.logs[name] = final.log
+    if not runtime.running and all(outcome.run_seconds != FOREVER for outcome in outcomes.values()):
+        _finish(cluster, pod, outcomes)
+
+
+def _stop_running(runtime: PodRuntime, grace_seconds: float) -> None:
+    """Stop on their hosts the commands of the pod that still run there."""
+    for command in runtime.running.values():
+        command.stop(grace_seconds)
+    runtime.running.clear()
+
+
+def _grace_seconds(pod: Obj) -> float:
+    grace = pod["metadata"].get("deletionGracePeriodSeconds")
+    return float(pod["spec"].get("terminationGracePeriodSeconds", 30) if grace is None else grace)
 
 
 def _finish_later(cluster: ClusterState, key: tuple[str, str, str], outcomes: dict[str, Outcome]) -> None:
@@ -381,6 +445,9 @@ def delete_pod(cluster: ClusterState, pod: Obj, grace_seconds: int | None) -> Ob
         deletionGracePeriodSeconds=grace_seconds,
     )
     cluster.store.put("pods", updated)
+    runtime = cluster.runtime.get(pod["metadata"]["uid"])
+    if runtime is not None:
+        _stop_running(runtime, grace_seconds)  # the kubelet's SIGTERM now, SIGKILL after the grace
     if is_device_plugin(pod):
         cluster.running_plugins.get(pod["spec"]["nodeName"], set()).discard(pod["metadata"]["uid"])
         refresh_node_gpus(cluster, pod["spec"]["nodeName"])

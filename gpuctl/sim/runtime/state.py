@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuctl.sim.runtime import objects
-from gpuctl.sim.runtime.containers import Outcome
+from gpuctl.sim.runtime.containers import Outcome, RunningCommand
 from gpuctl.sim.runtime.engine import Engine
 from gpuctl.sim.runtime.plugin_config import PluginConfig
 from gpuctl.sim.runtime.sharing import Device
@@ -40,6 +40,8 @@ class PodRuntime:
     restarts: int = 0
     # Each container's log of its last run before the latest (re)start: `kubectl logs --previous`.
     previous_logs: dict[str, str | Callable[[], str]] = field(default_factory=dict)
+    # The containers whose command still runs for real (on a node's host), by container name.
+    running: dict[str, RunningCommand] = field(default_factory=dict)
 
 
 @dataclass

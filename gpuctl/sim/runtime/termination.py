@@ -36,8 +36,13 @@ def split_output_file(argv: list[str]) -> tuple[list[str], str]:
 def run_redirected(run: Callable[[list[str]], Outcome], argv: list[str]) -> Outcome:
     """Run `argv`; when it names an output file and succeeds, its output went to that file."""
     command, path = split_output_file(argv)
-    outcome = run(command)
-    if not path or outcome.exit_code != 0 or outcome.start_error:
+    return redirected(run(command), path)
+
+
+def redirected(outcome: Outcome, path: str) -> Outcome:
+    """`outcome` with its output in the file at `path` ("": none) when it succeeded; a command
+    still running is redirected once it ended (its end is the outcome passed then)."""
+    if not path or outcome.exit_code != 0 or outcome.start_error or outcome.running is not None:
         return outcome
     return replace(outcome, log="", file_path=path, file_text=outcome.log)
 
