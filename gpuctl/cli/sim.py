@@ -87,7 +87,9 @@ def up(
         typer.echo(f"created the folder {new_folder} for the kubeconfig", err=True)
     if detach:
         record = process.start_detached(scenario, kubeconfig, hosts_from)
-        typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {len(loaded.nodes)} nodes)")
+        for line in record.warnings:
+            typer.echo(line, err=True)
+        typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {record.nodes} nodes)")
         typer.echo(f"kubeconfig: {record.kubeconfig}")
         if not record.created_kubeconfig:
             typer.echo(_merged_note(record.previous_context))
@@ -95,7 +97,9 @@ def up(
         return
 
     def announce(server: SimServer) -> None:
-        typer.echo(f"simulated cluster serving at {server.url} ({len(loaded.nodes)} nodes)")
+        for line in process.serving_warnings(server):
+            typer.echo(line, err=True)
+        typer.echo(f"simulated cluster serving at {server.url} ({len(server.cluster.node_specs)} nodes)")
         typer.echo(f"kubeconfig: {kubeconfig.absolute()}  (Ctrl-C stops it)")
 
     from gpuctl.cli.signals import signals_as_interrupt

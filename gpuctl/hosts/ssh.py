@@ -329,7 +329,10 @@ def _server_failure(error: Exception, message: str, settings: SshSettings) -> Ss
             f"{target}: no SSH algorithm in common with the host: {message}",
             "compare with `ssh -vvv` to the host; update its sshd or paramiko",
         )
-    detail = getattr(error, "strerror", None) or message or type(error).__name__
+    # paramiko's "Unable to connect to port 22 on ADDRESS" holds the socket's own reason per address
+    reasons = error.errors if isinstance(error, paramiko.ssh_exception.NoValidConnectionsError) else {}
+    detail = next((reason.strerror for reason in reasons.values() if isinstance(reason, OSError)), None)
+    detail = detail or getattr(error, "strerror", None) or message or type(error).__name__
     return SshFailure(f"{target}: cannot connect: {detail}", network_hint)
 
 

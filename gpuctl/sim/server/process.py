@@ -22,7 +22,7 @@ from gpuctl.output_paths import Input, OutputFile, refuse_inputs
 from gpuctl.private_files import open_private_log, read_text_nofollow, refuse_link, write_private_file
 from gpuctl.shell import command_line
 from gpuctl.sim.scenario import Scenario
-from gpuctl.sim.server.host_links import links_from_inventory, with_host_nodes
+from gpuctl.sim.server.host_links import links_from_inventory, unreachable_warning, with_host_nodes
 from gpuctl.sim.server.http_server import SimServer, authority_data, kubeconfig_text
 from gpuctl.sim.server.kubeconfig_merge import (
     KubeconfigClaim,
@@ -46,6 +46,8 @@ class SimRecord:
     log: Path | None = None
     created_kubeconfig: bool = True  # False: the sim's entries were merged into the user's file
     previous_context: str = ""
+    nodes: int = 0  # the nodes it serves, host-backed ones included
+    warnings: tuple[str, ...] = ()  # what `sim up` warns of once it serves (hosts that did not answer)
 
     @property
     def claim(self) -> KubeconfigClaim:
@@ -67,6 +69,8 @@ def _write_record(record: SimRecord) -> None:
         "kubeconfig": str(record.kubeconfig),
         "created_kubeconfig": record.created_kubeconfig,
         "previous_context": record.previous_context,
+        "nodes": record.nodes,
+        "warnings": list(record.warnings),
     }
     write_private_file(sidecar_path(record.kubeconfig), json.dumps(data))
 
@@ -81,6 +85,8 @@ def read_record(kubeconfig: Path) -> SimRecord | None:
             kubeconfig=kubeconfig,
             created_kubeconfig=bool(data.get("created_kubeconfig", True)),
             previous_context=str(data.get("previous_context", "")),
+            nodes=int(data.get("nodes", 0)),
+            warnings=tuple(str(line) for line in data.get("warnings") or ()),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -187,6 +193,8 @@ def serve(
                 kubeconfig=kubeconfig,
                 created_kubeconfig=claim.created,
                 previous_context=claim.previous_context,
+                nodes=len(server.cluster.node_specs),
+                warnings=serving_warnings(server),
             )
         )
         on_ready(server)
@@ -203,6 +211,11 @@ def serve(
         record = read_record(kubeconfig)
         if record is not None and record.pid == os.getpid():
             sidecar_path(kubeconfig).unlink(missing_ok=True)
+
+
+def serving_warnings(server: SimServer) -> tuple[str, ...]:
+    """One line per host behind a node that did not answer at start, naming it and why."""
+    return tuple(unreachable_warning(node, why) for node, why in server.cluster.prober.unreachable().items())
 
 
 def pid_alive(pid: int) -> bool:
