@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuctl.errors import ConfigError, ExitCode, GpuctlError
+from gpuctl.urls import redact_url
 
 SUPPORTED_MAJORS = (3, 4)
 INSTALL_HINT = "install Helm 3 or 4 (https://helm.sh/docs/intro/install/) or pass --helm PATH"
@@ -141,7 +142,9 @@ class Helm:
             ) from error
         if done.returncode != 0:
             message = _last_error(done.stderr) or f"exit status {done.returncode}"
-            raise HelmError(f"helm failed: {message}", hint=f"the command was: {display(command)}")
+            raise HelmError(
+                f"helm failed: {redact_url(message)}", hint=f"the command was: {display(command)}"
+            )
         return done.stdout
 
     def version(self) -> str:
@@ -202,7 +205,8 @@ def upgrade_install_args(name: str, namespace: str, chart: Chart, values_file: s
 
 
 def display(command: Sequence[str]) -> str:
-    return shlex.join(command)
+    """`command` as a shell line to show: a chart or repo URL's password redacted."""
+    return redact_url(shlex.join(command))
 
 
 def _last_error(stderr: str) -> str:

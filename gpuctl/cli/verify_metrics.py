@@ -56,7 +56,10 @@ PushgatewayCaOption = Annotated[
 ]
 _ADDR_HINT = "e.g. `--metrics-addr :9400` or `--metrics-addr 127.0.0.1:9400`"
 _PUSH_HINT = "e.g. `--pushgateway http://pushgateway.monitoring:9091`"
-_CA_HINT = "pass the PEM file of the CA that signed the gateway's certificate, e.g. `--pushgateway-ca ca.crt`"
+_CA_HINT = (
+    "give the PEM file of the CA that signed the gateway's certificate: "
+    "`gpuctl verify --pushgateway URL --pushgateway-ca ca.crt`"
+)
 
 
 def parse_metrics_addr(text: str) -> tuple[str, int]:
@@ -102,13 +105,17 @@ def check_pushgateway(url: str) -> None:
 def gateway_tls(ca_file: Path) -> ssl.SSLContext:
     """A client TLS context that trusts the CA certificates of `ca_file` (PEM) only, the host
     name checked, as the kubeconfig's certificate-authority is used."""
-    pem = read_input_file(ca_file, "--pushgateway-ca", hint=_CA_HINT).decode("utf-8", errors="replace")
+    try:
+        pem = read_input_file(ca_file, "--pushgateway-ca", hint=_CA_HINT).decode("utf-8", errors="replace")
+    except OSError as error:  # missing, unreadable
+        raise ConfigError(f"--pushgateway-ca {ca_file}: {error.strerror or error}", hint=_CA_HINT) from error
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies the chain and the host name
     try:
         context.load_verify_locations(cadata=pem)
     except (ssl.SSLError, ValueError) as error:
+        detail = getattr(error, "reason", None) or "no certificate in it"  # OpenSSL's, e.g. BAD_BASE64_DECODE
         raise ConfigError(
-            f"--pushgateway-ca {ca_file}: not a PEM CA certificate ({error.args[-1]})", hint=_CA_HINT
+            f"--pushgateway-ca {ca_file}: not a PEM CA certificate ({detail})", hint=_CA_HINT
         ) from error
     return context
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from gpuctl.errors import ConfigError
 from gpuctl.kube.kubeconfig_pem import CLUSTER_PEM, USER_PEM, check_pem
 from gpuctl.kube.kubeconfigs import MergedKubeconfig
+from gpuctl.urls import redact_url
 
 _HINT = "check the file with `kubectl config view --minify`"
 _USER_FILES = ("client-certificate", "client-key", "tokenFile")
@@ -120,6 +121,6 @@ def _check_server(path: Path, cluster: str, server: str) -> None:
     parts = urlsplit(server)
     if parts.scheme not in ("http", "https") or not parts.hostname or " " in server:
         raise ConfigError(
-            f"{path}: cluster {cluster!r}: server {server!r} is not an http(s) URL",
+            f"{path}: cluster {cluster!r}: server {redact_url(server)!r} is not an http(s) URL",
             hint="set clusters[].cluster.server to https://HOST:PORT (`kubectl config view --minify`)",
         )

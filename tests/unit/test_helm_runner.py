@@ -14,7 +14,7 @@ from gpuctl.core.render import RenderOptions, render_manifests
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.settings import OperatorSettings, distribution_of
 from gpuctl.errors import ConfigError, ExitCode
-from gpuctl.helm import Chart, Helm, HelmError, find_helm, parse_version, supported_version
+from gpuctl.helm import Chart, Helm, HelmError, display, find_helm, parse_version, supported_version
 from tests.helm import HELM, OPERATOR_CHART, needs_helm
 
 CHART = OPERATOR_CHART
@@ -105,3 +105,20 @@ def test_the_distribution_comes_from_the_kubelet_versions() -> None:
     assert distribution_of(["v1.31.4+k3s1", "v1.31.4+k3s1"]) == "k3s"
     assert distribution_of(["v1.30.2+rke2r1"]) == "rke2"
     assert distribution_of(["v1.31.0", ""]) == "standard"
+
+
+def test_a_shown_helm_command_never_holds_a_repo_password() -> None:
+    chart = Chart("nvidia/gpu-operator", "v25.3.0", repo_url="https://alice:S3cret@charts.example/nvidia")
+    shown = display(["helm", "upgrade", "--install", "gpu-operator", *chart.args()])
+    assert "S3cret" not in shown
+    assert "--repo https://alice:xxxxx@charts.example/nvidia" in shown
+
+
+@needs_helm
+def test_helm_failing_on_a_repo_with_a_password_shows_it_nowhere() -> None:
+    repo = "http://alice:S3cret@127.0.0.1:1/charts"  # nothing listens on port 1
+    with pytest.raises(HelmError) as raised:
+        Helm(Path(HELM)).run(["template", "x", "gpu-operator", "--repo", repo])
+    assert "S3cret" not in raised.value.message
+    assert "S3cret" not in raised.value.hint
+    assert "http://alice:xxxxx@127.0.0.1:1/charts" in raised.value.hint

@@ -21,6 +21,7 @@ from gpuctl.errors import GpuctlError
 from gpuctl.hosts.inventory import NODE_NAME_VAR, Host, load_inventory
 from gpuctl.kube.nodes import NodeInfo, list_nodes
 from gpuctl.shell import command_line
+from gpuctl.urls import redact_url
 
 if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
@@ -109,7 +110,7 @@ def host_reboot_plan(
     hosts = load_inventory(inventory, limit=limit).hosts
     if api_client is None:
         return plan_reboots(hosts, None, reboot=reboot, unknown=unknown)
-    cluster = str(api_client.configuration.host)
+    cluster = redact_url(str(api_client.configuration.host))  # shown in the plan's notices
     try:
         nodes = list_nodes(api_client)
     except GpuctlError as error:  # unreachable, or not allowed to list nodes
