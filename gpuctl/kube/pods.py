@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 PODS = "/api/v1/namespaces/{namespace}/pods"
 EVENTS = "/api/v1/namespaces/{namespace}/events"
 NAMESPACE = "/api/v1/namespaces/{name}"
+# The most of a log gpuctl reads (the kubelet cuts it, as `kubectl logs --limit-bytes`): nvidia-smi's
+# answer is a few KB (16 GPUs of 7 MIG devices each: ~12 KB), the end of a crashing plugin's log
+# about as much, while a container may write gigabytes; what is read is held in memory, per pod.
+LOG_LIMIT_BYTES = 128 * 1024
 
 
 class PodBatch:
@@ -199,10 +203,15 @@ def read_pod_log(
     previous: bool = False,
 ) -> str | LogUnavailable:
     """The log of one container of a pod (`previous`: of its last terminated run, as `kubectl logs
-    --previous`); authorisation and transport failures raise (exit 3)."""
+    --previous`), its first LOG_LIMIT_BYTES (of the last `tail_lines` lines, where only the end
+    matters); authorisation and transport failures raise (exit 3)."""
     from kubernetes.client.exceptions import ApiException
 
-    query = {"container": container or None, "tailLines": tail_lines}
+    query: rest_requests.Query = {
+        "container": container or None,
+        "tailLines": tail_lines,
+        "limitBytes": LOG_LIMIT_BYTES,
+    }
     query["previous"] = "true" if previous else None
     try:
         with api_call("get", f"pods/log in namespace {namespace}"):
