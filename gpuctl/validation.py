@@ -129,6 +129,34 @@ def label_value_problem(value: str) -> str:
     return f"label value {value!r}: {problem}" if problem else ""
 
 
+# A toleration's effect: one of a taint's, or "" (all of them), as the API server validates it.
+TOLERATION_EFFECTS = ("", "NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def toleration_problem(key: str, operator: str, value: str, effect: str) -> str:
+    """Why the API server would refuse this toleration of a pod (its validateTolerations), "" when
+    it would not: an optional qualified-name key; Exists (no value) or Equal (a label value); an
+    empty key only with Exists (it then tolerates every taint); an effect of a taint or none."""
+    if key and (problem := qualified_name_problem(key)):
+        return f"key {key!r}: {problem}"
+    if problem := _operator_problem(key, operator, value):
+        return problem
+    if effect not in TOLERATION_EFFECTS:
+        return f"effect {effect!r}: must be one of {', '.join(TOLERATION_EFFECTS[1:])} (or none: all)"
+    return ""
+
+
+def _operator_problem(key: str, operator: str, value: str) -> str:
+    if operator not in ("Exists", "Equal"):
+        return f"operator {operator!r}: must be Exists or Equal"
+    if not key and operator != "Exists":
+        return "a toleration without a key must use operator Exists (it tolerates every taint)"
+    if operator == "Exists" and value:
+        return f"value {value!r}: operator Exists takes no value"
+    problem = value_problem(value)
+    return f"value {value!r}: {problem}" if problem else ""
+
+
 def subject_name_problem(name: str) -> str:
     """A User or Group of an RBAC binding: any non-empty name, shown as it is."""
     if not name or not name.isprintable() or name != name.strip():

@@ -40,5 +40,23 @@ def _node_by_node() -> list[Case]:
     ]
 
 
+def _tolerations() -> list[Case]:
+    """--toleration parts the API server would refuse in every verification pod (422)."""
+    verify = "verify --kubeconfig {kc} --toleration"
+    return [
+        case("newcomer-toleration-key-spaces", f"{verify} 'a b=x'", 2, "key 'a b'"),
+        case("newcomer-toleration-key-two-slashes", f"{verify} a/b/c", 2, "key 'a/b/c'"),
+        case("newcomer-toleration-key-upper-prefix", f"{verify} Example.com/gpu", 2, "key 'Example.com/gpu'"),
+        case("newcomer-toleration-key-too-long", f"{verify} {'k' * 64}", 2, "--toleration"),
+        case("newcomer-toleration-value-spaces", f"{verify} 'dedicated=a b:NoSchedule'", 2, "value 'a b'"),
+        case("newcomer-toleration-value-dash", f"{verify} dedicated=-gpu", 2, "value '-gpu'"),
+        case("newcomer-toleration-value-long", f"{verify} dedicated={'v' * 64}", 2, "--toleration"),
+        case("newcomer-toleration-value-no-key", f"{verify} =gpu:NoSchedule", 2, "operator Exists"),
+        case(
+            "newcomer-toleration-effect-case", f"{verify} dedicated=gpu:noschedule", 2, "effect 'noschedule'"
+        ),
+    ]
+
+
 def cases() -> list[Case]:
-    return [*_node_by_node()]
+    return [*_node_by_node(), *_tolerations()]

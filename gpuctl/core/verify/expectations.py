@@ -9,7 +9,7 @@ from pathlib import Path
 from gpuctl.core.verify.model import Check, Expectations, GpuCounts, NodeResult, Toleration, failed
 from gpuctl.errors import ConfigError
 from gpuctl.input_files import read_input_file
-from gpuctl.kube.nodes import TAINT_EFFECTS
+from gpuctl.validation import toleration_problem
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _NODE_PATTERN = re.compile(r"^[a-z0-9*?\[\]]([-a-z0-9.*?\[\]]*[a-z0-9*?\[\]])?$")
@@ -134,13 +134,17 @@ def parse_toleration(text: str) -> Toleration:
     """`KEY[=VALUE][:EFFECT]` like `kubectl taint`; no value means operator Exists."""
     body, _, effect = text.partition(":")
     key, sep, value = body.partition("=")
-    if not key or (effect and effect not in TAINT_EFFECTS):
+    toleration = Toleration(key, "Equal" if sep else "Exists", value, effect)
+    # Checked as the API server checks a pod's tolerations: refused here, not as every pod's 422.
+    problem = toleration_problem(toleration.key, toleration.operator, toleration.value, toleration.effect)
+    if not text:  # valid to the API server (every taint tolerated), but more likely an unset variable
+        problem = "empty (`:EFFECT` tolerates every taint of that effect)"
+    if problem:
         raise ConfigError(
-            f"--toleration {text!r}: expected KEY[=VALUE][:EFFECT] "
-            f"with EFFECT one of {', '.join(TAINT_EFFECTS)}",
-            hint="e.g. --toleration nvidia.com/gpu=present:NoSchedule",
+            f"--toleration {text!r}: {problem}",
+            hint="give KEY[=VALUE][:EFFECT], e.g. --toleration nvidia.com/gpu=present:NoSchedule",
         )
-    return Toleration(key, "Equal" if sep else "Exists", value, effect)
+    return toleration
 
 
 def missing_node(pattern: str, expectations: Expectations) -> NodeResult:
