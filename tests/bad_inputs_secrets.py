@@ -14,6 +14,8 @@ from tests.bad_inputs_cases import Case, case, kubeconfig
 VERIFY = "verify --kubeconfig {kc}"
 HTTPS = "--pushgateway https://gw.invalid:9091"
 NOT_PEM = "just text, no certificate\n"
+HOSTS = "all:\n  children:\n    gpu_nodes:\n      hosts:\n        n1: {ansible_host: 127.0.0.1}\n"
+MIRROR = "gpuctl_cuda_repo_url: ftp://alice:S3cret@mirror.invalid/cuda/\n"
 BAD_BASE64 = "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n"
 
 
@@ -46,6 +48,13 @@ def _passwords() -> list[Case]:
             2,
             "server 'ftp://alice:xxxxx@api.invalid:6443'",
             {"kc": kubeconfig(server="ftp://alice:S3cret@api.invalid:6443")},
+        ),
+        case(
+            "secret-inventory-mirror-url-with-password",
+            "preflight --inventory {dir}/hosts.yml",
+            2,
+            "'ftp://alice:xxxxx@mirror.invalid/cuda/'",
+            {"hosts.yml": HOSTS, "group_vars/all.yml": MIRROR},
         ),
         case(
             "secret-pushgateway-ca-with-http-gateway",

@@ -16,6 +16,7 @@ from gpuctl.errors import ConfigError
 from gpuctl.hosts.inventory import NODE_NAME_VAR, Host, Inventory
 from gpuctl.package_data import default_driver_branch
 from gpuctl.shell import command_line
+from gpuctl.urls import redact_url
 
 Check = Callable[[Any], str]  # returns "" when the value is fine, else what is wrong
 
@@ -63,7 +64,8 @@ def _matching(pattern: re.Pattern[str], example: str, *, empty_ok: bool) -> Chec
 def _url(value: Any) -> str:
     if value == "" or (isinstance(value, str) and _URL_RE.match(value)):
         return ""
-    return f"must be an http://, https:// or file:// URL (empty: the public default), got {value!r}"
+    shown = redact_url(value) if isinstance(value, str) else value  # a mirror's URL may hold a password
+    return f"must be an http://, https:// or file:// URL (empty: the public default), got {shown!r}"
 
 
 def _serial(value: Any) -> str:
