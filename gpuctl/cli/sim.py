@@ -86,7 +86,10 @@ def up(
     if new_folder is not None:
         typer.echo(f"created the folder {new_folder} for the kubeconfig", err=True)
     if detach:
-        record = process.start_detached(scenario, kubeconfig, hosts_from)
+        from gpuctl.cli.signals import interruptible
+
+        with interruptible("the simulated cluster was not started; no kubeconfig was written"):
+            record = process.start_detached(scenario, kubeconfig, hosts_from)
         for line in record.warnings:
             typer.echo(line, err=True)
         typer.echo(f"simulated cluster serving at {record.url} (pid {record.pid}, {record.nodes} nodes)")

@@ -271,6 +271,17 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+    try:
+        return _serving(child, kubeconfig, log)
+    except BaseException:
+        # Timed out, or Ctrl-C/SIGTERM while it started: the caller was never told of a cluster,
+        # so none may be left running in its own session, nor a kubeconfig pointing at it.
+        _abandon(child, kubeconfig)
+        raise
+
+
+def _serving(child: subprocess.Popen[bytes], kubeconfig: Path, log: Path) -> SimRecord:
+    """The record of `child` once it serves; GpuctlError when it ends first or takes too long."""
     deadline = time.monotonic() + DETACH_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         record = read_record(kubeconfig)
@@ -285,10 +296,38 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
                 f"the simulated cluster did not start: {message.removeprefix('error: ')}", hint=f"see {log}"
             )
         time.sleep(0.05)
-    child.terminate()
     raise GpuctlError(
         f"the simulated cluster did not start within {DETACH_TIMEOUT_SECONDS:.0f} s", hint=f"see {log}"
     )
+
+
+def _abandon(child: subprocess.Popen[bytes], kubeconfig: Path) -> None:
+    """Stop `child` and take back whatever of the kubeconfig and record it wrote."""
+    _terminate(child.pid)
+    child.wait()
+    record = read_record(kubeconfig)
+    if record is not None and record.pid == child.pid:
+        _remove_traces(record)
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM (the server then takes its kubeconfig and record back itself), SIGKILL if it
+    has not ended within STOP_TIMEOUT_SECONDS."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _remove_traces(record: SimRecord) -> None:
+    """What a server that was killed (or crashed) could not take back: its kubeconfig or its
+    entries in a merged one, and its record."""
+    release_kubeconfig(record.claim)
+    sidecar_path(record.kubeconfig).unlink(missing_ok=True)
 
 
 def stop_detached(kubeconfig: Path) -> tuple[SimRecord | None, str]:
@@ -304,13 +343,7 @@ def stop_detached(kubeconfig: Path) -> tuple[SimRecord | None, str]:
     if not pid_alive(record.pid) or not _is_sim_process(record.pid):
         why = f"the simulated cluster recorded in {sidecar.name} (pid {record.pid}) was not running"
     else:
-        os.kill(record.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-        while pid_alive(record.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if pid_alive(record.pid):
-            os.kill(record.pid, signal.SIGKILL)
-    release_kubeconfig(record.claim)  # the server does it on SIGTERM; not after SIGKILL or a crash
-    sidecar.unlink(missing_ok=True)
+        _terminate(record.pid)
+    _remove_traces(record)
     log_path(kubeconfig).unlink(missing_ok=True)
     return record, why
