@@ -28,6 +28,7 @@ the record without hiding anything.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -65,6 +66,7 @@ KEPT_CONTENTS = (
     "secrets and private keys redacted"
 )
 SECRET_NAME = re.compile(r"^ANSIBLE_.*PASS|PASSPHRASE|TOKEN|SECRET", re.IGNORECASE)
+_SECRET_VARIABLE = re.compile(r"pass|token|secret", re.IGNORECASE)  # Ansible's *_pass, *_password, ...
 PRIVATE_KEY = re.compile(
     rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----", re.DOTALL
 )
@@ -144,6 +146,21 @@ def secret_values(environment: Mapping[str, str], *extra: str | None) -> set[str
     """The values of `environment`'s variables named like secrets, and `extra` (the become password)."""
     named = (value for name, value in environment.items() if SECRET_NAME.search(name))
     return {value for value in (*named, *extra) if value}
+
+
+def secret_extra_vars(args: Iterable[str]) -> set[str]:
+    """The values of `-e NAME=VALUE` / `--extra-vars` variables in ansible-playbook's `args` whose
+    name says password, passphrase, token or secret (`-e ansible_become_password=...`, which the
+    recorded command line would otherwise keep); JSON or @file extra vars are left to the user."""
+    found: set[str] = set()
+    for flag, value in itertools.pairwise(args):
+        if flag not in ("-e", "--extra-vars"):
+            continue
+        for assignment in value.split():
+            name, equals, secret = assignment.partition("=")
+            if equals and _SECRET_VARIABLE.search(name):
+                found.add(secret.strip("'\""))
+    return found
 
 
 def scrub_kept(folder: Path, secrets: Iterable[str]) -> None:

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuctl.hosts.private_data import child_environment, private_data_dir, scrub_kept, secret_values
+from gpuctl.hosts.private_data import (
+    child_environment,
+    private_data_dir,
+    scrub_kept,
+    secret_extra_vars,
+    secret_values,
+)
 
 BECOME_PROMPT = r"^BECOME password.*:\s*?$"
 RUN_IDENT = "bootstrap"
@@ -144,7 +150,8 @@ def run_playbook(
     if not control_dir.is_relative_to(private_dir):
         shutil.rmtree(control_dir, ignore_errors=True)
     if request.keep_artifacts:
-        scrub_kept(private_dir, secret_values(os.environ, request.become_password))
+        secrets = secret_values(os.environ, request.become_password) | secret_extra_vars(request.extra_args)
+        scrub_kept(private_dir, secrets)
     else:
         shutil.rmtree(private_dir, ignore_errors=True)
     if "error" in outcome:

@@ -49,6 +49,7 @@ class Gateway:
     status: int = 0
     answer: str = ""
     requests: list[tuple[str, str | None]] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # each request's Host header
 
     def url(self, userinfo: str = f"{USER}:{PASSWORD}", scheme: str = "http") -> str:
         return f"{scheme}://{userinfo}@127.0.0.1:{self.port}"
@@ -64,6 +65,7 @@ def _handler(gateway: Gateway) -> type[http.server.BaseHTTPRequestHandler]:
             self.rfile.read(int(self.headers["Content-Length"]))
             authorization = self.headers.get("Authorization")
             gateway.requests.append((self.path, authorization))
+            gateway.hosts.append(self.headers.get("Host", ""))
             status = gateway.status or (200 if authorization == _expected_auth() else 401)
             body = gateway.answer.encode() if status >= 400 else b""
             self.send_response(status)
@@ -123,6 +125,7 @@ def test_the_password_is_sent_as_basic_auth_and_shown_nowhere(
     result = cli(*argv, "--pushgateway", gateway.url())
     assert result.exit_code == 0, result.output
     assert gateway.requests == [(f"/metrics/job/{PUSH_JOB}", _expected_auth())]
+    assert gateway.hosts == [f"127.0.0.1:{gateway.port}"]  # the userinfo is not part of the URL used
     _assert_never_shown(result.stdout, result.stderr, page.read_text(encoding="utf-8"))
 
 

@@ -137,6 +137,7 @@ PRIVATE_KEY = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAAsentinelkey0f3a\n"
     "-----END OPENSSH PRIVATE KEY-----\n"
 )
+EXTRA_PASSWORD = "sentinel-extra-vars-77ab"  # given as `-- -e ansible_become_password=...`
 PASSED_SECRETS = {
     "ANSIBLE_BECOME_PASS": "sentinel-become-8c1d",
     "ANSIBLE_VAULT_PASSWORD": "sentinel-vault-pw-6b2e",
@@ -157,7 +158,10 @@ def test_kept_artifacts_hold_no_secret_the_allow_list_passed(
     playbook, inventory = project(tmp_path, printing(PASSED_SECRETS))
     events: list[Mapping[str, Any]] = []
     passed = tuple(name for name in PASSED_SECRETS if not name.startswith("ANSIBLE_"))
-    request = RunRequest(playbook=playbook, inventory=inventory, keep_artifacts=True, passed_env=passed)
+    extra = ("-e", f"gpuctl_unused=1 ansible_become_password={EXTRA_PASSWORD}")
+    request = RunRequest(
+        playbook=playbook, inventory=inventory, keep_artifacts=True, passed_env=passed, extra_args=extra
+    )
     outcome = run_playbook(request, on_event=events.append, cancel=threading.Event())
     assert (outcome.status, outcome.rc) == ("successful", 0), events[-3:]
 
@@ -168,7 +172,7 @@ def test_kept_artifacts_hold_no_secret_the_allow_list_passed(
     kept = outcome.artifacts_dir
     assert files_holding(kept, "PRIVATE KEY") == []
     assert files_holding(kept, "sentinelkey0f3a") == []
-    for value in PASSED_SECRETS.values():
+    for value in (*PASSED_SECRETS.values(), EXTRA_PASSWORD):
         assert files_holding(kept, value) == []
     (command,) = kept.rglob("artifacts/*/command")
     environment = json.loads(command.read_text())["env"]
@@ -176,6 +180,9 @@ def test_kept_artifacts_hold_no_secret_the_allow_list_passed(
     assert environment["HOST_SSH_KEY"] == "[redacted]\n"  # the key's block, whatever its name
     assert environment["ANSIBLE_BECOME_ASK_PASS"] == "[redacted]"
     assert files_holding(kept, "Env | print the variables")  # the record is kept, only redacted
+    assert "gpuctl_unused=1 ansible_become_password=[redacted]" in " ".join(
+        json.loads(command.read_text())["command"]
+    )
 
 
 def test_kept_artifacts_default_to_the_users_local_state(
