@@ -6,16 +6,15 @@ and gpuctl said "cannot reach the cluster" (exit 3). More refusals: tests/bad_in
 from __future__ import annotations
 
 import base64
-import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+
+from gpuctl.sim.server.tls import self_signed_pem
 
 FORMATS = {
     "pkcs8": serialization.PrivateFormat.PKCS8,  # -----BEGIN PRIVATE KEY-----
@@ -27,20 +26,8 @@ def _client_pem(key_kind: str) -> tuple[bytes, bytes]:
     """A self-signed client certificate and its key, `key_kind` as "ec-pkcs8" or "rsa-traditional"."""
     kind, form = key_kind.split("-")
     key = ec.generate_private_key(ec.SECP256R1()) if kind == "ec" else rsa.generate_private_key(65537, 2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpuctl-client")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
     return (
-        certificate.public_bytes(serialization.Encoding.PEM),
+        self_signed_pem(key, "gpuctl-client"),
         key.private_bytes(serialization.Encoding.PEM, FORMATS[form], serialization.NoEncryption()),
     )
 

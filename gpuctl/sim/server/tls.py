@@ -15,6 +15,10 @@ import ssl
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 
 VALIDITY = datetime.timedelta(days=30)  # longer than any sim runs; not a credential that is reused
 
@@ -27,13 +31,25 @@ class ServingCertificate:
 
 def new_serving_certificate() -> ServingCertificate:
     """A P-256 key and a self-signed CA certificate for 127.0.0.1, ::1 and localhost."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpuctl-sim")])
+    return ServingCertificate(
+        certificate_pem=self_signed_pem(key, "gpuctl-sim"),
+        key_pem=key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ),
+    )
+
+
+def self_signed_pem(key: CertificateIssuerPrivateKeyTypes, common_name: str) -> bytes:
+    """A self-signed CA certificate of `key` for 127.0.0.1, ::1 and localhost, in PEM."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import NameOID
+
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.datetime.now(datetime.UTC)
     names = [
         x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
@@ -52,12 +68,7 @@ def new_serving_certificate() -> ServingCertificate:
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    return ServingCertificate(
-        certificate_pem=certificate.public_bytes(serialization.Encoding.PEM),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ),
-    )
+    return certificate.public_bytes(serialization.Encoding.PEM)
 
 
 def server_context(serving: ServingCertificate) -> ssl.SSLContext:
