@@ -215,6 +215,7 @@ def command(
             emit_verify(result, output, report_file=report_file, context=context)
         finally:  # a failed run is pushed too (after its report): a push that fails then exits 3
             outputs.push()
+            _raise_gate_refusal(result)
 
 
 def _inputs(kubeconfig: Path | None, expect_gpus: str | None, pushgateway_ca: str | None) -> list[Input]:
@@ -241,8 +242,16 @@ def _verified(
         return result
     # A busy node (its workloads hold every GPU) was not judged: its gate stays as it is.
     verdicts = {node.name: node.ok for node in result.nodes if not node.busy}
-    applied = apply_gate(api_client, verdicts=verdicts, level=options.proof.level, dry_run=False)
+    # A refused write (no `patch nodes`) ends the command with exit 3, after the report is out.
+    applied = apply_gate(api_client, verdicts=verdicts, level=options.proof.level, keep_refusal=True)
     return dataclasses.replace(result, gate=applied)
+
+
+def _raise_gate_refusal(result: VerifyResult) -> None:
+    """--gate whose write the API server refused: that error (exit 3), now that the report is out."""
+    refusal = result.gate.refusal() if result.gate is not None else None
+    if refusal is not None:
+        raise refusal
 
 
 def _watch(
@@ -276,6 +285,7 @@ def _watch(
         else:
             print_result(previous, output, report)
         sys.stdout.flush()
+        _raise_gate_refusal(previous)
         while sleep_while_read(interval):
             current = _verified(api_client, options, gate)
             outputs.publish(current)
@@ -286,6 +296,7 @@ def _watch(
                 report.print_changes(found, _now(), console)
             sys.stdout.flush()
             previous = current
+            _raise_gate_refusal(current)
     exit_with(previous.exit_code)
 
 

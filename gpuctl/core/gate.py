@@ -21,6 +21,7 @@ from typing import Any
 
 from gpuctl.core.taint.apply import CONCURRENCY, plan_taints
 from gpuctl.defaults import GATE_TAINT_EFFECT, GATE_TAINT_KEY, PROVEN_ANNOTATION
+from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import pooled_client
 from gpuctl.kube.nodes import Taint
 from gpuctl.kube.raw import JsonDict, dig, name_of
@@ -42,10 +43,18 @@ class GateResult:
     unchanged: tuple[str, ...]  # already right (an annotation-only write counts here too)
     failed: tuple[str, ...] = ()  # the write failed (the node kept changing, or the server refused)
     writes: int = 0  # PATCH requests sent (dry runs included)
+    # with keep_refusal: the first write the API server refused or never answered (`not authorised:
+    # patch node ...`), and its hint; "" when none was
+    refused: str = ""
+    refused_hint: str = ""
 
     @property
     def ok(self) -> bool:
         return not self.failed
+
+    def refusal(self) -> UnreachableError | None:
+        """The error (exit 3) of the refused write, for the caller to raise once it has reported."""
+        return UnreachableError(self.refused, hint=self.refused_hint) if self.refused else None
 
 
 def gate_taint(level: str) -> Taint:
@@ -105,12 +114,26 @@ def _run(
     *,
     level: str,
     dry_run: bool,
+    keep_refusal: bool = False,
 ) -> GateResult:
-    """Write every named node that exists with its planner; sort the outcomes by what the gate did."""
+    """Write every named node that exists with its planner; sort the outcomes by what the gate did.
+    A write the API server refuses (403) or does not answer raises, or with `keep_refusal` fails
+    that node and is kept in the result, so the caller can report the verdicts before it exits 3."""
     nodes = sorted((node for node in list_node_objects(api_client) if name_of(node) in planners), key=name_of)
     writer = NodeTaintWriter(pooled_client(api_client, CONCURRENCY), dry_run=dry_run)
+    refusals: list[UnreachableError] = []
+
+    def write_one(node: JsonDict) -> TaintWrite:
+        try:
+            return writer.write_fields(node, planners[name_of(node)])
+        except UnreachableError as error:
+            if not keep_refusal:
+                raise
+            refusals.append(error)
+            return TaintWrite(node, False, 0, error.message)
+
     with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:
-        writes = list(pool.map(lambda node: writer.write_fields(node, planners[name_of(node)]), nodes))
+        writes = list(pool.map(write_one, nodes))
     outcome: dict[str, list[str]] = {"gated": [], "ungated": [], "unchanged": [], "failed": []}
     for write in writes:
         outcome[_outcome(write, gated_after[name_of(write.node)], level)].append(name_of(write.node))
@@ -122,6 +145,8 @@ def _run(
         unchanged=tuple(outcome["unchanged"]),
         failed=tuple(outcome["failed"]),
         writes=writer.writes,
+        refused=refusals[0].message if refusals else "",
+        refused_hint=refusals[0].hint if refusals else "",
     )
 
 
@@ -138,16 +163,22 @@ def _outcome(write: TaintWrite, gated: bool, level: str) -> str:
 
 
 def apply_gate(
-    api_client: Any, *, verdicts: Mapping[str, bool], level: str, dry_run: bool = False
+    api_client: Any,
+    *,
+    verdicts: Mapping[str, bool],
+    level: str,
+    dry_run: bool = False,
+    keep_refusal: bool = False,
 ) -> GateResult:
     """Gate the GPU nodes that failed at `level`, ungate those that passed; `verdicts`: GPU node
-    name → passed at that level. Nodes that no longer exist are left out."""
+    name → passed at that level. Nodes that no longer exist are left out. `keep_refusal`: a refused
+    write is kept in the result (GateResult.refusal) instead of raised."""
     proven = proven_annotation(level, datetime.now(tz=UTC))
     planners: dict[str, _Planner] = {
         name: partial(verdict_fields, passed=ok, level=level, proven=proven) for name, ok in verdicts.items()
     }
     gated_after = {name: not ok for name, ok in verdicts.items()}
-    return _run(api_client, planners, gated_after, level=level, dry_run=dry_run)
+    return _run(api_client, planners, gated_after, level=level, dry_run=dry_run, keep_refusal=keep_refusal)
 
 
 def gate_new_nodes(api_client: Any, *, nodes: Iterable[str], level: str, dry_run: bool = False) -> GateResult:

@@ -125,3 +125,57 @@ def test_bootstrap_cluster_gates_nodes_never_proven_unless_no_gate(sim: Any, cli
     )
     assert result.exit_code == 0, result.output
     assert all(taint["key"] != GATE["key"] for taint in _taints(plain, "gpu-0"))
+
+
+def test_a_gate_whose_patch_is_denied_reports_first_then_exits_3(sim: Any, cli: Any, tmp_path: Any) -> None:
+    """On a cluster that evaluates RBAC, an account that may do everything verify does but patch
+    nodes: the verdicts still reach stdout (the gate's nodes as failed), then one error line names
+    the refused `patch` on `nodes` in the API server's words, exit 3 (not authorised)."""
+    from kubernetes.client import CoreV1Api, RbacAuthorizationV1Api
+
+    from gpuctl.sim.server.http_server import kubeconfig_text
+
+    cluster = _ready(sim, {**SCENARIO, "rbac": "enforce"})
+    admin = cluster.api_client()
+    core, rbac = CoreV1Api(admin), RbacAuthorizationV1Api(admin)
+    core.create_namespaced_service_account("default", {"metadata": {"name": "verifier"}})
+    every_verb_but_patch = ["get", "list", "watch", "create", "update", "delete", "deletecollection"]
+    rbac.create_cluster_role(
+        {
+            "metadata": {"name": "all-but-patch"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": every_verb_but_patch}],
+        }
+    )
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": "verifier"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "all-but-patch",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "verifier", "namespace": "default"}],
+        }
+    )
+    token = core.create_namespaced_service_account_token("verifier", "default", {"spec": {}}).status.token
+    kubeconfig = tmp_path / "verifier.kubeconfig"
+    server = cluster.server
+    kubeconfig.write_text(
+        kubeconfig_text(server.url, token, server.certificate.certificate_pem), encoding="utf-8"
+    )
+
+    result = cli("verify", "--kubeconfig", kubeconfig, "-o", "json", "--gate", "--toleration", "dedicated")
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.stdout)
+    assert [node["name"] for node in report["nodes"]] == ["gpu-0", "gpu-1"]
+    assert report["gate"]["failed"] == ["gpu-0", "gpu-1"]
+    first, hint = result.stderr.strip().splitlines()
+    assert first.startswith("error: not authorised: patch node gpu-"), first
+    assert 'cannot patch resource "nodes"' in first
+    assert hint.startswith("hint: ")
+    assert _taints(cluster, "gpu-0") == [OTHER]
+
+    table = cli("verify", "--kubeconfig", kubeconfig, "--gate", "--toleration", "dedicated")
+    assert table.exit_code == 3
+    assert "gpu-0" in table.stdout
+    assert table.stderr.startswith("error: not authorised: patch node gpu-")
