@@ -26,6 +26,7 @@ class ExplainResult:
     subject: Subject | None = None  # the pod or node explained (None: a pasted text)
     evidence: tuple[Evidence, ...] = ()  # what was read about the subject, the deciding line first
     exit_code: ExitCode = ExitCode.OK
+    note: str = ""  # why nothing was diagnosed (a node without GPUs), instead of a cause
 
 
 def _nvidia_smi(text: str) -> SmiReport | None:

@@ -26,6 +26,7 @@ def to_json(result: ExplainResult) -> dict[str, Any]:
         "nvidia_smi": asdict(result.nvidia_smi) if result.nvidia_smi else None,
         "subject": asdict(result.subject) if result.subject else None,
         "evidence": [asdict(evidence) for evidence in result.evidence],
+        "note": result.note,
     }
 
 
@@ -55,7 +56,9 @@ def print_table(result: ExplainResult, console: Console) -> None:
 def _print_subject(result: ExplainResult, console: Console) -> None:
     """The one cause and fix of a pod or node, then the evidence read, the deciding line first."""
     console.print(literal(str(result.subject), style="bold"))
-    if result.matches:
+    if result.note:
+        console.print(literal(result.note))
+    elif result.matches:
         match = result.matches[0]
         console.print(literal(f"cause: {match.cause} [{match.id}]"))
         console.print(literal(f"fix:   {match.fix}"))

@@ -189,6 +189,33 @@ def test_explain_node_names_a_crash_looping_plugins_cause_from_its_log(sim: Any,
     assert any("CrashLoopBackOff" in line["text"] for line in document["evidence"])
 
 
+def test_explain_a_node_without_gpus_says_so_instead_of_diagnosing_a_gpu_stack(sim: Any, cli: Any) -> None:
+    """A CPU node where the device plugin DaemonSet runs too (no nodeSelector): the plugin's NVML
+    error there is what every CPU node shows, not a broken toolkit. The answer is one line saying
+    the node has no GPUs, exit 0; a GPU node is still diagnosed."""
+    cluster = sim({
+        "podStartSeconds": 0.05,
+        "devicePlugin": "installed",
+        "nodes": [{"name": "gpu-0", "gpus": 1}, {"name": "cpu-0"}],
+    })  # fmt: skip
+    core = client.CoreV1Api(cluster.api_client())
+
+    def plugin_running_on_cpu_node() -> bool:
+        pods = core.list_namespaced_pod("kube-system", field_selector="spec.nodeName=cpu-0").items
+        return any(pod.status.phase == "Running" for pod in pods)
+
+    wait_until(plugin_running_on_cpu_node, "the device plugin running on cpu-0")
+    document = _explained(cli, "node/cpu-0", "--kubeconfig", cluster.kubeconfig)
+    assert document["matches"] == []
+    assert document["note"].startswith("node cpu-0 has no GPUs (no nvidia.com/gpu capacity"), document
+    assert "gpuctl explain node/cpu-0 --inventory INVENTORY" in document["note"]
+    table = cli("explain", "node/cpu-0", "--kubeconfig", cluster.kubeconfig)
+    assert table.exit_code == 0
+    assert table.stdout.splitlines()[1].startswith("node cpu-0 has no GPUs")
+    assert "cause:" not in table.stdout
+    assert _explained(cli, "node/gpu-0", "--kubeconfig", cluster.kubeconfig)["note"] == ""
+
+
 def _plugin_on_the_single_strategy(cluster: Any) -> tuple[client.CoreV1Api, str]:
     """Switch the device plugin DaemonSet to the single MIG strategy (a node with two MIG profiles
     then makes it exit at start-up); the core API for the test's own reads, the plugin's container."""
