@@ -513,18 +513,10 @@ def _explain() -> list[Case]:
         case("explain-output-junit", "explain -o junit", 2, "'-o'"),
         case("explain-pod-without-name", "explain pod/ --kubeconfig {kc}", 2, "pod/"),
         case("explain-other-kind", "explain deploy/x --kubeconfig {kc}", 2, "deploy"),
-        case("explain-node-with-namespace", "explain node/gpu-0 -n ns --kubeconfig {kc}", 2, "-n ns"),
         case("explain-pod-bad-name", "explain pod/Bad_Name --kubeconfig {kc}", 2, "Bad_Name"),
         case("explain-pod-bad-namespace", "explain pod/p -n Bad_Ns --kubeconfig {kc}", 2, "Bad_Ns"),
         case("explain-pod-missing", "explain pod/none -n kube-system --kubeconfig {kc}", 2, "pod none"),
         case("explain-node-missing", "explain node/none --kubeconfig {kc}", 2, "node none"),
-        case(
-            "explain-text-with-namespace",
-            "explain {dir}/p.log -n default",
-            2,
-            "--namespace",
-            {"p.log": "Incompatible strategy detected auto\n"},
-        ),
     ]
 
 

@@ -135,7 +135,6 @@ def _verify_and_taint() -> list[Case]:
     return [
         case("flags-verify-interval-without-watch", "verify --interval 60", 2, "--interval"),
         case("flags-verify-no-pods-image", "verify --no-pods --image busybox", 2, "--image busybox"),
-        case("flags-verify-no-pods-namespace", "verify --no-pods -n gpu-proof", 2, "--namespace gpu-proof"),
         case("flags-verify-no-pods-toleration", "verify --no-pods --toleration dedicated", 2, "--toleration"),
         case("flags-verify-no-pods-gate", "verify --no-pods --gate", 2, "--gate"),
         case(

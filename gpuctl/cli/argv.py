@@ -9,6 +9,11 @@ command uses. For `sim up` that is the kubeconfig it writes its cluster into, as
 `sim up --context`) refuses it, and an option given twice with two values (`gpuctl --kubeconfig
 a status --kubeconfig b`) is refused rather than one of them silently winning: either could be
 the cluster the user meant.
+
+-n/--namespace is context too, as kubectl's: every command takes it, before or after the
+subcommand. A command that declares it (verify's pods, render's manifests, explain's pod) uses
+it; any other has nothing namespaced, and the option is dropped before Click sees it, never an
+error (`kubectl get nodes -n X` lists the nodes).
 """
 
 from __future__ import annotations
@@ -20,12 +25,15 @@ from gpuctl.shell import command_line
 
 FRONT_FLAGS = ("--debug", "--no-color")  # declared on the app
 BACK_OPTIONS = ("--kubeconfig", "--context")  # declared on each command that talks to a cluster
+NAMESPACE_OPTIONS = ("-n", "--namespace")  # declared where something is namespaced
+# The options given before the subcommand that are moved after it (each takes a value).
+LEADING_OPTIONS = (*BACK_OPTIONS, *NAMESPACE_OPTIONS)
 HELP_FLAGS = ("-h", "--help")
 
 # For the words of a command line (["sim", "up", ...], ["explain", "FILE"]): the command's own
 # words and the options it declares; None when they name no command (Click then says why).
 OptionsOf = Callable[[list[str]], "tuple[list[str], frozenset[str]] | None"]
-_PLACEHOLDERS = {"--kubeconfig": "FILE", "--context": "NAME"}
+_PLACEHOLDERS = {"--kubeconfig": "FILE", "--context": "NAME", "-n": "NAMESPACE", "--namespace": "NAMESPACE"}
 
 
 def reorder(args: list[str]) -> list[str]:
@@ -45,6 +53,8 @@ def check_cluster_options(args: list[str], options_of: OptionsOf) -> list[str]:
     head = [arg for arg in args[:end] if arg not in FRONT_FLAGS]
     _refuse_two_values(head)
     leading, path = _split(head)
+    if path and any(_namespace_words(arg) for arg in head):
+        args = _namespace_as_context(args, options_of(path))
     if not leading:
         return args
     if not path:
@@ -69,6 +79,40 @@ def check_cluster_options(args: list[str], options_of: OptionsOf) -> list[str]:
     return args
 
 
+def _namespace_words(arg: str) -> int:
+    """How many words a namespace option starting at `arg` takes: 2 for `-n X`/`--namespace X`,
+    1 for `--namespace=X`/`-nX`, 0 when `arg` is none."""
+    if arg in NAMESPACE_OPTIONS:
+        return 2
+    if arg.startswith("--namespace=") or (arg.startswith("-n") and not arg.startswith("--")):
+        return 1
+    return 0
+
+
+def _namespace_as_context(args: list[str], found: tuple[list[str], frozenset[str]] | None) -> list[str]:
+    """`args` without their namespace options where the command declares none (it has nothing
+    namespaced); as they are where it does, or where they name no command (Click says why)."""
+    if found is not None and not any(option in found[1] for option in NAMESPACE_OPTIONS):
+        return _without_namespace(args)
+    return args
+
+
+def _without_namespace(args: list[str]) -> list[str]:
+    """`args` without `-n X`, `--namespace X`, `--namespace=X`, `-nX` before `--` (a namespace
+    option with no value after it is left for Click to refuse)."""
+    end = args.index("--") if "--" in args else len(args)
+    kept: list[str] = []
+    index = 0
+    while index < end:
+        taken = _namespace_words(args[index])
+        if taken == 0 or index + taken > end:
+            kept.append(args[index])
+            index += 1
+            continue
+        index += taken
+    return [*kept, *args[end:]]
+
+
 def _split(args: list[str]) -> tuple[list[str], list[str]]:
     """(the cluster options before the command, the command's words up to its first option)."""
     leading: list[str] = []
@@ -78,7 +122,7 @@ def _split(args: list[str]) -> tuple[list[str], list[str]]:
         arg = args[index]
         if path and arg.startswith("-"):
             break
-        if not path and arg.split("=", 1)[0] in BACK_OPTIONS:
+        if not path and arg.split("=", 1)[0] in LEADING_OPTIONS:
             takes_next = "=" not in arg and index + 1 < len(args)
             leading += args[index : index + 1 + takes_next]
             index += 1 + takes_next
@@ -122,7 +166,7 @@ def _leading_cluster_options(args: list[str]) -> tuple[list[str], list[str]]:
         if not arg.startswith("-"):  # the subcommand: the rest is its own
             return moved, [*kept, *args[index:]]
         name = arg.split("=", 1)[0]
-        if name in BACK_OPTIONS:
+        if name in LEADING_OPTIONS:
             takes_next = "=" not in arg and index + 1 < len(args)
             moved += args[index : index + 1 + takes_next]
             index += 1 + takes_next

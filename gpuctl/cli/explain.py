@@ -98,9 +98,8 @@ def command(
     if subject is None:
         from gpuctl.core.explain import explain
 
-        _refuse_cluster_options(
-            file, namespace=namespace, kubeconfig=kubeconfig, context=context, inventory=inventory
-        )
+        # -n is context (ignored: a text has no namespace); the others would name a cluster or host
+        _refuse_cluster_options(file, kubeconfig=kubeconfig, context=context, inventory=inventory)
         emit(explain(text=read_text(file)), output, report)
         return
     from gpuctl.core.explain_subject.subject import explain_subject

@@ -288,7 +288,8 @@ RULES: tuple[Rule, ...] = (
     ),
     *(
         Rule(("verify",), parameter, (_NO_PODS,), _POD_ONLY)
-        for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "namespace", "level")
+        # not -n: it is context, as in kubectl, ignored where nothing is namespaced (gpuctl.cli.argv)
+        for parameter in ("keep_pods", "image", "image_pull_secret", "toleration", "level")
     ),
     # the proof levels: the pods of a deeper level, and the phase that runs them
     *(

@@ -229,16 +229,18 @@ def _plugin_on_the_single_strategy(cluster: Any) -> tuple[client.CoreV1Api, str]
     return client.CoreV1Api(api), container
 
 
-def test_explain_text_keeps_its_json_and_refuses_cluster_options(tmp_path: Any, cli: Any) -> None:
+def test_explain_text_keeps_its_json_refuses_cluster_options_and_ignores_n(tmp_path: Any, cli: Any) -> None:
     log = tmp_path / "plugin.log"
     log.write_text("Incompatible strategy detected auto\n")
     document = _explained(cli, log)
     assert document["subject"] is None
     assert document["evidence"] == []
     assert [match["id"] for match in document["matches"]] == ["plugin.incompatible-strategy"]
-    refused = cli("explain", log, "-n", "default")
+    refused = cli("explain", log, "--context", "prod")
     assert refused.exit_code == 2
-    assert "--namespace applies to `gpuctl explain pod/NAME`" in refused.stderr
+    assert "--context applies to `gpuctl explain pod/NAME`" in refused.stderr
+    # -n is context, as in kubectl: a text has no namespace, so it is ignored
+    assert _explained(cli, log, "-n", "default") == document
 
 
 def test_explain_pod_reads_a_restarted_containers_previous_log(sim: Any, cli: Any) -> None:

@@ -24,7 +24,8 @@ _EXAMPLE = "`gpuctl explain pod/NAME -n NAMESPACE` or `gpuctl explain node/NAME`
 
 def subject_of(word: str, namespace: str | None, default_namespace: Callable[[], str]) -> Subject | None:
     """The pod or node `word` names (ConfigError for a malformed one), None for a file. A pod's
-    namespace is -n's, else `default_namespace()`'s (kubectl's: the context's namespace)."""
+    namespace is -n's, else `default_namespace()`'s (kubectl's: the context's namespace); a
+    node's -n is ignored, as `kubectl get node NAME -n X` ignores it."""
     kind, slash, name = word.partition("/")
     known = _KINDS.get(kind.lower()) if slash else None
     if known is None:
@@ -39,11 +40,7 @@ def subject_of(word: str, namespace: str | None, default_namespace: Callable[[],
     problem = dns_subdomain_problem(name)
     if problem:
         raise ConfigError(f"explain {word}: {name!r} is {problem}", hint=f"`kubectl get {known}s` lists them")
-    if known == "node":
-        if namespace is not None:
-            raise ConfigError(
-                f"-n {namespace}: nodes have no namespace", hint=f"drop it: `gpuctl explain node/{name}`"
-            )
+    if known == "node":  # -n is context, as in kubectl: a node has no namespace, so it is ignored
         return Subject("node", name)
     namespace = default_namespace() if namespace is None else namespace
     problem = dns_label_problem(namespace)
