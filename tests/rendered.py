@@ -6,7 +6,18 @@ from typing import Any
 
 import yaml
 
-from gpuctl.core.render import RenderOptions, render_manifests
+from gpuctl.core.render import POLICIES_SINCE, RenderOptions, render_manifests
+
+
+def validate_strictly(document: dict[str, Any], version: str) -> None:
+    """kubernetes-validate --strict for `version`, where that version serves the kind: the
+    ValidatingAdmissionPolicies are GA from 1.30, and on 1.29 that object alone is refused
+    (docs/rbac.md)."""
+    import kubernetes_validate
+
+    if document["kind"].startswith("ValidatingAdmissionPolicy") and version < POLICIES_SINCE:
+        return
+    kubernetes_validate.validate(document, version, strict=True)
 
 
 def rendered_documents(options: RenderOptions) -> list[dict[str, Any]]:

@@ -44,9 +44,11 @@ device plugin DaemonSet (optional time-slicing/MPS ConfigMap, MIG strategy; with
 NVIDIA's MPS control daemon) and the RuntimeClass `nvidia`; or, with --stack operator (alias
 --gpu-operator), the Helm values `gpuctl bootstrap --stack operator` installs the NVIDIA GPU
 Operator with; with --rbac, the least-privilege roles of verify,
-taint-gpu-nodes and status. Multi-document YAML on stdout, or one file per manifest with
---out DIR. Every value is checked as the API server, the container runtime and helm would check
-it before anything is printed or written; a flag the chosen stack does not use is refused.
+taint-gpu-nodes, status and the node-by-node upgrade, each bound to its own ServiceAccount
+(verify's and taint's node writes fenced by an admission policy). Multi-document YAML on
+stdout, or one file per manifest with --out DIR. Every value is checked as the API server, the
+container runtime and helm would check it before anything is printed or written; a flag the
+chosen stack does not use is refused.
 """
 
 
@@ -108,10 +110,21 @@ def command(
     chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
     rbac: Annotated[bool, typer.Option("--rbac", help="Also render the gpuctl RBAC roles.")] = False,
     rbac_subject: Annotated[
-        str, typer.Option("--rbac-subject", help="ServiceAccount:NAMESPACE:NAME, User:NAME or Group:NAME.")
-    ] = f"ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl",
+        str,
+        typer.Option(
+            "--rbac-subject",
+            help="Bind every role to this one subject: ServiceAccount:NAMESPACE:NAME, User:NAME or "
+            "Group:NAME (default: each role to its own ServiceAccount gpuctl-ROLE in --verify-namespace).",
+            show_default=False,
+        ),
+    ] = "",
     verify_namespace: Annotated[
-        str, typer.Option("--verify-namespace", help="Namespace of the verification pods (RBAC).")
+        str,
+        typer.Option(
+            "--verify-namespace",
+            help="Namespace of the verification pods and gpuctl's accounts (RBAC); not one every "
+            "cluster has (kube-system, default, ...).",
+        ),
     ] = GPUCTL_NAMESPACE,
     log_namespace: Annotated[
         Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10

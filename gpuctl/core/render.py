@@ -12,6 +12,7 @@ from gpuctl.core.stacks.registry import STACKS, stack_for
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
+    GATE_TAINT_KEY,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
     RUNTIME_CLASS,
@@ -41,12 +42,18 @@ MAX_REPLICAS = 1024
 MAX_MPS_REPLICAS = 48
 # Kubernetes minor versions whose schemas every rendered manifest is validated against (tests).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33")
+# The first of them serving admissionregistration.k8s.io/v1 ValidatingAdmissionPolicies, which
+# fence the node writes of verify's and taint's accounts (on 1.29 that one object is refused).
+POLICIES_SINCE = "1.30"
 
-# Namespaces every cluster has: the RBAC render never applies gpuctl's labels (Pod Security
-# "restricted") to one of them when it is the verification namespace.
+# Namespaces every cluster has: refused as the verification namespace, where gpuctl's accounts,
+# its pods' Pod Security labels ("restricted") and its pods would share a namespace with the
+# cluster's own components (and their rights).
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-VERIFY_SERVICE_ACCOUNT = "gpuctl"
+# The commands `render --rbac` renders a role for, each bound to its own ServiceAccount.
+RBAC_COMMANDS = ("verify", "taint", "status", "upgrade")
+# The accounts whose node patches an admission policy fences (RBAC grants `patch nodes` whole).
+NODE_POLICY_COMMANDS = ("verify", "taint")
 VERIFY_CRONJOB_TIMEOUT_S = 300
 VERIFY_WATCH_INTERVAL_S = 300  # the verify Deployment's --interval
 VERIFY_METRICS_PORT = 9400  # its --metrics-addr port, the Service's and the ServiceMonitor's
@@ -110,6 +117,12 @@ def _validate_names(options: RenderOptions) -> None:
     check("--namespace", options.namespace, dns_label_problem, DEVICE_PLUGIN_NAMESPACE)
     check("--runtime-class", options.runtime_class, dns_label_problem, RUNTIME_CLASS)
     check("--verify-namespace", options.verify_namespace, dns_label_problem, GPUCTL_NAMESPACE)
+    if options.verify_namespace in BUILTIN_NAMESPACES:
+        raise ConfigError(
+            f"--verify-namespace {options.verify_namespace}: a namespace every cluster has; gpuctl's "
+            'accounts and pods (Pod Security "restricted") need one of their own',
+            hint=f"e.g. `gpuctl render --rbac --verify-namespace {GPUCTL_NAMESPACE}`",
+        )
     for namespace in options.log_namespaces:
         check("--log-namespace", namespace, dns_label_problem, DEVICE_PLUGIN_NAMESPACE)
     check("--image", options.image, image_problem, DEVICE_PLUGIN_IMAGE)
@@ -130,7 +143,9 @@ def _validate_node_selector(pairs: tuple[tuple[str, str], ...]) -> None:
         seen[key] = value
 
 
-def _validate_subject(subject: RbacSubject) -> None:
+def _validate_subject(subject: RbacSubject | None) -> None:
+    if subject is None:
+        return  # one account per role, named by gpuctl
     example = f"e.g. `gpuctl render --rbac --rbac-subject ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl`"
     if subject.kind not in SUBJECT_KINDS:
         raise ConfigError(
@@ -181,24 +196,45 @@ def plugin_log_namespaces(options: RenderOptions) -> tuple[str, ...]:
     return tuple(dict.fromkeys((stack, *options.log_namespaces)))
 
 
-def _rbac_variables(subject: RbacSubject, options: RenderOptions) -> dict[str, object]:
+def role_account(command: str) -> str:
+    """The ServiceAccount (in --verify-namespace) that holds `command`'s role alone."""
+    return f"gpuctl-{command}"
+
+
+def _rbac_variables(options: RenderOptions, command: str, subject: RbacSubject | None) -> dict[str, object]:
+    """`command`'s role file's variables: bound to `subject`, or (None) to the command's own
+    account, which the verify file renders with the others and an admission policy fences."""
+    own = subject is None
+    if subject is None:
+        subject = RbacSubject("ServiceAccount", role_account(command), options.verify_namespace)
     return {
         "subject_kind": subject.kind,
         "subject_name": subject.name,
         "subject_namespace": subject.namespace,
         "verify_namespace": options.verify_namespace,
         "log_namespaces": plugin_log_namespaces(options),
-        "builtin_namespaces": BUILTIN_NAMESPACES,
+        "accounts": [role_account(name) for name in RBAC_COMMANDS] if own and command == "verify" else [],
+        # verify's file binds verify's roles to the upgrade's account too, beside their namespace
+        "upgrade_account": role_account("upgrade") if own and command == "verify" else "",
+        "node_policy": own and command in NODE_POLICY_COMMANDS,
+        "account": subject.name,
+        "username": f"system:serviceaccount:{subject.namespace}:{subject.name}",
+        "taint_key": GATE_TAINT_KEY if command == "verify" else options.taint_key,
+        "gpu_nodes_only": command == "verify",
     }
 
 
 def rbac_files(options: RenderOptions) -> list[RenderedFile]:
     """The least-privilege roles of verify, taint-gpu-nodes, status and the node-by-node upgrade
-    (docs/rbac.md)."""
-    variables = _rbac_variables(options.rbac_subject, options)
+    (docs/rbac.md): each bound to its own ServiceAccount, or all to --rbac-subject."""
     return [
-        RenderedFile(f"rbac-{command}.yaml", render_template(f"rbac-{command}.yaml.j2", **variables))
-        for command in ("verify", "taint", "status", "upgrade")
+        RenderedFile(
+            f"rbac-{command}.yaml",
+            render_template(
+                f"rbac-{command}.yaml.j2", **_rbac_variables(options, command, options.rbac_subject)
+            ),
+        )
+        for command in RBAC_COMMANDS
     ]
 
 
@@ -213,9 +249,10 @@ def _check_gpuctl_image(options: RenderOptions, flag: str) -> None:
 
 
 def _verify_role(options: RenderOptions) -> str:
-    """gpuctl's verify role, bound to the ServiceAccount the in-cluster verify runs as."""
-    subject = RbacSubject("ServiceAccount", VERIFY_SERVICE_ACCOUNT, options.verify_namespace)
-    return render_template("rbac-verify.yaml.j2", **_rbac_variables(subject, options))
+    """gpuctl's verify role (with the gate's rights and the policy that fences them), bound to
+    verify's own account, which the in-cluster verify runs as (its file renders the account)."""
+    variables = _rbac_variables(options, "verify", None)
+    return render_template("rbac-verify.yaml.j2", **{**variables, "accounts": [], "upgrade_account": ""})
 
 
 def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
@@ -226,12 +263,11 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
     cronjob = render_template(
         "verify-cronjob.yaml.j2",
         namespace=options.verify_namespace,
-        service_account=VERIFY_SERVICE_ACCOUNT,
+        service_account=role_account("verify"),
         schedule=options.verify_schedule,
         image=options.gpuctl_image,
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
-        builtin_namespaces=BUILTIN_NAMESPACES,
     )
     return [
         RenderedFile("verify-cronjob.yaml", cronjob),
@@ -253,11 +289,10 @@ def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:
     deployment = render_template(
         "verify-deployment.yaml.j2",
         **variables,
-        service_account=VERIFY_SERVICE_ACCOUNT,
+        service_account=role_account("verify"),
         image=options.gpuctl_image,
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         interval_seconds=VERIFY_WATCH_INTERVAL_S,
-        builtin_namespaces=BUILTIN_NAMESPACES,
     )
     files = [
         RenderedFile("verify-deployment.yaml", deployment),
@@ -290,9 +325,11 @@ def render_manifests(options: RenderOptions) -> RenderResult:
     return RenderResult(files=tuple(files))
 
 
-def parse_rbac_subject(text: str) -> RbacSubject:
+def parse_rbac_subject(text: str) -> RbacSubject | None:
     """`KIND:NAMESPACE:NAME` for a ServiceAccount, `KIND:NAME` for a User or Group (whose names may
-    hold colons themselves: `Group:system:masters`)."""
+    hold colons themselves: `Group:system:masters`); "" (not given): None, one account per role."""
+    if not text:
+        return None
     kind, _, rest = text.partition(":")
     parts = rest.split(":")
     if kind == "ServiceAccount" and len(parts) == 2 and all(parts):

@@ -30,7 +30,7 @@ GATE_TOLERATION_VARIABLES = {"gate_key": GATE_TAINT_KEY, "gate_effect": GATE_TAI
 
 @dataclass(frozen=True)
 class RbacSubject:
-    """Who the RBAC bindings grant the gpuctl roles to."""
+    """Who the RBAC bindings grant every gpuctl role to (--rbac-subject)."""
 
     kind: str = "ServiceAccount"
     name: str = "gpuctl"
@@ -51,7 +51,7 @@ class RenderOptions:
     runtime_class: str = RUNTIME_CLASS
     stack: Stack = Stack.DEVICE_PLUGIN
     rbac: bool = False
-    rbac_subject: RbacSubject = field(default_factory=RbacSubject)
+    rbac_subject: RbacSubject | None = None  # None: each role to its own ServiceAccount
     verify_namespace: str = GPUCTL_NAMESPACE
     log_namespaces: tuple[str, ...] = ()  # more namespaces whose GPU plugin logs verify may read
     node_selector: tuple[tuple[str, str], ...] = ()

@@ -18,7 +18,7 @@ from gpuctl.core.render import (
 )
 from gpuctl.core.stacks.device_plugin import MPS_CAPABLE_LABEL
 from tests.polling import wait_until
-from tests.rendered import create_documents
+from tests.rendered import create_documents, validate_strictly
 
 # Together these produce every template (tests/unit/test_render.py checks that none is left out).
 MPS_DAEMON = "nvidia-device-plugin-mps-control-daemon"
@@ -35,6 +35,13 @@ OPTION_SETS = {
     "verify-cronjob": RenderOptions(
         verify_cronjob=True, verify_namespace="gpu-proof", gpuctl_image="example.org/gpuctl:0.1.0"
     ),
+    # Its NetworkPolicy, and its account's admission policy (rbac: one account per role).
+    "verify-deployment": RenderOptions(
+        rbac=True,
+        verify_deployment=True,
+        verify_namespace="gpu-proof",
+        gpuctl_image="example.org/gpuctl:0.1.0",
+    ),
     # The edges of what gpuctl.validation lets through: they must still validate.
     "edge-values": RenderOptions(
         sharing="time-slicing",
@@ -44,7 +51,7 @@ OPTION_SETS = {
         rbac=True,
         rbac_subject=parse_rbac_subject("Group:system:masters"),
         verify_cronjob=True,
-        verify_namespace="default",
+        verify_namespace="n" * 63,
         verify_schedule="0 6-18/2 * jan-jun mon-fri",
         gpuctl_image="localhost:5000/gpuctl:0.1.0_rc1",
     ),
@@ -68,7 +75,7 @@ def test_rendered_manifests_validate_strictly(name: str, version: str) -> None:
     documents = _kubernetes_documents(OPTION_SETS[name])
     assert documents
     for document in documents:
-        kubernetes_validate.validate(document, version, strict=True)
+        validate_strictly(document, version)
 
 
 def test_mps_control_daemon_is_among_the_validated_manifests() -> None:

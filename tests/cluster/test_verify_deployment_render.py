@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import kubernetes_validate
 import pytest
 import yaml
 
 from gpuctl.core.render import SUPPORTED_KUBERNETES_VERSIONS, RenderOptions, render_manifests
 from tests.interrupt import interrupt, running
 from tests.polling import wait_until
+from tests.rendered import validate_strictly
 
 CRD = Path(__file__).resolve().parents[1] / "crds" / "monitoring.coreos.com_servicemonitors.yaml"
 OPTIONS = RenderOptions(
@@ -55,7 +55,7 @@ def test_the_kubernetes_objects_validate_strictly(version: str) -> None:
     }
     for name in ("verify-deployment.yaml", "verify-deployment-rbac.yaml"):
         for document in files[name]:
-            kubernetes_validate.validate(document, version, strict=True)
+            validate_strictly(document, version)
 
 
 def test_the_servicemonitor_validates_against_prometheus_operators_crd() -> None:

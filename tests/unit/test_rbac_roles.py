@@ -8,7 +8,6 @@ import subprocess
 import sys
 from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -26,6 +25,7 @@ from gpuctl.defaults import (
     GPUCTL_NAMESPACE,
     OPERATOR_NAMESPACE,
 )
+from tests.rendered import validate_strictly
 
 # name → (options, the namespaces whose pod logs verify reads: its own and the stack's plugin's)
 STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
@@ -106,21 +106,70 @@ def test_pod_logs_are_read_only_in_the_verification_and_plugin_namespaces(stack:
             assert rule["resources"] == ["pods/log"] or role["metadata"]["name"] == "gpuctl-verify-pods"
 
 
-@pytest.mark.parametrize("stack", sorted(STACKS))
-def test_every_role_is_bound_to_the_subject_in_its_namespace(stack: str) -> None:
-    docs = _rbac_documents(STACKS[stack][0])
-    bindings = {
-        (doc["metadata"].get("namespace", ""), doc["roleRef"]["kind"], doc["roleRef"]["name"]): doc[
-            "subjects"
-        ]
-        for doc in docs
-        if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")
-    }
-    subjects = {str(subject) for subject in bindings.values()}
-    assert len(subjects) == 1  # one subject gets every role
+def _holdings(docs: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Subject (KIND:NAMESPACE:NAME) -> the roles bound to it ("KIND/NAMESPACE/NAME")."""
+    held: dict[str, set[str]] = {}
     for doc in docs:
-        if doc["kind"] in ("Role", "ClusterRole"):
-            assert (doc["metadata"].get("namespace", ""), doc["kind"], doc["metadata"]["name"]) in bindings
+        if doc["kind"] in ("RoleBinding", "ClusterRoleBinding"):
+            ref = doc["roleRef"]
+            namespace = doc["metadata"].get("namespace", "") if ref["kind"] == "Role" else ""
+            for subject in doc["subjects"]:
+                who = f"{subject['kind']}:{subject.get('namespace', '')}:{subject['name']}"
+                held.setdefault(who, set()).add(f"{ref['kind']}/{namespace}/{ref['name']}")
+    return held
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_every_role_is_bound_and_each_account_holds_only_its_commands_roles(stack: str) -> None:
+    """One ServiceAccount per role in the verification namespace (the upgrade's holds verify's
+    roles too: it proves each node); --rbac-subject binds every role to that one subject."""
+    options = STACKS[stack][0]
+    docs = _rbac_documents(options)
+    held = _holdings(docs)
+    roles = {f"{doc['kind']}/{doc['metadata'].get('namespace', '')}/{doc['metadata']['name']}"
+             for doc in docs if doc["kind"] in ("Role", "ClusterRole")}  # fmt: skip
+    assert set().union(*held.values()) == roles  # every role is bound
+    if options.rbac_subject is not None:
+        assert len(held) == 1  # one subject gets every role
+        return
+    verify = {role for role in roles if "gpuctl-verify" in role}
+    namespace = options.verify_namespace
+    expected = {f"ServiceAccount:{namespace}:gpuctl-verify": verify}
+    if options.rbac:
+        expected |= {
+            f"ServiceAccount:{namespace}:gpuctl-taint": {"ClusterRole//gpuctl-taint"},
+            f"ServiceAccount:{namespace}:gpuctl-status": {"ClusterRole//gpuctl-status"},
+            f"ServiceAccount:{namespace}:gpuctl-upgrade": verify | {"ClusterRole//gpuctl-upgrade"},
+        }
+    assert held == expected
+    accounts = {f"ServiceAccount:{doc['metadata']['namespace']}:{doc['metadata']['name']}"
+                for doc in docs if doc["kind"] == "ServiceAccount"}  # fmt: skip
+    assert accounts == set(expected)  # the accounts are rendered too
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_node_writes_are_fenced_by_an_admission_policy_per_account(stack: str) -> None:
+    """RBAC grants `patch nodes` whole: verify's (gate) and taint's accounts each get a
+    ValidatingAdmissionPolicy matching only their own username; a shared --rbac-subject gets none
+    (one fence would stop the other command's writes)."""
+    options = STACKS[stack][0]
+    docs = _rbac_documents(options)
+    policies = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == "ValidatingAdmissionPolicy"}
+    bindings = {doc["spec"]["policyName"]: doc for doc in docs if doc["kind"].endswith("PolicyBinding")}
+    if options.rbac_subject is not None:
+        assert not policies
+        return
+    assert (
+        set(policies)
+        == set(bindings)
+        == ({"gpuctl-verify", "gpuctl-taint"} if options.rbac else {"gpuctl-verify"})
+    )
+    for name, policy in policies.items():
+        (condition,) = policy["spec"]["matchConditions"]
+        username = f"system:serviceaccount:{options.verify_namespace}:{name}"
+        assert condition["expression"] == f"request.userInfo.username == '{username}'"
+        assert policy["spec"]["failurePolicy"] == "Fail"
+        assert bindings[name]["spec"]["validationActions"] == ["Deny"]
 
 
 @pytest.mark.parametrize("stack", sorted(STACKS))
@@ -153,19 +202,26 @@ def test_the_verification_namespace_is_rendered_with_the_labels_verify_gives_it(
     ]
 
 
-@pytest.mark.parametrize("namespace", ["kube-system", "default"])
-def test_a_builtin_verification_namespace_is_not_relabelled(namespace: str) -> None:
-    """Applying Pod Security "restricted" to kube-system would stop its privileged pods."""
-    docs = _rbac_documents(RenderOptions(rbac=True, verify_namespace=namespace))
-    assert not [doc for doc in docs if doc["kind"] == "Namespace"]
-    assert namespace in _log_namespaces(docs)
+@pytest.mark.parametrize("namespace", ["kube-system", "kube-public", "kube-node-lease", "default"])
+@pytest.mark.parametrize("what", ["--rbac", "--verify-cronjob", "--verify-deployment"])
+def test_a_builtin_verification_namespace_is_refused(namespace: str, what: str) -> None:
+    """gpuctl's accounts, its pods and their Pod Security labels ("restricted" would stop
+    kube-system's privileged pods) need a namespace of their own."""
+    image = () if what == "--rbac" else ("--gpuctl-image", "example.org/gpuctl:0.1.0")
+    refused = _gpuctl("render", what, *image, "--verify-namespace", namespace)
+    assert refused.returncode == 2, refused.stderr
+    error, hint = refused.stderr.splitlines()
+    assert error.startswith(f"error: --verify-namespace {namespace}: a namespace every cluster has")
+    assert hint.startswith("hint:")
+    assert "--verify-namespace gpuctl-system" in hint
+    assert not refused.stdout
 
 
 @pytest.mark.parametrize("version", SUPPORTED_KUBERNETES_VERSIONS)
 def test_rendered_roles_validate_strictly(version: str) -> None:
     for options, _ in STACKS.values():
         for document in _rbac_documents(options):
-            kubernetes_validate.validate(document, version, strict=True)
+            validate_strictly(document, version)
 
 
 def _gpuctl(*args: str) -> subprocess.CompletedProcess[str]:

@@ -268,12 +268,24 @@ def test_rbac_roles_are_least_privilege() -> None:
     # DRA claim templates and claims are written only in the verification namespace too.
     cluster_dra = [r for r in roles["gpuctl-verify"]["rules"] if r["apiGroups"] == ["resource.k8s.io"]]
     assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["list"]
-    bindings = [doc for doc in docs if doc["kind"].endswith("Binding")]
-    assert len(bindings) == 6
-    assert all(
-        binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpuctl", "namespace": "gpuctl-system"}]
+    # Each command's roles are bound to its own account (the upgrade's holds verify's too).
+    bindings = [doc for doc in docs if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    accounts = {
+        binding["metadata"]["name"]: [subject["name"] for subject in binding["subjects"]]
         for binding in bindings
-    )
+    }
+    assert accounts == {
+        "gpuctl-verify": ["gpuctl-verify"],
+        "gpuctl-verify-pods": ["gpuctl-verify"],
+        "gpuctl-verify-plugin-logs": ["gpuctl-verify"],
+        "gpuctl-upgrade-verify": ["gpuctl-upgrade"],
+        "gpuctl-upgrade-verify-pods": ["gpuctl-upgrade"],
+        "gpuctl-upgrade-plugin-logs": ["gpuctl-upgrade"],
+        "gpuctl-taint": ["gpuctl-taint"],
+        "gpuctl-status": ["gpuctl-status"],
+        "gpuctl-upgrade": ["gpuctl-upgrade"],
+    }
+    assert all(subject["namespace"] == "gpuctl-system" for b in bindings for subject in b["subjects"])
 
 
 def test_rbac_subject_user_and_group() -> None:
@@ -437,7 +449,7 @@ def test_verify_cronjob_runs_verify_as_a_restricted_least_privilege_pod() -> Non
     subjects = [subject for doc in rbac if doc and "subjects" in doc for subject in doc["subjects"]]
     assert subjects
     assert all(
-        subject == {"kind": "ServiceAccount", "name": "gpuctl", "namespace": "gpu-proof"}
+        subject == {"kind": "ServiceAccount", "name": "gpuctl-verify", "namespace": "gpu-proof"}
         for subject in subjects
     )
 

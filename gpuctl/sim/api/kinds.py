@@ -64,6 +64,24 @@ RESOURCE_TYPES = (
     ResourceType("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
     ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     ResourceType("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
+    # Evaluated under `rbac: enforce` (gpuctl/sim/api/admission.py): gpuctl's node-write fences.
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+        "validatingadmissionpolicies",
+        False,
+        subresources=("status",),
+        categories=("api-extensions",),
+    ),
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        "validatingadmissionpolicybindings",
+        False,
+        categories=("api-extensions",),
+    ),
     ResourceType(
         "apiextensions.k8s.io",
         "v1",

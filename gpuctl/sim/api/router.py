@@ -6,7 +6,19 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.sim.api import authz, crds, discovery, evictions, kinds, openapi, paging, protobuf, tokens, writes
+from gpuctl.sim.api import (
+    admission,
+    authz,
+    crds,
+    discovery,
+    evictions,
+    kinds,
+    openapi,
+    paging,
+    protobuf,
+    tokens,
+    writes,
+)
 from gpuctl.sim.api.api_errors import ApiError, bad_request, forbidden, not_found
 from gpuctl.sim.api.encoded import encode_list, encode_object
 from gpuctl.sim.api.messages import Request, Response, Route, encode
@@ -270,6 +282,7 @@ class Api:
             self._dry_run(request),
             writer=Writer.of(request),
             fields=fields,
+            admit=self._admission(request, route),
         )
         return _warned(Response(201, encode_object(created)), fields)
 
@@ -285,6 +298,7 @@ class Api:
             dry_run=self._dry_run(request),
             writer=Writer.of(request),
             fields=fields,
+            admit=self._admission(request, route),
         )
         return _warned(Response(200, encode_object(result)), fields)
 
@@ -301,8 +315,19 @@ class Api:
             writer=Writer.of(request),
             dry_run=self._dry_run(request),
             fields=fields,
+            admit=self._admission(request, route),
         )
         return _warned(Response(201 if was_created else 200, encode_object(patched)), fields)
+
+    def _admission(self, request: Request, route: Route) -> admission.Admit | None:
+        """The ValidatingAdmissionPolicies' check of a write, evaluated under `rbac: enforce`."""
+        if not self.access.enforce:
+            return None
+        user = self.access.user(request)
+        write = admission.WriteRequest(
+            route.resource, route.subresource, route.namespace, route.name, user, self._dry_run(request)
+        )
+        return admission.admission_for(self.cluster.store, write)
 
     def _delete(self, request: Request, route: Route, *, collection: bool) -> Response:
         cluster, resource = self.cluster, route.resource

@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from gpuctl.sim.api import crds, ownership, patches
+from gpuctl.sim.api.admission import Admit
 from gpuctl.sim.api.api_errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from gpuctl.sim.api.kinds import NAMESPACED_KEYS, ResourceType
 from gpuctl.sim.api.ownership import Writer
@@ -115,9 +116,11 @@ def create(
     *,
     writer: Writer | None,
     fields: FieldValidation | None = None,
+    admit: Admit | None = None,
 ) -> Obj:
     """`fields`: the request's fieldValidation (None: the caller already checked the body);
-    `writer`: who the create is recorded for (None: the caller, an apply, recorded it)."""
+    `writer`: who the create is recorded for (None: the caller, an apply, recorded it);
+    `admit`: the admission policies' check of the request (None: nothing to check)."""
     if fields is not None:
         fields.check_decoded(resource, body)
     obj = _prepare_new(cluster, resource, namespace, body)
@@ -127,6 +130,8 @@ def create(
     if cluster.store.get(resource.key, namespace if resource.namespaced else "", name) is not None:
         raise already_exists(resource.plural, name, resource.group)
     _validate(resource, obj)
+    if admit is not None:
+        admit(None, obj)
     if dry_run:
         obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
         obj["metadata"]["creationTimestamp"] = rfc3339()
@@ -169,10 +174,14 @@ def _existing(cluster: Cluster, resource: ResourceType, namespace: str, name: st
     return existing
 
 
-def _store_update(cluster: Cluster, resource: ResourceType, existing: Obj, result: Obj, dry_run: bool) -> Obj:
+def _store_update(  # noqa: PLR0917 - one private call shape shared by update, patch and apply
+    cluster: Cluster, resource: ResourceType, existing: Obj, result: Obj, dry_run: bool, admit: Admit | None
+) -> Obj:
     if result == existing:
         return existing  # a no-op write changes nothing, not even the resourceVersion
     _validate(resource, result)
+    if admit is not None:
+        admit(existing, result)
     if dry_run:
         return result
     if resource.kind == "Namespace" and existing["metadata"].get("deletionTimestamp"):
@@ -191,6 +200,7 @@ def update(
     dry_run: bool,
     writer: Writer,
     fields: FieldValidation | None = None,
+    admit: Admit | None = None,
 ) -> Obj:
     if fields is not None:
         fields.check_decoded(resource, body)
@@ -205,7 +215,7 @@ def update(
         raise conflict(resource.plural, name, resource.group)
     result = _merge_into_existing(resource, existing, body, subresource)
     ownership.record_update(resource, existing, result, writer, subresource)
-    return _store_update(cluster, resource, existing, result, dry_run)
+    return _store_update(cluster, resource, existing, result, dry_run, admit)
 
 
 def _decode(body: bytes, content_type: str) -> Any:
@@ -231,6 +241,7 @@ def patch(
     writer: Writer,
     dry_run: bool,
     fields: FieldValidation | None = None,
+    admit: Admit | None = None,
 ) -> tuple[Obj, bool]:
     """Apply a patch; returns (object, created) — server-side apply may create."""
     document = _decode(body, content_type)
@@ -246,6 +257,7 @@ def patch(
             existing=existing,
             writer=writer,
             dry_run=dry_run,
+            admit=admit,
         )
     if writer.force:
         forbidden_force = "force: Forbidden: may not be specified for non-apply patch"
@@ -262,7 +274,7 @@ def patch(
         raise conflict(resource.plural, name, resource.group)
     result = _merge_into_existing(resource, existing, candidate, subresource)
     ownership.record_update(resource, existing, result, writer, subresource)
-    return _store_update(cluster, resource, existing, result, dry_run), False
+    return _store_update(cluster, resource, existing, result, dry_run, admit), False
 
 
 def _patched(resource: ResourceType, name: str, existing: Obj, document: Any, content_type: str) -> Any:
@@ -295,6 +307,7 @@ def _apply(
     existing: Obj | None,
     writer: Writer,
     dry_run: bool,
+    admit: Admit | None,
 ) -> tuple[Obj, bool]:
     if not writer.field_manager:
         raise invalid(
@@ -309,9 +322,9 @@ def _apply(
     document["metadata"] = dict(metadata, name=name)
     applied = ownership.apply(resource, existing, document, writer, subresource)
     if existing is None:
-        return create(cluster, resource, namespace, applied, dry_run, writer=None), True
+        return create(cluster, resource, namespace, applied, dry_run, writer=None, admit=admit), True
     result = _merge_into_existing(resource, existing, applied, subresource)
-    return _store_update(cluster, resource, existing, result, dry_run), False
+    return _store_update(cluster, resource, existing, result, dry_run, admit), False
 
 
 def delete(
