@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from gpuctl.cli import bootstrap, render, taint, verify
 from gpuctl.cli.flag_rules import EVERYWHERE, RULES, VALUE_RULES
@@ -136,17 +135,6 @@ def test_render_takes_every_flag_where_it_applies(cli: Any, args: str) -> None:
     result = cli("render", *shlex.split(args))
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("---\n")
-
-
-def test_a_cronjob_in_a_namespace_every_cluster_has_leaves_that_namespace_alone(cli: Any) -> None:
-    """--verify-namespace default: no Namespace object that would set Pod Security labels on it."""
-    result = cli(
-        "render", "--verify-cronjob", "--gpuctl-image", "x/gpuctl:1", "--verify-namespace", "default"
-    )
-    assert result.exit_code == 0, result.stderr
-    kinds = [doc["kind"] for doc in yaml.safe_load_all(result.stdout) if doc]
-    assert "CronJob" in kinds
-    assert "Namespace" not in kinds
 
 
 @pytest.mark.parametrize(
