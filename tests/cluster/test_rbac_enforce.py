@@ -1,7 +1,8 @@
 """The least-privilege proof on a simulated cluster that evaluates RBAC (`rbac: enforce`).
 
-The roles come from `gpuctl render --rbac`, one ServiceAccount per command, applied with kubectl;
-each command runs with a token from `kubectl create token` for its ServiceAccount. Every command
+The roles come from `gpuctl render --rbac`, each bound to the command's own rendered ServiceAccount
+(verify's and taint's node writes fenced by their admission policies), applied with kubectl; each
+command runs with a token from `kubectl create token` for its ServiceAccount. Every command
 succeeds with its role (sufficient), and for every rule of every rendered role (each verb x
 resource pair) the role without just that pair makes a run of the command fail, naming the verb
 and the resource (minimal): exit 3 with gpuctl's `not authorised: VERB ...` line quoting the API
@@ -104,12 +105,13 @@ def _kubectl(home: Path, kubeconfig: Path, *args: str) -> str:
     return done.stdout
 
 
-def _render(out: Path, stack_args: tuple[str, ...], command: str) -> list[dict[str, Any]]:
+def _render(out: Path, stack_args: tuple[str, ...]) -> None:
     from gpuctl.cli.main import run
 
-    subject = f"ServiceAccount:{GPUCTL_NAMESPACE}:gpuctl-{command}"
-    assert run(["render", *stack_args, "--rbac", "--rbac-subject", subject, "--out", str(out)]) == 0
-    path = out / f"rbac-{command}.yaml"
+    assert run(["render", *stack_args, "--rbac", "--out", str(out)]) == 0
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
 
 
@@ -121,13 +123,14 @@ def _start(stack: str, base: Path) -> StackCluster:
     home.mkdir()
     admin = server.write_kubeconfig(home / "admin.kubeconfig")
     cluster = StackCluster(server, admin)
+    out = home / "rendered"
+    _render(out, stack_args)
+    # rbac-verify.yaml (applied first) creates the verification namespace and every account.
     for command in COMMANDS:
-        out = home / command
-        cluster.roles[command] = _render(out, stack_args, command)
-        # rbac-verify.yaml (applied first) creates the verification namespace the accounts live in.
         _kubectl(home, admin, "apply", "-f", str(out / f"rbac-{command}.yaml"))
+    for command in COMMANDS:
+        cluster.roles[command] = _documents(out / f"rbac-{command}.yaml")
         account = f"gpuctl-{command}"
-        _kubectl(home, admin, "create", "serviceaccount", account, "-n", GPUCTL_NAMESPACE)
         token = _kubectl(home, admin, "create", "token", account, "-n", GPUCTL_NAMESPACE).strip()
         path = home / f"{command}.kubeconfig"
         path.write_text(kubeconfig_text(server.url, token, server.certificate.certificate_pem))
