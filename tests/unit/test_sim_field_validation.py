@@ -109,6 +109,7 @@ def test_root_document_lists_the_group_versions_the_scenario_serves() -> None:
         "apis/coordination.k8s.io/v1",
         "apis/scheduling.k8s.io/v1",
         "apis/rbac.authorization.k8s.io/v1",
+        "apis/admissionregistration.k8s.io/v1",
         "apis/apiextensions.k8s.io/v1",
         "apis/authorization.k8s.io/v1",
     }
