@@ -289,27 +289,27 @@ def test_a_node_cordoned_before_gpuctl_stays_cordoned(sim: Any, tmp_path: Path) 
 
 
 def test_the_upgrade_needs_verify_s_rights_and_evictions_only(sim: Any, tmp_path: Path) -> None:
-    """On a cluster that evaluates RBAC, the upgrade runs as a ServiceAccount bound to nothing but
-    the rendered gpuctl-verify and gpuctl-upgrade roles; without gpuctl-upgrade (its one rule, the
-    evictions) the first drain is refused, naming them, and that node stays cordoned."""
+    """On a cluster that evaluates RBAC, the upgrade runs as its rendered ServiceAccount
+    gpuctl-upgrade, bound to nothing but the rendered gpuctl-verify and gpuctl-upgrade roles;
+    without gpuctl-upgrade (its one rule, the evictions) the first drain is refused, naming them,
+    and that node stays cordoned."""
     from kubernetes.client import CoreV1Api, RbacAuthorizationV1Api
     from kubernetes.utils import create_from_yaml
 
-    from gpuctl.core.render import RbacSubject, render_manifests
+    from gpuctl.core.render import render_manifests
     from gpuctl.defaults import GPUCTL_NAMESPACE
     from gpuctl.kube.client import load_api_client
     from gpuctl.sim.server.http_server import kubeconfig_text
 
     sim_cluster = sim({**SCENARIO, "rbac": "enforce"})
     admin = sim_cluster.api_client()
-    subject = RbacSubject("ServiceAccount", "gpuctl-upgrade", GPUCTL_NAMESPACE)
-    rendered = render_manifests(RenderOptions(rbac=True, rbac_subject=subject)).files
+    account = "gpuctl-upgrade"
+    rendered = render_manifests(RenderOptions(rbac=True)).files  # one account per role, rendered
     for name in ("rbac-verify.yaml", "rbac-upgrade.yaml"):
         content = next(file.content for file in rendered if file.filename == name)
         create_from_yaml(admin, yaml_objects=[doc for doc in yaml.safe_load_all(content) if doc])
     core = CoreV1Api(admin)
-    core.create_namespaced_service_account(GPUCTL_NAMESPACE, {"metadata": {"name": subject.name}})
-    token = core.create_namespaced_service_account_token(subject.name, GPUCTL_NAMESPACE, {"spec": {}})
+    token = core.create_namespaced_service_account_token(account, GPUCTL_NAMESPACE, {"spec": {}})
     kubeconfig = tmp_path / "upgrade.kubeconfig"
     server = sim_cluster.server
     kubeconfig.write_text(kubeconfig_text(server.url, token.status.token, server.certificate.certificate_pem))
