@@ -91,6 +91,24 @@ def test_the_servicemonitor_finds_the_service_and_the_service_the_pod() -> None:
     assert deployment["spec"]["replicas"] == 1  # two watches would gate the same nodes twice
 
 
+def test_the_network_policy_admits_prometheus_on_the_metrics_port_only() -> None:
+    """The metrics endpoint has no authentication: only Prometheus' pods reach it, on that port
+    alone; the policy isolates only ingress (verify's own requests to the API server go out)."""
+    kinds = _by_kind()
+    policy, deployment = kinds["NetworkPolicy"], kinds["Deployment"]
+    pod = deployment["spec"]["template"]
+    assert policy["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    (rule,) = policy["spec"]["ingress"]
+    (container,) = pod["spec"]["containers"]
+    (port,) = container["ports"]
+    assert rule["ports"] == [{"port": port["name"], "protocol": "TCP"}]
+    assert rule["from"] == [
+        {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}
+    ]
+
+
 def test_the_deployments_command_serves_metrics_against_a_cluster(sim: Any) -> None:
     cluster = sim(
         {"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": [{"name": "gpu-0", "gpus": 2}]}
