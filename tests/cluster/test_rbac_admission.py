@@ -3,7 +3,8 @@ policies (`rbac: enforce`), as kube-apiserver does: what `gpuctl render --verify
 renders (its namespace, its ServiceAccount gpuctl-verify, verify's roles and the
 ValidatingAdmissionPolicy fencing its node writes) is applied with kubectl, and that account,
 with a token from `kubectl create token`, may gate GPU nodes and nothing else: no other taint,
-no label, no gate taint on a CPU node (each refused by the policy, 422), no eviction (403, RBAC).
+no label, no gate taint on a CPU node (each refused by the policy, 422), no eviction (403, RBAC). The taint
+account of `render --rbac` likewise may set and remove its own taint and no other.
 
 The policies are evaluated in CEL by a real CEL implementation (cel-python); a policy of the
 user's own, with a message expression and an expression that fails, shows the engine is not
@@ -79,12 +80,17 @@ def verify_account(sim: Any, tmp_path: Path) -> tuple[Any, Path]:
     account.write_text(yaml.safe_dump_all([d for d in docs if d["kind"] in ("Namespace", "ServiceAccount")]))
     _applied(tmp_path, cluster.kubeconfig, "apply", "-f", str(account))
     _applied(tmp_path, cluster.kubeconfig, "apply", "-f", str(out / "verify-deployment-rbac.yaml"))
-    token = _applied(tmp_path, cluster.kubeconfig, "create", "token", ACCOUNT, "-n", NAMESPACE).strip()
+    return cluster, _account_kubeconfig(cluster, tmp_path, ACCOUNT, NAMESPACE)
+
+
+def _account_kubeconfig(cluster: Any, home: Path, account: str, namespace: str) -> Path:
+    """A kubeconfig holding a token of `account`, from `kubectl create token`."""
+    token = _applied(home, cluster.kubeconfig, "create", "token", account, "-n", namespace).strip()
     server = cluster.server
-    path = tmp_path / "verify.kubeconfig"
+    path = home / f"{account}.kubeconfig"
     path.write_text(kubeconfig_text(server.url, token, server.certificate.certificate_pem))
     path.chmod(0o600)
-    return cluster, path
+    return path
 
 
 def _gate_taints(home: Path, admin: Path) -> dict[str, list[str]]:
@@ -162,6 +168,26 @@ def test_the_account_cannot_evict_a_kube_system_pod(verify_account: tuple[Any, P
     assert (
         f'User "system:serviceaccount:{NAMESPACE}:{ACCOUNT}" cannot create resource "pods/eviction"' in said
     )
+
+
+def test_the_taint_account_may_change_only_its_own_taint(sim: Any, tmp_path: Path) -> None:
+    """`render --rbac`'s taint account: the GPU taint (--taint-key) and nothing else, not even
+    the gate's taint."""
+    from gpuctl.cli.main import run
+
+    cluster = sim(SCENARIO)
+    out = tmp_path / "rbac"
+    assert run(["render", "--rbac", "--taint-key", "example.com/gpu", "--out", str(out)]) == 0
+    for name in ("rbac-verify.yaml", "rbac-taint.yaml"):  # the first holds the namespace and accounts
+        _applied(tmp_path, cluster.kubeconfig, "apply", "-f", str(out / name))
+    kubeconfig = _account_kubeconfig(cluster, tmp_path, "gpuctl-taint", "gpuctl-system")
+    allowed = _kubectl(tmp_path, kubeconfig, "taint", "node", "gpu-0", "example.com/gpu=present:NoSchedule")
+    assert allowed.returncode == 0, allowed.stderr
+    refused = _kubectl(tmp_path, kubeconfig, "taint", "node", "gpu-0", f"{GATE_TAINT_KEY}=smi:NoSchedule")
+    said = "ValidatingAdmissionPolicy 'gpuctl-taint' with binding 'gpuctl-taint' denied request: "
+    assert f"{said}may change no taint but example.com/gpu" in refused.stderr, refused.stderr
+    removed = _kubectl(tmp_path, kubeconfig, "taint", "node", "gpu-0", "example.com/gpu-")
+    assert removed.returncode == 0, removed.stderr
 
 
 USERS_POLICY = """
