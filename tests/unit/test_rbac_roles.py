@@ -53,6 +53,12 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
         ),
         {"gpu-proof", OPERATOR_NAMESPACE},
     ),
+    "verify-deployment": (
+        RenderOptions(
+            verify_deployment=True, gpuctl_image="example.org/gpuctl:0.1.0", verify_namespace="gpu-proof"
+        ),
+        {"gpu-proof", DEVICE_PLUGIN_NAMESPACE},
+    ),
 }
 # The only writes the roles grant: (kind, resource) → verbs beyond get/list/watch.
 WRITES = {
@@ -64,7 +70,8 @@ WRITES = {
 
 
 def _rbac_documents(options: RenderOptions) -> list[dict[str, Any]]:
-    files = [f for f in render_manifests(options).files if f.filename.startswith(("rbac-", "verify-cronjob"))]
+    own = ("rbac-", "verify-cronjob", "verify-deployment")
+    files = [f for f in render_manifests(options).files if f.filename.startswith(own)]
     return [doc for rendered in files for doc in yaml.safe_load_all(rendered.content) if doc]
 
 
