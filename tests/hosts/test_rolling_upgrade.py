@@ -232,6 +232,7 @@ def test_a_toolkit_bump_upgrades_one_node_at_a_time_within_the_budget(cluster: A
     print(f"pod list: max {max(watch.answers):.3f} s of {len(watch.answers)}; kubectl get pods: "
           f"max {max(watch.kubectl, default=0):.3f} s of {len(watch.kubectl)}")  # fmt: skip
     assert max(watch.answers) < 1.0, sorted(watch.answers)[-5:]
+    assert max(watch.kubectl, default=0.0) < 1.0, sorted(watch.kubectl)[-5:]
     assert "evicted 1 pod(s)" in upgrade["nodes"][0]["steps"][1]["message"]
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
     wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running again")
@@ -319,6 +320,38 @@ def test_a_pin_that_cannot_be_installed_stops_at_the_first_node(cluster: Any) ->
     assert resumed[0] == (nodes[0].name, True, "upgraded")  # the stopped node first, finished
     assert {outcome for _, _, outcome in resumed} == {"upgraded"}
     assert node_states(kubeconfig, nodes) == {n.name: (False, "") for n in nodes}
+
+
+def test_a_pod_on_a_host_ends_as_its_command_does(cluster: Any) -> None:
+    """A command that ends gives its pod the host's exit code and output; one that outlives its
+    pod's activeDeadlineSeconds is stopped on the host."""
+    nodes, _, kubeconfig = cluster
+    api = core(kubeconfig)
+    wait_until(lambda: len(running_pods(kubeconfig)) == 2, "both pods of the Deployment running")
+    wait_until(lambda: [host_sleeps(node) for node in nodes] == [1, 1], "one sleep per host")
+    script = "echo to stdout; echo to stderr >&2; exit 3"
+    api.create_namespaced_pod("default", host_pod("ends", nodes[0], ["sh", "-c", script]))
+    api.create_namespaced_pod("default", host_pod("outlives", nodes[0], SLEEP, activeDeadlineSeconds=2))
+
+    def ended(name: str) -> Any:
+        pod = api.read_namespaced_pod(name, "default")
+        return pod if pod.status.phase in ("Succeeded", "Failed") else None
+
+    done = wait_until(lambda: ended("ends"), "the pod whose command ends", timeout=30)
+    assert done.status.container_statuses[0].state.terminated.exit_code == 3
+    assert api.read_namespaced_pod_log("ends", "default") == "to stdout\nto stderr\n"
+    assert (
+        wait_until(lambda: ended("outlives"), "its deadline", timeout=30).status.reason == "DeadlineExceeded"
+    )
+    wait_until(lambda: host_sleeps(nodes[0]) == 1, "the sleep past its deadline stopped on the host")
+    for name in ("ends", "outlives"):
+        api.delete_namespaced_pod(name, "default")
+
+
+def host_pod(name: str, node: TestNode, argv: list[str], **spec: Any) -> Any:
+    container = {"name": "c", "image": "busybox:1.36", "command": argv}
+    spec |= {"nodeName": node.name, "restartPolicy": "Never", "containers": [container]}
+    return {"metadata": {"name": name}, "spec": {"tolerations": [{"operator": "Exists"}], **spec}}
 
 
 def test_sim_down_stops_what_its_pods_run_on_the_hosts(cluster: Any) -> None:

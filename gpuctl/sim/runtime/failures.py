@@ -129,6 +129,9 @@ def deadline_exceeded(cluster: ClusterState, namespace: str, name: str, uid: str
     if pod is None:
         return
     message = "Pod was active on the node longer than the specified deadline"
+    runtime = cluster.runtime.get(uid)
+    if runtime is not None:  # the kubelet kills the pod's containers, as for a deletion
+        runtime.stop_running(float(pod["spec"].get("terminationGracePeriodSeconds", 30)))
     finished = rfc3339()
     statuses = []
     for container in pod["spec"].get("containers") or []:

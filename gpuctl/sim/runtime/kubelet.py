@@ -29,7 +29,7 @@ from gpuctl.sim.runtime.podstatus import (
 from gpuctl.sim.runtime.store import Change, rfc3339
 
 if TYPE_CHECKING:
-    from gpuctl.sim.runtime.state import ClusterState, PodRuntime
+    from gpuctl.sim.runtime.state import ClusterState
     from gpuctl.sim.scenario import ContainerFailure
 
 Obj = dict[str, Any]
@@ -60,7 +60,7 @@ def _cleanup(cluster: ClusterState, pod: Obj) -> None:
     uid = pod["metadata"]["uid"]
     runtime = cluster.runtime.pop(uid, None)
     if runtime is not None:
-        _stop_running(runtime, _grace_seconds(pod))
+        runtime.stop_running(_grace_seconds(pod))
     node_name = pod.get("spec", {}).get("nodeName")
     cluster.set_gpus(uid, node_name or "", [])
     if node_name and is_device_plugin(pod):
@@ -154,7 +154,7 @@ def start(cluster: ClusterState, namespace: str, name: str, uid: str) -> None:
     runtime.started = time.time()
     _announce_start(cluster, pod, outcomes)
     if any(outcome.start_error for outcome in outcomes.values()):
-        _stop_running(runtime, 0)
+        runtime.stop_running(0)
         _finish(cluster, pod, outcomes)
         return
     _set_running(cluster, pod)
@@ -292,13 +292,6 @@ def _command_ended(
     runtime.logs[name] = final.log
     if not runtime.running and all(outcome.run_seconds != FOREVER for outcome in outcomes.values()):
         _finish(cluster, pod, outcomes)
-
-
-def _stop_running(runtime: PodRuntime, grace_seconds: float) -> None:
-    """Stop on their hosts the commands of the pod that still run there."""
-    for command in runtime.running.values():
-        command.stop(grace_seconds)
-    runtime.running.clear()
 
 
 def _grace_seconds(pod: Obj) -> float:
@@ -447,7 +440,7 @@ def delete_pod(cluster: ClusterState, pod: Obj, grace_seconds: int | None) -> Ob
     cluster.store.put("pods", updated)
     runtime = cluster.runtime.get(pod["metadata"]["uid"])
     if runtime is not None:
-        _stop_running(runtime, grace_seconds)  # the kubelet's SIGTERM now, SIGKILL after the grace
+        runtime.stop_running(grace_seconds)  # the kubelet's SIGTERM now, SIGKILL after the grace
     if is_device_plugin(pod):
         cluster.running_plugins.get(pod["spec"]["nodeName"], set()).discard(pod["metadata"]["uid"])
         refresh_node_gpus(cluster, pod["spec"]["nodeName"])

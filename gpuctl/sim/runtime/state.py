@@ -43,6 +43,12 @@ class PodRuntime:
     # The containers whose command still runs for real (on a node's host), by container name.
     running: dict[str, RunningCommand] = field(default_factory=dict)
 
+    def stop_running(self, grace_seconds: float) -> None:
+        """Stop, where they run, the commands of the pod that still run (SIGKILL after the grace)."""
+        for command in self.running.values():
+            command.stop(grace_seconds)
+        self.running.clear()
+
 
 @dataclass
 class OperatorState:
