@@ -103,6 +103,8 @@ VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_IMAGE_PULL_FAILURES = ("*does-not-exist*",)
 GPU_ALLOCATIONS = ("device-plugin", "dra")
+EVENT_TTL_SECONDS = 3600.0  # kube-apiserver's --event-ttl default (1 h)
+IDLE_TIMEOUT_SECONDS = 90.0  # kube-apiserver's http.Server IdleTimeout
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,11 @@ class Scenario:
     # is also the compaction interval (`watchTTLSeconds`); 0: for ever, as before.
     list_token_ttl_seconds: float = 0.0
     watch_ttl_seconds: float = 0.0
+    # Seconds an Event lives after its last write (`eventTTLSeconds`, kube-apiserver's --event-ttl;
+    # 0: for ever) and a kept-alive connection may wait for its next request (`idleTimeoutSeconds`,
+    # kube-apiserver's 90 s; 0: for ever).
+    event_ttl_seconds: float = EVENT_TTL_SECONDS
+    idle_timeout_seconds: float = IDLE_TIMEOUT_SECONDS
 
     @cached_property
     def uses_dra(self) -> bool:
@@ -241,6 +248,8 @@ _TOP_KEYS = {
     "gpuOperator",
     "listTokenTTLSeconds",
     "watchTTLSeconds",
+    "eventTTLSeconds",
+    "idleTimeoutSeconds",
 }
 _NODE_KEYS = {
     "name",
@@ -340,6 +349,8 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         gpu_operator=_parse_gpu_operator(top),
         list_token_ttl_seconds=top.number("listTokenTTLSeconds", 0.0),
         watch_ttl_seconds=top.number("watchTTLSeconds", 0.0),
+        event_ttl_seconds=top.number("eventTTLSeconds", EVENT_TTL_SECONDS),
+        idle_timeout_seconds=top.number("idleTimeoutSeconds", IDLE_TIMEOUT_SECONDS),
     )
 
 

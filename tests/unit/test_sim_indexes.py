@@ -105,7 +105,7 @@ def test_fields_v1_of_one_set_is_one_shared_object_equal_to_a_fresh_encoding() -
 
 
 def test_the_encode_cache_keeps_the_newest_object_versions_up_to_its_limit() -> None:
-    encoded._cache.clear()
+    encoded.clear()
     objects = [
         {"metadata": {"name": f"p{i}", "resourceVersion": str(i)}} for i in range(encoded.CACHE_LIMIT + 50)
     ]

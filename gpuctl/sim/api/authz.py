@@ -204,6 +204,11 @@ _DISCOVERY_URLS = (
     "/readyz", "/version", "/version/",
 )  # fmt: skip
 _PUBLIC_INFO_URLS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
+# /metrics is no public information: kube-apiserver grants it through system:monitoring (bound to
+# the group of that name) or a role of the cluster's own with a nonResourceURLs rule.
+_MONITORING_URLS = (
+    "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*",
+)  # fmt: skip
 _SELF_REVIEWS = (
     {
         "apiGroups": ["authorization.k8s.io"],
@@ -219,12 +224,14 @@ BOOTSTRAP_ROLES: dict[str, list[Obj]] = {
     "system:discovery": [{"nonResourceURLs": list(_DISCOVERY_URLS), "verbs": ["get"]}],
     "system:basic-user": [dict(rule, verbs=["create"]) for rule in _SELF_REVIEWS],
     "system:public-info-viewer": [{"nonResourceURLs": list(_PUBLIC_INFO_URLS), "verbs": ["get"]}],
+    "system:monitoring": [{"nonResourceURLs": list(_MONITORING_URLS), "verbs": ["get"]}],
 }
 BOOTSTRAP_BINDINGS: dict[str, tuple[str, ...]] = {
     "cluster-admin": (PRIVILEGED_GROUP,),
     "system:discovery": ("system:authenticated",),
     "system:basic-user": ("system:authenticated",),
     "system:public-info-viewer": ("system:authenticated", "system:unauthenticated"),
+    "system:monitoring": ("system:monitoring",),
 }
 _BOOTSTRAP_METADATA = {
     "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},

@@ -18,11 +18,15 @@ import orjson
 Obj = dict[str, Any]
 
 CACHE_LIMIT = 16_384  # object versions; the recent ones are those reused (a write, then its watchers)
+# ... and bytes of JSON: 16,384 pod versions were some 70 MB (the JSON and the versions it kept
+# alive after the watch history had let them go), reached only after a few 1,000-node verifies.
+CACHE_BYTES = 16 * 1024 * 1024
 
 # id(obj) -> (obj, resourceVersion, bytes); the entry holds obj, so its id is not reused meanwhile.
 # An OrderedDict: evicting the oldest of a plain dict (`next(iter(d))`) walks past every slot
 # deleted before it until the dict is resized, which made each later encode slower.
 _cache: OrderedDict[int, tuple[Obj, Any, bytes]] = OrderedDict()
+_cached_bytes = [0]  # the JSON the cache holds, in bytes
 _evicting = threading.Lock()
 
 
@@ -40,10 +44,21 @@ def encode_object(obj: Obj) -> bytes:
         return entry[2]
     data = _dumps(obj)
     with _evicting:
-        while len(_cache) >= CACHE_LIMIT:
-            _cache.popitem(last=False)
+        while _cache and (len(_cache) >= CACHE_LIMIT or _cached_bytes[0] + len(data) > CACHE_BYTES):
+            _cached_bytes[0] -= len(_cache.popitem(last=False)[1][2])
+        replaced = _cache.pop(id(obj), None)
+        if replaced is not None:
+            _cached_bytes[0] -= len(replaced[2])
         _cache[id(obj)] = (obj, version, data)
+        _cached_bytes[0] += len(data)
     return data
+
+
+def clear() -> None:
+    """Forget every encoding (tests start from an empty cache)."""
+    with _evicting:
+        _cache.clear()
+        _cached_bytes[0] = 0
 
 
 def encode_event(kind: str, obj: Obj) -> bytes:

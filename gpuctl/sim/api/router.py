@@ -49,6 +49,8 @@ class Api:
         self.snapshots = paging.Snapshots(cluster.scenario.list_token_ttl_seconds)
         if cluster.scenario.watch_ttl_seconds:
             cluster.store.compact_every(cluster.scenario.watch_ttl_seconds)
+        if cluster.scenario.event_ttl_seconds:
+            cluster.store.expire_after("events", cluster.scenario.event_ttl_seconds)
 
     # -- entry point ---------------------------------------------------------------------------
     def handle(self, request: Request) -> tuple[Response, str]:
@@ -66,6 +68,15 @@ class Api:
             return Response(error.code, encode(error.status())), "error"
         except SelectorError as error:
             return Response(400, encode(bad_request(str(error)).status())), "error"
+
+    def refusal(self, request: Request) -> Response | None:
+        """The 401 or 403 for a request served outside the routes (GET /metrics), None when
+        its sender may have it: authorised as the API server authorises a non-resource URL."""
+        try:
+            self.access.authorise(request, self.access.user(request))
+        except ApiError as error:
+            return Response(error.code, encode(error.status()))
+        return None
 
     def _version(self) -> Obj:
         version = self.cluster.scenario.kubernetes_version

@@ -29,6 +29,10 @@ DEFAULT_EXPIRATION_SECONDS = 3600
 MIN_EXPIRATION_SECONDS = 600  # "may not specify a duration less than 10 minutes"
 MAX_EXPIRATION_SECONDS = 1 << 32
 DEFAULT_AUDIENCES = ("https://kubernetes.default.svc.cluster.local",)
+# The API server accepts a ServiceAccount token only where its audiences include the server's own
+# (--api-audiences): a token requested for another service (a vault, a webhook) is no credential
+# here, or any service handed one could replay it against the cluster.
+API_AUDIENCE = DEFAULT_AUDIENCES[0]
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ def service_account_user(namespace: str, name: str, uid: str) -> UserInfo:
 class _Issued:
     user: UserInfo
     expires_at: float
+    for_api: bool  # its audiences include the API server's
 
 
 class TokenRegistry:
@@ -70,7 +75,8 @@ class TokenRegistry:
         self._lock = threading.Lock()
 
     def user(self, token: str) -> UserInfo | None:
-        """Who `token` is, None for an unknown or expired one (the caller answers 401)."""
+        """Who `token` is, None for an unknown or expired one or one issued for another audience
+        (the caller answers 401)."""
         if not token:
             return None
         if hmac.compare_digest(token.encode(), self.admin_token.encode()):
@@ -80,14 +86,16 @@ class TokenRegistry:
             if issued is not None and issued.expires_at <= self._clock():
                 del self._issued[token]
                 issued = None
-        return None if issued is None else issued.user
+        return None if issued is None or not issued.for_api else issued.user
 
-    def issue(self, user: UserInfo, expiration_seconds: int) -> tuple[str, float]:
-        """A new token for `user` and the moment it expires."""
+    def issue(
+        self, user: UserInfo, expiration_seconds: int, audiences: tuple[str, ...] = DEFAULT_AUDIENCES
+    ) -> tuple[str, float]:
+        """A new token for `user`, valid for `audiences`, and the moment it expires."""
         token = secrets.token_urlsafe(32)
         expires_at = self._clock() + expiration_seconds
         with self._lock:
-            self._issued[token] = _Issued(user, expires_at)
+            self._issued[token] = _Issued(user, expires_at, API_AUDIENCE in audiences)
         return token, expires_at
 
 
@@ -116,9 +124,10 @@ def token_request(store: Store, registry: TokenRegistry, namespace: str, name: s
     seconds = spec.get("expirationSeconds") or DEFAULT_EXPIRATION_SECONDS
     _check_expiration(name, seconds)
     user = service_account_user(namespace, name, account["metadata"]["uid"])
-    token, expires_at = registry.issue(user, int(seconds))
+    audiences = tuple(spec.get("audiences") or DEFAULT_AUDIENCES)
+    token, expires_at = registry.issue(user, int(seconds), audiences)
     spec.update(
-        audiences=list(spec.get("audiences") or DEFAULT_AUDIENCES),
+        audiences=list(audiences),
         expirationSeconds=int(seconds),
         boundObjectRef=spec.get("boundObjectRef"),
     )

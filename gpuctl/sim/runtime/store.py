@@ -18,12 +18,15 @@ from typing import Any, NamedTuple
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
 
-HISTORY_LIMIT = 200_000
 # A real API server's watch cache keeps about 75 s of changes (its eventFreshDuration), as many as
 # its capacity allows. The sim keeps the newest HISTORY_MIN changes whatever their age, and beyond
-# those only the changes of the last HISTORY_SECONDS: a long-lived sim's memory follows its recent
-# writes (a 5,000-node verify writes 45,000 changes, about 400 MB of object versions), not all of
-# them. A watch from a resourceVersion that has gone is answered 410 Expired, and clients list again.
+# those only the changes of the last HISTORY_SECONDS, HISTORY_LIMIT at most: a long-lived sim's
+# memory follows its recent writes, not all of them. A change costs about 2 KB (the object version
+# it holds, less what it shares with the version before), so the limit bounds the history to some
+# 40 MB: a 1,000-node verify writes about 9,000 changes, and a sim serving verify after verify would
+# otherwise keep every one written in the window (some 20 MB a verify). A watch from a
+# resourceVersion that has gone is answered 410 Expired, and clients list again.
+HISTORY_LIMIT = 20_000
 HISTORY_MIN = 10_000
 HISTORY_SECONDS = 150.0
 MARK_EVERY = 1024  # writes between two time marks of the history
@@ -109,27 +112,45 @@ class Store:
         # the version the next compaction compacts to)
         self._compacted = 0
         self._compaction: tuple[float, float, int] | None = None
+        # expire_after(): resource → its time to live, and (deadline, key, resourceVersion) of each
+        # write in the order written (one TTL a resource, so deadlines come in order too)
+        self._ttls: dict[str, float] = {}
+        self._expiring: dict[str, deque[tuple[float, Key, str]]] = {}
+        self._expiring_now = False
 
     # -- reads -------------------------------------------------------------------------------
     @property
     def resource_version(self) -> int:
         return self._resource_version
 
+    @property
+    def history_size(self) -> int:
+        """The changes the watch history holds (what its memory follows)."""
+        return len(self._history)
+
     def get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        if resource in self._ttls:
+            self._expire_now()
         return self._objects.get(resource, {}).get((namespace, name))
 
     def items(self, resource: str, namespace: str | None = None) -> list[Obj]:
+        if resource in self._ttls:
+            self._expire_now()
         objects = self._objects.get(resource, {})
         if namespace is None:
             return list(objects.values())
         return [obj for (ns, _), obj in objects.items() if ns == namespace]
 
     def count(self, resource: str) -> int:
+        if resource in self._ttls:
+            self._expire_now()
         return len(self._objects.get(resource, {}))
 
     def generation(self, resource: str) -> int:
         """A number that changes whenever an object of `resource` is added, replaced or removed:
         what is derived from all of them (an index) is kept until it changes."""
+        if resource in self._ttls:
+            self._expire_now()
         return self._generations.get(resource, 0)
 
     # -- writes (caller holds self.lock) -------------------------------------------------------
@@ -140,6 +161,7 @@ class Store:
         return str(self._resource_version)
 
     def add(self, resource: str, obj: Obj, created: float | None = None) -> Obj:
+        self._drop_expired()
         metadata = obj.setdefault("metadata", {})
         metadata.setdefault("uid", new_uid())
         metadata.setdefault("creationTimestamp", rfc3339(created))
@@ -147,19 +169,23 @@ class Store:
         key = (metadata.get("namespace", ""), metadata["name"])
         self._objects.setdefault(resource, {})[key] = obj
         self._record(resource, "ADDED", obj, None)
+        self._live_for(resource, key, metadata["resourceVersion"])
         return obj
 
     def put(self, resource: str, obj: Obj) -> Obj:
         """Replace an existing object (same key) with `obj`, bumping its resourceVersion."""
+        self._drop_expired()
         metadata = obj["metadata"]
         key = (metadata.get("namespace", ""), metadata["name"])
         previous = self._objects.get(resource, {}).get(key)
         metadata["resourceVersion"] = self._bump()
         self._objects.setdefault(resource, {})[key] = obj
         self._record(resource, "MODIFIED", obj, previous)
+        self._live_for(resource, key, metadata["resourceVersion"])
         return obj
 
     def remove(self, resource: str, namespace: str, name: str) -> Obj | None:
+        self._drop_expired()
         previous = self._objects.get(resource, {}).pop((namespace, name), None)
         if previous is None:
             return None
@@ -196,6 +222,42 @@ class Store:
             if count > 0:
                 del self._history[:count]
 
+    # -- time to live (caller holds self.lock) --------------------------------------------------
+    def expire_after(self, resource: str, seconds: float) -> None:
+        """Delete an object of `resource` `seconds` after its last write, as etcd's lease does
+        for Events (kube-apiserver's --event-ttl): watchers see it DELETED, and what the store
+        and its history held of it goes."""
+        with self.lock:
+            self._ttls[resource] = seconds
+            self._expiring.setdefault(resource, deque())
+
+    def _live_for(self, resource: str, key: Key, resource_version: str) -> None:
+        ttl = self._ttls.get(resource)
+        if ttl is not None:
+            self._expiring[resource].append((time.monotonic() + ttl, key, resource_version))
+
+    def _expire_now(self) -> None:
+        """A read of a resource with a time to live sees none of its expired objects."""
+        with self.lock:
+            self._drop_expired()
+
+    def _drop_expired(self) -> None:
+        """Remove the objects whose time to live has passed since their last write (checked at
+        each write and at each read of their resource: no thread)."""
+        if self._expiring_now or not self._expiring:
+            return
+        now = time.monotonic()
+        self._expiring_now = True  # remove() below writes, and checks again
+        try:
+            for resource, due in self._expiring.items():
+                while due and due[0][0] <= now:
+                    _, (namespace, name), version = due.popleft()
+                    current = self._objects.get(resource, {}).get((namespace, name))
+                    if current is not None and current["metadata"].get("resourceVersion") == version:
+                        self.remove(resource, namespace, name)  # not rewritten since: it expires
+        finally:
+            self._expiring_now = False
+
     # -- watch -------------------------------------------------------------------------------
     def watch(self, resource: str, watcher: Watcher) -> None:
         """Call `watcher` with every change of `resource`, as it is written (under the lock): how a
@@ -219,6 +281,9 @@ class Store:
             # the current version was already current at the previous compaction.
             self._compacted = upcoming if now < due + seconds else self._resource_version
             self._compaction = (seconds, now + seconds, self._resource_version)
+            # What no watch may read any more is dropped, not only refused.
+            if self._history:
+                del self._history[: max(0, self._compacted - self._history[0].resource_version)]
 
     def changes_after(self, resource_version: int) -> list[Change]:
         """History entries newer than `resource_version` (caller holds the lock)."""

@@ -16,12 +16,15 @@ from types import TracebackType
 from typing import Any
 
 from gpuctl.private_files import write_private_file
+from gpuctl.sim.api.api_errors import ApiError
+from gpuctl.sim.api.messages import encode
 from gpuctl.sim.api.router import Api, Request, Response
 from gpuctl.sim.api.tokens import TokenRegistry
 from gpuctl.sim.runtime.cluster import Cluster
 from gpuctl.sim.runtime.host_nodes import HostLink
 from gpuctl.sim.scenario import Scenario
 from gpuctl.sim.server.access import AccessGate, new_token
+from gpuctl.sim.server.bodies import read_body
 from gpuctl.sim.server.metrics import CONTENT_TYPE, METRICS_PATH, RequestMetrics
 from gpuctl.sim.server.tls import ServingCertificate, new_serving_certificate, server_context
 
@@ -106,19 +109,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # its body, if any, is left unread
             self._send(refusal)
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        if self.command == "GET" and self.path.split("?", 1)[0] == METRICS_PATH:
-            # Not counted itself: reading the counters leaves them as they were.
-            self._send(Response(200, self.server.sim.metrics.render(), CONTENT_TYPE))
+        try:
+            body = read_body(self.rfile, headers)
+        except ApiError as error:  # the body's framing is lost: nothing after it can be read
+            self.close_connection = True
+            self._send(Response(error.code, encode(error.status()), headers=[("Connection", "close")]))
             return
+        # Reading a request may take the idle time; serving it (a watch, a long write) may not.
+        self.connection.settimeout(None)
         request = Request(self.command, self.path, headers, body)
+        if self.command == "GET" and request.path == METRICS_PATH:
+            # Authorised as any non-resource URL; not counted itself: reading the counters leaves
+            # them as they were.
+            refusal = self.server.api.refusal(request)
+            self._send(refusal or Response(200, self.server.sim.metrics.render(), CONTENT_TYPE))
+            return
         response, verb = self.server.api.handle(request)
         self.server.sim.metrics.count(verb, self.path, response.status)
         if response.stream is not None:
             self._stream(response)
         else:
             self._send(response)
+        self.connection.settimeout(self.server.idle_timeout)
 
     def _send(self, response: Response) -> None:
         """The answer in one write (status line, headers, body): what send_response, send_header
@@ -169,6 +181,7 @@ class _HttpServer(ThreadingHTTPServer):
     gate: AccessGate
     sim: SimServer
     tls: ssl.SSLContext
+    idle_timeout: float | None = None
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         """Serve one connection over TLS, in its own thread (the handshake included, so a slow
@@ -181,7 +194,9 @@ class _HttpServer(ThreadingHTTPServer):
             return
         connection = self.tls.wrap_socket(request, server_side=True)
         try:
-            connection.settimeout(None)  # watches stay open for as long as they are asked to
+            # Waiting for a request (the next one on a kept-alive connection included) ends after
+            # idle_timeout; a request being served has no limit (watches stay open as asked).
+            connection.settimeout(self.idle_timeout)
             self.RequestHandlerClass(connection, client_address, self)  # type: ignore[arg-type]  # typeshed types it with Self
         finally:
             connection.close()
@@ -227,6 +242,7 @@ class SimServer:
         self._http.api = Api(self.cluster, f"{address!s}:{port}", TokenRegistry(self.token))
         self._http.gate = AccessGate(self.token, int(port), self._http.api.tokens)
         self._http.tls = server_context(self.certificate)
+        self._http.idle_timeout = self.scenario.idle_timeout_seconds or None
         self._http.sim = self
         self.cluster.start()
         self._thread = threading.Thread(target=self._serve_http, name="gpuctl-sim-http", daemon=True)
