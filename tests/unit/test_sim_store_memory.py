@@ -4,12 +4,15 @@ refused, and the encoding cache holds a bounded number of bytes."""
 
 from __future__ import annotations
 
+import platform
+import sys
 import time
 
 import pytest
 
 from gpuctl.sim.api import encoded
 from gpuctl.sim.runtime.store import Store, TooOld
+from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas
 
 
 def _event(name: str) -> dict[str, object]:
@@ -66,3 +69,9 @@ def test_the_encode_cache_holds_a_bounded_number_of_bytes(monkeypatch: pytest.Mo
     assert id(objects[-1]) in encoded._cache  # the newest kept
     assert id(objects[0]) not in encoded._cache
     encoded.clear()
+
+
+def test_the_serving_process_can_bound_its_malloc_arenas() -> None:
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt(M_ARENA_MAX) is glibc's")
+    assert limit_malloc_arenas()

@@ -20,7 +20,8 @@ Obj = dict[str, Any]
 CACHE_LIMIT = 16_384  # object versions; the recent ones are those reused (a write, then its watchers)
 # ... and bytes of JSON: 16,384 pod versions were some 70 MB (the JSON and the versions it kept
 # alive after the watch history had let them go), reached only after a few 1,000-node verifies.
-CACHE_BYTES = 16 * 1024 * 1024
+# 4 MiB holds a thousand or more pod versions: a write and its watchers' reads are seconds apart.
+CACHE_BYTES = 4 * 1024 * 1024
 
 # id(obj) -> (obj, resourceVersion, bytes); the entry holds obj, so its id is not reused meanwhile.
 # An OrderedDict: evicting the oldest of a plain dict (`next(iter(d))`) walks past every slot

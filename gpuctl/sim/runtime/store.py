@@ -21,12 +21,12 @@ Key = tuple[str, str]  # (namespace or "", name)
 # A real API server's watch cache keeps about 75 s of changes (its eventFreshDuration), as many as
 # its capacity allows. The sim keeps the newest HISTORY_MIN changes whatever their age, and beyond
 # those only the changes of the last HISTORY_SECONDS, HISTORY_LIMIT at most: a long-lived sim's
-# memory follows its recent writes, not all of them. A change costs about 2 KB (the object version
-# it holds, less what it shares with the version before), so the limit bounds the history to some
-# 40 MB: a 1,000-node verify writes about 9,000 changes, and a sim serving verify after verify would
-# otherwise keep every one written in the window (some 20 MB a verify). A watch from a
-# resourceVersion that has gone is answered 410 Expired, and clients list again.
-HISTORY_LIMIT = 20_000
+# memory follows its recent writes, not all of them. A pod's change costs 2 to 4 KB (the object
+# version it holds, less what it shares with the version before) and a 1,000-node verify writes
+# about 9,000 changes; with 200,000 allowed, a sim serving verify after verify kept every change
+# of the window, some 20 MB a verify (bench/sim_memory.py). A watch from a resourceVersion that
+# has gone is answered 410 Expired, and clients list again.
+HISTORY_LIMIT = 12_000
 HISTORY_MIN = 10_000
 HISTORY_SECONDS = 150.0
 MARK_EVERY = 1024  # writes between two time marks of the history

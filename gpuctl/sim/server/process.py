@@ -30,6 +30,7 @@ from gpuctl.sim.server.kubeconfig_merge import (
     claim_kubeconfig,
     release_kubeconfig,
 )
+from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas
 
 DETACH_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
@@ -171,6 +172,7 @@ def serve(
     """Serve until interrupted (the caller turns SIGINT/SIGTERM into KeyboardInterrupt); the
     sidecar exists exactly while the server is up."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
+    limit_malloc_arenas()  # before its threads start allocating (sim/server/malloc_arenas.py)
     links = links_from_inventory(hosts_from) if hosts_from is not None else []
     server = SimServer(with_host_nodes(scenario, links), host_links=links)
     claim: KubeconfigClaim | None = None
