@@ -55,6 +55,8 @@ class SshHostLink:
     def __post_init__(self) -> None:
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()  # held to connect, never while a command runs
+        # Its own lock: the engine starts commands and must not wait on a connect in progress.
+        self._commands_lock = threading.Lock()
         self._commands: set[SshCommand] = set()  # started and not yet seen to end
 
     def _connected(self) -> paramiko.SSHClient:
@@ -99,9 +101,13 @@ class SshHostLink:
             return transport.open_session(timeout=CONNECT_TIMEOUT_S), None
         except paramiko.ChannelException:
             own = connect(self.settings, timeout=CONNECT_TIMEOUT_S)
-            own_transport = own.get_transport()
-            assert own_transport is not None
-            return own_transport.open_session(timeout=CONNECT_TIMEOUT_S), own
+            try:
+                own_transport = own.get_transport()
+                assert own_transport is not None
+                return own_transport.open_session(timeout=CONNECT_TIMEOUT_S), own
+            except Exception:
+                own.close()
+                raise
         except (paramiko.SSHException, OSError):
             self._drop(client)
             raise
@@ -120,19 +126,19 @@ class SshHostLink:
 
     def start(self, argv: list[str]) -> SshCommand:
         command = SshCommand(self, argv)
-        with self._lock:
+        with self._commands_lock:
             self._commands.add(command)
         command.when_done(lambda _: self._forget(command))
         command.begin()
         return command
 
     def _forget(self, command: SshCommand) -> None:
-        with self._lock:
+        with self._commands_lock:
             self._commands.discard(command)
 
     def close(self) -> None:
         """Stop what still runs on the host (the sim is going away), then disconnect."""
-        with self._lock:
+        with self._commands_lock:
             running = list(self._commands)
         for command in running:
             command.stop(CLOSE_WAIT_S / 2)
