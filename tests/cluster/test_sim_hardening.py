@@ -146,6 +146,8 @@ def test_an_idle_kept_alive_connection_is_closed_and_a_long_watch_is_not(sim: An
     try:
         idle.send("GET", "/version")
         assert idle.response()[0] == 200
+        idle.send("GET", "/metrics")  # served outside the routes, and idle after it all the same
+        assert idle.response()[0] == 200
         started = time.monotonic()
         assert idle.closed_by_server()  # blocks until the server closes it
         assert 0.5 < time.monotonic() - started < 5

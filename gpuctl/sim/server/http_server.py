@@ -117,7 +117,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         # Reading a request may take the idle time; serving it (a watch, a long write) may not.
         self.connection.settimeout(None)
-        request = Request(self.command, self.path, headers, body)
+        self._answer(Request(self.command, self.path, headers, body))
+        self.connection.settimeout(self.server.idle_timeout)
+
+    def _answer(self, request: Request) -> None:
         if self.command == "GET" and request.path == METRICS_PATH:
             # Authorised as any non-resource URL; not counted itself: reading the counters leaves
             # them as they were.
@@ -130,7 +133,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(response)
         else:
             self._send(response)
-        self.connection.settimeout(self.server.idle_timeout)
 
     def _send(self, response: Response) -> None:
         """The answer in one write (status line, headers, body): what send_response, send_header
