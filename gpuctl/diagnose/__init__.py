@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from gpuctl.diagnose.catalogue import DEFAULT_RANK, LAYER_RANK, Hit
+from gpuctl.diagnose.catalogues import entry_of, find_hits
 from gpuctl.diagnose.cuda import min_driver_for
 from gpuctl.diagnose.literals import may_match, required_literals
 from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, Signature
@@ -38,20 +41,29 @@ class Diagnosis:
     category: str = ""
     terminal: bool = True
 
+    @property
+    def rank(self) -> int:
+        """How near the root of a failure this is (catalogue.LAYER_RANK): a lower rank explains
+        a higher one found with it; generic fallbacks last."""
+        signature = _BY_ID.get(self.signature_id)
+        if signature is not None and signature.generic:
+            return DEFAULT_RANK + 100
+        return LAYER_RANK.get(self.category, DEFAULT_RANK)
+
 
 class _Defaulting(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
 
 
-def _context(match: re.Match[str], context: dict[str, str]) -> dict[str, str]:
+def _context(groups: Mapping[str, Any], context: dict[str, str]) -> dict[str, str]:
     # The caller's node, namespace and image go into the hints' commands as shell words; a
     # `plugin_restart` the caller passes is a whole command line already.
     filled = {
         key: value if key == "plugin_restart" else command_line(value) for key, value in context.items()
     }
     filled.setdefault("plugin_restart", DEFAULT_PLUGIN_RESTART.format_map(_Defaulting(filled)))
-    filled.update({key: value for key, value in match.groupdict().items() if value})
+    filled.update({key: value for key, value in groups.items() if value})
     if "cuda" in filled:
         filled["min_driver"] = min_driver_for(filled["cuda"])
     return filled
@@ -67,7 +79,7 @@ def evidence_line(text: str, match: re.Match[str]) -> str:
 def make_diagnosis(
     signature: Signature, match: re.Match[str], evidence: str, context: dict[str, str]
 ) -> Diagnosis:
-    values = _Defaulting(_context(match, context))
+    values = _Defaulting(_context(match.groupdict(), context))
     return Diagnosis(
         signature.id,
         evidence,
@@ -116,17 +128,69 @@ _BY_ID = {signature.id: signature for signature in SIGNATURES}
 
 
 def signature_of(signature_id: str) -> Signature | None:
-    """The table's row with this id (None for "" or an id no row has)."""
-    return _BY_ID.get(signature_id)
+    """The table's row with this id, or a catalogue entry's as a row (None for "" or an id
+    neither has)."""
+    found = _BY_ID.get(signature_id)
+    if found is not None:
+        return found
+    entry = entry_of(signature_id)
+    if entry is None:
+        return None
+    catalogue, row = entry
+    return Signature(
+        signature_id,
+        catalogue.applies_to[0] if catalogue.applies_to else "",
+        re.compile(re.escape(row.code)),
+        row.cause,
+        row.fix,
+        row.layer,
+        catalogue.applies_to[1:],
+        transient=row.transient,
+    )
+
+
+def hit_diagnosis(hit: Hit, evidence: str, context: dict[str, str]) -> Diagnosis:
+    """A catalogue entry found in a line, as a diagnosis with its cause and fix filled in."""
+    values = _Defaulting(_context(hit.groups, context))
+    return Diagnosis(
+        hit.id,
+        evidence[:300],
+        hit.entry.cause.format_map(values),
+        hit.entry.fix.format_map(values),
+        hit.entry.layer,
+        not hit.entry.transient,
+    )
+
+
+def catalogue_diagnoses(text: str, source: str | None, context: dict[str, str]) -> list[Diagnosis]:
+    """Every catalogue entry found in `text` (of the catalogues applying to `source`; None: all),
+    each once with its first line as the evidence, in text order."""
+    found: dict[str, Diagnosis] = {}
+    for hit in find_hits(text, source):
+        if hit.key not in found:
+            start = text.rfind("\n", 0, hit.at) + 1
+            end = text.find("\n", hit.at)
+            found[hit.key] = hit_diagnosis(hit, text[start : end if end >= 0 else len(text)].strip(), context)
+    return list(found.values())
+
+
+def root_first(found: list[Diagnosis]) -> list[Diagnosis]:
+    """`found` with the one that explains the others first: lowest rank, then first found."""
+    return sorted(found, key=lambda diagnosis: diagnosis.rank)
 
 
 def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
-    """The first signature of `source` matching `text` (table order = priority), or None."""
+    """What explains `text` read from `source`: the first table row of `source` that matches
+    (table order = priority), unless a catalogue entry found in it is nearer the root (a lower
+    rank), e.g. an NVLink Xid before the application Xid it caused. None when nothing matches."""
+    found: list[Diagnosis] = []
     for signature in _candidates(text, source):
         match = signature.pattern.search(text)
         if match:
-            return make_diagnosis(signature, match, evidence_line(text, match), context)
-    return None
+            found.append(make_diagnosis(signature, match, evidence_line(text, match), context))
+            break
+    found += catalogue_diagnoses(text, source, context)
+    return root_first(found)[0] if found else None
 
 
 _REASONS = re.compile(r"nodes are available: (?P<reasons>.*?)(?:\. preemption:|\.?$)", re.DOTALL)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
-from gpuctl.diagnose import Diagnosis, make_diagnosis, relevant_reasons
+from gpuctl.diagnose import Diagnosis, catalogue_diagnoses, make_diagnosis, relevant_reasons, root_first
 from gpuctl.diagnose.literals import required_literals
 from gpuctl.diagnose.signatures import Signature
 from gpuctl.diagnose.table import SIGNATURES
@@ -116,8 +116,21 @@ def _matches(line: str) -> list[Diagnosis]:
     return list(found.values())
 
 
+_GENERIC = frozenset(s.id for s in SIGNATURES if s.generic)
+
+
+def _line_diagnoses(line: str) -> list[Diagnosis]:
+    """What one line says: the table's specific rows; where none matches, the catalogues' entries
+    (each code or message the line carries); else the table's generic rows."""
+    rows = _matches(line)
+    specific = [row for row in rows if row.signature_id not in _GENERIC]
+    return specific or catalogue_diagnoses(line, None, PLACEHOLDERS) or rows
+
+
 def find_all(text: str) -> list[Diagnosis]:
-    """Every signature found, one per distinct (signature, line), in text order.
+    """Every signature found, one per distinct (signature, line), the one that explains the others
+    first (diagnose.root_first: an NVLink Xid before the application Xid it causes), else in text
+    order.
 
     Generic fallbacks ("the start hook failed") are dropped when anything specific was found.
     """
@@ -127,12 +140,11 @@ def find_all(text: str) -> list[Diagnosis]:
         line = raw.strip()
         if not line:
             continue
-        for diagnosis in _matches(line):
+        for diagnosis in _line_diagnoses(line):
             key = (diagnosis.signature_id, diagnosis.evidence)
             if key not in seen:
                 seen.add(key)
                 found.append(diagnosis)
-    generic = {s.id for s in SIGNATURES if s.generic}
-    if any(d.signature_id not in generic for d in found):
-        found = [d for d in found if d.signature_id not in generic]
-    return found
+    if any(d.signature_id not in _GENERIC for d in found):
+        found = [d for d in found if d.signature_id not in _GENERIC]
+    return root_first(found)

@@ -1,0 +1,180 @@
+"""Catalogues as data: the published code and message tables of NVIDIA and Kubernetes, one entry
+per code, each citing where the catalogue comes from.
+
+The diagnosis table (`table_*.py`) holds rows researched one failure at a time. A catalogue holds
+a whole family instead (every Xid, every CUDA error, every NVML return code, ...), so text nobody
+here has seen is still explained when it prints a code or a message the vendor documents. A
+catalogue finds its entries in a line in one of two ways:
+
+- **readers**: regexes with a group `code` that read a code or a name out of a line
+  (`Xid (PCI:0000:3b:00): 79, ...` reads `79`; `CUDA error: system not yet initialized` reads the
+  message); the code is then looked up among the entries' `code` and `aliases`, case-insensitively;
+- **texts**: an entry's `texts` are fixed message texts, as the component prints them (from its
+  source code or documentation), found anywhere in the line, case-insensitively.
+
+The diagnosis id of an entry is `<catalogue>.<code>` (`xid.79`, `cuda.802`): one id per entry,
+whatever spelling of it the line carried.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+
+# Which layer's fault explains the others' when one log shows several: a lower rank is nearer the
+# root. NVIDIA's Xid catalogue recommends acting on the fabric and the GPU's own faults first (an
+# NVLink or NVSwitch error makes the applications on it fail with their own Xids, CUDA and NCCL
+# errors); a lost or fallen GPU fails every program using it ("unknown error" in CUDA, NCCL's
+# unhandled cuda error); a driver or toolkit fault stops containers before any program runs; the
+# network and the workload's own errors come last.
+# Sources: https://docs.nvidia.com/deploy/xid-errors/ (Xid catalogue, "Recommended actions" and the
+# per-Xid "Xid 79 ... triggered by ... Xid 74" notes), https://docs.nvidia.com/datacenter/tesla/
+# fabric-manager-user-guide/ (CUDA 802 while Fabric Manager is not running).
+LAYER_RANK: dict[str, int] = {
+    "fabric": 10,  # NVSwitch (SXid), Fabric Manager, NVLink domain
+    "hardware": 20,  # the GPU lost, fallen off the bus, power, thermal, PCIe
+    "nvlink": 30,
+    "memory": 40,  # ECC, row remapping, page retirement
+    "driver": 50,
+    "toolkit": 60,
+    "runtime": 60,
+    "plugin": 70,
+    "mig": 70,
+    "packages": 70,
+    "config": 75,
+    "network": 80,  # NCCL's NET/IB and sockets
+    "application": 90,  # the program's own fault (illegal address, out of memory)
+}
+DEFAULT_RANK = 85  # a layer not in LAYER_RANK
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One code or message of a catalogue: what it means, on which layer, and what to do.
+
+    `cause` and `fix` may use `{node}` and the catalogue readers' named groups (e.g. `{gpu}`).
+    `source` overrides the catalogue's citation where the entry comes from elsewhere.
+    """
+
+    code: str
+    name: str
+    cause: str
+    fix: str
+    layer: str
+    aliases: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    source: str = ""
+    transient: bool = False
+
+    @property
+    def rank(self) -> int:
+        return LAYER_RANK.get(self.layer, DEFAULT_RANK)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """A published table of codes or messages.
+
+    `applies_to` names the sources gpuctl verify reads (kernel, nvidia-smi, cuda-workload, ...; see
+    diagnose/doc.py SOURCES) where the catalogue's codes are looked for; `gpuctl explain` looks for
+    every catalogue in every text. `unknown` is what a code the readers read but no entry lists
+    means (a newer driver's Xid): its `code` is ignored, the code read is put in `{code}`.
+    """
+
+    id: str
+    title: str
+    source: str
+    version: str
+    entries: tuple[Entry, ...]
+    applies_to: tuple[str, ...]
+    readers: tuple[str, ...] = ()
+    unknown: Entry | None = None
+    _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        compiled = tuple(re.compile(reader, re.IGNORECASE) for reader in self.readers)
+        for reader in compiled:
+            if "code" not in reader.groupindex:
+                raise ValueError(f"catalogue {self.id}: reader {reader.pattern!r} has no group `code`")
+        object.__setattr__(self, "_compiled", compiled)
+
+    @cached_property
+    def by_key(self) -> dict[str, Entry]:
+        """Each entry under its code and aliases, lowercased and with runs of spaces made one."""
+        keys: dict[str, Entry] = {}
+        for entry in self.entries:
+            for key in (entry.code, *entry.aliases):
+                keys.setdefault(normal(key), entry)
+        return keys
+
+    @cached_property
+    def _texts(self) -> tuple[re.Pattern[str] | None, dict[str, Entry]]:
+        """One regex finding any entry's fixed text (longest first, so the most specific wins
+        where two start at one place; white space matches any run of it), and the entry of each
+        text, by its normal() form."""
+        entries = {normal(text): entry for entry in self.entries for text in entry.texts}
+        if not entries:
+            return None, entries
+        alternatives = (
+            r"\s+".join(re.escape(word) for word in text.split(" "))
+            for text in sorted(entries, key=len, reverse=True)
+        )
+        return re.compile("|".join(alternatives), re.IGNORECASE), entries
+
+    def diagnosis_id(self, entry: Entry) -> str:
+        return f"{self.id}.{slug(entry.code)}"
+
+    def find(self, text: str) -> list[Hit]:
+        """Every entry found in `text`, in the order they appear in it. A reader's match and a
+        fixed text are each expected within one line."""
+        hits: list[Hit] = []
+        for reader in self._compiled:
+            for match in reader.finditer(text):
+                entry = self.by_key.get(normal(match.group("code")), self.unknown)
+                if entry is not None:
+                    groups = {key: value for key, value in match.groupdict().items() if value}
+                    hits.append(Hit(self, entry, match.start(), groups))
+        pattern, entries = self._texts
+        if pattern is not None:
+            hits += (Hit(self, entries[normal(m.group())], m.start(), {}) for m in pattern.finditer(text))
+        hits.sort(key=lambda hit: hit.at)
+        return hits
+
+
+@dataclass(frozen=True)
+class Hit:
+    """An entry found in a line: where it starts and the reader's named groups (`code`, ...)."""
+
+    catalogue: Catalogue
+    entry: Entry
+    at: int
+    groups: dict[str, str]
+
+    @property
+    def unknown(self) -> bool:
+        """A code the readers read that no entry lists."""
+        return self.entry is self.catalogue.unknown
+
+    @property
+    def id(self) -> str:
+        return f"{self.catalogue.id}.unknown" if self.unknown else self.catalogue.diagnosis_id(self.entry)
+
+    @property
+    def key(self) -> str:
+        """What makes two hits the same finding: the entry, or for an unknown code the code."""
+        return f"{self.id} {self.groups.get('code', '')}" if self.unknown else self.id
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def normal(text: str) -> str:
+    """`text` lowercased, its runs of white space made one space, stripped."""
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def slug(code: str) -> str:
+    """An id part for a code: `79` → `79`, `cudaErrorSystemNotReady` → `cudaerrorsystemnotready`,
+    `NET/IB : No device` → `net-ib-no-device`."""
+    return re.sub(r"[^a-z0-9]+", "-", code.lower()).strip("-")

@@ -1,0 +1,61 @@
+"""The registry of catalogues: one module each, in the order `docs/diagnosis.md` lists them."""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.catalogue import Catalogue, Entry, Hit
+from gpuctl.diagnose.catalogues import (
+    container_toolkit,
+    cuda,
+    dcgm,
+    dra,
+    fabric_manager,
+    gpu_operator,
+    host_packages,
+    kubelet_device_manager,
+    nccl,
+    nvml,
+    sxid,
+    xid,
+)
+
+CATALOGUES: tuple[Catalogue, ...] = (
+    xid.CATALOGUE,
+    sxid.CATALOGUE,
+    fabric_manager.CATALOGUE,
+    nvml.CATALOGUE,
+    cuda.CATALOGUE,
+    nccl.CATALOGUE,
+    dcgm.CATALOGUE,
+    kubelet_device_manager.CATALOGUE,
+    dra.CATALOGUE,
+    container_toolkit.CATALOGUE,
+    gpu_operator.CATALOGUE,
+    host_packages.CATALOGUE,
+)
+
+_BY_SOURCE: dict[str, tuple[Catalogue, ...]] = {}
+for _catalogue in CATALOGUES:
+    for _source in _catalogue.applies_to:
+        _BY_SOURCE[_source] = (*_BY_SOURCE.get(_source, ()), _catalogue)
+
+
+def find_hits(text: str, source: str | None = None) -> list[Hit]:
+    """Every catalogue entry found in `text`, in the order they appear in it: of every catalogue,
+    or of those that apply to `source`."""
+    catalogues = CATALOGUES if source is None else _BY_SOURCE.get(source, ())
+    hits = [hit for catalogue in catalogues for hit in catalogue.find(text)]
+    hits.sort(key=lambda hit: hit.at)
+    return hits
+
+
+def entry_of(diagnosis_id: str) -> tuple[Catalogue, Entry] | None:
+    """The catalogue and entry a diagnosis id names (`xid.79`), or None."""
+    return _BY_ID.get(diagnosis_id)
+
+
+_BY_ID: dict[str, tuple[Catalogue, Entry]] = {
+    catalogue.diagnosis_id(entry): (catalogue, entry)
+    for catalogue in CATALOGUES
+    for entry in catalogue.entries
+}
+_BY_ID.update({f"{c.id}.unknown": (c, c.unknown) for c in CATALOGUES if c.unknown is not None})

@@ -1,0 +1,14 @@
+"""DCGM return codes: placeholder, being written."""
+
+from __future__ import annotations
+
+from gpuctl.diagnose.catalogue import Catalogue
+
+CATALOGUE = Catalogue(
+    id="dcgm",
+    title="DCGM return codes",
+    source="",
+    version="",
+    entries=(),
+    applies_to=(),
+)
