@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuctl.core.explain_subject.evidence import Evidence, Subject
+from gpuctl.diagnose import Diagnosis
 from gpuctl.diagnose.scan import find_all
 from gpuctl.errors import ExitCode
 from gpuctl.nvidia_smi_parse import SmiReport, parse_nvidia_smi
@@ -17,6 +18,13 @@ class ExplainMatch:
     cause: str
     fix: str
     line: str
+    # "cause": what went wrong first (a finding of the root's layer rank, diagnose.root_first);
+    # "consequence": a finding on a layer above it, which follows from the cause
+    role: str = "cause"
+
+
+CAUSE = "cause"
+CONSEQUENCE = "consequence"
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,11 @@ class ExplainResult:
     exit_code: ExitCode = ExitCode.OK
     note: str = ""  # why nothing was diagnosed (a node without GPUs), instead of a cause
 
+    @property
+    def cause(self) -> str | None:
+        """The id of the finding reported first, the root cause; None when nothing was found."""
+        return self.matches[0].id if self.matches else None
+
 
 def _nvidia_smi(text: str) -> SmiReport | None:
     try:
@@ -37,10 +50,20 @@ def _nvidia_smi(text: str) -> SmiReport | None:
     return report if report.gpus else None
 
 
+def roles(found: list[Diagnosis]) -> list[str]:
+    """The role of each of `found` (root first, as find_all orders them): the findings of the
+    first one's rank are causes, each independent of the others; those of a higher rank (a layer
+    nearer the application) are consequences of them."""
+    root = found[0].rank if found else 0
+    return [CAUSE if diagnosis.rank <= root else CONSEQUENCE for diagnosis in found]
+
+
 def explain(*, text: str) -> ExplainResult:
-    """Match `text` (logs, events, `kubectl describe`, nvidia-smi, journal lines) line by line."""
+    """Match `text` (logs, events, `kubectl describe`, nvidia-smi, journal lines) line by line,
+    the root cause first and the findings it explains after it as its consequences."""
+    found = find_all(text)
     matches = tuple(
-        ExplainMatch(found.signature_id, found.category, found.cause, found.hint, found.evidence)
-        for found in find_all(text)
+        ExplainMatch(each.signature_id, each.category, each.cause, each.hint, each.evidence, role)
+        for each, role in zip(found, roles(found), strict=True)
     )
     return ExplainResult(matches, _nvidia_smi(text))

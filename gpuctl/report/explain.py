@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.core.explain import CAUSE
 from gpuctl.report.safe_text import literal
 
 if TYPE_CHECKING:
@@ -20,9 +21,17 @@ def to_json(result: ExplainResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "matches": [
-            {"id": m.id, "category": m.category, "cause": m.cause, "fix": m.fix, "line": m.line}
-            for m in result.matches
+            {
+                "id": match.id,
+                "category": match.category,
+                "cause": match.cause,
+                "fix": match.fix,
+                "line": match.line,
+                "role": match.role,
+            }
+            for match in result.matches
         ],
+        "cause": result.cause,
         "nvidia_smi": asdict(result.nvidia_smi) if result.nvidia_smi else None,
         "subject": asdict(result.subject) if result.subject else None,
         "evidence": [asdict(evidence) for evidence in result.evidence],
@@ -43,14 +52,51 @@ def print_table(result: ExplainResult, console: Console) -> None:
             + (f", {smi.mig_devices} MIG device(s)" if smi.mig_devices else "")
         )
         console.print(literal(summary))
+    if result.note:
+        console.print(literal(result.note))
     if not result.matches:
         console.print("no known failure signature found")
         return
+    labels = _labels(result)
+    if labels:
+        console.print(literal(_summary(result)))
     for number, match in enumerate(result.matches, start=1):
-        console.print(literal(f"{number}. {match.id} [{match.category}]", style="bold"))
+        label = labels.get(number, "")
+        console.print(literal(f"{number}. {match.id} [{match.category}]{label}", style="bold"))
         console.print(literal(f"   line:  {match.line}"))
         console.print(literal(f"   cause: {match.cause}"))
         console.print(literal(f"   fix:   {match.fix}"))
+
+
+def _causes(result: ExplainResult) -> list[str]:
+    return [match.id for match in result.matches if match.role == CAUSE]
+
+
+def _labels(result: ExplainResult) -> dict[int, str]:
+    """What each finding is, by its number, where there are several: a cause, or a consequence
+    of the cause(s) above it."""
+    if len(result.matches) < 2:
+        return {}
+    causes = _causes(result)
+    of = causes[0] if len(causes) == 1 else "the causes above"
+    return {
+        number: " (cause)" if match.role == CAUSE else f" (consequence of {of})"
+        for number, match in enumerate(result.matches, start=1)
+    }
+
+
+def _summary(result: ExplainResult) -> str:
+    """One line saying which finding explains the others, in words."""
+    causes = _causes(result)
+    consequences = len(result.matches) - len(causes)
+    if not consequences:
+        return f"{len(causes)} independent causes (each of the same layer): fix each of them"
+    named = causes[0] if len(causes) == 1 else f"{len(causes)} causes ({', '.join(causes)})"
+    following = "it" if len(causes) == 1 else "them"
+    return (
+        f"root cause: {named}; the {consequences} other finding(s) are consequences of {following}: "
+        f"fix the cause first, then run again"
+    )
 
 
 def _print_subject(result: ExplainResult, console: Console) -> None:
