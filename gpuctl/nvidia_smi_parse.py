@@ -161,8 +161,37 @@ def parse_query_text(text: str) -> SmiReport:
     return SmiReport("q", driver, cuda, reports, sum(gpu.mig_devices for gpu in gpus))
 
 
+# What kubectl prints on its standard error before the command's output: a capture taken with
+# `2>&1`, or copied from a terminal, holds it above nvidia-smi's first line. The formats are
+# kubectl's own: "Defaulted container %q out of: %s" (pkg/cmd/util/podcmd/podcmd.go, kubectl 1.21
+# and later), "Defaulting container name to %s." and "Use 'kubectl describe pod/%s -n %s' to see all
+# of the containers in this pod." (pkg/cmd/exec/exec.go before it; `oc rsh` says `oc describe`),
+# the TTY warning of `kubectl exec -t` without a terminal, the deprecated `kubectl exec POD COMMAND`
+# form, and the API server's warnings ("Warning: ...").
+_KUBECTL_PREAMBLE = re.compile(
+    r'^(?:Defaulted container "[^"]*" out of: .*'
+    r"|Defaulting container name to \S+\."
+    r"|Use '(?:kubectl|oc) describe pod/\S* -n \S+' to see all of the containers in this pod\."
+    r"|Unable to use a TTY - input is not a terminal or the right kind of file"
+    r"|kubectl exec \[POD\] \[COMMAND\] is DEPRECATED and will be removed in a future version\. "
+    r"Use (?:kubectl )+exec \[POD\] -- \[COMMAND\] instead\."
+    r"|Warning: .*)$"
+)
+
+
+def without_kubectl_preamble(text: str) -> str:
+    """`text` without the lines kubectl printed before the command's output (and blank ones)."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or _KUBECTL_PREAMBLE.match(lines[start].strip())):
+        start += 1
+    return "".join(lines[start:])
+
+
 def parse_listing(text: str) -> SmiReport:
-    """Parse `nvidia-smi -L`, counting the MIG devices listed under each GPU."""
+    """Parse `nvidia-smi -L`, counting the MIG devices listed under each GPU; what kubectl printed
+    before it (`kubectl exec POD -- nvidia-smi -L 2>&1`) is left out."""
+    text = without_kubectl_preamble(text)
     listed = parse_list(text)
     mig_devices = sum(1 for line in text.splitlines() if line.lstrip().startswith("MIG "))
     gpus = tuple(SmiGpu(index=gpu.index, name=gpu.name, uuid=gpu.uuid) for gpu in listed)
@@ -171,6 +200,7 @@ def parse_listing(text: str) -> SmiReport:
 
 def parse_nvidia_smi(text: str) -> SmiReport:
     """Parse whichever nvidia-smi output `text` is; ValueError when it is none of them."""
+    text = without_kubectl_preamble(text)
     stripped = text.lstrip()
     if stripped.startswith("<?xml") or "<nvidia_smi_log>" in text:
         return parse_xml(text)
