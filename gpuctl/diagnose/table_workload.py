@@ -75,24 +75,9 @@ WORKLOAD = (
         also=("cuda-workload", "events"),
     ),
     sig(
-        "nccl.unhandled-system-error", "nccl-workload", "runtime",
-        r"unhandled system error",
-        "a system call inside NCCL failed: most often /dev/shm is too small in the container (NCCL "
-        "shares memory between GPUs through it; containers get 64 MiB), or no usable network interface",
-        "give the pod a memory-backed /dev/shm (an `emptyDir: {{medium: Memory}}` volume mounted at "
-        "/dev/shm); " + _NCCL_DEBUG,
-    ),
-    sig(
-        "nccl.unhandled-cuda-error", "nccl-workload", "driver",
-        r"unhandled cuda error",
-        "a CUDA call inside NCCL failed; the CUDA error itself is on an `NCCL WARN Cuda failure` line",
-        "run `gpuctl verify --level cuda` on {node} first (it names CUDA errors per GPU); " + _NCCL_DEBUG,
-        generic=True,
-    ),
-    sig(
         "nccl.warn", "nccl-workload", "runtime",
         r"NCCL WARN (?P<warning>.{1,160})",
-        "NCCL reported a problem: {warning}",
+        "NCCL reported a problem gpuctl has no entry for: {warning}",
         _NCCL_DEBUG + "; NCCL's troubleshooting guide lists the usual causes",
         generic=True,
     ),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpuctl.diagnose import signature_of
 from gpuctl.diagnose.scan import find_all
-from gpuctl.diagnose.table import SIGNATURES
 from gpuctl.nccl_expectations import (
     INTERCONNECTS,
     PASS_FRACTION,
@@ -98,7 +98,8 @@ WORKLOAD_HINTS = {
 def test_workload_rows_name_the_confirming_command_and_the_fix(
     signature_id: str, commands: tuple[str, ...]
 ) -> None:
-    row = next(s for s in SIGNATURES if s.id == signature_id)
+    row = signature_of(signature_id)  # a table row or a catalogue entry
+    assert row is not None
     assert all(command in row.hint for command in commands), row.hint
 
 

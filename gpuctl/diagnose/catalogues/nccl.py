@@ -1,14 +1,567 @@
-"""NCCL results and warnings: placeholder, being written."""
+"""NCCL's results and warnings: every `ncclResult_t` (nccl.h), the `NCCL WARN` messages of each
+subsystem (shared memory, sockets and bootstrap, InfiniBand/RoCE, P2P, NVLink SHARP, proxy, init),
+the InfiniBand work-completion statuses NCCL prints, and PyTorch's NCCL watchdog timeout.
+
+How they reach gpuctl: nccl-tests prints `Test NCCL failure common.cu:891 'unhandled system error
+(run with NCCL_DEBUG=INFO for details) / <last error>'` (before 2.13: `NCCL failure FILE:LINE
+'<result>'`); PyTorch raises `NCCL error in: FILE:LINE, <result>, NCCL version 2.x` followed by
+`ncclSystemError: ...` and NCCL's last `WARN` text; NCCL itself prints `HOST:PID:TID [DEV]
+FILE:LINE NCCL WARN <message>` with NCCL_DEBUG=WARN or INFO. A result (`unhandled system error`)
+only says which kind of call failed; the WARN line before it names the cause, so results rank
+last (layer `application`) and the WARN entries, on their own layer, come first.
+
+The WARN messages carry variable parts (paths, sizes, addresses), so each entry lists the fixed
+text of the message, as NCCL's source prints it, up to its first variable part; messages whose
+wording changed across releases (2.7 to 2.30) are listed in each spelling.
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_REPO = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1"
+_OLD = "https://github.com/NVIDIA/nccl/blob/v2.18.3-1"
+_GUIDE = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+_RDMA = "https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/enum_strs.c"
+_TORCH = "https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp"
+
+_DEBUG = (
+    "rerun with `NCCL_DEBUG=WARN` (or `INFO` for the whole setup) in the pod's environment and "
+    "read the `NCCL WARN` line printed before this one: it names the call that failed"
+)
+_SHM_FIX = (
+    "give the pod a memory-backed /dev/shm larger than the 64 MiB a container gets: a volume "
+    "`emptyDir: {{medium: Memory, sizeLimit: 1Gi}}` mounted at /dev/shm (Docker: `--shm-size=1g` or "
+    "`--ipc=host`); check it from inside the pod with `df -h /dev/shm`"
+)
+_IFNAME_FIX = (
+    "list the pod's interfaces (`kubectl exec POD -- ip -br addr`) and name the one that reaches the "
+    "other ranks: `NCCL_SOCKET_IFNAME=eth0` (with hostNetwork, the node's NIC, e.g. `bond0`; "
+    "`NCCL_SOCKET_IFNAME=^docker,lo,veth` excludes the unusable ones); every rank needs one"
+)
+_PEER_FIX = (
+    "find the rank that failed first (`kubectl get pods -o wide` for restarts and OOMKilled, "
+    "`kubectl logs POD --previous`): its own error is the cause; if every rank was alive, allow TCP "
+    "between the pods on all ports (NetworkPolicy, host firewall) and pin the interface with "
+    "`NCCL_SOCKET_IFNAME`"
+)
+_IB_LINK_FIX = (
+    "on {node} and the peer: `ibstat` (ports Active, LinkUp, same rate), `ibv_devinfo`, and the "
+    "switch/cable counters (`perfquery`, `mlxlink -d DEV -c`); on RoCE set the GID of the routable "
+    "address (`NCCL_IB_GID_INDEX=3`, `show_gids`) and a lossless class (PFC/ECN); a long `NCCL_IB_TIMEOUT` "
+    "(e.g. 22) rides out a congested fabric"
+)
+_GDR_FIX = (
+    "on {node}: load the GPUDirect RDMA module (`sudo modprobe nvidia-peermem`; GPU Operator: "
+    "`driver.rdma.enabled=true`) or use DMA-BUF (open kernel modules, `NCCL_DMABUF_ENABLE=1`); "
+    "disable PCIe ACS on the switches between GPU and NIC (`sudo lspci -vvv | grep ACSCtl`, BIOS or "
+    "setpci); `NCCL_NET_GDR_LEVEL=0` confirms it (GPUDirect off)"
+)
+_RDMA_POD_FIX = (
+    "request the RDMA device in the pod (e.g. `resources.limits: rdma/rdma_shared_device_a: 1` with "
+    "the RDMA shared device plugin, or the SR-IOV network resource) so /dev/infiniband is mounted, "
+    "give the container `securityContext.capabilities.add: [IPC_LOCK]` and an unlimited memlock "
+    "(containerd: `LimitMEMLOCK=infinity` on {node}; check `ulimit -l` in the pod)"
+)
+_HOST_CHECK = "on {node}: `ibstat` and `ibv_devinfo` (the HCA's ports and firmware), `dmesg | grep -i mlx5`"
+_NVLS_FIX = (
+    "on {node}: `systemctl status nvidia-fabricmanager` and `nvidia-smi -q | grep -A2 Fabric` "
+    "(State Completed, Status Success; GB200 also needs IMEX: `systemctl status nvidia-imex`), "
+    "restart Fabric Manager or drain and reboot the node if the fabric stays degraded; "
+    "`NCCL_NVLS_ENABLE=0` works around it meanwhile (slower all-reduce)"
+)
+
+RESULTS = (
+    Entry(
+        "unhandled cuda error",
+        "ncclUnhandledCudaError",
+        "a CUDA call inside NCCL failed (ncclResult 1); the `NCCL WARN Cuda failure '...'` line "
+        "before it names the CUDA error",
+        "run `gpuctl verify --level cuda` on {node} first (it names the CUDA error per GPU); " + _DEBUG,
+        "application",
+        aliases=("ncclUnhandledCudaError", "NCCL_ERROR_UNHANDLED_CUDA_ERROR"),
+        texts=("unhandled cuda error",),
+    ),
+    Entry(
+        "unhandled system error",
+        "ncclSystemError",
+        "a system call or external library call inside NCCL failed (ncclResult 2): most often "
+        "/dev/shm is too small in the container, no usable network interface, a socket to a peer "
+        "that closed, or an InfiniBand verbs call",
+        _SHM_FIX + "; " + _DEBUG,
+        "application",
+        aliases=("ncclSystemError", "NCCL_ERROR_SYSTEM_ERROR"),
+        texts=("unhandled system error",),
+    ),
+    Entry(
+        "internal error",
+        "ncclInternalError",
+        "an internal check of NCCL failed (ncclResult 3): often a configuration it cannot use "
+        "(no network interface for bootstrap, ranks that disagree on the topology) rather than a bug",
+        _DEBUG + "; check that every rank runs the same NCCL version (`NCCL_DEBUG=VERSION`)",
+        "application",
+        aliases=("ncclInternalError", "NCCL_ERROR_INTERNAL_ERROR"),
+        texts=("internal error - please report this issue to the NCCL developers",),
+    ),
+    Entry(
+        "invalid argument",
+        "ncclInvalidArgument",
+        "the program passed NCCL an invalid value (ncclResult 4): a bad pointer, count, rank or device",
+        _DEBUG + "; the WARN line names the argument",
+        "application",
+        aliases=("ncclInvalidArgument", "NCCL_ERROR_INVALID_ARGUMENT"),
+    ),
+    Entry(
+        "invalid usage",
+        "ncclInvalidUsage",
+        "NCCL was used wrongly (ncclResult 5): two ranks on one GPU, mismatched collectives across "
+        "ranks, or a communicator used after an error",
+        _DEBUG + "; give each rank its own GPU (`CUDA_VISIBLE_DEVICES`, one GPU per rank)",
+        "application",
+        aliases=("ncclInvalidUsage", "NCCL_ERROR_INVALID_USAGE"),
+    ),
+    Entry(
+        "remote error",
+        "ncclRemoteError",
+        "a peer failed (ncclResult 6): the remote process exited, or the network between the ranks "
+        "dropped the connection",
+        _PEER_FIX,
+        "application",
+        aliases=(
+            "ncclRemoteError",
+            "NCCL_ERROR_REMOTE_ERROR",
+            "remote process exited or there was a network error",
+        ),
+        texts=("remote process exited or there was a network error",),
+    ),
+    Entry(
+        "in progress",
+        "ncclInProgress",
+        "a non-blocking NCCL call was still in progress (ncclResult 7) when the program treated it "
+        "as failed or used the communicator",
+        "poll `ncclCommGetAsyncError` until it is no longer ncclInProgress before using the "
+        "communicator; " + _DEBUG,
+        "application",
+        aliases=("ncclInProgress", "NCCL_ERROR_IN_PROGRESS", "NCCL operation in progress"),
+        texts=("NCCL operation in progress",),
+    ),
+    Entry(
+        "timeout",
+        "ncclTimeout",
+        "an NCCL operation timed out (ncclResult 8): a peer stopped progressing (hung, dead, or unreachable)",
+        _PEER_FIX,
+        "application",
+        aliases=("ncclTimeout",),
+    ),
+)
+
+SHM = (
+    Entry(
+        "shm-create",
+        "shared memory segment not created",
+        "NCCL could not create its shared memory segment in /dev/shm: the container's /dev/shm "
+        "(64 MiB by default) is too small or full",
+        _SHM_FIX + "; remove stale `/dev/shm/nccl-*` files of crashed runs; `NCCL_SHM_DISABLE=1` "
+        "avoids it at a cost in speed",
+        "config",
+        texts=(
+            "Error while creating shared memory segment",
+            "Error: failed to extend /dev/shm",
+            "Error: failed to create shared memory file",
+            "Could not map /dev/shm",
+        ),
+        source=f"{_REPO}/src/os/linux.cc",
+    ),
+    Entry(
+        "shm-attach",
+        "shared memory segment not found",
+        "a rank could not open the shared memory segment another rank created: the ranks do not "
+        "share one /dev/shm (separate pods or containers without a shared IPC namespace), or the "
+        "host deleted it (systemd-logind RemoveIPC=yes)",
+        "run the ranks of one node in one pod (or share the host's: `hostIPC: true`), mount the same "
+        "memory-backed /dev/shm for all of them, and on {node} set `RemoveIPC=no` in "
+        "/etc/systemd/logind.conf",
+        "config",
+        texts=("Error while attaching to shared memory segment",),
+        source=f"{_REPO}/src/os/linux.cc",
+    ),
+)
+
+SOCKETS = (
+    Entry(
+        "socket-interface",
+        "no usable network interface",
+        "NCCL found no network interface to use for bootstrap or its socket transport: "
+        "`NCCL_SOCKET_IFNAME` names an interface the pod does not have, or the pod has only "
+        "loopback/docker interfaces (or only IPv6 where the peers use IPv4)",
+        _IFNAME_FIX,
+        "network",
+        texts=(
+            "Bootstrap : no socket interface found",
+            "NET/Socket : no interface found",
+            "NET/Socket : No usable listening interface found",
+            "NET/IB : No IP interface found",
+            "Net : No interface found in the same subnet as remote address",
+            "verify NCCL_OOB_NET_IFNAME",
+            "nor AF_INET6",
+            "Socket creation failed",
+        ),
+        source=f"{_OLD}/src/bootstrap.cc",
+    ),
+    Entry(
+        "socket-connect",
+        "peer not reachable",
+        "a rank could not connect to a peer's socket: the address NCCL picked is not routable "
+        "between the pods (docker0, a link-local or second interface), a firewall or NetworkPolicy "
+        "drops the ports, or the peer is not listening (not started, crashed)",
+        _IFNAME_FIX + "; allow TCP between the pods on all ports",
+        "network",
+        texts=(
+            "Net : Connect to",
+            "SocketStartConnect: Connect to",
+            "SocketPollConnect: Connect to",
+            "SocketStartConnect: exceeded",
+            "SocketPollConnect: exceeded",
+            "SocketPollConnect to",
+            "exceeded error retry count",
+            "Invalid NCCL_COMM_ID",
+        ),
+        source=f"{_OLD}/src/misc/socket.cc",
+    ),
+    Entry(
+        "peer-closed",
+        "peer connection lost",
+        "a socket to another rank was closed or failed mid-run: that rank exited (crashed, "
+        "OOM-killed, evicted) or the network between the nodes dropped the connection",
+        _PEER_FIX,
+        "network",
+        texts=(
+            "Connection closed by remote peer",
+            "Net : Call to recv from",
+            "ProgressOpt: Call to recv from",
+            "ProgressOpt: Call to send to",
+            "NET/Socket : socket progress error",
+            "Socket recv failed while polling",
+        ),
+        source=f"{_OLD}/src/misc/socket.cc",
+    ),
+    Entry(
+        "bootstrap-mismatch",
+        "ranks disagree at bootstrap",
+        "the ranks of one job disagree (rank count, NCCL version, message sizes): ranks of two jobs "
+        "met on one NCCL_COMM_ID or port, or the images carry different NCCL versions",
+        "run one image (one NCCL version) for every rank and a fresh rendezvous address per job; "
+        "`NCCL_DEBUG=VERSION` prints each rank's version",
+        "config",
+        texts=(
+            "Bootstrap Root : mismatch",
+            "Mismatched NCCL version detected",
+            "Message truncated : received",
+            "socketFinalizeAccept: wrong",
+        ),
+        source=f"{_REPO}/src/init.cc",
+    ),
+)
+
+IB_SETUP = (
+    Entry(
+        "ib-memory-registration",
+        "RDMA memory registration failed",
+        "NCCL could not register memory with the InfiniBand/RoCE NIC (ibv_reg_mr): the pod's locked "
+        "memory limit is too low (`Cannot allocate memory`), or GPU memory cannot be registered "
+        "because GPUDirect RDMA is not available (nvidia-peermem not loaded, no DMA-BUF)",
+        _RDMA_POD_FIX + "; " + _GDR_FIX,
+        "config",
+        texts=(
+            "Call to ibv_reg_mr",
+            "Call to ibv_reg_dmabuf_mr",
+            "Unable to use GIN: Peermem is not supported",
+        ),
+        source=f"{_REPO}/src/misc/ibvwrap.cc",
+    ),
+    Entry(
+        "ib-modify-qp",
+        "RDMA queue pair not connected",
+        "NCCL could not bring an InfiniBand/RoCE queue pair up to the peer (ibv_modify_qp): the port "
+        "is down, the GID index names no usable address (RoCE), or the two sides use different "
+        "link types (IB and RoCE)",
+        _IB_LINK_FIX + "; pin the NICs with `NCCL_IB_HCA=mlx5_0,...`",
+        "network",
+        texts=("Call to ibv_modify_qp",),
+        source=f"{_REPO}/src/misc/ibvwrap.cc",
+    ),
+    Entry(
+        "ib-verbs",
+        "InfiniBand verbs call failed",
+        "an InfiniBand verbs call of NCCL failed or the HCA cannot be opened in the container: "
+        "/dev/infiniband is not mounted (no RDMA resource requested), the locked memory limit is "
+        "too low, or the HCA is in error",
+        _RDMA_POD_FIX + "; " + _HOST_CHECK + "; `NCCL_IB_DISABLE=1` falls back to sockets",
+        "config",
+        texts=(
+            "Call to ibv_",
+            "NET/IB : Unable to open device",
+            "NET/IB : Unable to query device",
+            "NET/IB : Unable to query port",
+            "ibv_post_send() failed",
+            "ibv_post_recv() failed",
+        ),
+        source=f"{_REPO}/src/transport/net_ib/init.cc",
+    ),
+    Entry(
+        "ib-incompatible",
+        "incompatible NICs",
+        "the ranks chose NICs of different link layers or properties (InfiniBand against RoCE, "
+        "different speeds) for one connection",
+        "select NICs of one kind on every node with `NCCL_IB_HCA` (e.g. `=mlx5_0,mlx5_1`); "
+        "`ibv_devinfo | grep link_layer` on {node}",
+        "config",
+        texts=(
+            "Attempted to connect incompatible devices",
+            "device is incompatible with the local",
+            "Attempted to merge incompatible devices",
+        ),
+        source=f"{_REPO}/src/transport/net_ib/connect.cc",
+    ),
+    Entry(
+        "ib-async-event",
+        "HCA error event",
+        "the InfiniBand/RoCE adapter reported an error event (port error, fatal QP/CQ event, "
+        "catastrophic error): the link went down or the adapter failed",
+        _HOST_CHECK + "; reseat or replace the cable, update the NIC firmware, and drain {node} "
+        "(`kubectl drain {node} --ignore-daemonsets`) if the port keeps failing",
+        "network",
+        texts=("NET/IB : Got async event", "async fatal event"),
+        source=f"{_REPO}/src/transport/net_ib/common.cc",
+    ),
+)
+
+
+def _wc(number: int, name: str, text: str, cause: str, fix: str) -> Entry:
+    """An InfiniBand work-completion status as NCCL prints it (`Got completion from peer ... with
+    status=12` or `with error 12`), read by its number."""
+    return Entry(
+        f"ibv-wc-{name.lower().replace('_', '-')}",
+        f"IBV_WC_{name} ({text})",
+        f"an InfiniBand/RoCE transfer failed with work-completion status {number} ({text}): {cause}",
+        fix,
+        "network",
+        aliases=(str(number), f"IBV_WC_{name}"),
+        source=_RDMA,
+    )
+
+
+_WC_INTERNAL = (
+    "a local error of the adapter or its driver (NCCL and the NIC driver or firmware disagree)",
+    _HOST_CHECK + "; update the MOFED/DOCA driver and NIC firmware, and the NCCL net plugin to match NCCL",
+)
+_WC_REMOTE = (
+    "the peer's adapter rejected the request: the remote rank failed or deregistered its memory, or "
+    "GPUDirect RDMA is broken on the peer",
+    "read the peer rank's log first; " + _GDR_FIX.replace("{node}", "the peer"),
+)
+_WC_RETRY = (
+    "the peer did not answer within the transport's retries: a link down or flapping, a wrong "
+    "RoCE GID or missing lossless configuration, or a peer that died",
+    _IB_LINK_FIX,
+)
+WORK_COMPLETIONS = (
+    _wc(1, "LOC_LEN_ERR", "local length error", *_WC_INTERNAL),
+    _wc(2, "LOC_QP_OP_ERR", "local QP operation error", *_WC_INTERNAL),
+    _wc(3, "LOC_EEC_OP_ERR", "local EE context operation error", *_WC_INTERNAL),
+    _wc(
+        4,
+        "LOC_PROT_ERR",
+        "local protection error",
+        "the NIC could not access the registered memory: in most cases PCIe ACS (or an IOMMU) "
+        "breaks GPUDirect RDMA between the NIC and the GPU",
+        _GDR_FIX,
+    ),
+    _wc(
+        5,
+        "WR_FLUSH_ERR",
+        "Work Request Flushed Error",
+        "the queue pair was already in error after an earlier failure (the first completion error "
+        "in the log is the cause), or NICs of one node cannot reach each other",
+        "look for the first `Got completion` line of the run; " + _IB_LINK_FIX,
+    ),
+    _wc(6, "MW_BIND_ERR", "memory management operation error", *_WC_INTERNAL),
+    _wc(7, "BAD_RESP_ERR", "bad response error", *_WC_REMOTE),
+    _wc(
+        8,
+        "LOC_ACCESS_ERR",
+        "local access error",
+        "the memory registration does not allow the access",
+        _GDR_FIX,
+    ),
+    _wc(9, "REM_INV_REQ_ERR", "remote invalid request error", *_WC_REMOTE),
+    _wc(10, "REM_ACCESS_ERR", "remote access error", *_WC_REMOTE),
+    _wc(11, "REM_OP_ERR", "remote operation error", *_WC_REMOTE),
+    _wc(12, "RETRY_EXC_ERR", "transport retry counter exceeded", *_WC_RETRY),
+    _wc(
+        13,
+        "RNR_RETRY_EXC_ERR",
+        "RNR retry counter exceeded",
+        "the peer posted no receive buffer in time: the remote rank is hung or gone",
+        _PEER_FIX,
+    ),
+    _wc(14, "LOC_RDD_VIOL_ERR", "local RDD violation error", *_WC_INTERNAL),
+    _wc(15, "REM_INV_RD_REQ_ERR", "remote invalid RD request", *_WC_REMOTE),
+    _wc(16, "REM_ABORT_ERR", "aborted error", *_WC_REMOTE),
+    _wc(17, "INV_EECN_ERR", "invalid EE context number", *_WC_INTERNAL),
+    _wc(18, "INV_EEC_STATE_ERR", "invalid EE context state", *_WC_INTERNAL),
+    _wc(
+        19,
+        "FATAL_ERR",
+        "fatal error",
+        "the adapter hit a fatal error",
+        _HOST_CHECK + "; reset the NIC (`mlxfwreset`) or drain and reboot {node}",
+    ),
+    _wc(20, "RESP_TIMEOUT_ERR", "response timeout error", *_WC_RETRY),
+    _wc(21, "GENERAL_ERR", "general error", *_WC_INTERNAL),
+    _wc(22, "TM_ERR", "TM error", *_WC_INTERNAL),
+    _wc(23, "TM_RNDV_INCOMPLETE", "TM software rendezvous", *_WC_INTERNAL),
+)
+
+GPU_PATHS = (
+    Entry(
+        "p2p-disabled-nvlink",
+        "P2P disabled between NVLink-connected GPUs",
+        "the driver reports P2P disabled between two GPUs that NVLink connects: an NVLink or "
+        "NVSwitch fault (or Fabric Manager not running on an HGX board)",
+        "on {node}: `nvidia-smi nvlink -s` (every link up), `nvidia-smi topo -p2p r`, "
+        "`systemctl status nvidia-fabricmanager`; drain {node} (`kubectl drain {node} "
+        "--ignore-daemonsets`) and reset the GPUs (`nvidia-smi -r`) or reboot",
+        "nvlink",
+        texts=("P2P is disabled between NVLINK connected GPUs",),
+        source=f"{_REPO}/src/graph/paths.cc",
+    ),
+    Entry(
+        "p2p-peer-access",
+        "GPU peer access failed",
+        "NCCL could not enable peer access or map another GPU's memory through CUDA IPC: PCIe ACS or "
+        "an IOMMU blocks P2P, or the ranks run in containers that cannot share CUDA IPC handles",
+        "on {node}: `nvidia-smi topo -p2p r`; `sudo lspci -vvv | grep ACSCtl` (disable ACS), boot "
+        "with `iommu=pt`; run the ranks of one node in one pod; `NCCL_P2P_DISABLE=1` confirms it",
+        "hardware",
+        texts=(
+            "failed to peer with device",
+            "failed to open CUDA IPC handle",
+            "cudaIpcGetMemHandle failed",
+            "cudaIpcOpenMemHandle failed",
+        ),
+        source=f"{_REPO}/src/transport/p2p.cc",
+    ),
+    Entry(
+        "nvls",
+        "NVLink SHARP multicast failed",
+        "NVLink SHARP (NVLS) multicast memory could not be set up: the NVSwitch fabric or Fabric "
+        "Manager is in error (CUDA multicast calls fail)",
+        _NVLS_FIX,
+        "fabric",
+        aliases=("nvls",),
+        texts=("Failed to bind NVLink SHARP (NVLS) Multicast memory",),
+        source=f"{_REPO}/src/transport/nvls.cc",
+    ),
+    Entry(
+        "duplicate-gpu",
+        "two ranks on one GPU",
+        "two ranks of one communicator use the same GPU: the pods were given one GPU twice "
+        "(time-slicing or MPS sharing, a wrong CUDA_VISIBLE_DEVICES) or a rank selected the wrong device",
+        "give each rank its own GPU: one `nvidia.com/gpu` per rank without sharing, and "
+        "`torch.cuda.set_device(local_rank)`; NCCL_MULTI_RANK_GPU_ENABLE=1 only where sharing is meant",
+        "config",
+        texts=("Duplicate GPU detected", "Multiple Ranks are using the same GPU"),
+        source=f"{_OLD}/src/init.cc",
+    ),
+)
+
+RUNTIME = (
+    Entry(
+        "cuda-failure",
+        "CUDA call failed inside NCCL",
+        "a CUDA call inside NCCL failed: '{error}'",
+        "run `gpuctl verify --level cuda` on {node} (it names the CUDA error per GPU); check that "
+        "the image's NCCL was built for this CUDA and GPU architecture",
+        "application",
+        aliases=("Cuda failure",),
+    ),
+    Entry(
+        "gpu-memory",
+        "GPU memory exhausted",
+        "NCCL could not allocate its buffers in GPU memory: the GPU is full (the program, or another "
+        "process on the same GPU)",
+        "on {node}: `nvidia-smi` (memory used and processes per GPU); leave room for NCCL's buffers "
+        "or lower `NCCL_BUFFSIZE`",
+        "application",
+        texts=("Failed to CUDA malloc", "Failed to CUDA calloc", "Failed to CUDA host alloc"),
+        source=f"{_REPO}/src/include/alloc.h",
+    ),
+    Entry(
+        "host-memory",
+        "host memory exhausted",
+        "NCCL could not allocate host memory: the container's memory limit is reached",
+        "raise the pod's `resources.limits.memory`; `kubectl describe pod POD` shows OOMKilled",
+        "config",
+        texts=("Failed to malloc",),
+        source=f"{_REPO}/src/include/alloc.h",
+    ),
+    Entry(
+        "proxy",
+        "NCCL proxy thread failed",
+        "NCCL's proxy thread (which drives the network and shared-memory transfers) failed an "
+        "operation, usually after an earlier error of a peer or transport",
+        "read the WARN lines before this one and the other ranks' logs; " + _DEBUG,
+        "application",
+        texts=(
+            "[Proxy Service",
+            "[Service thread] Error encountered progressing operation",
+            "[Proxy Progress] Failed to set CUDA device",
+            "ncclProxyCallBlockingUDS call to",
+        ),
+        source=f"{_REPO}/src/proxy.cc",
+    ),
+    Entry(
+        "watchdog-timeout",
+        "collective timed out (PyTorch)",
+        "PyTorch's NCCL watchdog aborted a collective that did not finish within the process group "
+        "timeout: a rank hung or died, the ranks called different collectives, or the network stalled",
+        "look for the first error of any rank (`kubectl logs POD --previous` on each); rerun with "
+        "`NCCL_DEBUG=INFO TORCH_NCCL_ASYNC_ERROR_HANDLING=1`; raise the timeout "
+        "(`init_process_group(timeout=...)`) only for known-slow steps",
+        "application",
+        texts=("Watchdog caught collective operation timeout",),
+        source=_TORCH,
+    ),
+)
 
 CATALOGUE = Catalogue(
     id="nccl",
     title="NCCL results and warnings",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    source=f"{_REPO}/src/nccl.h.in",
+    version="NCCL 2.30.7 (ncclResult_t, ncclGetErrorString); WARN texts of releases 2.7 to 2.30",
+    entries=(*RESULTS, *SHM, *SOCKETS, *IB_SETUP, *WORK_COMPLETIONS, *GPU_PATHS, *RUNTIME),
+    applies_to=("nccl-workload", "cuda-workload"),
+    readers=(
+        # `ncclSystemError: System call ...` (PyTorch) and CuPy's `NCCL_ERROR_SYSTEM_ERROR`.
+        r"\b(?P<code>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage"
+        r"|RemoteError|InProgress|Timeout)|NCCL_ERROR_[A-Z_]{5,30})\b",
+        # PyTorch: `NCCL error in: FILE:LINE, internal error - please report ...`, `NCCL error: ...`.
+        r"\bNCCL error(?: in: \S+,|:) (?P<code>[a-z][a-z ]{1,70}[a-z])",
+        # nccl-tests: `Test NCCL failure common.cu:891 'invalid usage (run with ...'`.
+        r"\bNCCL failure \S+:\d+ '(?P<code>[a-z][a-z ]{1,70}[a-z])",
+        # InfiniBand completions: `with error 12,`, `with status=12 `, `with status=IBV_WC_...(12)`.
+        r"\bGot completion (?:from peer \S+ )?with (?:error |status=)(?:\w+\()?(?P<code>\d+)",
+        # `transport/nvls.cc:254 NCCL WARN Cuda failure 401 '...'`: the multicast calls of NVLS.
+        r"\b(?P<code>nvls)\.cc:\d+ (?:\(\w+\) )?NCCL WARN Cuda failure",
+        # `NCCL WARN Cuda failure 'out of memory'`, nccl-tests' `Test CUDA failure common.cu:1013 '...'`.
+        r"\b(?P<code>Cuda failure)(?: \d+| \S+:\d+)? '(?P<error>[^']{1,160})'",
+    ),
+    unknown=Entry(
+        "?",
+        "a result or status not in the catalogue",
+        "NCCL reported '{code}', which this catalogue does not list (a newer NCCL or network plugin)",
+        _DEBUG + "; NCCL's troubleshooting guide lists the usual causes (" + _GUIDE + ")",
+        "application",
+    ),
 )
