@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from gpuctl.diagnose.signatures import DRIVER_FIX, HARDWARE_FIX, REBOOT_FIX, TOOLKIT_FIX, sig
 
-# Xids the device plugin ignores: application faults, not a sick GPU (k8s-device-plugin health.go).
-APPLICATION_XIDS = ("13", "31", "43", "45", "68", "109")
-_APP = "|".join(APPLICATION_XIDS)
 _CDI_FIX = (
     "recreate the pod; to stop it recurring, give GPUs to containers through CDI (`nvidia-ctk "
     "runtime configure --cdi.enabled`, GPU operator `cdi.enabled=true`) or create the /dev/char "
@@ -96,9 +93,10 @@ GPU = (
         "GPU`) or reboot; if `nvidia-smi -q -d ROW_REMAPPER` then says `Remapping Failure Occurred : "
         "Yes`, replace the GPU",
     ),
+    # An Xid 79 line without these words is the Xid catalogue's (catalogues/xid.py).
     sig(
         "gpu.fallen-off-bus", "kernel", "hardware",
-        r"fallen off the bus|Xid \(PCI:[^)]*\): 79\b",
+        r"fallen off the bus",
         "a GPU stopped responding on PCIe (Xid 79: hardware, power or thermal fault)",
         HARDWARE_FIX, also=("nvidia-smi", "plugin-log"),
     ),
@@ -141,22 +139,6 @@ GPU = (
         "the NVIDIA user-space driver and the loaded kernel module have different versions",
         REBOOT_FIX,
     ),
-    sig(
-        "xid.application", "kernel", "application",
-        rf"Xid \(PCI:[^)]*\): (?P<xid>{_APP})\b",
-        "Xid {xid} is an application fault (the GPU stopped a faulting program); the device plugin "
-        "ignores it and the GPU stays healthy",
-        "nothing to fix on {node}: debug the workload named in the line (pid/name)",
-        also=("plugin-log",),
-    ),
-    sig(
-        "xid.critical", "kernel", "hardware",
-        r"Xid \(PCI:[^)]*\): (?P<xid>\d+)",
-        "Xid {xid} is a GPU error the device plugin treats as fatal: it marks the GPU unhealthy and "
-        "the node advertises fewer GPUs",
-        HARDWARE_FIX + "; then restart the device plugin pod so the GPU is advertised again",
-        also=("plugin-log",),
-    ),
     # --- device plugin log (NVIDIA k8s-device-plugin v0.7-v0.17) -----------------------------
     sig(
         "plugin.incompatible-strategy", "plugin-log", "toolkit",
@@ -180,9 +162,11 @@ GPU = (
         "upgraded without a reboot)",
         REBOOT_FIX,
     ),
+    # The plugin's consequence of an Xid: the line naming the Xid is the Xid catalogue's
+    # (catalogues/xid.py), the root this row follows in a log that has both.
     sig(
-        "plugin.xid", "plugin-log", "hardware",
-        r"XidCriticalError|Xid=\d+|device marked unhealthy",
+        "plugin.xid", "plugin-log", "plugin",
+        r"device marked unhealthy|XidCriticalError(?!: Xid=\d)",
         "the device plugin marked one or more GPUs unhealthy after a critical XID error; the node "
         "advertises fewer allocatable GPUs",
         "find the XID in the device plugin log on {node} (`gpuctl verify -o json` shows it) and "
@@ -196,15 +180,19 @@ GPU = (
         DRIVER_FIX,
     ),
     sig(
+        # The lines that only say the plugin did not get going; the reason is in the rest of the
+        # line or the line before, which the kubelet catalogue reads (kubelet.register-timeout,
+        # kubelet.kubelet-socket-missing, kubelet.unknown-registration-service, ...).
         "plugin.registration-failed", "plugin-log", "plugin",
-        r"Could not register device plugin|failed to register (?:plugin )?with kubelet",
-        "the device plugin could not register with the kubelet: it speaks a device plugin API the "
-        "kubelet does not serve (`unknown service v1beta1.Registration`: plugin newer than the "
-        "kubelet), or its device-plugins mount is not the kubelet's directory (a kubelet with another "
-        "--root-dir)",
-        "compare the kubelet's version (`kubectl get node {node} -o wide`) with the plugin release's "
-        "supported range and use a matching plugin; check that /var/lib/kubelet/device-plugins/"
-        "kubelet.sock exists on {node} and is what the plugin mounts, then `{plugin_restart}`",
+        r"Could not register device plugin|failed to register (?:plugin )?with kubelet|"
+        r"Could not contact Kubelet|Could not start device plugin",
+        "the device plugin could not start serving its socket or register with the kubelet, so the "
+        "node advertises no GPU; the rest of the line (or the line before it) says why",
+        "read the whole device plugin log on {node} for the error before this line; check that "
+        "/var/lib/kubelet/device-plugins/kubelet.sock exists on {node} and is the directory the "
+        "plugin mounts, and that the plugin release supports the kubelet's version (`kubectl get "
+        "node {node} -o wide`), then `{plugin_restart}`",
+        generic=True,
     ),
     sig(
         "plugin.mig-mixed-types", "plugin-log", "mig",

@@ -1,14 +1,516 @@
-"""kubelet device manager and device plugins: placeholder, being written."""
+"""The kubelet's device manager and the device plugins that register with it: every fixed error
+text of the registration server, the plugin client (ListAndWatch), allocation at pod admission,
+the Topology Manager's admission and the allocation checkpoint, and NVIDIA k8s-device-plugin's own
+start-up, watcher and health-check messages.
+
+Wrappers that only say "something failed" (`UnexpectedAdmissionError`, `Could not register device
+plugin`, `Could not contact Kubelet`) stay the table's generic rows (admission.unexpected,
+plugin.registration-failed): the entries here name the reason those lines carry after them.
+`requested number of devices unavailable` is the table's researched row admission.devices-unavailable
+and `Insufficient nvidia.com/gpu` is the scheduler's (sched.insufficient-gpu).
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_K8S = "https://github.com/kubernetes/kubernetes/blob/v1.34.0/pkg/kubelet/cm/"
+_DEVICEMANAGER = _K8S + "devicemanager/manager.go"
+_PLUGIN_API = _K8S + "devicemanager/plugin/v1beta1/"
+_TOPOLOGY = _K8S + "topologymanager/scope.go"
+_NVIDIA = "https://github.com/NVIDIA/k8s-device-plugin/blob/v0.20.0/"
+_NVIDIA_MAIN = _NVIDIA + "cmd/nvidia-device-plugin/main.go"
+_NVIDIA_HEALTH = _NVIDIA + "internal/rm/health.go"
+
+_FIND_PLUGIN = (
+    "find the device plugin pod on {node} (`kubectl get pods -A -o wide --field-selector "
+    "spec.nodeName={node} | grep -i device-plugin`) and read its log (`kubectl logs --previous` "
+    "if it restarted)"
+)
+_DELETE_REJECTED = (
+    "the kubelet does not retry a rejected pod: delete it (`kubectl delete pod POD -n {namespace}`) "
+    "so its controller creates a new one"
+)
+_SOCKET_DIR = (
+    "on {node}: `systemctl status kubelet` and `ls -l /var/lib/kubelet/device-plugins/`; where the "
+    "kubelet runs with another root directory (`ps -o args -C kubelet | grep -o -- '--root-dir=[^ ]*'`: "
+    "k0s, MicroK8s, a custom --root-dir), mount that directory's `device-plugins` at "
+    "/var/lib/kubelet/device-plugins in the plugin's DaemonSet (hostPath); then `{plugin_restart}`"
+)
+_CHECK_GPUS = (
+    "drain {node} (`kubectl drain {node} --ignore-daemonsets`), check the GPUs there (`nvidia-smi`, "
+    "`dmesg | grep -i xid`), reset the GPU (`nvidia-smi -r -i GPU`) or reboot, then `{plugin_restart}`"
+)
+
+_REGISTRATION = (
+    Entry(
+        "kubelet-socket-missing",
+        "kubelet registration socket missing",
+        "the device plugin finds no kubelet registration socket at {socket}: the kubelet is not "
+        "running, or it keeps its device-plugins directory somewhere else than the host path the "
+        "plugin mounts (a kubelet with another root directory), so the plugin cannot register and "
+        "the node advertises no GPU",
+        _SOCKET_DIR,
+        "plugin",
+        aliases=("connect: no such file or directory",),
+        source=_PLUGIN_API + "server.go",
+    ),
+    Entry(
+        "kubelet-socket-refused",
+        "kubelet registration socket refuses connections",
+        "the kubelet registration socket {socket} exists but nothing listens on it: the kubelet "
+        "stopped or is restarting (a stale socket), or its registration server failed",
+        "on {node}: `systemctl status kubelet` and `journalctl -u kubelet | grep -i 'device plugin'`; "
+        "`sudo systemctl restart kubelet` recreates the socket, then `{plugin_restart}`",
+        "plugin",
+        aliases=("connect: connection refused",),
+        source=_PLUGIN_API + "server.go",
+        transient=True,
+    ),
+    Entry(
+        "kubelet-socket-denied",
+        "kubelet registration socket not accessible",
+        "the device plugin may not open the kubelet registration socket {socket}: it runs "
+        "unprivileged, or SELinux/AppArmor labels on /var/lib/kubelet/device-plugins forbid it",
+        "on {node}: `ls -lZ /var/lib/kubelet/device-plugins/`; run the plugin container privileged "
+        "(or with the SELinux type spc_t, as the NVIDIA chart does), then `{plugin_restart}`",
+        "config",
+        aliases=("connect: permission denied",),
+        source=_PLUGIN_API + "server.go",
+    ),
+    Entry(
+        "register-timeout",
+        "device plugin registration timed out",
+        "the device plugin's Register call to the kubelet timed out: no kubelet registration server "
+        "answers on the socket the plugin mounted (the kubelet keeps its device-plugins directory "
+        "elsewhere, e.g. k3s, k0s or MicroK8s, or a kubelet before 1.10 without the DevicePlugins "
+        "feature gate), or the kubelet could not dial the plugin's socket back",
+        _SOCKET_DIR,
+        "plugin",
+        texts=("Could not register device plugin: context deadline exceeded",),
+        source=_NVIDIA + "internal/plugin/server.go",
+    ),
+    Entry(
+        "failed-to-dial-device-plugin",
+        "kubelet cannot dial the device plugin",
+        "the kubelet accepted the plugin's registration but cannot connect back to the plugin's own "
+        "socket: the plugin created it in a host directory the kubelet does not read (a hostPath "
+        "other than the kubelet's device-plugins directory), or the plugin exited right after "
+        "registering",
+        "on {node}: `ls /var/lib/kubelet/device-plugins/` must list the plugin's socket (e.g. "
+        "nvidia-gpu.sock) next to kubelet.sock; mount the kubelet's real device-plugins directory "
+        "into the plugin, then `{plugin_restart}`",
+        "plugin",
+        texts=(
+            "failed to dial device plugin",
+            "Unable to connect to device plugin client with socket path",
+            "Can't create new endpoint with socket path",
+        ),
+        source=_PLUGIN_API + "client.go",
+    ),
+    Entry(
+        "unsupported-api-version",
+        "device plugin API version not served",
+        "the device plugin asks for a device plugin API version the kubelet does not serve: the "
+        "plugin release and the kubelet's Kubernetes version are too far apart",
+        "compare the kubelet's version (`kubectl get node {node} -o wide`) with the plugin release's "
+        "supported Kubernetes range and deploy a matching plugin release",
+        "plugin",
+        texts=("is not supported by kubelet",),
+        source=_PLUGIN_API + "api.go",
+    ),
+    Entry(
+        "unknown-registration-service",
+        "kubelet serves no Registration service of the plugin's API",
+        "the kubelet serves no device plugin Registration service of the plugin's API version: the "
+        "plugin speaks v1beta1 and the kubelet predates it (Kubernetes 1.10/1.11), or the plugin speaks the old "
+        "v1alpha API (`deviceplugin.Registration`) and the kubelet is 1.10 or newer",
+        "compare the kubelet's version (`kubectl get node {node} -o wide`) with the plugin release's "
+        "supported Kubernetes range and deploy the plugin release built for it",
+        "plugin",
+        texts=("unknown service v1beta1.Registration", "unknown service deviceplugin.Registration"),
+        source=_PLUGIN_API + "server.go",
+    ),
+    Entry(
+        "invalid-resource-name",
+        "invalid device plugin resource name",
+        "the device plugin registered a resource name ({resource}) that is not an extended resource "
+        "name (`domain/name`, not in the kubernetes.io domain), so the kubelet refuses it",
+        "fix the resource name in the plugin's config (the `resources` or `sharing.*.rename` entries "
+        "of its ConfigMap), then `{plugin_restart}`",
+        "config",
+        aliases=("is invalid",),
+        source=_PLUGIN_API + "api.go",
+    ),
+    Entry(
+        "registration-server-failed",
+        "kubelet device plugin registration server down",
+        "the kubelet's own device plugin registration server did not start or stopped (its socket "
+        "directory cannot be created, cleaned or listened on), so no device plugin can register on "
+        "the node",
+        "on {node}: `journalctl -u kubelet | grep -i 'device plugin'`; check that "
+        "/var/lib/kubelet/device-plugins is a writable directory on a filesystem with free space "
+        "(`df -h /var/lib/kubelet`), then `sudo systemctl restart kubelet`",
+        "plugin",
+        texts=(
+            "device plugin registration gRPC server failed and no device plugins can register",
+            "Failed to listen to socket while starting device plugin registry",
+            "Error while serving device plugin registration grpc server",
+            "Failed to create the device plugin socket directory",
+            "Failed to cleanup the device plugin directory",
+            "Fail to clean up stale contents under",
+        ),
+        source=_PLUGIN_API + "server.go",
+    ),
+    Entry(
+        "device-plugin-options",
+        "kubelet cannot read the plugin's options",
+        "the kubelet connected to the registered device plugin but its GetDevicePluginOptions call "
+        "failed: the plugin exited right after registering or speaks an incompatible API",
+        _FIND_PLUGIN + "; then `{plugin_restart}`",
+        "plugin",
+        texts=("failed to get device plugin options",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "listandwatch-ended",
+        "device plugin stream ended",
+        "the device plugin's ListAndWatch stream to the kubelet ended: the plugin pod stopped, "
+        "restarted or crashed (or sent a message over the gRPC size limit); the kubelet marks the "
+        "resource's devices unhealthy and drops them after 5 minutes unless the plugin registers "
+        "again",
+        _FIND_PLUGIN + "; if it does not come back by itself, `{plugin_restart}`",
+        "plugin",
+        texts=("ListAndWatch ended unexpectedly for device plugin",),
+        source=_PLUGIN_API + "client.go",
+        transient=True,
+    ),
+)
+
+_ALLOCATION = (
+    Entry(
+        "no-healthy-devices",
+        "no healthy device to allocate",
+        "the kubelet has no healthy device of the resource to give the pod: the device plugin "
+        "reported every GPU unhealthy (an Xid, a lost GPU), or it is not connected (its pod stopped, "
+        "or it has not registered again since a kubelet restart); the pod was rejected at admission "
+        "(UnexpectedAdmissionError)",
+        "`kubectl describe node {node}` (Allocatable), then " + _FIND_PLUGIN + " for the Xid "
+        "(`dmesg | grep -i xid` on the node); `{plugin_restart}` if it is not connected; " + _DELETE_REJECTED,
+        "plugin",
+        texts=("no healthy devices present; cannot allocate unhealthy devices",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "unhealthy-devices",
+        "allocation asked for unhealthy devices",
+        "the kubelet was asked to allocate devices the device plugin reports unhealthy (an Xid or a "
+        "lost GPU marked them, or the plugin disconnected); the pod was rejected at admission",
+        "`kubectl describe node {node}` (Allocatable below Capacity), then "
+        + _FIND_PLUGIN
+        + " for the Xid; "
+        + _CHECK_GPUS
+        + "; "
+        + _DELETE_REJECTED,
+        "plugin",
+        texts=("can't allocate unhealthy devices",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "previously-allocated-unhealthy",
+        "a restarted container's devices went unhealthy",
+        "a container restarted and the GPUs it was given before are no longer healthy (an Xid or a "
+        "lost GPU), so the kubelet cannot give them back",
+        _CHECK_GPUS + "; delete the pod so it gets healthy GPUs",
+        "plugin",
+        texts=("previously allocated devices are no longer healthy",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "unregistered-device",
+        "resource not registered at admission",
+        "the kubelet admitted a pod for a resource no device plugin has registered: after a kubelet "
+        "restart or a node reboot the pod came before the device plugin, or the plugin is not running "
+        "on the node",
+        _FIND_PLUGIN + "; once it logs that it registered with the kubelet, " + _DELETE_REJECTED,
+        "plugin",
+        texts=(
+            "cannot allocate unregistered device",
+            "unknown Device Plugin",
+            "endpoint not found in cache for a registered resource",
+        ),
+        source=_DEVICEMANAGER,
+        transient=True,
+    ),
+    Entry(
+        "endpoint-stopped",
+        "device plugin endpoint stopped",
+        "the kubelet tried to call a device plugin whose connection had ended (the plugin restarted "
+        "or died; the kubelet keeps the stopped endpoint for 5 minutes)",
+        _FIND_PLUGIN + "; once it registered again, " + _DELETE_REJECTED,
+        "plugin",
+        aliases=("has been stopped",),
+        source=_K8S + "devicemanager/endpoint.go",
+        transient=True,
+    ),
+    Entry(
+        "preferred-allocation-failed",
+        "device plugin GetPreferredAllocation failed",
+        "the device plugin failed to choose the devices to allocate (GetPreferredAllocation): it "
+        "cannot query a GPU (a lost or fallen-off GPU makes NVML fail for the whole node) or its "
+        "topology information; the rest of the line is the plugin's error",
+        "`nvidia-smi` on {node}: if a GPU is lost or missing, "
+        + _CHECK_GPUS
+        + "; else "
+        + _FIND_PLUGIN
+        + "; "
+        + _DELETE_REJECTED,
+        "plugin",
+        texts=("device plugin GetPreferredAllocation rpc failed",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "prestart-failed",
+        "device plugin PreStartContainer failed",
+        "the device plugin's PreStartContainer call for the container failed, so the container is "
+        "not started; the rest of the line is the plugin's error",
+        _FIND_PLUGIN + "; fix what it names, then delete the pod",
+        "plugin",
+        texts=("device plugin PreStartContainer rpc failed",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "bad-allocation-response",
+        "device plugin allocation inconsistent",
+        "the device plugin's allocation answer did not match the request (no container response, "
+        "fewer devices than asked, or devices it does not know): a plugin restarted with another "
+        "configuration or device naming while the kubelet kept its old allocations",
+        _FIND_PLUGIN + "; if the plugin's config changed, `sudo systemctl restart kubelet` on {node} "
+        "and `{plugin_restart}`; " + _DELETE_REJECTED,
+        "plugin",
+        texts=(
+            "no containers return in allocation response",
+            "unexpectedly allocated less resources than required",
+            "invalid allocation request for",
+        ),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "allocation-state-lost",
+        "kubelet lost a pod's device allocation",
+        "the kubelet has no record of the devices it gave the pod's container (its allocation state "
+        "was lost, e.g. an unreadable checkpoint), or the pod's device request changed under the same "
+        "pod",
+        "delete the pod so it is admitted anew; if it repeats, drain {node} and restart the kubelet "
+        "(`sudo systemctl restart kubelet`)",
+        "plugin",
+        texts=("no devices found allocated in local cache", "changed request for resource"),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "topology-affinity",
+        "Topology Manager rejected the pod",
+        "the kubelet's Topology Manager policy (restricted or single-numa-node) could not place the "
+        "pod's GPUs (with its CPUs and memory) on the NUMA nodes it requires, so it rejected the pod "
+        "at admission; the scheduler does not see NUMA placement, so it may keep sending such pods",
+        "see the GPUs' NUMA affinity on {node} (`nvidia-smi topo -m`) and request GPUs that fit one "
+        "NUMA node, free GPUs on one NUMA node, or relax the kubelet's topologyManagerPolicy "
+        "(best-effort) or topologyManagerScope; " + _DELETE_REJECTED,
+        "config",
+        texts=(
+            "TopologyAffinityError",
+            "Topology Affinity Error",
+            "Resources cannot be allocated with Topology locality",
+        ),
+        source=_TOPOLOGY,
+    ),
+    Entry(
+        "checkpoint-unreadable",
+        "device manager checkpoint unreadable",
+        "the kubelet could not read its device allocation checkpoint "
+        "(/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint: corrupt, or written by an "
+        "incompatible kubelet version): it forgot which GPUs running pods hold, so GPUs may be given "
+        "twice or wrongly counted as free until the plugins register again",
+        "on {node}: drain it (`kubectl drain {node} --ignore-daemonsets`), `sudo systemctl stop "
+        "kubelet`, move /var/lib/kubelet/device-plugins/kubelet_internal_checkpoint aside, `sudo "
+        "systemctl start kubelet`, then `kubectl uncordon {node}`",
+        "plugin",
+        texts=("Continue after failing to read checkpoint file",),
+        source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "checkpoint-write-failed",
+        "device manager checkpoint not written",
+        "the kubelet cannot write its device allocation checkpoint in /var/lib/kubelet/"
+        "device-plugins (disk full or read-only filesystem): allocations are lost at its next restart",
+        "on {node}: `df -h /var/lib/kubelet` and `mount | grep kubelet`; free space or remount it "
+        "read-write, then `sudo systemctl restart kubelet`",
+        "plugin",
+        texts=(
+            'failed to write checkpoint file "kubelet_internal_checkpoint"',
+            "Writing checkpoint encountered",
+        ),
+        source=_DEVICEMANAGER,
+    ),
+)
+
+_NVIDIA_PLUGIN = (
+    Entry(
+        "inotify-limit",
+        "inotify instances exhausted",
+        "the device plugin cannot create its inotify watcher on /var/lib/kubelet/device-plugins: "
+        "the node's inotify instance limit (fs.inotify.max_user_instances) is used up by other "
+        "pods, so the plugin exits",
+        "on {node}: `sudo sysctl -w fs.inotify.max_user_instances=8192 "
+        "fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/), then `{plugin_restart}`",
+        "config",
+        aliases=("too many open files",),
+        source=_NVIDIA_MAIN,
+    ),
+    Entry(
+        "device-plugins-dir-missing",
+        "no device-plugins directory in the plugin",
+        "the device plugin finds no /var/lib/kubelet/device-plugins directory to watch: the "
+        "DaemonSet does not mount the kubelet's device-plugins directory (or the kubelet keeps it "
+        "elsewhere)",
+        _SOCKET_DIR,
+        "config",
+        aliases=("no such file or directory",),
+        source=_NVIDIA_MAIN,
+    ),
+    Entry(
+        "fs-watcher-failed",
+        "device plugin cannot watch the kubelet socket",
+        "the device plugin (releases before 0.10 print no reason) cannot watch "
+        "/var/lib/kubelet/device-plugins for kubelet restarts: the node's inotify limits are used "
+        "up, or the directory is not mounted into the plugin",
+        "on {node}: raise the inotify limits (`sudo sysctl -w fs.inotify.max_user_instances=8192 "
+        "fs.inotify.max_user_watches=524288`) and check the plugin's hostPath mount of "
+        "/var/lib/kubelet/device-plugins, then `{plugin_restart}`",
+        "config",
+        texts=("Failed to created FS watcher",),
+        source=_NVIDIA_MAIN,
+    ),
+    Entry(
+        "grpc-server-crashed",
+        "device plugin gRPC server crashed",
+        "the device plugin's own gRPC server on its socket in /var/lib/kubelet/device-plugins "
+        "failed (the socket was removed or the directory is not writable), so the kubelet cannot "
+        "reach it",
+        _FIND_PLUGIN + "; check that the plugin can write /var/lib/kubelet/device-plugins on {node}, "
+        "then `{plugin_restart}`",
+        "plugin",
+        aliases=("crashed with error",),
+        texts=("has repeatedly crashed recently",),
+        source=_NVIDIA + "internal/plugin/server.go",
+    ),
+    Entry(
+        "health-check-disabled",
+        "device plugin health checks off",
+        "the device plugin could not register for NVML events on the GPUs (a GPU or vGPU without "
+        "event support, or an NVML error), so it keeps advertising them without health checks: "
+        "a failing GPU is not taken out of service",
+        "check NVML on {node} (`nvidia-smi -q | head`); update the driver, or watch "
+        "`dmesg | grep -i xid` on the node yourself",
+        "driver",
+        texts=("continuing with health checks disabled",),
+        source=_NVIDIA + "internal/plugin/server.go",
+    ),
+    Entry(
+        "all-devices-unhealthy",
+        "device plugin marked every GPU unhealthy",
+        "waiting for NVML events failed on the node (typically a GPU lost or fallen off the bus), "
+        "so the device plugin marked all its GPUs unhealthy and the node advertises none",
+        _CHECK_GPUS,
+        "hardware",
+        texts=("Marking all devices as unhealthy",),
+        source=_NVIDIA_HEALTH,
+    ),
+    Entry(
+        "device-handle-lost",
+        "device plugin lost a GPU's handle",
+        "NVML no longer finds a GPU by its UUID (the GPU was lost or fell off the bus), so the "
+        "device plugin marked it unhealthy",
+        _CHECK_GPUS,
+        "hardware",
+        texts=("unable to get device handle from UUID",),
+        source=_NVIDIA_HEALTH,
+    ),
+    Entry(
+        "events-unsupported",
+        "GPU cannot report health events",
+        "NVML cannot tell which health events a GPU supports (an old GPU, a vGPU or a driver that "
+        "does not report Xid events), so the device plugin marks it unhealthy or leaves it unchecked",
+        "check the driver on {node} (`nvidia-smi -q`); if the GPU is fine and cannot report events, "
+        "set DP_DISABLE_HEALTHCHECKS=all in the plugin's environment and `{plugin_restart}`",
+        "driver",
+        texts=("unable to determine the supported events for", "is too old to support healthchecking"),
+        source=_NVIDIA_HEALTH,
+    ),
+    Entry(
+        "mig-placement-unknown",
+        "MIG device placement unknown",
+        "the device plugin cannot map a MIG device to its parent GPU and instances (the MIG layout "
+        "changed under it), so it marks the device unhealthy",
+        "check the MIG layout on {node} (`nvidia-smi -L`); after changing it, `{plugin_restart}`",
+        "mig",
+        texts=("Could not determine device placement for",),
+        source=_NVIDIA_HEALTH,
+    ),
+    Entry(
+        "plugin-config-invalid",
+        "device plugin flags or config invalid",
+        "the device plugin's flags or config file are invalid (the line names the option), so it "
+        "exits at start",
+        "correct the option in the plugin's Helm values or config ConfigMap (`kubectl get configmap "
+        "-A | grep -i device-plugin`), then `{plugin_restart}`",
+        "config",
+        texts=(
+            "invalid --device-list-strategy option",
+            "invalid --device-id-strategy option",
+            "invalid --shared-devices-allocation-policy option",
+            "unknown MIG strategy",
+            "using --mig-strategy=mixed is not supported with MPS",
+            "using MPS requires --mps-root to be specified",
+            "CDI --device-list-strategy options are only supported on NVML-based systems",
+            "unable to load config",
+            "unable to validate flags",
+            "unable to finalize config",
+            "invalid IMEX channel IDs",
+        ),
+        source=_NVIDIA_MAIN,
+    ),
+    Entry(
+        "cdi-spec-failed",
+        "device plugin cannot write its CDI spec",
+        "the device plugin, set to hand GPUs out through CDI, could not create its CDI handler or "
+        "spec file (nvidia-ctk or the driver root it was given is wrong), so it does not start",
+        "check the plugin's `nvidiaDriverRoot` / `nvidiaCTKPath` settings against {node} (`ls "
+        "/usr/bin/nvidia-ctk`, the driver root), or switch `deviceListStrategy` back to envvar; then "
+        "`{plugin_restart}`",
+        "toolkit",
+        texts=("unable to create cdi spec file", "unable to create cdi handler"),
+        source=_NVIDIA + "cmd/nvidia-device-plugin/plugin-manager.go",
+    ),
+)
 
 CATALOGUE = Catalogue(
     id="kubelet",
     title="kubelet device manager and device plugins",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    source="https://github.com/kubernetes/kubernetes/tree/v1.34.0/pkg/kubelet/cm/devicemanager",
+    version="Kubernetes 1.34 (device plugin API v1beta1; older kubelets' texts kept); NVIDIA "
+    "k8s-device-plugin v0.20.0",
+    entries=(*_REGISTRATION, *_ALLOCATION, *_NVIDIA_PLUGIN),
+    applies_to=("plugin-log", "events", "node", "runtime", "operand"),
+    readers=(
+        # "dial unix /var/lib/kubelet/device-plugins/kubelet.sock: connect: no such file or directory"
+        r"dial unix (?P<socket>/\S{0,200}?kubelet\.sock): "
+        r"(?P<code>connect: (?:no such file or directory|connection refused|permission denied))",
+        # "failed to create FS watcher for /var/lib/kubelet/device-plugins/: too many open files"
+        r"failed to create (?:FS|fsnotify) watcher[^:\n]{0,200}: "
+        r"(?P<code>too many open files|no such file or directory)",
+        r"the ResourceName \\?\"?(?P<resource>[^\s\"\\]{1,200})\\?\"? (?P<code>is invalid)",
+        r"\bendpoint [^\n]{0,300}? (?P<code>has been stopped)",
+        r"GRPC server for '(?P<resource>[^']{1,200})' (?P<code>crashed with error)",
+    ),
 )
