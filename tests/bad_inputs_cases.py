@@ -517,6 +517,16 @@ def _explain() -> list[Case]:
         case("explain-pod-bad-namespace", "explain pod/p -n Bad_Ns --kubeconfig {kc}", 2, "Bad_Ns"),
         case("explain-pod-missing", "explain pod/none -n kube-system --kubeconfig {kc}", 2, "pod none"),
         case("explain-node-missing", "explain node/none --kubeconfig {kc}", 2, "node none"),
+        case("explain-since-malformed", "explain --since 5x {dir}/k.log", 2, "--since", {"k.log": "x\n"}),
+        case("explain-since-zero", "explain --since 0s {dir}/k.log", 2, "--since '0s'", {"k.log": "x\n"}),
+        case(
+            "explain-since-no-stamps",
+            "explain --since 2h {dir}/describe.txt",
+            2,
+            "--since 2h",
+            {"describe.txt": "Events:\n  Warning  Failed  kubelet  Error: ErrImagePull\n"},
+        ),
+        case("explain-since-pod", "explain pod/p -n kube-system --since 1h --kubeconfig {kc}", 2, "--since"),
     ]
 
 

@@ -20,8 +20,13 @@ output, journal or dmesg lines. Prints every known signature found with its caus
 container statuses and logs, the scheduler's message, the node's state, the GPU plugin and operand
 pods on the node and their logs; with --inventory the node's host over SSH) and print the one cause
 and fix with the evidence lines that led there.
+When several failures are found, the one that explains the others (the lowest layer: the fabric,
+then the GPU, the driver, ..., the application) is printed first as the cause, the rest as its
+consequences. `--since 2h` (or `30m`, `1d`, `'2026-12-06 10:00'`) keeps only the lines stamped from
+then on in a journalctl, `dmesg -T`, `kubectl logs --timestamps` or klog capture.
 Exit 0 when it ran (matches or not), 2 when FILE cannot be read or holds nothing (an empty file,
-standard input empty or closed) or the pod or node does not exist, 3 cluster or host unreachable.
+standard input empty or closed), --since is malformed or finds no time stamp, or the pod or node
+does not exist, 3 cluster or host unreachable.
 """
 
 _HINT = "pass a text file, or `-` to read standard input (e.g. `kubectl describe pod P | gpuctl explain`)"
@@ -78,12 +83,26 @@ Namespace = Annotated[
 ]
 
 
+Since = Annotated[
+    Optional[str],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option(
+        "--since",
+        help="Keep only the lines stamped at or after WHEN: a duration before now (30m, 2h, 1d) or a "
+        "time stamp (2026-12-06 10:00, ISO 8601 with or without zone). For journalctl, dmesg -T, "
+        "kubectl logs --timestamps and klog captures.",
+        metavar="WHEN",
+        show_default=False,
+    ),
+]
+
+
 def command(
     *,
     file: Annotated[
         str, typer.Argument(help="Text to explain; `-` reads standard input; pod/NAME or node/NAME.")
     ] = "-",
     namespace: Namespace = None,
+    since: Since = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
     inventory: OptionalInventory = None,
@@ -97,11 +116,20 @@ def command(
     subject = subject_of(file, namespace, lambda: context_namespace(kubeconfig, context))
     if subject is None:
         from gpuctl.core.explain import explain
+        from gpuctl.core.since import since as since_moment
 
         # -n is context (ignored: a text has no namespace); the others would name a cluster or host
         _refuse_cluster_options(file, kubeconfig=kubeconfig, context=context, inventory=inventory)
-        emit(explain(text=read_text(file)), output, report)
+        window = None if since is None else since_moment(since)  # before waiting on standard input
+        emit(explain(text=read_text(file), since=window), output, report)
         return
+    if since is not None:
+        raise ConfigError(
+            f"--since applies to a text (FILE or -), not to {file}: gpuctl reads the recent evidence of a "
+            f"{subject.kind} itself",
+            hint="capture the log with its time stamps and pass it: "
+            "`kubectl logs POD --timestamps --since 2h | gpuctl explain --since 2h -`",
+        )
     from gpuctl.core.explain_subject.subject import explain_subject
     from gpuctl.kube.client import load_api_client
 

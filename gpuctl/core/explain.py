@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuctl.core.explain_subject.evidence import Evidence, Subject
+from gpuctl.core.since import FORMATS, Since, cut
+from gpuctl.core.since import note as since_note
 from gpuctl.diagnose import Diagnosis
 from gpuctl.diagnose.scan import find_all
-from gpuctl.errors import ExitCode
+from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.nvidia_smi_parse import SmiReport, parse_nvidia_smi
 
 
@@ -34,7 +37,9 @@ class ExplainResult:
     subject: Subject | None = None  # the pod or node explained (None: a pasted text)
     evidence: tuple[Evidence, ...] = ()  # what was read about the subject, the deciding line first
     exit_code: ExitCode = ExitCode.OK
-    note: str = ""  # why nothing was diagnosed (a node without GPUs), instead of a cause
+    note: str = ""  # why nothing was diagnosed (a node without GPUs), instead of a cause; what --since kept
+    # --since: {"from": ISO 8601, "lines": read, "kept": N, "undated_before": left out unplaced}
+    since: dict[str, Any] | None = None
 
     @property
     def cause(self) -> str | None:
@@ -58,9 +63,30 @@ def roles(found: list[Diagnosis]) -> list[str]:
     return [CAUSE if diagnosis.rank <= root else CONSEQUENCE for diagnosis in found]
 
 
-def explain(*, text: str) -> ExplainResult:
+def explain(*, text: str, since: Since | None = None) -> ExplainResult:
     """Match `text` (logs, events, `kubectl describe`, nvidia-smi, journal lines) line by line,
-    the root cause first and the findings it explains after it as its consequences."""
+    the root cause first and the findings it explains after it as its consequences; with `since`,
+    only its lines stamped from then on (ConfigError where no line carries a stamp)."""
+    if since is None:
+        return _explained(text)
+    kept = cut(text, since)
+    if not kept.dated:
+        raise ConfigError(
+            f"--since {since.word}: no line of the text starts with a time stamp ({FORMATS})",
+            hint="drop --since, or capture with time stamps: `journalctl -o short-iso`, `dmesg -T`, "
+            "`kubectl logs POD --timestamps`",
+        )
+    window = {
+        "from": since.moment.isoformat(),
+        "lines": kept.lines,
+        "kept": kept.kept,
+        "undated_before": kept.undated_before,
+    }
+    result = _explained(kept.text)
+    return ExplainResult(result.matches, result.nvidia_smi, note=since_note(since, kept), since=window)
+
+
+def _explained(text: str) -> ExplainResult:
     found = find_all(text)
     matches = tuple(
         ExplainMatch(each.signature_id, each.category, each.cause, each.hint, each.evidence, role)

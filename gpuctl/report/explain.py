@@ -36,6 +36,7 @@ def to_json(result: ExplainResult) -> dict[str, Any]:
         "subject": asdict(result.subject) if result.subject else None,
         "evidence": [asdict(evidence) for evidence in result.evidence],
         "note": result.note,
+        "since": result.since,
     }
 
 
