@@ -136,9 +136,9 @@ def test_explain_since_keeps_the_recent_lines(
     lines = [match["line"] for match in document["matches"]]
     assert XID43 not in lines
     assert CONTINUATION.strip() not in lines  # it follows XID 43, from before --since
-    assert [(match["id"], match["role"]) for match in document["matches"]] == [
-        ("xid.critical", "cause"),
-        ("xid.application", "consequence"),
+    assert [(match["line"], match["role"]) for match in document["matches"]] == [
+        (XID94, "cause"),
+        (XID31, "consequence"),
     ]
     assert document["since"] == {
         "from": "2024-08-01T00:00:00+00:00",
