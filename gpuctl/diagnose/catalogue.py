@@ -122,6 +122,30 @@ class Catalogue:
         )
         return re.compile("|".join(alternatives), re.IGNORECASE), entries
 
+    @cached_property
+    def _anchors(self) -> tuple[str, ...]:
+        """The longest word of each fixed text, lowercased: a line holding none of them holds no
+        fixed text, so the (slow, one branch per text) regex runs only on lines holding one."""
+        _, entries = self._texts
+        return tuple(sorted({max(text.split(" "), key=len) for text in entries}))
+
+    def _text_spans(self, text: str) -> list[tuple[int, int]]:
+        """The lines of `text` (start, end) that hold an anchor; the whole text where lowercasing
+        changes its length (the offsets would not line up)."""
+        lowered = text.lower()
+        if len(lowered) != len(text):
+            return [(0, len(text))]
+        spans: set[tuple[int, int]] = set()
+        for anchor in self._anchors:
+            at = lowered.find(anchor)
+            while at >= 0:
+                start = lowered.rfind("\n", 0, at) + 1
+                end = lowered.find("\n", at)
+                end = len(text) if end < 0 else end
+                spans.add((start, end))
+                at = lowered.find(anchor, end)
+        return sorted(spans)
+
     def diagnosis_id(self, entry: Entry) -> str:
         return f"{self.id}.{slug(entry.code)}"
 
@@ -137,7 +161,11 @@ class Catalogue:
                     hits.append(Hit(self, entry, match.start(), groups))
         pattern, entries = self._texts
         if pattern is not None:
-            hits += (Hit(self, entries[normal(m.group())], m.start(), {}) for m in pattern.finditer(text))
+            for start, end in self._text_spans(text):
+                hits += (
+                    Hit(self, entries[normal(m.group())], m.start(), {})
+                    for m in pattern.finditer(text, start, end)
+                )
         hits.sort(key=lambda hit: hit.at)
         return hits
 
