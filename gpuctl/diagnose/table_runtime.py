@@ -30,6 +30,17 @@ RUNTIME = (
         REBOOT_FIX, also=_ALSO,
     ),
     sig(
+        "runtime.nvml-insufficient-permissions", "runtime", "toolkit",
+        r"nvml error: insufficient permissions",
+        "the start hook's NVML may not open the GPU device nodes: /dev/nvidiactl or /dev/nvidia* "
+        "have restrictive modes or SELinux labels, or `user` under [nvidia-container-cli] in "
+        "/etc/nvidia-container-runtime/config.toml makes the hook drop root",
+        "on {node}: `ls -lZ /dev/nvidia*` (the driver creates them crw-rw-rw-); comment out `user` in "
+        "/etc/nvidia-container-runtime/config.toml; with SELinux enforcing, `sudo nvidia-container-cli "
+        "-k list | sudo restorecon -v -f -`; then recreate the pod",
+        also=_ALSO,
+    ),
+    sig(
         "runtime.cuda-requirement", "runtime", "driver",
         r"unsatisfied condition: cuda\s*>=\s*(?P<cuda>\d+\.\d+)",
         "the image needs CUDA {cuda}, newer than the node's driver supports (CUDA {cuda} needs "

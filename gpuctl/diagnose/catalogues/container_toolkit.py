@@ -1,14 +1,432 @@
-"""NVIDIA Container Toolkit, CDI and container runtimes: placeholder, being written."""
+"""NVIDIA Container Toolkit, CDI and the container runtimes that run it: why a GPU container could
+not start.
+
+The start hook `nvidia-container-cli` (libnvidia-container) reports every failure as
+`nvidia-container-cli: <stage> error: <detail>`, one stage per step of `configure`
+(src/cli/configure.c): input, permission, initialization, container, detection, device,
+requirement, mount, ldcache. The detail is the failing call's own text. This catalogue reads the
+stage as a fallback and lists the details that name a cause by their fixed texts; the details the
+diagnosis table already explains (table_runtime.py: driver not loaded, version mismatch, load
+library failed, ldcache, unknown device, the CUDA requirement, cgroup v2, BPF device filters, file
+exists, change root) are left to its rows, so the stage fallback stands back for them too.
+
+Around the hook: the NVIDIA Container Runtime and its CDI hooks (nvidia-container-toolkit), and the
+runtimes that must be configured to use them: Docker (daemon.json), containerd (config.toml,
+version 2 or 3), CRI-O (its runtime handlers and OCI hooks).
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+import re
+
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_LIBNVC = "https://github.com/NVIDIA/libnvidia-container/blob/main/src/cli/configure.c"
+_TOOLKIT = "https://github.com/NVIDIA/nvidia-container-toolkit"
+_CDI_HOOK = "https://github.com/NVIDIA/nvidia-container-toolkit/tree/main/cmd/nvidia-cdi-hook"
+_CONTAINERD = "https://github.com/containerd/containerd/blob/main/cmd/containerd/server/config/config.go"
+_CRIO = "https://github.com/cri-o/cri-o/blob/main/docs/crio.conf.5.md"
+_DOCKER = "https://docs.docker.com/engine/containers/resource_constraints/#gpu"
+_INSTALL = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
+
+_CONFIG = "/etc/nvidia-container-runtime/config.toml"
+_BOOTSTRAP = "`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`"
+_DEBUG = "`sudo nvidia-container-cli -k -d /dev/tty info` on {node} shows the step that fails"
+_CDI_GENERATE = "`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`"
+_CONTAINERD_CONFIGURE = (
+    "`sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && "
+    "sudo systemctl restart containerd`"
+)
+_DRAIN_RESET = (
+    "drain {node} (`kubectl drain {node} --ignore-daemonsets`), reset the GPU (`sudo nvidia-smi -r "
+    "-i GPU`) or reboot the node; replace the GPU if it happens again"
+)
+
+# The fallbacks: the stage a detail nobody lists failed in.
+_STAGES = (
+    Entry(
+        "input error", "hook given invalid arguments",
+        "the NVIDIA container runtime hook called nvidia-container-cli with arguments it refuses "
+        "(a rootfs it cannot use, a malformed requirement): the hook and libnvidia-container come "
+        "from different toolkit releases, or the container's NVIDIA_* variables are malformed",
+        f"on {{node}}: reinstall the toolkit as one release ({_BOOTSTRAP}; `nvidia-ctk --version` "
+        "and `nvidia-container-cli --version` must agree), and check the pod's NVIDIA_* variables",
+        "toolkit",
+    ),
+    Entry(
+        "permission error", "hook lacks capabilities",
+        "the start hook could not take the Linux capabilities it needs to set the container up: it "
+        "runs inside a user namespace or an unprivileged container (rootless engine, LXC, nested "
+        "containers), or SELinux or AppArmor confines it",
+        f"run the container engine on {{node}} as root; check `getenforce` and `sudo ausearch -m avc "
+        f"-ts recent` for denials; in rootless or nested setups inject the GPUs with CDI instead "
+        f"({_CDI_GENERATE})",
+        "toolkit",
+    ),
+    Entry(
+        "initialization error", "hook could not initialise the driver",
+        "the start hook could not start its driver service: the NVIDIA driver's user-space "
+        "libraries did not load or NVML did not initialise on the node, so no GPU container can "
+        "start there",
+        f"on {{node}}: `nvidia-smi` must work; {_DEBUG}; install or repair the driver with "
+        f"{_BOOTSTRAP}",
+        "driver",
+    ),
+    Entry(
+        "container error", "hook could not find the container",
+        "the start hook could not resolve the container it is configuring (its process, mount "
+        "namespace or cgroup): the container engine's cgroup layout or namespaces are not what this "
+        "libnvidia-container release understands",
+        f"on {{node}}: upgrade the NVIDIA Container Toolkit ({_BOOTSTRAP}); {_DEBUG}",
+        "toolkit",
+    ),
+    Entry(
+        "detection error", "hook could not list the driver's files or GPUs",
+        "the start hook could not enumerate the driver's libraries, binaries or GPUs on the host "
+        "(NVML failed, or a driver file it found cannot be read)",
+        f"on {{node}}: `nvidia-smi -L` must list the GPUs; {_DEBUG}; reinstall the driver if files "
+        f"are missing ({_BOOTSTRAP})",
+        "driver",
+    ),
+    Entry(
+        "device error", "container asks for a GPU the node lacks",
+        "the container asked (NVIDIA_VISIBLE_DEVICES) for a GPU the start hook cannot find on the "
+        "node: an index or UUID of another node, or a GPU that is gone",
+        "compare the pod's NVIDIA_VISIBLE_DEVICES with `nvidia-smi -L` on {node}; let the device "
+        "plugin pick the GPUs (request nvidia.com/gpu, do not set the variable yourself)",
+        "toolkit",
+    ),
+    Entry(
+        "requirement error", "image requirement not met",
+        "the image's NVIDIA_REQUIRE_* condition is not met by the node's driver or GPU",
+        f"upgrade the driver on {{node}} ({_BOOTSTRAP}) or use an image built for the installed "
+        "driver (`nvidia-smi` shows the newest CUDA it supports)",
+        "driver",
+    ),
+    Entry(
+        "mount error", "hook could not mount the driver into the container",
+        "the start hook could not mount the driver's files and device nodes into the container or "
+        "set its device cgroup",
+        f"{_DEBUG}; the text after `mount error:` names the file and the reason",
+        "toolkit",
+    ),
+)  # fmt: skip
+
+_DETAILS = (
+    Entry(
+        "driver-rpc-timeout", "driver service timed out",
+        "the start hook's driver service got no answer from the GPUs within its 10 s limit: the GPUs "
+        "are not kept initialised (persistence mode off, nvidia-persistenced not running), so each "
+        "container start waits for every GPU to initialise; or a GPU hangs",
+        "on {node}: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`); "
+        "if `nvidia-smi` itself hangs, " + _DRAIN_RESET,
+        "driver",
+        texts=("driver rpc error: timed out", "driver error: timed out"),
+    ),
+    Entry(
+        "nvcgo-rpc-timeout", "cgroup helper timed out",
+        "the start hook's cgroup helper (libnvidia-container's Go part, which edits the container's "
+        "device rules) did not start within 10 s: the node is under heavy CPU or IO load, often "
+        "many GPU containers starting at once",
+        "the kubelet retries; if it recurs, spread the GPU pods' starts on {node} and look at its "
+        "load (`top`, `iostat -x 1`)",
+        "toolkit",
+        texts=("nvcgo rpc error: timed out",),
+        transient=True,
+    ),
+    Entry(
+        "driver-rpc-failed", "driver service died",
+        "the start hook's driver service (a helper process that loads libnvidia-ml) failed while "
+        "answering: NVML could not work in it, most often because persistence mode is off, or "
+        "because another package's libnvidia-ml shadows the driver's in the linker cache",
+        "on {node}: `sudo systemctl enable --now nvidia-persistenced`; `ldconfig -p | grep "
+        "libnvidia-ml` must list only the driver's copy (remove the package that ships another); "
+        + _DEBUG,
+        "driver",
+        texts=(
+            "driver rpc error: failed to process request",
+            "driver error: failed to process request",
+            "driver rpc error: failed to perform handshake",
+        ),
+    ),
+    Entry(
+        "capability-change-failed", "hook capabilities denied",
+        "the start hook was refused the capabilities it needs: SELinux enforcing without a policy "
+        "for it, or the engine runs it in a user namespace or without CAP_SYS_ADMIN (rootless, "
+        "nested or unprivileged containers)",
+        "on {node}: `getenforce` and `sudo ausearch -m avc -ts recent`; allow the hook (NVIDIA's "
+        "SELinux policy, or `setenforce 0` to confirm), or run the engine as root",
+        "toolkit",
+        texts=("capability change failed",),
+    ),
+    Entry(
+        "privilege-change-failed", "hook cannot change user",
+        "the start hook could not switch to its unprivileged user (setgroups/setuid refused): it runs "
+        "inside a user namespace (rootless engine, unprivileged LXC, gVisor rootless)",
+        f"run the engine on {{node}} as root, or for rootless engines set `no-cgroups = true` "
+        "(`sudo nvidia-ctk config --set nvidia-container-cli.no-cgroups --in-place`) and inject "
+        f"the GPUs with CDI ({_CDI_GENERATE})",
+        "toolkit",
+        texts=("privilege change failed",),
+    ),
+    Entry(
+        "cgroup-device-rules-denied", "hook may not write device rules",
+        "the start hook may not write the container's cgroup v1 device rules (devices.allow): the "
+        "engine is rootless, or the container lives in a cgroup another manager owns (a Slurm "
+        "task's under enroot/pyxis)",
+        "on {node}: set `no-cgroups = true` (`sudo nvidia-ctk config --set "
+        "nvidia-container-cli.no-cgroups --in-place`) and give the container the GPU devices "
+        f"itself (CDI: {_CDI_GENERATE}), or run the engine as root",
+        "toolkit",
+        texts=("devices.allow: permission denied",),
+    ),
+    Entry(
+        "cgroup-path-not-found", "container cgroup not found",
+        "the start hook computed a device cgroup path for the container that does not exist: "
+        "libnvidia-container releases before 1.3.1 misread the systemd cgroup driver's "
+        "`slice:prefix:name` paths that containerd uses with SystemdCgroup",
+        f"on {{node}}: upgrade the NVIDIA Container Toolkit and libnvidia-container ({_BOOTSTRAP}), "
+        "then recreate the pod",
+        "toolkit",
+        texts=("devices.allow: no such file or directory",),
+    ),
+    Entry(
+        "mount-operation-failed", "hook may not mount",
+        "the start hook was not allowed to bind-mount the driver's files into the container: it "
+        "runs without mount rights (unprivileged or nested container, rootless engine, user "
+        "namespace), SELinux or AppArmor denies it, or the container's root is on an unusual "
+        "storage setup",
+        f"run the engine on {{node}} as root with its default storage driver; in nested or LXC "
+        f"setups inject the GPUs with CDI ({_CDI_GENERATE}); check `sudo ausearch -m avc -ts recent`",
+        "toolkit",
+        texts=("mount operation failed",),
+    ),
+    Entry(
+        "driver-requirement", "image needs another driver",
+        "the image's NVIDIA_REQUIRE_CUDA lists driver ranges or GPU brands (old CUDA images: "
+        "`brand=tesla,driver>=418,driver<419 ...`) and the node's driver or GPU matches none of "
+        "them",
+        f"upgrade the driver on {{node}} ({_BOOTSTRAP}), or use an image built for the installed "
+        "driver; NVIDIA_DISABLE_REQUIRE=true on the container skips the check when the image's "
+        "CUDA runs on the driver anyway",
+        "driver",
+        texts=(
+            "unsatisfied condition: driver",
+            "unsatisfied condition: brand",
+            "unsatisfied condition: arch",
+        ),
+    ),
+    Entry(
+        "cdi-generate-failed", "CDI spec not generated",
+        "nvidia-ctk could not build the CDI specification: it found no working NVML or driver "
+        "libraries where it looked (driver not loaded yet, a containerised driver under "
+        "/run/nvidia/driver without --driver-root) or the platform needs another mode (Jetson: "
+        "csv); GPU containers that ask for CDI devices then cannot start",
+        f"on {{node}}: `nvidia-smi` must work; rerun {_CDI_GENERATE} (add "
+        "`--driver-root=/run/nvidia/driver` for the GPU Operator's driver container, `--mode=csv` "
+        "on Jetson); the message's tail names the failing step",
+        "toolkit",
+        source=_TOOLKIT,
+        texts=("failed to generate CDI spec",),
+    ),
+    Entry(
+        "hook-invoked-directly", "legacy hook called in csv or cdi mode",
+        "the toolkit on the node runs in csv (Jetson) or cdi mode, where only the NVIDIA Container "
+        "Runtime may inject GPUs, but the container was started through the legacy hook "
+        "(docker's --gpus flag, or a runtime without the nvidia runtime)",
+        "start the container with the nvidia runtime: `--runtime=nvidia` (on {node}: `sudo nvidia-ctk "
+        "runtime configure --runtime=docker --set-as-default && sudo systemctl restart docker`); "
+        "in Kubernetes use the nvidia RuntimeClass or make nvidia the default runtime",
+        "toolkit",
+        source=_TOOLKIT,
+        texts=("invoking the NVIDIA Container Runtime Hook directly",),
+    ),
+    Entry(
+        "create-symlink-failed", "CDI symlink hook failed",
+        "nvidia-cdi-hook create-symlinks could not create a driver symlink in the container: the "
+        "image already has that link pointing elsewhere (libGLX_indirect.so.0 -> libGLX_mesa.so.0), "
+        "which toolkit 1.17.0 refuses to replace",
+        f"upgrade the NVIDIA Container Toolkit on {{node}} to 1.17.1 or newer ({_BOOTSTRAP}), "
+        f"regenerate the CDI spec ({_CDI_GENERATE}) and recreate the pod",
+        "toolkit",
+        source=_CDI_HOOK,
+        texts=("failed to create link [", "unexpected link target"),
+    ),
+    Entry(
+        "cdi-hook-missing", "CDI hook binary missing",
+        "the CDI specification's hooks run a binary that does not exist on the node: the spec was "
+        "generated by another installation (the GPU Operator's toolkit, a removed package) or by a "
+        "toolkit older than 1.16, which has no nvidia-cdi-hook",
+        f"on {{node}}: install a current NVIDIA Container Toolkit ({_BOOTSTRAP}), regenerate the spec "
+        f"({_CDI_GENERATE}; `nvidia-ctk cdi list` lists it) and remove stale specs from /etc/cdi and "
+        "/var/run/cdi",
+        "toolkit",
+        aliases=("nvidia-cdi-hook", "nvidia-ctk"),
+        source=_CDI_HOOK,
+    ),
+    Entry(
+        "runtime-binary-missing", "NVIDIA runtime binary missing",
+        "the container runtime is configured to run the NVIDIA Container Runtime or its hook, but "
+        "that binary is not installed at that path on the node (toolkit removed or never installed)",
+        f"on {{node}}: install the NVIDIA Container Toolkit ({_BOOTSTRAP}), or point the runtime's "
+        "BinaryName at its real path (`command -v nvidia-container-runtime`), then `sudo systemctl "
+        "restart containerd`",
+        "toolkit",
+        aliases=("nvidia-container-runtime", "nvidia-container-runtime-hook"),
+        source=_TOOLKIT,
+    ),
+    Entry(
+        "toolkit-not-installed", "toolkit command missing",
+        "the NVIDIA Container Toolkit's commands are not installed on the node (or not on PATH)",
+        f"install it on {{node}}: {_BOOTSTRAP} (packages nvidia-container-toolkit and "
+        f"libnvidia-container-tools; {_INSTALL})",
+        "toolkit",
+        source=_INSTALL,
+        texts=("nvidia-ctk: command not found", "nvidia-container-cli: command not found"),
+    ),
+    Entry(
+        "docker-no-gpu-driver", "docker has no GPU device driver",
+        "Docker found no device driver for `--gpus` (or a compose file's GPU reservation): the "
+        "NVIDIA Container Toolkit is not installed on the node, or Docker was not restarted after "
+        "it was installed",
+        "on {node}: install the toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker && "
+        "sudo systemctl restart docker`",
+        "toolkit",
+        source=_DOCKER,
+        texts=("could not select device driver",),
+    ),
+    Entry(
+        "docker-unknown-runtime", "docker has no nvidia runtime",
+        "Docker does not know the runtime the container names (nvidia): /etc/docker/daemon.json "
+        "has no `runtimes.nvidia` entry, the toolkit is not installed, or Docker was not restarted "
+        "after the file changed (a rootless daemon reads ~/.config/docker/daemon.json)",
+        "on {node}: `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart "
+        "docker`; `docker info | grep -i runtimes` must list nvidia",
+        "runtime",
+        source=_INSTALL,
+        texts=("unknown or invalid runtime name", "unknown runtime specified"),
+    ),
+    Entry(
+        "containerd-runtime-missing", "containerd lacks the runtime handler",
+        "the pod's RuntimeClass names runtime handler {handler}, but containerd's CRI plugin on the "
+        "node has no runtime of that name",
+        f"on {{node}}: {_CONTAINERD_CONFIGURE} (the GPU Operator's toolkit adds nvidia, nvidia-cdi "
+        "and nvidia-legacy), or correct the RuntimeClass's handler",
+        "runtime",
+        aliases=("no runtime for",),
+        source=_CONTAINERD,
+    ),
+    Entry(
+        "crio-runtime-handler-missing", "CRI-O lacks the runtime handler",
+        "the pod's RuntimeClass names runtime handler {handler}, but CRI-O on the node has no "
+        "[crio.runtime.runtimes.{handler}] table",
+        "on {node}: `sudo nvidia-ctk runtime configure --runtime=crio && sudo systemctl restart "
+        "crio`; or, where CRI-O injects GPUs through the NVIDIA OCI hook "
+        "(/usr/share/containers/oci/hooks.d), drop runtimeClassName from the pod",
+        "runtime",
+        aliases=("failed to find runtime handler",),
+        source=_CRIO,
+    ),
+    Entry(
+        "runtime-handler-not-supported", "runtime cannot use RuntimeClass handlers",
+        "the pod's RuntimeClass names runtime handler {handler}, which the node's container runtime "
+        "does not support: Docker through dockershim or cri-dockerd accepts no handler but its own",
+        "on Docker nodes make nvidia Docker's default runtime (on {node}: `sudo nvidia-ctk runtime "
+        "configure --runtime=docker --set-as-default && sudo systemctl restart docker`) and drop "
+        "runtimeClassName, or move the node to containerd",
+        "runtime",
+        aliases=("RuntimeHandler",),
+        source="https://kubernetes.io/docs/concepts/containers/runtime-class/",
+    ),
+    Entry(
+        "containerd-config-invalid", "containerd cannot read its config",
+        "containerd cannot load /etc/containerd/config.toml (or a file it imports): a TOML syntax "
+        "error, a value of the wrong type (`version = \"2\"`), or a section of another config "
+        "version (`plugins.cri` of version 1; containerd 2.x reads version 3, with the CRI runtimes "
+        "under plugins.\"io.containerd.cri.v1.runtime\"); containerd does not start, so no pod does",
+        "on {node}: `sudo containerd config dump` shows the error's place; fix that key (`containerd "
+        "config migrate` converts an old version), then "
+        + _CONTAINERD_CONFIGURE,
+        "runtime",
+        source=_CONTAINERD,
+        texts=("failed to load TOML", "failed to unmarshal TOML", "cannot load TOML value"),
+    ),
+    Entry(
+        "containerd-dropin-version", "containerd drop-in newer than its config",
+        "a containerd drop-in config (such as /etc/containerd/conf.d/99-nvidia.toml written by "
+        "nvidia-ctk or the GPU Operator's toolkit) declares a newer config version than "
+        "/etc/containerd/config.toml, and containerd refuses to start",
+        "on {node}: migrate the root config (`sudo containerd config migrate`, written back to "
+        "/etc/containerd/config.toml) or regenerate the drop-in for its version, then "
+        + _CONTAINERD_CONFIGURE,
+        "runtime",
+        source=_CONTAINERD,
+        texts=("higher than root config version",),
+    ),
+    Entry(
+        "containerd-plugin-config-invalid", "containerd plugin config invalid",
+        "containerd refused a plugin's configuration (often the CRI plugin's): that plugin is not "
+        "loaded, so the kubelet cannot run pods through it",
+        "on {node}: `sudo journalctl -u containerd -b | grep 'invalid plugin config'` names the "
+        "setting; fix it in /etc/containerd/config.toml, then `sudo systemctl restart containerd`",
+        "runtime",
+        source=_CONTAINERD,
+        texts=("invalid plugin config",),
+    ),
+    Entry(
+        "exec-format-error", "binary for another CPU architecture",
+        "the container's program is built for another CPU architecture than the node's (an amd64 "
+        "image on an arm64 Grace or Jetson node, or the reverse), or is a script without a `#!` line",
+        "use an image built for the node's architecture (`kubectl get node {node} -o "
+        "jsonpath='{{.status.nodeInfo.architecture}}'`; `docker manifest inspect IMAGE` lists an "
+        "image's platforms)",
+        "application",
+        source="https://github.com/opencontainers/runc",
+        texts=("exec format error",),
+    ),
+)  # fmt: skip
+
+# Details the diagnosis table's rows explain (table_runtime.py; `GPU is lost` is table_gpu.py's): the
+# stage fallback stands back for them as it does for the details above.
+_TABLE_DETAILS = (
+    "nvml error", "load library failed", "unknown device", "unsatisfied condition",
+    "cgroup subsystem devices not found", "bpf_prog_query", "device filters", ": file exists",
+    "change root failed", "ldcache error",
+)  # fmt: skip
+
+
+def _stage_reader() -> str:
+    """The stage of an `nvidia-container-cli: <stage> error: <detail>` line whose detail no entry
+    and no table row explains: read only when a detail follows (a line cut after the stage says no
+    more than the table's generic hook row) and none of their texts is in it."""
+    details = sorted(
+        {text for entry in _DETAILS for text in entry.texts} | set(_TABLE_DETAILS), key=len, reverse=True
+    )
+    known = "|".join(r"\s+".join(map(re.escape, text.split(" "))) for text in details)
+    stages = "|".join(re.escape(entry.code.split()[0]) for entry in _STAGES)
+    return rf"nvidia-container-cli(?:\.real)?: (?P<code>(?:{stages}) error):(?=\s*\S)(?!.*?(?:{known}))"
+
 
 CATALOGUE = Catalogue(
     id="container-toolkit",
     title="NVIDIA Container Toolkit, CDI and container runtimes",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    source=_LIBNVC,
+    version=(
+        "libnvidia-container 1.17 (nvidia-container-cli stages, unchanged since 1.0); NVIDIA "
+        "Container Toolkit 1.20.0; containerd 2.x config versions 2 and 3; CRI-O 1.3x; Docker 28"
+    ),
+    entries=(*_STAGES, *_DETAILS),
+    applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
+    readers=(
+        _stage_reader(),
+        # the CDI spec's hook, or the runtime's configured binary, is not on the node
+        r"fork/exec \S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
+        r"nvidia-container-runtime): no such file or directory",
+        # containerd: `no runtime for "nvidia-cdi" is configured` (the table's row reads "nvidia")
+        r"(?P<code>no runtime for) \\*\"(?P<handler>[^\"\\]+)\\*\" is configured",
+        # CRI-O: `failed to find runtime handler nvidia from runtime list map[...]`
+        r"(?P<code>failed to find runtime handler) (?P<handler>\S+) from runtime list",
+        # dockershim and cri-dockerd: `RuntimeHandler "nvidia" not supported`
+        r"(?P<code>RuntimeHandler) \\*\"(?P<handler>[^\"\\]+)\\*\" not supported",
+    ),
 )
