@@ -1,14 +1,436 @@
-"""DCGM return codes: placeholder, being written."""
+"""DCGM return codes: every `dcgmReturn_t` of DCGM's `dcgm_structs.h` (DCGM_ST_OK aside), with the
+text `errorString()` gives it (what dcgmi, nv-hostengine's clients and dcgm-exporter print), the
+text of DCGM's Python bindings where it differs, and the start-up failures of dcgm-exporter.
+
+A line names a code in one of these ways, each read here:
+
+- its symbol (`DCGM_ST_CONNECTION_NOT_VALID`), or the Python bindings' exception class
+  (`DCGMError_ConnectionNotValid`);
+- its number where DCGM prints one (`DCGM_PROFILING_SR_WATCH_FIELDS failed with -33`,
+  `DCGM Error with code -21`);
+- its message: a distinctive one anywhere in a line, a short one ("Timeout", "No permission") only
+  where DCGM prints a message (after `nv-hostengine:`, `DCGM:`, `fields:`, `metrics:`, `Return:`,
+  `Result:`), since other programs print those words too.
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+import re
+
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_SOURCE = "https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/dcgm_structs.h"
+_STRINGS = "https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/src/dcgm_errors.c"
+_EXPORTER = "https://github.com/NVIDIA/dcgm-exporter"
+
+# --- fixes shared by several codes --------------------------------------------------------------
+_HOSTENGINE = (
+    "check the host engine the client talks to: on {node} `systemctl status nvidia-dcgm` (or "
+    "`nv-hostengine` running) and `dcgmi discovery -l`; a dcgm-exporter started with `-r "
+    "HOST:5555` (DCGM_REMOTE_HOSTENGINE_INFO) needs nv-hostengine listening there, otherwise drop "
+    "`-r` so it runs its own embedded engine; then restart the exporter pod (`kubectl -n "
+    "{namespace} delete pod POD`)"
+)
+_NVML = (
+    "run `nvidia-smi` on {node} and in the DCGM/exporter pod (`kubectl -n {namespace} exec POD -- "
+    "nvidia-smi`): if the host fails, reinstall/reload the driver (`gpuctl bootstrap --phase host "
+    "-i INVENTORY --limit {node}`); if only the pod fails, give it the NVIDIA runtime "
+    "(runtimeClassName nvidia)"
+)
+_RESET = (
+    "drain {node} (`kubectl drain {node} --ignore-daemonsets`), reset the GPU (`nvidia-smi -r -i "
+    "GPU`) or reboot {node}; if it recurs, run `dcgmi diag -r 3` and replace the GPU it names"
+)
+_PROFILING = (
+    "profiling (DCP) metrics need a data-center GPU, the exporter with CAP_SYS_ADMIN, and no other "
+    "profiler on the GPU: drop the DCGM_FI_PROF_* rows from the exporter's metrics CSV on {node}'s "
+    "GPUs, or give the exporter `--cap-add SYS_ADMIN`; on MIG GPUs run nv-hostengine separately"
+)
+_DIAG = (
+    "read what `dcgmi diag -r 1 -j` reports per test (and nvvs.log beside it); rerun the diagnostic "
+    "once the GPUs are idle (`kubectl drain {node} --ignore-daemonsets`)"
+)
+_API = (
+    "a DCGM client bug or a client built against another DCGM: upgrade the client (dcgm-exporter, "
+    "dcgmi) to the DCGM release the host engine runs (`dcgmi -v`), and report it to the client's "
+    "project if it persists"
+)
+_INSTALL = (
+    "install DCGM's packages of one release on {node} (`datacenter-gpu-manager-4-core` with its "
+    "`-cuda12`/`-cuda13` part, or the exporter image that bundles them), then `systemctl restart "
+    "nvidia-dcgm`"
+)
+
+
+def _code(  # noqa: PLR0917 - one positional row per code reads as the table it copies
+    number: int,
+    name: str,
+    message: str,
+    layer: str,
+    cause: str,
+    fix: str,
+    *,
+    binding: str = "",
+    distinctive: bool = True,
+    transient: bool = False,
+    texts: tuple[str, ...] = (),
+) -> Entry:
+    """A DCGM_ST_ code as an entry, known by its symbol, number, Python class and messages.
+
+    `distinctive`: the message is DCGM's own wording, safe to look for anywhere in a line;
+    otherwise it is read only after a DCGM prefix (see _CONTEXT).
+    """
+    camel = "".join(part.capitalize() for part in name.split("_"))
+    messages = tuple(m for m in (message, binding) if m)
+    own = tuple(m for m in messages if distinctive and len(m) >= 28)
+    return Entry(
+        code=name,
+        name=f"DCGM_ST_{name} ({number})",
+        cause=f"DCGM error {number} (DCGM_ST_{name}, {message!r}): {cause}",
+        fix=fix,
+        layer=layer,
+        aliases=(f"DCGM_ST_{name}", str(number), camel, *messages),
+        texts=(*own, *texts),
+        transient=transient,
+    )
+
+
+_CODES: tuple[Entry, ...] = (
+    _code(-1, "BADPARAM", "Bad parameter passed to function", "application",
+          "the client passed DCGM an invalid argument (a GPU id, group or field that does not exist)",
+          _API),
+    _code(-3, "GENERIC_ERROR", "Generic unspecified error", "plugin",
+          "DCGM failed without naming why; the host engine's log says more",
+          "read nv-hostengine's log (`journalctl -u nvidia-dcgm` on {node}, "
+          "/var/log/nv-hostengine.log, or the exporter pod's log), then restart the engine "
+          "(`systemctl restart nvidia-dcgm` or delete the exporter pod)",
+          distinctive=False),
+    _code(-4, "MEMORY", "Out of memory error", "plugin",
+          "the host engine (or the exporter embedding it) ran out of memory",
+          "raise the exporter's memory limit (GPU Operator `dcgmExporter.resources`) or the "
+          "node's free memory, then restart it (`kubectl -n {namespace} delete pod POD`)",
+          distinctive=False),
+    _code(-5, "NOT_CONFIGURED", "Setting not configured", "config",
+          "the requested DCGM setting (a policy, a configuration) was never set",
+          "set it first (`dcgmi config --set ...` / `dcgmi policy --set ...`), or stop asking for it",
+          distinctive=False),
+    _code(-6, "NOT_SUPPORTED", "Feature not supported", "config",
+          "this GPU, driver or DCGM build does not support the requested feature (e.g. a metric or "
+          "a setting consumer GPUs lack)",
+          "stop requesting it on {node}'s GPUs (remove the field from the exporter's metrics CSV); "
+          "check the GPU model against DCGM's supported list (`dcgmi discovery -l`)",
+          distinctive=False),
+    _code(-7, "INIT_ERROR", "DCGM initialization error", "toolkit",
+          "DCGM could not start: most often its host engine cannot initialise NVML because the "
+          "container sees no NVIDIA driver or GPU (not run with the NVIDIA runtime, driver not "
+          "loaded, or a device NVML does not support)",
+          _NVML, distinctive=False, texts=("DCGM initialization error",)),
+    _code(-8, "NVML_ERROR", "NVML error", "driver",
+          "an NVML call inside DCGM failed (driver not loaded, driver/library mismatch, GPU fallen "
+          "off the bus); nv-hostengine's log names the NVML error",
+          _NVML, distinctive=False),
+    _code(-9, "PENDING", "Object is in a pending state", "plugin",
+          "the DCGM object is still being set up (a pending configuration or watch)",
+          "retry after a few seconds; if it stays pending, restart nv-hostengine (`systemctl "
+          "restart nvidia-dcgm` on {node}, or delete the exporter pod)",
+          transient=True),
+    _code(-10, "UNINITIALIZED", "Object is in an undefined state", "plugin",
+           "the client used DCGM before initialising it or after its host engine went away",
+           _HOSTENGINE),
+    _code(-11, "TIMEOUT", "Timeout", "plugin",
+          "a DCGM request timed out: the host engine is overloaded, hung, or waiting on a GPU that "
+          "does not answer",
+          "check the GPUs on {node} (`nvidia-smi`; a hung GPU shows Xid errors in `dmesg`), then "
+          "restart nv-hostengine (`systemctl restart nvidia-dcgm`, or delete the exporter pod)",
+          distinctive=False, transient=True),
+    _code(-12, "VER_MISMATCH", "API version mismatch", "packages",
+          "the client and the host engine are different DCGM releases and disagree on a structure "
+          "version (e.g. a DCGM 3 client against a DCGM 4 nv-hostengine)",
+          "use one DCGM release on {node}: match dcgm-exporter's DCGM version (its image tag, "
+          "`<dcgm>-<exporter>`) to the host's nv-hostengine (`dcgmi -v`), or let the exporter embed "
+          "its own engine (no `-r`)",
+          distinctive=False),
+    _code(-13, "UNKNOWN_FIELD", "Unknown field identifier", "config",
+          "a field id the host engine does not know: the metrics list names a field newer than this "
+          "DCGM",
+          "remove the field from the exporter's metrics CSV or upgrade DCGM on {node} to a release "
+          "that defines it",
+          binding="Unknown field", distinctive=False),
+    _code(-14, "NO_DATA", "No data is available", "plugin",
+          "DCGM has no sample yet for the field (just started watching, or the GPU does not report it)",
+          "wait one update interval and read again; if it stays empty, the GPU does not report that "
+          "field: drop it from the metrics CSV",
+          distinctive=False, transient=True),
+    _code(-15, "STALE_DATA", "Only stale data is available", "plugin",
+          "the field's last sample is old: the host engine stopped updating it (watch lost, engine hung)",
+          "restart nv-hostengine or the exporter pod on {node} (`kubectl -n {namespace} delete pod POD`)",
+          binding="Data is considered stale", distinctive=False, transient=True),
+    _code(-16, "NOT_WATCHED", "Field is not being watched", "plugin",
+          "the field was read before a watch was set on it (or the watch was dropped when the engine "
+          "restarted)",
+          "restart the client (exporter pod) so it sets its watches again; with a remote host engine, "
+          "restart the exporter whenever nv-hostengine restarts",
+          binding="Field is not being updated", distinctive=False),
+    _code(-17, "NO_PERMISSION", "No permission", "config",
+          "the DCGM operation needs privileges the host engine or client lacks (root, CAP_SYS_ADMIN "
+          "for profiling metrics)",
+          "run nv-hostengine as root; give dcgm-exporter `--cap-add SYS_ADMIN` (GPU Operator sets it) "
+          "for profiling metrics",
+          binding="Not permissioned", distinctive=False),
+    _code(-18, "GPU_IS_LOST", "GPU is lost", "hardware",
+          "a GPU stopped answering (fallen off the bus or crashed); every program using it fails "
+          "until a reset or reboot",
+          _RESET, binding="GPU is unreachable", distinctive=False),
+    _code(-19, "RESET_REQUIRED", "GPU requires reset", "hardware",
+          "the GPU is in a state only a reset clears (after an uncorrectable error or a pending "
+          "memory repair)",
+          _RESET, binding="GPU requires a reset", distinctive=False),
+    _code(-20, "FUNCTION_NOT_FOUND", "The requested function was not found", "packages",
+          "the DCGM library loaded lacks a function the client (Python or Go bindings) calls: the "
+          "library is older than the bindings",
+          _INSTALL, binding="Unable to find function", distinctive=False),
+    _code(-21, "CONNECTION_NOT_VALID", "Host engine connection invalid/disconnected", "plugin",
+          "the client cannot reach nv-hostengine, or lost it: no host engine runs at the address "
+          "given (default localhost:5555 or the unix socket), or it was restarted or crashed",
+          _HOSTENGINE,
+          binding="The connection to the host engine is not valid any longer",
+          texts=("unable to establish a connection to the specified host",
+                 "Unable to connect to host engine")),
+    _code(-22, "GPU_NOT_SUPPORTED", "This GPU is not supported by DCGM", "config",
+          "DCGM does not manage this GPU model (consumer or too old a GPU)",
+          "use DCGM only on supported data-center GPUs: keep dcgm-exporter off {node} (GPU Operator "
+          "`dcgmExporter.enabled=false` or a node selector), or read basic metrics another way"),
+    _code(-23, "GROUP_INCOMPATIBLE", "The GPUs of this group are incompatible with each other for "
+          "the requested operation", "config",
+          "the GPUs put in one DCGM group differ (models, MIG and non-MIG) where the operation needs "
+          "them alike",
+          "split the group by GPU model (`dcgmi group -c NAME -a GPU_IDS`) and run the operation per "
+          "group", binding="GPUs are incompatible with each other for the requested operation"),
+    _code(-24, "MAX_LIMIT", "Max limit reached for the object", "plugin",
+          "a DCGM table is full (too many groups, field groups or watches), often left by clients "
+          "that exited without cleaning up",
+          "restart nv-hostengine on {node} (`systemctl restart nvidia-dcgm`) and the clients using it"),
+    _code(-25, "LIBRARY_NOT_FOUND", "DCGM library could not be found", "packages",
+          "libdcgm.so (the version the client loads, e.g. libdcgm.so.4) is not installed or not on "
+          "the library path", _INSTALL),
+    _code(-26, "DUPLICATE_KEY", "Duplicate Key passed to function", "application",
+          "the client passed the same key twice (e.g. a group or field-group name already in use)",
+          "use a unique name, or delete the stale group first (`dcgmi group -l`, `dcgmi group -d ID`)",
+          binding="Duplicate key passed to function"),
+    _code(-27, "GPU_IN_SYNC_BOOST_GROUP", "GPU is a part of a Sync Boost Group", "config",
+          "the GPU already belongs to a sync-boost group", "remove it from that group first "
+          "(`dcgmi config`), or leave it there",
+          binding="GPU is already a part of a sync boost group"),
+    _code(-28, "GPU_NOT_IN_SYNC_BOOST_GROUP", "GPU is not a part of Sync Boost Group", "config",
+          "the GPU is not in the sync-boost group the request names",
+          "add it to the group first, or name the right group",
+          binding="GPU is not a part of the sync boost group"),
+    _code(-29, "REQUIRES_ROOT", "Host engine is running as non-root", "config",
+          "the operation (configuration, NVSwitch, diagnostics) needs nv-hostengine running as root",
+          "run nv-hostengine as root (the nvidia-dcgm service does; in a pod, run the container as "
+          "uid 0)",
+          binding="This operation is not supported when the host engine is running as non root"),
+    _code(-30, "NVVS_ERROR", "DCGM GPU Diagnostic returned an error", "hardware",
+          "the DCGM diagnostic (NVVS) ran and found a failure on a GPU",
+          _DIAG + "; replace the GPU if a test fails again",
+          binding="DCGM GPU Diagnostic returned an error."),
+    _code(-31, "INSUFFICIENT_SIZE", "An input argument is not large enough", "application",
+          "the client gave DCGM a buffer too small for the answer", _API),
+    _code(-32, "FIELD_UNSUPPORTED_BY_API", "The given field ID is not supported by the API being "
+          "called", "application",
+          "the field cannot be read through this DCGM call", _API),
+    _code(-33, "MODULE_NOT_LOADED", "This request is serviced by a module of DCGM that is not "
+          "currently loaded", "plugin",
+          "the DCGM module serving the request (profiling, NVSwitch, diagnostics) did not load: for "
+          "profiling metrics, the GPU is not a data-center GPU or another nv-hostengine already "
+          "holds the GPUs' profiler",
+          _PROFILING),
+    _code(-34, "IN_USE", "The requested operation could not be completed because the affected "
+          "resource is in use", "plugin",
+          "another process holds what DCGM needs: a second host engine (an embedded one in "
+          "dcgm-exporter beside the node's nv-hostengine), a profiler (Nsight), or a job on the GPU",
+          "run one host engine per node: point the exporter at the node's nv-hostengine (`-r "
+          "localhost:5555`) or stop the other one; stop profilers, or drain {node} first for a "
+          "diagnostic"),
+    _code(-35, "GROUP_IS_EMPTY", "The specified group is empty, and this operation is incompatible "
+          "with an empty group", "config",
+          "the DCGM group has no GPU in it: none were found or the ones named do not exist",
+          "check that DCGM sees the GPUs (`dcgmi discovery -l` on {node}); add GPUs to the group"),
+    _code(-36, "PROFILING_NOT_SUPPORTED", "Profiling is not supported for this group of GPUs or "
+          "GPU", "config",
+          "profiling (DCP) metrics are not available on these GPUs (consumer, too old, or vGPU/MIG "
+          "without support)", _PROFILING),
+    _code(-37, "PROFILING_LIBRARY_ERROR", "The third-party Profiling module returned an "
+          "unrecoverable error", "plugin",
+          "DCGM's profiling module failed: another profiler or host engine holds the GPU's "
+          "performance counters, the container lacks CAP_SYS_ADMIN, or the driver does not "
+          "support DCGM's profiling on this GPU",
+          _PROFILING + "; if the GPU also shows ERR! in `nvidia-smi`, reset it (`nvidia-smi -r -i GPU`)"),
+    _code(-38, "PROFILING_MULTI_PASS", "The requested profiling metrics cannot be collected in a "
+          "single pass", "config",
+          "the profiling metrics requested together need several hardware passes on this GPU",
+          "request fewer DCGM_FI_PROF_* metrics together (remove some from the exporter's CSV)"),
+    _code(-39, "DIAG_ALREADY_RUNNING", "A diag instance is already running, cannot run a new diag "
+          "until the current one finishes", "plugin",
+          "another DCGM diagnostic is still running on these GPUs",
+          "wait for it (`dcgmi diag` in progress) or stop it, then rerun", transient=True),
+    _code(-40, "DIAG_BAD_JSON", "The GPU Diagnostic returned Json that cannot be parsed.", "packages",
+          "dcgmi and nvvs disagree on the result format: mixed DCGM packages", _INSTALL),
+    _code(-41, "DIAG_BAD_LAUNCH", "Error while launching the GPU Diagnostic.", "packages",
+          "the diagnostic (nvvs) could not be started: missing package, wrong path, or no CUDA "
+          "for it", _INSTALL + " (with the `-cuda` package matching the driver's CUDA major)"),
+    _code(-42, "DIAG_UNUSED", "Unused error code", "plugin",
+          "a code DCGM no longer uses (older releases: diagnostic results varying too much)",
+          _DIAG, distinctive=False),
+    _code(-43, "DIAG_THRESHOLD_EXCEEDED", "A field value met or exceeded the error threshold.",
+          "hardware",
+          "during the diagnostic a GPU metric (temperature, ECC errors, power) crossed its failure "
+          "threshold", _DIAG + "; cool or replace the GPU the failing test names"),
+    _code(-44, "INSUFFICIENT_DRIVER_VERSION", "The installed driver version is insufficient for "
+          "this API", "driver",
+          "the NVIDIA driver on the node is older than this DCGM needs",
+          "upgrade the driver on {node} to a branch DCGM supports (`gpuctl bootstrap --phase host -i "
+          "INVENTORY --limit {node}`), or use an older DCGM/dcgm-exporter"),
+    _code(-45, "INSTANCE_NOT_FOUND", "The specified GPU instance does not exist", "mig",
+          "the MIG GPU instance named does not exist (MIG layout changed since the client looked)",
+          "list the instances (`nvidia-smi mig -lgi`) and restart the client (exporter pod) after "
+          "any MIG reconfiguration"),
+    _code(-46, "COMPUTE_INSTANCE_NOT_FOUND", "The specified GPU compute instance does not exist",
+          "mig",
+          "the MIG compute instance named does not exist (MIG layout changed since the client looked)",
+          "list the instances (`nvidia-smi mig -lci`) and restart the client (exporter pod) after "
+          "any MIG reconfiguration"),
+    _code(-47, "CHILD_NOT_KILLED", "Failed to kill a child process", "plugin",
+          "DCGM could not stop one of its child processes (a diagnostic)",
+          "restart nv-hostengine on {node}; if a GPU process is stuck, reset the GPU or reboot",
+          binding="Couldn't kill a child process within the retries", distinctive=False),
+    _code(-48, "3RD_PARTY_LIBRARY_ERROR", "Detected an error in a 3rd-party library", "plugin",
+          "a library DCGM uses (CUDA, NVML, NSCQ for NVSwitches) failed",
+          "read nv-hostengine's log for the library; on NVSwitch systems install libnvidia-nscq of "
+          "exactly the driver's version"),
+    _code(-49, "INSUFFICIENT_RESOURCES", "Not enough resources available", "plugin",
+          "DCGM lacks the resources (memory, GPU resources) for the request",
+          "free the GPUs (drain {node}) or the node's memory, then retry", distinctive=False),
+    _code(-50, "PLUGIN_EXCEPTION", "Exception thrown from a diagnostic plugin", "plugin",
+          "a diagnostic plugin crashed",
+          _DIAG + "; upgrade DCGM if the same plugin fails on healthy GPUs"),
+    _code(-51, "NVVS_ISOLATE_ERROR", "The diagnostic returned an error that indicates the need to "
+          "drain the GPU", "hardware",
+          "the diagnostic found a failure serious enough that the GPU must be taken out of service",
+          "drain {node} (`kubectl drain {node} --ignore-daemonsets`), reset the GPU (`nvidia-smi -r "
+          "-i GPU`), rerun `dcgmi diag -r 3`; if it fails again, replace the GPU",
+          binding="The diagnostic returned an error that indicates the need for isolation"),
+    _code(-52, "NVVS_BINARY_NOT_FOUND", "The NVVS binary was not found in the specified location",
+          "packages",
+          "the diagnostic binary nvvs is not installed where DCGM looks", _INSTALL),
+    _code(-53, "NVVS_KILLED", "The DCGM diagnostic was killed by a signal", "plugin",
+          "the diagnostic process was killed (out of memory, a timeout, or an operator)",
+          _DIAG, binding="The NVVS process was killed by a signal"),
+    _code(-54, "PAUSED", "The hostengine and all modules are paused", "plugin",
+          "the host engine was paused (`dcgmi set --pause`, e.g. during a GPU reset or driver "
+          "upgrade) and does not collect", "resume it: `dcgmi set --resume` on {node}",
+          transient=True),
+    _code(-55, "ALREADY_INITIALIZED", "The object has already been initialized", "application",
+          "the client initialised DCGM twice", _API,
+          binding="The object is already initialized", distinctive=False),
+    _code(-56, "NVML_NOT_LOADED", "Cannot perform the requested operation because NVML doesn't "
+          "exist on this system.", "driver",
+          "DCGM found no NVML (libnvidia-ml.so): no NVIDIA driver where DCGM runs, or the container "
+          "was not given the driver's libraries", _NVML,
+          binding="NVML couldn't be loaded on this system"),
+    _code(-57, "NVML_DRIVER_TIMEOUT", "Cannot perform the requested operation because an NVML "
+          "driver timeout error was detected", "driver",
+          "NVML calls time out: the driver is hung on a GPU",
+          "check `nvidia-smi` and `dmesg | grep -i xid` on {node}; drain it and reset the GPU "
+          "(`nvidia-smi -r -i GPU`) or reboot, then restart nv-hostengine",
+          binding="NVML driver timeout error was detected"),
+    _code(-58, "NVVS_NO_AVAILABLE_TEST", "Requested tests were not found among possible test "
+          "choices.", "config",
+          "the diagnostic was asked for a test this DCGM or GPU does not have",
+          "list the tests (`dcgmi diag --help`, `-r 1|2|3|4` levels) and name one that exists",
+          binding="The NVVS returns no available tests (NVVS_ST_TEST_NOT_FOUND)"),
+    _code(-59, "MNDIAG_CONNECTION_NOT_AVAILABLE", "No connection is currently authorized for "
+          "multi-node diagnostic", "config",
+          "the multi-node diagnostic has no authorised connection to the other hosts",
+          "authorise the head node's connection on each host (DCGM multi-node diagnostic set-up), "
+          "then rerun `dcgmi mndiag`"),
+    _code(-60, "MNDIAG_CONNECTION_UNAUTHORIZED", "The connection is not authorized for multi-node "
+          "diagnostic", "config",
+          "this connection may not run multi-node diagnostic operations",
+          "run the multi-node diagnostic from the authorised head node",
+          binding="The connection is not authorized for multi-node diagnostic operations"),
+    _code(-61, "REMOTE_SSH_CONNECTION_FAILED", "An SSH connection to a remote hostengine failed",
+          "network",
+          "DCGM could not open its SSH tunnel to a remote host engine (multi-node diagnostic)",
+          "check SSH from the head node to each host (`ssh HOST true`), keys and host keys"),
+    _code(-62, "CHILD_SPAWN_FAILED", "A child process could not be spawned", "plugin",
+          "DCGM could not start a child process (a diagnostic, an SSH tunnel)",
+          "check the host engine's limits and free memory on {node}; restart nv-hostengine",
+          distinctive=False),
+    _code(-63, "FILE_IO_ERROR", "A file operation failed", "plugin",
+          "DCGM could not read or write a file it needs (logs, diagnostic output)",
+          "check the disk and permissions of /var/log and DCGM's directories on {node}",
+          distinctive=False),
+    _code(-64, "CHILD_SIGNAL_RECEIVED", "A child process received a signal", "plugin",
+          "a DCGM child process (diagnostic) was signalled and stopped", _DIAG, distinctive=False),
+    _code(-65, "CALLER_ALREADY_STOPPED", "The caller is already stopped", "application",
+          "the client asked to stop something already stopped", _API, distinctive=False),
+    _code(-66, "DIAG_STOPPED", "The DCGM Diagnostic was stopped", "plugin",
+          "the diagnostic was stopped before it finished (`dcgmi diag --stop`, or the engine stopped)",
+          _DIAG),
+    _code(-67, "GPUS_DETACHED", "Cannot perform the requested operation because the GPUs are "
+          "detached", "plugin",
+          "DCGM detached from the GPUs (for a GPU reset or driver reload) and has not attached again",
+          "once the reset is done, attach again (`dcgmi set --resume` / restart nv-hostengine on {node})",
+          transient=True),
+)  # fmt: skip
+
+_EXPORTER_ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        code="exporter-no-sys-admin",
+        name="dcgm-exporter without CAP_SYS_ADMIN",
+        cause="dcgm-exporter is asked for profiling (DCGM_FI_PROF_*) metrics but runs without "
+        "CAP_SYS_ADMIN, so those metrics stay empty",
+        fix="give the exporter container `securityContext.capabilities.add: [SYS_ADMIN]` (docker: "
+        "`--cap-add SYS_ADMIN`), or remove the DCGM_FI_PROF_* rows from its metrics CSV",
+        layer="config",
+        texts=("dcgm-exporter doesn't have sufficient privileges to expose profiling metrics",),
+        source=_EXPORTER,
+    ),
+)
+
+# Where DCGM prints a return code's message: after these, a short message is DCGM's.
+_PREFIX = r"(?-i:nv-hostengine:|DCGM:|fields:|metrics:|Return:|Result:|to host engine\.)"
+
+
+def _alternatives(entries: tuple[Entry, ...]) -> str:
+    messages = {m for e in entries for m in e.aliases if " " in m}
+    ordered = sorted(messages, key=len, reverse=True)
+    return "|".join(r"\s+".join(re.escape(word) for word in m.split(" ")) for m in ordered)
+
 
 CATALOGUE = Catalogue(
     id="dcgm",
-    title="DCGM return codes",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    title="DCGM return codes (dcgmReturn_t) and dcgm-exporter start-up errors",
+    source=_SOURCE,
+    version="DCGM 4.6.0 (dcgm_structs.h, dcgm_errors.c errorString); dcgm-exporter 4.x",
+    entries=(*_CODES, *_EXPORTER_ENTRIES),
+    applies_to=("operand", "host"),
+    readers=(
+        # `DCGM_ST_IN_USE`, `DCGMError_ProfilingLibraryError`, `DCGM Error with code -21`,
+        # `DCGM_PROFILING_SR_WATCH_FIELDS failed with -33`. The case-sensitive literal start lets
+        # the regex engine skip to each "DCGM" instead of trying every place in the text.
+        r"(?-i:DCGM)(?:_ST_(?!OK\b)|Error_|(?: Error with code |_[A-Z_]+ failed with )(?=-\d))"
+        r"(?P<code>-\d+|\w+)",
+        _PREFIX + r"\s*(?P<code>" + _alternatives(_CODES) + r"|Timeout)(?![\w/-])",
+    ),
+    unknown=Entry(
+        code="?",
+        name="DCGM return code not in this catalogue",
+        cause="DCGM returned {code}, a code newer than this catalogue (DCGM 4.6)",
+        fix="look the code up in dcgm_structs.h of the DCGM release on {node} (`dcgmi -v`) and read "
+        "nv-hostengine's log (`journalctl -u nvidia-dcgm`)",
+        layer="plugin",
+        source=_STRINGS,
+    ),
 )
