@@ -127,7 +127,7 @@ def test_plugin_logs_are_read_where_a_node_shows_a_problem(sim: Any, cli: Any) -
         for node in json.loads(result.stdout)["nodes"]
     }
     assert status["ok-0"]["status"] == "skip"
-    assert status["xid-0"]["diagnosis"] == "plugin.xid"
+    assert status["xid-0"]["diagnosis"] == "xid.79"
     assert status["expect-0"]["status"] == "pass"  # read, and nothing found in it
     assert _log_reads(cluster) == 2
 

@@ -149,7 +149,7 @@ def test_unhealthy_gpus_fail_allocatable(sim: Any, cli: Any) -> None:
     allocatable = check(item, "gpu.allocatable")
     assert allocatable["status"] == "fail"
     assert "2 GPU(s) unhealthy" in allocatable["message"]
-    assert check(item, "device-plugin.log")["diagnosis"] == "plugin.xid"
+    assert check(item, "device-plugin.log")["diagnosis"] == "xid.79"  # the Xid the plugin names
 
 
 def test_not_ready_node_fails_without_a_pod(sim: Any, cli: Any) -> None:

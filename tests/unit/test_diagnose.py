@@ -37,8 +37,9 @@ KNOWN_MESSAGES = [
         "I1121 health.go:140] XidCriticalError: Xid=79 on Device=GPU-1; marking device as unhealthy.\n"
         "I1121 server.go:250] 'nvidia.com/gpu' device marked unhealthy: GPU-1",
         "plugin-log",
-        "plugin.xid",
+        "xid.79",  # the Xid the plugin names, the root of the GPU it marked unhealthy
     ),
+    ("I1121 server.go:250] 'nvidia.com/gpu' device marked unhealthy: GPU-1", "plugin-log", "plugin.xid"),
     (DRIVER_MISMATCH[0], "nvidia-smi", "smi.driver-mismatch"),
     (DRIVER_NOT_LOADED[0], "nvidia-smi", "smi.driver-not-loaded"),
     ("No devices were found\n", "nvidia-smi", "smi.no-devices"),

@@ -228,7 +228,7 @@ INJECTED = {
     ),
     "unhealthy GPUs: plugin log": (
         containers.device_plugin_log(NodeSpec("n", gpus=8, unhealthy_gpus=2)),
-        {"plugin.xid"},
+        {"xid.79", "plugin.xid"},
     ),
     "driver mismatch: start hook": (
         _smi(NodeSpec("n", gpus=8, driver="mismatch")),
