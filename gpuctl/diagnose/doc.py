@@ -1,11 +1,25 @@
-"""Write the diagnosis table as Markdown: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`."""
+"""Write the diagnosis table and the catalogues as Markdown:
+`python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
+
+The coverage table counts, per catalogue, the corpus items proving it: the items of
+tests/corpus/failures/*.yaml whose `expect.signature` is one of its ids, read from the source
+checkout this module sits in (left out where there is none, as in an installed package).
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
+import yaml
+
+from gpuctl.diagnose.catalogue import DEFAULT_RANK, LAYER_RANK, Catalogue, Entry
+from gpuctl.diagnose.catalogues import CATALOGUES
 from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, Signature
 from gpuctl.diagnose.table import SIGNATURES
+
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus" / "failures"
 
 HEADER = """\
 # Diagnosis table
@@ -24,6 +38,11 @@ matching the same signature twice are reported once; generic rows are left out w
 row matched. The same error printed by different components (nvidia-smi, the device plugin, the
 container start hook) has one cause, whatever the wording.
 
+Beside the table, the **catalogues** below carry whole published code and message tables (every
+Xid, every CUDA error, every NCCL result, ...), one entry per code, each with its cause, fix and
+layer: a line the table has no row for is still explained when it prints a code or a message a
+catalogue lists. Their ids are `<catalogue>.<code>` (`xid.79`, `cuda.802`).
+
 Every row is tested against real output quoted from public issue threads and repositories
 (`tests/corpus/`), and healthy device plugin, GPU operator and nvidia-smi output matches none.
 
@@ -38,7 +57,9 @@ Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in
 and the named groups of the pattern.
 
 This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
+"""
 
+VERIFY = """\
 ## How `gpuctl verify` works
 
 - **GPU nodes** are nodes with `nvidia.com/gpu` capacity, or the labels
@@ -123,8 +144,10 @@ def _row(signature: Signature) -> str:
     )
 
 
-def markdown() -> str:
-    lines = [HEADER]
+def markdown(corpus: Mapping[str, int] | None = None) -> str:
+    """The whole document; `corpus`: the corpus items proving each catalogue, by its id (None: the
+    coverage table has no corpus column)."""
+    lines = [HEADER, coverage(corpus), ordering(), VERIFY]
     for source, title in SOURCES.items():
         lines += [
             f"\n## {title}\n",
@@ -132,8 +155,128 @@ def markdown() -> str:
             "|---|---|---|---|---|",
         ]
         lines += [_row(signature) for signature in SIGNATURES if signature.source == source]
+    lines += [_catalogue(catalogue) for catalogue in CATALOGUES]
     return "\n".join(lines) + "\n"
 
 
+def corpus_counts(folder: Path = CORPUS) -> dict[str, int] | None:
+    """How many items of `folder`/*.yaml expect an entry of each catalogue (`expect.signature`
+    starting with `<catalogue id>.`), by catalogue id; None where `folder` is not there."""
+    if not folder.is_dir():
+        return None
+    counts = dict.fromkeys((catalogue.id for catalogue in CATALOGUES), 0)
+    for path in sorted(folder.glob("*.yaml")):
+        for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            signature = str((item.get("expect") or {}).get("signature", ""))
+            catalogue_id = signature.partition(".")[0]
+            if catalogue_id in counts and "." in signature:
+                counts[catalogue_id] += 1
+    return counts
+
+
+def _link(catalogue: Catalogue) -> str:
+    return f"<{catalogue.source}>" if catalogue.source else "(no source yet)"
+
+
+def coverage(corpus: Mapping[str, int] | None = None) -> str:
+    """The table of catalogues: entries, entries with a cause and a fix, corpus items proving it."""
+    header = "| catalogue | id | entries | with a fix | corpus items | source |"
+    lines = [
+        "\n## Catalogues\n",
+        "Each catalogue, its entries, those with a cause and a fix (a test fails for one without),",
+        "and the real lines of `tests/corpus/failures/*.yaml` that prove its entries are found.\n",
+        header if corpus is not None else header.replace(" corpus items |", ""),
+        "|---|---|---|---|---|---|" if corpus is not None else "|---|---|---|---|---|",
+    ]
+    for catalogue in CATALOGUES:
+        fixed = sum(1 for entry in catalogue.entries if entry.cause.strip() and entry.fix.strip())
+        cells = [
+            f"[{_cell(catalogue.title)}](#{_anchor(catalogue)})",
+            f"`{catalogue.id}`",
+            str(len(catalogue.entries)),
+            str(fixed),
+            *([str(corpus.get(catalogue.id, 0))] if corpus is not None else []),
+            _link(catalogue),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ordering() -> str:
+    """The rule that puts the root cause first, with the layers' ranks."""
+    ranks: dict[int, list[str]] = {}
+    for layer, rank in LAYER_RANK.items():
+        ranks.setdefault(rank, []).append(f"`{layer}`")
+    rows = [f"| {rank} | {', '.join(layers)} |" for rank, layers in sorted(ranks.items())]
+    return "\n".join([
+        "\n## Several lines, one cause\n",
+        "When a log holds several failures, the one that explains the others is reported first and the",
+        "rest as its consequences (`gpuctl explain`: `role` `cause` or `consequence` per match and",
+        "`cause` in `--output json`; verify and bootstrap report the first). The order is the layer's",
+        "rank below, lowest first: the fabric's and the GPU's own faults make every program on them",
+        "fail with errors of their own (NVIDIA's Xid catalogue: act on NVLink, NVSwitch and GPU errors",
+        "first; Xid 79 is triggered by an Xid 74 before it), a driver or toolkit fault stops",
+        "containers before any program runs, and the network's and the application's errors come last.",
+        "Findings of one rank are independent causes; a layer not listed ranks",
+        f"{DEFAULT_RANK}, and the table's generic fallback rows after everything.",
+        "Sources: <https://docs.nvidia.com/deploy/xid-errors/> (the Xid catalogue's recommended actions",
+        "and its per-Xid notes), <https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/>",
+        "(CUDA 802 while Fabric Manager is not running).\n",
+        "| rank | layers |",
+        "|---|---|",
+        *rows,
+    ])  # fmt: skip
+
+
+def _anchor(catalogue: Catalogue) -> str:
+    """GitHub's anchor of the catalogue's heading."""
+    heading = f"catalogue {catalogue.id} {catalogue.title}".lower()
+    return "".join(c if c.isalnum() or c in "-_ " else "" for c in heading).replace(" ", "-")
+
+
+def _code(text: str) -> str:
+    """`text` as inline code, whatever backticks it holds."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+def _entry_row(catalogue: Catalogue, entry: Entry) -> str:
+    layer = entry.layer + (" (transient)" if entry.transient else "")
+    name = _cell(entry.name) + (f" ([source](<{entry.source}>))" if entry.source else "")
+    return (
+        f"| `{catalogue.diagnosis_id(entry)}` | {name} | {layer} | {_cell(entry.cause)} | "
+        f"{_cell(entry.fix.replace('{plugin_restart}', DEFAULT_PLUGIN_RESTART))} |"
+    )
+
+
+def _catalogue(catalogue: Catalogue) -> str:
+    """A catalogue's section: where it comes from, what reads its codes, and every entry."""
+    where = ", ".join(f"`{source}`" for source in catalogue.applies_to) or "none yet"
+    lines = [
+        f"\n## Catalogue {catalogue.id}: {catalogue.title}\n",
+        f"Source: {_link(catalogue)}" + (f", {catalogue.version}" if catalogue.version else "") + ".",
+        f"Looked for in what `gpuctl verify` reads: {where}; `gpuctl explain` looks for it in any text.",
+    ]
+    if catalogue.readers:
+        lines += [
+            "",
+            "Readers (a line's code is read by the group `code` and looked up among the entries):",
+            "",
+        ]
+        lines += [f"- {_code(reader)}" for reader in catalogue.readers]
+    if catalogue.unknown is not None:
+        lines += [
+            "",
+            f"A code read that no entry lists (`{catalogue.id}.unknown`): cause: "
+            f"{catalogue.unknown.cause.rstrip('.')}; fix: "
+            f"{catalogue.unknown.fix.replace('{plugin_restart}', DEFAULT_PLUGIN_RESTART).rstrip('.')}.",
+        ]
+    lines += ["", "| id | name | layer | cause | fix |", "|---|---|---|---|---|"]
+    lines += [_entry_row(catalogue, entry) for entry in catalogue.entries]
+    if not catalogue.entries:
+        lines.append("| | (no entries yet) | | | |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    sys.stdout.write(markdown())
+    sys.stdout.write(markdown(corpus_counts()))
