@@ -202,6 +202,53 @@ _DETAILS = (
         texts=("mount operation failed",),
     ),
     Entry(
+        "wsl-no-adapters", "WSL without a GPU",
+        "the start hook runs under WSL (Docker Desktop on Windows) but WSL exposes no GPU to it: WSL 1, "
+        "no NVIDIA GPU in the machine, or a Windows NVIDIA driver without WSL support",
+        "use WSL 2 with a current NVIDIA Windows driver (`wsl --update`, then `nvidia-smi` inside WSL "
+        "must list the GPU); GPU nodes of a cluster should run Linux natively",
+        "driver",
+        texts=("WSL environment detected but no adapters were found",),
+    ),
+    Entry(
+        "stat-failed", "libnvidia-container too old for the driver",
+        "the start hook looked for a /proc/driver/nvidia path the driver does not have: "
+        "libnvidia-container is older than the driver or the machine (it reads a GPU name where the "
+        "PCI address belongs, or cuts the 32-bit PCI domains of Hyper-V and Azure VMs)",
+        f"on {{node}}: upgrade the NVIDIA Container Toolkit and libnvidia-container ({_BOOTSTRAP}), "
+        "then recreate the pod",
+        "toolkit",
+        aliases=("stat failed",),
+    ),
+    Entry(
+        "oci-spec-decode", "hook cannot read the OCI spec",
+        "the NVIDIA hook could not decode the container's OCI specification: the low-level runtime "
+        "(an old distribution runc such as RHEL's docker 1.13 docker-runc) writes a spec format the "
+        "toolkit does not read",
+        "use the container engine's upstream packages (docker-ce or containerd.io with their runc) "
+        f"on {{node}}, or a toolkit release that matches it ({_BOOTSTRAP})",
+        "runtime",
+        source=_TOOLKIT,
+        texts=("could not decode OCI spec",),
+    ),
+    Entry(
+        "nvidia-runtime-failed", "NVIDIA Container Runtime failed",
+        "the NVIDIA Container Runtime itself failed before starting runc: it could not prepare the "
+        f"GPU changes to the container (its mode or {_CONFIG} does not fit the node, a driver file "
+        "it needs is missing, or it cannot find the low-level runtime)",
+        f"on {{node}}: set `debug = \"/var/log/nvidia-container-runtime.log\"` under "
+        f"[nvidia-container-runtime] in {_CONFIG} and read that log; `sudo nvidia-ctk config default "
+        f"--output={_CONFIG}` restores the defaults; the message's tail names the failing step",
+        "toolkit",
+        source=_TOOLKIT,
+        texts=(
+            "nvidia-container-runtime did not terminate successfully",
+            "failed to construct OCI spec modifier",
+            "failed to create NVIDIA Container Runtime",
+            "error constructing low-level runtime",
+        ),
+    ),
+    Entry(
         "driver-requirement", "image needs another driver",
         "the image's NVIDIA_REQUIRE_CUDA lists driver ranges or GPU brands (old CUDA images: "
         "`brand=tesla,driver>=418,driver<419 ...`) and the node's driver or GPU matches none of "
@@ -386,6 +433,11 @@ _DETAILS = (
     ),
 )  # fmt: skip
 
+# What an old libnvidia-container stats where the driver has a GPU's PCI address in
+# /proc/driver/nvidia/gpus/: the PCI address with its domain cut (Hyper-V, Azure), or the GPU's name
+# (`stat failed: /proc/driver/nvidia/gpus/cfdd:00:00.0`, `stat failed: /Tesla V100-SXM2-16GB`).
+_OLD_PATHS = ("proc/driver/nvidia/gpus/", "GeForce", "Tesla", "Quadro", "NVIDIA", "TITAN")
+
 # Details the diagnosis table's rows explain (table_runtime.py; `GPU is lost` is table_gpu.py's): the
 # stage fallback stands back for them as it does for the details above.
 _TABLE_DETAILS = (
@@ -400,7 +452,11 @@ def _stage_reader() -> str:
     and no table row explains: read only when a detail follows (a line cut after the stage says no
     more than the table's generic hook row) and none of their texts is in it."""
     details = sorted(
-        {text for entry in _DETAILS for text in entry.texts} | set(_TABLE_DETAILS), key=len, reverse=True
+        {text for entry in _DETAILS for text in entry.texts}
+        | {f"stat failed: /{path}" for path in _OLD_PATHS}
+        | set(_TABLE_DETAILS),
+        key=len,
+        reverse=True,
     )
     known = "|".join(r"\s+".join(map(re.escape, text.split(" "))) for text in details)
     stages = "|".join(re.escape(entry.code.split()[0]) for entry in _STAGES)
@@ -419,6 +475,8 @@ CATALOGUE = Catalogue(
     applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
     readers=(
         _stage_reader(),
+        # an old libnvidia-container builds /proc/driver/nvidia paths the driver does not have
+        rf"mount error: (?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
         # the CDI spec's hook, or the runtime's configured binary, is not on the node
         r"fork/exec \S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
         r"nvidia-container-runtime): no such file or directory",
