@@ -77,10 +77,15 @@ GPU = (
     sig(
         "fabric.no-nvswitch", "host", "config",
         r"NVSwitch driver failed with error:\s*WARNING Nothing to do",
-        "Fabric Manager found no NVSwitch: the node's GPUs are not joined by NVSwitches (PCIe cards, "
-        "NVLink bridges), so it has nothing to manage and exits; the GPUs do not need it",
-        "on {node}: `sudo systemctl disable --now nvidia-fabricmanager`; only HGX/DGX boards with "
-        "NVSwitches need it (`nvidia-smi nvlink -s`, `lspci | grep -i nvswitch`)",
+        "Fabric Manager found no NVSwitch it can manage and exits: on PCIe cards and NVLink "
+        "bridges the GPUs are not joined by NVSwitches and do not need it; on NVLink 5 boards "
+        "(HGX/DGX B200, B300, GB200) it means the NVLink Subnet Manager (nvlsm) Fabric Manager "
+        "needs there is not running, and the GPUs stay out of the fabric (CUDA error 802)",
+        "on {node}: if `lspci | grep -i nvswitch` lists no NVSwitch (PCIe or NVLink-bridge GPUs), "
+        "`sudo systemctl disable --now nvidia-fabricmanager`; on B200/B300/GB200 install "
+        "nvlsm and the matching nvidia-fabricmanager, load ib_umad (`sudo modprobe ib_umad`) and "
+        "start it through its unit (`sudo systemctl restart nvidia-fabricmanager`, which runs "
+        "nvidia-fabricmanager-start.sh)",
         also=("kernel",),
     ),
     sig(
