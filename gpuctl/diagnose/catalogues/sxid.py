@@ -524,8 +524,9 @@ CATALOGUE = Catalogue(
     entries=tuple(_entry(*line.split()) for line in _TABLE.split("\n") if line),
     applies_to=("kernel", "host", "nvidia-smi", "plugin-log", "events", "operand"),
     # `nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, ...`: the switch's PCI address
-    # and the SXid number.
-    readers=(r"(?<![A-Za-z])SXid \((?:PCI:)?(?P<switch>[0-9a-fA-F:.]+)\): (?P<code>\d+)\b",),
+    # and the SXid number; the words matched case-sensitively, as the driver prints them, so the
+    # regex engine skips to them.
+    readers=(r"(?-i:SXid \()(?<![A-Za-z]SXid \()(?:PCI:)?(?P<switch>[0-9a-fA-F:.]+)\): (?P<code>\d+)\b",),
     unknown=Entry(
         "?",
         "SXid not in this catalogue",
