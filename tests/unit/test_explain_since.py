@@ -54,6 +54,10 @@ RFC5424 = (
     "/dev/pts/8"
 )
 
+# `kubectl logs --prefix --timestamps`: kubectl puts "[pod/%s/%s] " (pod, container) before each line
+# (kubernetes/kubectl pkg/cmd/logs/logs.go, addPrefixIfNeeded); here before the validator's line.
+PREFIXED = "[pod/nvidia-operator-validator-x2x7q/driver-validation] " + RFC3339
+
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 
 
@@ -65,6 +69,7 @@ NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
         (JOURNAL, datetime(2026, 9, 1, 18, 1, 25, tzinfo=UTC)),
         (LOWER_MONTH, datetime(2026, 9, 3, 13, 25, 15, tzinfo=UTC)),
         (RFC3339, datetime(2024, 10, 24, 1, 25, 48, 178993, tzinfo=UTC)),
+        (PREFIXED, datetime(2024, 10, 24, 1, 25, 48, 178993, tzinfo=UTC)),
         (LOGFMT, datetime(2024, 1, 8, 8, 21, 30, tzinfo=UTC)),
         (DECODED, datetime(2025, 5, 27, 4, 18, 56, 89671, tzinfo=UTC)),
         (RFC5424, datetime(2003, 10, 11, 22, 14, 15, 3000, tzinfo=UTC)),
