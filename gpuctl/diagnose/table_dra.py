@@ -1,5 +1,6 @@
 """Rows for GPUs under Dynamic Resource Allocation: the DRA driver's kubelet plugin log (the
-scheduler's "cannot allocate all claims" shares sched.insufficient-gpu)."""
+scheduler's "cannot allocate all claims" shares sched.insufficient-gpu; the DRA catalogue,
+catalogues/dra.py, holds the kubelet's, the scheduler's and the driver's fixed error texts)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,22 @@ DRA = (
         "the DRA driver's health check marked a GPU unhealthy (an Xid event): it is published with a "
         "NoSchedule device taint and no claim gets it",
         HARDWARE_FIX,
+    ),
+    # The lines that only say a claim was not prepared; the reason after them is the DRA
+    # catalogue's (catalogues/dra.py: driver not registered, MIG, ComputeDomain, config ...).
+    sig(
+        "dra.prepare-failed",
+        "events",
+        "plugin",
+        r"Failed to prepare dynamic resources|NodePrepareResources failed|NodePrepareResources: |"
+        r"error preparing devices for claim|prepare devices failed|dra: handling request failed",
+        "the kubelet could not prepare the pod's ResourceClaim through the DRA driver's kubelet "
+        "plugin, so the pod stays in ContainerCreating; the rest of the message says why",
+        "`kubectl describe pod` for the whole message, and the DRA driver's kubelet-plugin log on "
+        "{node} (`kubectl get pods -A -o wide --field-selector spec.nodeName={node} | grep "
+        "kubelet-plugin`, containers `gpus` and `compute-domains`)",
+        also=("plugin-log", "runtime"),
+        generic=True,
     ),
     sig(
         "imex.no-interface",

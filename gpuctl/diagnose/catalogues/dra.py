@@ -1,14 +1,485 @@
-"""DRA kubelet plugins and CDI: placeholder, being written."""
+"""Dynamic Resource Allocation: the kubelet's DRA manager (preparing a pod's ResourceClaims through a
+driver's kubelet plugin), the scheduler's DynamicResources plugin, and the NVIDIA DRA driver's GPU
+and ComputeDomain kubelet plugins (MIG, IMEX, Fabric Manager partitions, VFIO, checkpoints).
+
+Wrappers that only say "prepare failed" (`Failed to prepare dynamic resources`, `NodePrepareResources
+failed for ResourceClaim`, `error preparing devices for claim`) are the table's generic row
+dra.prepare-failed: the entries here name the reason those lines carry after them. `cannot allocate
+all claims` is the scheduler row sched.insufficient-gpu, `unresolvable CDI devices` the runtime row
+runtime.cdi-unresolvable, and the driver's missing libnvidia-ml, its unhealthy-device notice and the
+IMEX daemon's address mismatch are table rows too (dra.driver-libraries-missing,
+dra.device-unhealthy, imex.no-interface).
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_K8S = "https://github.com/kubernetes/kubernetes/blob/v1.34.0/"
+_KUBELET_DRA = _K8S + "pkg/kubelet/cm/dra/manager.go"
+_SCHEDULER = _K8S + "pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go"
+_ALLOCATOR = _K8S + "staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go"
+_DRIVER = (
+    "https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/blob/95932046683719c43b6a0dd9613c2e5aad5d6703/"
+)
+_GPU_PLUGIN = _DRIVER + "cmd/gpu-kubelet-plugin/"
+_CD_PLUGIN = _DRIVER + "cmd/compute-domain-kubelet-plugin/"
+
+_PLUGIN_POD = (
+    "find the DRA driver's kubelet-plugin pod on {node} (`kubectl get pods -A -o wide "
+    "--field-selector spec.nodeName={node} | grep kubelet-plugin`) and read its log (containers "
+    "`gpus` and `compute-domains`)"
+)
+_RECREATE = "then delete the pod (and its claim, if a template made it) so it is prepared anew"
+
+_KUBELET = (
+    Entry(
+        "driver-not-registered",
+        "DRA driver not registered with the kubelet",
+        "the kubelet on {node} has no kubelet plugin of the claim's DRA driver registered: the "
+        "driver's kubelet-plugin pod is not running there (not scheduled on the node, crashing, or "
+        "that part of the driver is disabled, e.g. ComputeDomains), or it registers in another "
+        "kubelet root directory than /var/lib/kubelet/plugins_registry",
+        _PLUGIN_POD + "; if none runs there, check the DaemonSet's nodeSelector/tolerations and the "
+        "chart's `resources.gpus.enabled` / `resources.computeDomains.enabled`; on the node, "
+        "`ls /var/lib/kubelet/plugins_registry/` must list the driver's socket",
+        "plugin",
+        aliases=("is not registered",),
+        texts=(
+            "not found in the list of registered DRA plugins",
+            "failed to get DRA Plugin client for plugin name",
+            "DRA driver name is empty",
+        ),
+        source=_K8S + "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go",
+        transient=True,
+    ),
+    Entry(
+        "claim-api-not-served",
+        "kubelet cannot read ResourceClaims",
+        "the kubelet asks the API server for ResourceClaims in a resource.k8s.io version it does not "
+        "serve: the node's kubelet and the control plane are of Kubernetes versions whose DRA API "
+        "versions do not overlap, or that API version is not enabled",
+        "compare `kubectl version` with the node's kubelet (`kubectl get node {node} -o wide`) and "
+        "`kubectl api-versions | grep resource.k8s.io`; upgrade the kubelet to the control plane's "
+        "minor version (or enable the API version it needs)",
+        "config",
+        aliases=("the server could not find the requested resource",),
+        source=_KUBELET_DRA,
+    ),
+    Entry(
+        "claim-fetch-failed",
+        "kubelet cannot fetch the pod's ResourceClaim",
+        "the kubelet could not read the pod's ResourceClaim from the API server (the claim was "
+        "deleted, a template's claim is not created yet, or the API server is unreachable)",
+        "`kubectl get resourceclaims -n {namespace}` and `kubectl describe pod` for the claim's "
+        "name; recreate the claim (or the pod, for a template's claim)",
+        "config",
+        texts=("fetch ResourceClaim",),
+        source=_KUBELET_DRA,
+        transient=True,
+    ),
+    Entry(
+        "claim-not-reserved",
+        "ResourceClaim not reserved for the pod",
+        "the pod is not among the consumers the ResourceClaim is reserved for (status.reservedFor): "
+        "the claim belongs to another pod or was allocated for a pod that was replaced",
+        "`kubectl get resourceclaim CLAIM -n {namespace} -o yaml` (status.reservedFor); give the pod "
+        "its own claim (a ResourceClaimTemplate), or delete the pod so the scheduler reserves the "
+        "claim for the new one",
+        "config",
+        texts=("is not allowed to use ResourceClaim", "is not allowed to use resource claim"),
+        source=_KUBELET_DRA,
+    ),
+    Entry(
+        "stale-claim",
+        "a force-deleted pod's claim is still prepared",
+        "the kubelet still holds a prepared ResourceClaim of the same name from a pod that was "
+        "force-deleted before its resources were unprepared",
+        "wait for the kubelet to unprepare the old claim; if it does not, drain {node} and restart "
+        "the kubelet (`sudo systemctl restart kubelet`), " + _RECREATE,
+        "plugin",
+        texts=("old ResourceClaim with same name",),
+        source=_KUBELET_DRA,
+    ),
+    Entry(
+        "prepare-incomplete",
+        "DRA driver answered for only some claims",
+        "the DRA driver's NodePrepareResources answered for fewer claims than asked or for a claim "
+        "not asked for: the driver and the kubelet disagree (a driver bug or version mismatch)",
+        _PLUGIN_POD + "; upgrade the DRA driver to a release supporting the kubelet's version, " + _RECREATE,
+        "plugin",
+        texts=("NodePrepareResources skipped", "NodePrepareResources returned result for unknown claim"),
+        source=_KUBELET_DRA,
+    ),
+    Entry(
+        "unprepare-failed",
+        "DRA resources not released",
+        "the kubelet could not release (unprepare) the pod's claimed devices through the DRA driver, "
+        "so the pod stays Terminating and the devices stay held; the rest of the line says why",
+        _PLUGIN_POD + "; fix what it names (a MIG device it cannot delete, an unreachable plugin), "
+        "then restart the kubelet-plugin pod so it retries",
+        "plugin",
+        texts=(
+            "unprepare dynamic resources",
+            "NodeUnprepareResources failed",
+            "error unpreparing devices for claim",
+            "unprepare devices failed",
+        ),
+        source=_KUBELET_DRA,
+    ),
+)
+
+_SCHEDULING = (
+    Entry(
+        "claim-not-found",
+        "the pod's ResourceClaim does not exist",
+        "the scheduler cannot find a ResourceClaim the pod references (a wrong name, a claim in "
+        "another namespace, or a template whose claim is not created yet)",
+        "`kubectl get resourceclaims,resourceclaimtemplates -n {namespace}` against the pod's "
+        "spec.resourceClaims; fix the name or create the claim",
+        "config",
+        texts=("resourceclaim not found",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+    Entry(
+        "claim-in-use",
+        "ResourceClaim held by other pods",
+        "the pod's ResourceClaim is already reserved for other pods and cannot take another consumer, "
+        "so the pod waits",
+        "`kubectl get resourceclaim -n {namespace} -o wide` shows who holds it; give each pod its own "
+        "claim (a ResourceClaimTemplate) or wait for the holders to finish",
+        "config",
+        texts=("resourceclaim in use",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+    Entry(
+        "device-class-missing",
+        "DeviceClass not found",
+        "a request of the claim names a DeviceClass that does not exist (the DRA driver that creates "
+        "gpu.nvidia.com is not installed, or the name is wrong)",
+        "`kubectl get deviceclasses`; install the NVIDIA DRA driver (it creates gpu.nvidia.com, "
+        "mig.nvidia.com, compute-domain-daemon.nvidia.com, ...) or fix deviceClassName in the claim",
+        "config",
+        texts=("could not retrieve device class",),
+        source=_ALLOCATOR,
+    ),
+    Entry(
+        "allocation-timeout",
+        "device allocation timed out",
+        "the scheduler gave up allocating the claim's devices in time (many devices or complex "
+        "selectors to try)",
+        "simplify the claim's selectors or request fewer devices per claim; the scheduler retries "
+        "the pod by itself",
+        "config",
+        texts=("timed out trying to allocate devices",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+)
+
+_NVIDIA_DRIVER = (
+    Entry(
+        "cdi-not-enabled",
+        "container runtime ignores CDI",
+        "a container started without the devices the DRA driver prepared for it (the ComputeDomain "
+        "daemon checks its IMEX channel): the container runtime does not apply CDI device requests "
+        "(CDI disabled in containerd before 2.0 or in CRI-O)",
+        "on {node}: enable CDI in containerd (`enable_cdi = true` and `cdi_spec_dirs = "
+        '["/etc/cdi", "/var/run/cdi"]` under the CRI plugin; the default from containerd 2.0) '
+        "and `sudo systemctl restart containerd`, then recreate the pod",
+        "runtime",
+        texts=("CDI container edits did not apply",),
+        source=_DRIVER + "cmd/compute-domain-daemon/main.go",
+    ),
+    Entry(
+        "device-not-allocatable",
+        "claimed device not published by the driver",
+        "the claim was allocated a device the node's DRA kubelet plugin does not publish (any "
+        "more): the GPUs or MIG layout changed, or the plugin restarted with other settings since "
+        "the ResourceSlice was read",
+        _PLUGIN_POD + "; compare `kubectl get resourceslices --field-selector spec.nodeName={node} "
+        "-o yaml` with `nvidia-smi -L` on the node; " + _RECREATE,
+        "plugin",
+        texts=("requested device is not allocatable", "allocatable not found for device"),
+        source=_GPU_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "claim-config-invalid",
+        "claim's opaque config invalid",
+        "the claim's opaque driver config (GpuConfig, MigDeviceConfig, sharing settings) is not "
+        "valid for the device it got or cannot be decoded, so the driver refuses to prepare it",
+        "fix the `config` of the ResourceClaim (template) against the driver's API (kind, apiVersion "
+        "resource.nvidia.com/v1beta1, field names; sharing strategy valid for the device type), " + _RECREATE,
+        "config",
+        texts=(
+            "error decoding config parameters",
+            "error validating GPU config",
+            "error validating config",
+            "error normalizing GPU config",
+            "only opaque parameters are supported by this driver",
+            "runtime object is not a recognized configuration",
+            "cannot apply GpuConfig to device",
+            "cannot apply MigDeviceConfig to device",
+            "cannot apply VfioDeviceConfig to device",
+            "has conflicting configuration with already prepared claim",
+        ),
+        source=_GPU_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "mig-capabilities",
+        "MIG capability files missing",
+        "the driver cannot read a MIG instance's capability file under "
+        "/proc/driver/nvidia/capabilities: the GPU or compute instance it names does not exist (any "
+        "more), the MIG layout changed under the driver",
+        "check the MIG layout on {node} (`nvidia-smi mig -lgi`, `nvidia-smi -L`); restart the "
+        "kubelet-plugin pod so it republishes the devices, " + _RECREATE,
+        "mig",
+        texts=("failed to parse GI capabilities file", "failed to parse CI capabilities file"),
+        source=_GPU_PLUGIN + "cdi.go",
+    ),
+    Entry(
+        "mig-create-failed",
+        "MIG device not created",
+        "the driver could not create the MIG device the claim was given (dynamic MIG): the GPU has "
+        "no room at that placement (other or stale MIG instances hold it: Insufficient Resources), "
+        "or MIG mode is not active",
+        "list the GPU's instances on {node} (`nvidia-smi mig -lgi`, `nvidia-smi mig -lci`) and "
+        "destroy stale ones not used by any pod (`nvidia-smi mig -dci -i GPU; nvidia-smi mig -dgi -i "
+        "GPU`), " + _RECREATE,
+        "mig",
+        texts=(
+            "error creating GPU instance for",
+            "error creating Compute instance for",
+            "MIG device allocation failed",
+            "error creating MIG device",
+        ),
+        source=_GPU_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "mig-delete-failed",
+        "MIG device not deleted",
+        "the driver could not delete a MIG device (it is in use by a process, or left from an earlier "
+        "run), so the GPU's MIG space stays taken",
+        "on {node}: `nvidia-smi` for processes on the MIG device, stop them, then destroy the "
+        "instances (`nvidia-smi mig -dci -i GPU; nvidia-smi mig -dgi -i GPU`) and restart the "
+        "kubelet-plugin pod",
+        "mig",
+        texts=(
+            "could not delete unexpected MIG device",
+            "MIG device deletion failed",
+            "error deleting MIG device",
+        ),
+        source=_GPU_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "mig-mode-needs-reset",
+        "MIG mode change needs a GPU reset",
+        "the driver wanted to switch the GPU's MIG mode, which on this GPU needs a GPU reset it "
+        "cannot do (GPUs in use, or a cloud VM whose hypervisor forbids the reset)",
+        "drain {node} and reboot it (or `nvidia-smi -r -i GPU` where resets are allowed); on cloud "
+        "VMs set the MIG mode once at boot and leave DynamicMIG off",
+        "mig",
+        texts=(
+            "MIG mode is enabled and cannot be toggled without GPU reset",
+            "MIG mode is disabled and cannot be toggled without GPU reset",
+        ),
+        source=_GPU_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "checkpoint-corrupt",
+        "DRA kubelet plugin checkpoint corrupt",
+        "the DRA kubelet plugin's checkpoint of prepared claims fails its checksum, so the plugin "
+        "stops at start (CrashLoopBackOff) and no claim is prepared on the node",
+        "on {node}: drain it, move the plugin's checkpoint aside (`/var/lib/kubelet/plugins/"
+        "gpu.nvidia.com/checkpoint.json`, or compute-domain.nvidia.com's), restart the kubelet-plugin "
+        "pod, then uncordon",
+        "plugin",
+        texts=("checkpoint failed checksum verification",),
+        source=_GPU_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "gpu-lost",
+        "DRA driver saw a GPU lost",
+        "NVML reported a GPU lost (or an event it cannot attribute), so the DRA driver tainted all "
+        "the node's GPU devices and no claim gets them",
+        "drain {node} (`kubectl drain {node} --ignore-daemonsets`), check the GPUs (`nvidia-smi`, "
+        "`dmesg | grep -i xid`), reset (`nvidia-smi -r -i GPU`) or reboot the node",
+        "hardware",
+        texts=("Tainting all devices with",),
+        source=_GPU_PLUGIN + "device_health.go",
+    ),
+    Entry(
+        "iommu-disabled",
+        "IOMMU off for VFIO passthrough",
+        "the claim asks for a GPU in VFIO passthrough, but the node's kernel has no IOMMU (or "
+        "IOMMUFD) enabled, so the GPU cannot be bound to vfio-pci",
+        "on {node}: enable the IOMMU (`intel_iommu=on iommu=pt` or `amd_iommu=on` on the kernel "
+        "command line, VT-d/AMD-Vi in the firmware) and reboot",
+        "config",
+        texts=("IOMMU is not enabled in the kernel", "IOMMUFD is not enabled"),
+        source=_GPU_PLUGIN + "vfio-device.go",
+    ),
+    Entry(
+        "gpu-busy-for-vfio",
+        "GPU held by a host process",
+        "the driver cannot switch the GPU to vfio-pci for passthrough: host processes still hold its "
+        "device files",
+        "on {node}: find them (`sudo fuser -v /dev/nvidia*`), stop those services (nvidia-persistenced, "
+        "DCGM, monitoring agents), " + _RECREATE,
+        "config",
+        texts=("has open fds by process(es)", "timed out waiting for gpu to be free"),
+        source=_GPU_PLUGIN + "vfio-device.go",
+    ),
+    Entry(
+        "fabric-manager-unavailable",
+        "Fabric Manager not reachable for partitions",
+        "the DRA driver manages NVLink partitions through Fabric Manager but cannot open it (the "
+        "nvidia-fabricmanager service is not running, or its library is missing)",
+        "on {node}: `sudo systemctl status nvidia-fabricmanager`; install the Fabric Manager package "
+        "of exactly the driver's version and `sudo systemctl enable --now nvidia-fabricmanager`, then "
+        "restart the kubelet-plugin pod",
+        "fabric",
+        texts=(
+            "FabricManagerPartitioning enabled but Fabric Manager could not be opened",
+            "FabricManagerPartitioning enabled but fabric manager library not found",
+            "fabric manager not available",
+        ),
+        source=_GPU_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "mps-daemon-not-ready",
+        "MPS control daemon not ready",
+        "the claim asks for MPS sharing and the driver's MPS control daemon for the GPU is not ready "
+        "yet (or fails to start), so preparing waits",
+        _PLUGIN_POD + " and the MPS control daemon's Deployment in the driver's namespace; the "
+        "driver retries by itself",
+        "plugin",
+        texts=("MPS control daemon is not yet ready", "error starting MPS control daemon"),
+        source=_GPU_PLUGIN + "device_state.go",
+        transient=True,
+    ),
+    Entry(
+        "feature-gates-invalid",
+        "DRA driver feature gates invalid",
+        "the DRA driver's feature gates or flags are inconsistent (a gate that needs another, two "
+        "that exclude each other), so the plugin does not start",
+        "fix the chart's `featureGates` (and flags) as the line says, then `helm upgrade` the driver",
+        "config",
+        texts=(
+            "feature gate validation failed",
+            "is currently mutually exclusive with",
+            "invalid CLI flags",
+            "MPS is not yet supported when using featureGates.DynamicMIG=true",
+        ),
+        source=_GPU_PLUGIN + "main.go",
+    ),
+)
+
+_COMPUTE_DOMAIN = (
+    Entry(
+        "computedomain-not-ready",
+        "ComputeDomain not ready",
+        "the IMEX channel claim waits for its ComputeDomain: the IMEX daemons of the domain's nodes "
+        "are not all up and connected yet (daemon pods pending or failing, nodes outside one NVLink "
+        "domain), so the workload pod stays in ContainerCreating",
+        "`kubectl get computedomains -A -o yaml` (status.nodes) and the IMEX daemon pods' logs "
+        "(`kubectl get pods -A | grep computedomain`); numNodes must match the workers started; the "
+        "driver retries by itself",
+        "config",
+        texts=(
+            "current node not ready in ComputeDomain",
+            "error asserting ComputeDomain Ready",
+            "IMEX daemon not ready",
+        ),
+        source=_CD_PLUGIN + "computedomain.go",
+        transient=True,
+    ),
+    Entry(
+        "computedomain-not-found",
+        "ComputeDomain not found",
+        "the channel claim names a ComputeDomain that does not exist (deleted, or in another "
+        "namespace than the claim)",
+        "`kubectl get computedomains -A`; create the ComputeDomain in the workload's namespace and "
+        "use its resourceClaimTemplate, " + _RECREATE,
+        "config",
+        texts=(
+            "ComputeDomain not found",
+            "compute domain not found",
+            "the ResourceClaim's namespace is different than the ComputeDomain's namespace",
+        ),
+        source=_CD_PLUGIN + "computedomain.go",
+    ),
+    Entry(
+        "imex-domain-full",
+        "IMEX domain has no free node slot",
+        "the ComputeDomain spans more nodes than one IMEX domain takes (maxNodesPerIMEXDomain, 18 in "
+        "older releases), so further IMEX daemons stay pending",
+        "split the job over smaller ComputeDomains, or upgrade the DRA driver and raise "
+        "`maxNodesPerIMEXDomain`",
+        "config",
+        texts=(
+            "no available indices within maxNodesPerIMEXDomain",
+            "cannot add more nodes, already at maximum",
+        ),
+        source=_DRIVER + "cmd/compute-domain-daemon/cdclique.go",
+    ),
+    Entry(
+        "host-imex-service",
+        "host nvidia-imex daemon in the way",
+        "a host-managed nvidia-imex daemon is expected but not ready or not installed, or "
+        "ComputeDomain daemons were requested while imex.mode=hostManaged",
+        "on {node}: `systemctl status nvidia-imex` (install nvidia-imex of the driver's version); "
+        "or set the chart's imex.mode so the DRA driver runs the IMEX daemons itself (then "
+        "`sudo systemctl disable --now nvidia-imex` on the host)",
+        "config",
+        texts=(
+            "host nvidia-imex daemon not ready",
+            "host nvidia-imex daemon readiness check failed",
+            "is nvidia-imex installed on this node?",
+            "ComputeDomain daemon claims are not supported when imex.mode=hostManaged",
+        ),
+        source=_CD_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "imex-driver-too-old",
+        "driver too old for IMEX DNS names",
+        "the IMEXDaemonsWithDNSNames feature needs a newer GPU driver than the node runs",
+        "upgrade the GPU driver on {node} to the version the line names, or set the chart's "
+        "featureGates.IMEXDaemonsWithDNSNames=false",
+        "driver",
+        texts=(
+            "IMEXDaemonsWithDNSNames feature requires GPU driver version",
+            "minimum version not satisfied for IMEXDaemonsWithDNSNames feature",
+        ),
+        source=_CD_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "nvlink-fabric-not-attached",
+        "GPU not attached to the NVLink fabric",
+        "the GPU's NVLink fabric registration is incomplete or failed (Fabric Manager / NVLink "
+        "switch trays not ready), so the ComputeDomain plugin refuses to start on the node",
+        "on {node}: `nvidia-smi -q | grep -A3 -i fabric` (State Completed, Status Success); check "
+        "the NVLink fabric (Fabric Manager or NMX) and restart the kubelet-plugin pod",
+        "fabric",
+        texts=("NVLink fabric not attached", "NVLink fabric registration error"),
+        source=_CD_PLUGIN + "nvlib.go",
+    ),
+)
 
 CATALOGUE = Catalogue(
     id="dra",
-    title="DRA kubelet plugins and CDI",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    title="DRA: kubelet DRA manager, scheduler DynamicResources and the NVIDIA DRA driver",
+    source="https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/tree/95932046683719c43b6a0dd9613c2e5aad5d6703",
+    version="Kubernetes 1.34 (resource.k8s.io/v1, older kubelets' texts kept); NVIDIA DRA Driver for "
+    "GPUs main of August 2026 (0.5.0-dev; texts of v25.8-v25.12 kept)",
+    entries=(*_KUBELET, *_SCHEDULING, *_NVIDIA_DRIVER, *_COMPUTE_DOMAIN),
+    applies_to=("plugin-log", "events", "runtime", "node", "operand"),
+    readers=(
+        # "DRA driver gpu.nvidia.com is not registered"
+        r"DRA driver (?P<driver>[\w.-]{1,100}) (?P<code>is not registered)",
+        # "failed to fetch ResourceClaim X referenced by pod Y: the server could not find ..."
+        r"fetch ResourceClaim [^\n:]{1,300}: (?P<code>the server could not find the requested resource)",
+    ),
 )
