@@ -18,6 +18,10 @@ SXID_12028 = (  # https://github.com/leptonai/gpud/pull/338
     "0x00000000, 0x00000000}"
 )
 XID_79 = "NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus"  # NVIDIA/NVSentinel#155
+XID_74 = (  # https://github.com/NVIDIA/NVSentinel/blob/main/docs/designs/022-workflow-nvlink-err.md
+    "[449410.332316] NVRM: Xid (PCI:0003:00:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal "
+    "error detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)"
+)
 XID_145 = (  # https://github.com/leptonai/gpud/pull/1174
     "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
     "0x00000001 0x00000000 0x00100000 0x00000004)"
@@ -74,6 +78,16 @@ def test_an_nvlink_xid_comes_before_the_application_xid_it_caused() -> None:
     assert root is not None
     assert root.signature_id == "xid.145"
     assert "0018:01:00" in root.hint  # the GPU's PCI address read from the line, in the commands
+
+
+def test_xid_74_comes_before_the_application_xids_of_the_same_log() -> None:
+    # Verbatim lines of three sources in one log: the Xid 74 NVIDIA's NVSentinel quotes, then the
+    # application Xids 13 (leptonai/gpud#46) and 45 (open-gpu-kernel-modules#1150) after it.
+    log = f"{XID_13}\n{XID_74}\n{XID_45}\n"
+    assert [d.signature_id for d in find_all(log)] == ["xid.74", "xid.13", "xid.45"]
+    root = diagnose(log, "kernel", node="gpu-0")
+    assert root is not None
+    assert root.signature_id == "xid.74"
 
 
 def test_a_log_of_every_layer_is_reported_in_nvidias_order() -> None:

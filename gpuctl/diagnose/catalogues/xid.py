@@ -136,8 +136,9 @@ _OWN: dict[int, tuple[str, str]] = {
     63: (
         "the repair takes effect at the next GPU reset; until then the GPU keeps running and avoids "
         "the row where it can",
-        "when convenient, " + _DRAIN + " and " + _RESET + " to apply the remap; `nvidia-smi -q -d "
-        "ROW_REMAPPER -i {gpu}` shows pending and failed remaps",
+        "when convenient, " + _DRAIN + " and " + _RESET + " to apply the remap (a retired page of an "
+        "older GPU applies when the driver reloads: reboot {node}); `nvidia-smi -q -d ROW_REMAPPER -i "
+        "{gpu}` (or `-d PAGE_RETIREMENT`) shows what is pending or failed",
     ),
     64: (
         "the memory repair failed, which NVIDIA counts among the conditions for an RMA",
