@@ -128,6 +128,18 @@ def test_the_device_plugin_and_dra_lines_name_the_xid() -> None:
         assert "GPU-0f1e" in found.hint
 
 
+def test_xid_154_names_the_action_the_gpu_needs() -> None:
+    # The line of NVIDIA NVSentinel's syslog parser tests.
+    line = (
+        "NVRM: Xid (PCI:0008:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+        "(GPU Reset Required)"
+    )
+    found = find_all(line)
+    assert [d.signature_id for d in found] == ["xid.154"]
+    assert "needs: GPU Reset Required" in found[0].cause
+    assert "nvidia-smi -r -i 0008:01:00" in found[0].hint
+
+
 def test_an_xid_no_catalogue_lists_is_named_unknown_with_its_number() -> None:
     found = find_all("NVRM: Xid (PCI:0000:3b:00): 240, pid=1, name=python3, something new")
     assert [d.signature_id for d in found] == ["xid.unknown"]

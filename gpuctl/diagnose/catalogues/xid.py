@@ -172,7 +172,8 @@ _OWN: dict[int, tuple[str, str]] = {
     94: (
         "NVIDIA's action is to restart the affected application; the GPU stays usable and repairs "
         "the memory at its next reset",
-        "restart the workload; at a convenient time " + _DRAIN + " and " + _RESET + " so the pending "
+        "restart the workload and the device plugin pod, which marked the GPU unhealthy for this Xid "
+        "(`{plugin_restart}`); at a convenient time " + _DRAIN + " and " + _RESET + " so the pending "
         "row remap applies (`nvidia-smi -q -d ROW_REMAPPER -i {gpu}`)",
     ),
     95: (
@@ -203,13 +204,23 @@ _OWN: dict[int, tuple[str, str]] = {
         "branch (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`), then " + _RMA,
     ),
     154: (
-        "the line names what the GPU now needs (a GPU reset, a node reboot, or a drain of peer-to-peer "
-        "traffic then a reset); the Xid before it is the error",
-        "do what the line says for {gpu}: GPU Reset Required: " + _DRAIN + " and " + _RESET + "; Node "
-        "Reboot Required: " + _DRAIN + " and reboot {node}; Drain P2P: stop the jobs using "
-        "peer-to-peer on the GPU first; act on the Xid logged before it",
+        "the driver says the GPU now needs: {action}; the Xid logged before it on this GPU is the error",
+        "do what the line says for GPU {gpu}: GPU Reset Required (or PF FLR): "
+        + _DRAIN
+        + " and "
+        + _RESET
+        + "; Node or OS Reboot Required: "
+        + _DRAIN
+        + " and reboot {node}; Drain P2P: stop "
+        "the jobs using peer-to-peer on the GPU, then reset it; and act on the Xid logged before it",
     ),
 }
+
+# The kernel driver's `Xid (PCI:0000:3b:00): ` before the number, never an NVSwitch's `SXid (`.
+_KERNEL = (
+    r"(?-i:Xid)(?<![A-Za-z]Xid) \((?:PCI:)?"
+    r"(?P<gpu>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9a-fA-F])?)\): "
+)
 
 # code, mnemonic ("-": none published yet), layer, NVIDIA's resolution bucket, description.
 _XIDS: tuple[tuple[int, str, str, str, str], ...] = (
@@ -854,8 +865,11 @@ CATALOGUE = Catalogue(
         # regex engine skips to them (a healthy 200-line log is read in well under a millisecond).
         # The kernel driver: `NVRM: Xid (PCI:0000:3b:00): 79, pid=...` (older drivers print no
         # `PCI:`); never the `SXid (PCI:...)` of an NVSwitch.
-        r"(?-i:Xid)(?<![A-Za-z]Xid) \((?:PCI:)?"
-        r"(?P<gpu>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-9a-fA-F])?)\): (?P<code>\d+)\b",
+        # Xid 154 first, for the recovery action it names (`..., GPU recovery action changed from 0x0
+        # (None) to 0x2 (Node Reboot Required)`); the general reader finds the same Xid after it.
+        _KERNEL
+        + r"(?P<code>154), GPU recovery action changed from [^()]*\([^)]*\) to \S+ \((?P<action>[^)]+)\)",
+        _KERNEL + r"(?P<code>\d+)\b",
         # The device plugin: `XidCriticalError: Xid=79 on Device=GPU-...; marking device as
         # unhealthy.` (`on GPU=`, `, All devices will go unhealthy` in older releases).
         r"(?-i:XidCriticalError: Xid=)(?P<code>\d+)(?: on (?:Device|GPU)=(?P<gpu>[\w-]+))?",
