@@ -1,6 +1,7 @@
 """DCGM return codes: every `dcgmReturn_t` of DCGM's `dcgm_structs.h` (DCGM_ST_OK aside), with the
 text `errorString()` gives it (what dcgmi, nv-hostengine's clients and dcgm-exporter print), the
-text of DCGM's Python bindings where it differs, and the start-up failures of dcgm-exporter.
+text of DCGM's Python bindings where it differs, `dcgmi diag`'s failed tests, and dcgm-exporter's
+warning when it lacks the privilege profiling metrics need.
 
 A line names a code in one of these ways, each read here:
 
@@ -10,7 +11,8 @@ A line names a code in one of these ways, each read here:
   `DCGM Error with code -21`);
 - its message: a distinctive one anywhere in a line, a short one ("Timeout", "No permission") only
   where DCGM prints a message (after `nv-hostengine:`, `DCGM:`, `fields:`, `metrics:`, `Return:`,
-  `Result:`), since other programs print those words too.
+  `Result:`), since other programs print those words too;
+- a failed row of `dcgmi diag`'s result table (`| Diagnostic | Fail - All`, `GPU0: Fail`).
 """
 
 from __future__ import annotations
@@ -385,6 +387,21 @@ _CODES: tuple[Entry, ...] = (
           transient=True),
 )  # fmt: skip
 
+_DIAG_ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        code="diag-fail",
+        name="dcgmi diag test failed",
+        cause="a GPU failed a test of the DCGM diagnostic (`dcgmi diag`: the row names the test, "
+        "the Warning rows under it the error and the GPU): a hardware, memory, PCIe/NVLink or "
+        "driver fault on that GPU",
+        fix=_DIAG + "; for the GPU it names: drain {node}, reset the GPU (`nvidia-smi -r -i GPU`) "
+        "and rerun `dcgmi diag -r 3`; if it fails again, replace the GPU",
+        layer="hardware",
+        aliases=("Fail",),
+        source="https://github.com/NVIDIA/DCGM/blob/master/dcgmi/Diag.cpp",
+    ),
+)
+
 _EXPORTER_ENTRIES: tuple[Entry, ...] = (
     Entry(
         code="exporter-no-sys-admin",
@@ -400,7 +417,7 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
 )
 
 # Where DCGM prints a return code's message: after these, a short message is DCGM's.
-_PREFIX = r"(?-i:nv-hostengine:|DCGM:|fields:|metrics:|Return:|Result:|to host engine\.)"
+_PREFIX = r"(?-i:nv-hostengine:|DCGM:|fields:|metrics:|Return:|Return :|Result:|to host engine\.)"
 
 
 def _alternatives(entries: tuple[Entry, ...]) -> str:
@@ -414,7 +431,7 @@ CATALOGUE = Catalogue(
     title="DCGM return codes (dcgmReturn_t) and dcgm-exporter start-up errors",
     source=_SOURCE,
     version="DCGM 4.6.0 (dcgm_structs.h, dcgm_errors.c errorString); dcgm-exporter 4.x",
-    entries=(*_CODES, *_EXPORTER_ENTRIES),
+    entries=(*_CODES, *_DIAG_ENTRIES, *_EXPORTER_ENTRIES),
     applies_to=("operand", "host"),
     readers=(
         # `DCGM_ST_IN_USE`, `DCGMError_ProfilingLibraryError`, `DCGM Error with code -21`,
@@ -423,6 +440,11 @@ CATALOGUE = Catalogue(
         r"(?-i:DCGM)(?:_ST_(?!OK\b)|Error_|(?: Error with code |_[A-Z_]+ failed with )(?=-\d))"
         r"(?P<code>-\d+|\w+)",
         _PREFIX + r"\s*(?P<code>" + _alternatives(_CODES) + r"|Timeout)(?![\w/-])",
+        # dcgmi diag's result table: "| Diagnostic                | Fail - All" (DCGM 3),
+        # "|                           | Fail - GPU: 0", and "GPU0: Fail" (DCGM 4).
+        r"(?-i:\| )(?P<test>[A-Za-z][\w /+.-]*?) +\| (?P<code>Fail)\b",
+        r"(?-i:\| )(?P<code>Fail) - GPU: (?P<gpu>\d+)",
+        r"(?-i:GPU)(?P<gpu>\d+): (?P<code>Fail)\b",
     ),
     unknown=Entry(
         code="?",
