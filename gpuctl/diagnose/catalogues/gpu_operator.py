@@ -1,14 +1,592 @@
-"""GPU Operator operands and MIG manager: placeholder, being written."""
+"""GPU Operator operands and MIG manager: what the operator-validator, the driver container, the
+MIG manager (mig-parted) and nvidia-smi's MIG commands print when an operand cannot bring the
+node up.
+
+Each entry is a fixed message of one of those components, copied from its source: the
+operator-validator (`cmd/nvidia-validator/main.go`) and the operands' init containers (their
+`echo` lines in `assets/`), the ClusterPolicy controller, the driver container's `nvidia-driver`
+scripts (NVIDIA/gpu-driver-container) and the nvidia-installer they run, mig-parted's `apply` and
+the MIG manager's reconfigure steps, and nvidia-smi's MIG and reset commands. The rows of
+table_operator.py that already explain a line (`operator.driver-preinstalled`,
+`operator.kernel-headers`, `mig.reset-unsupported`, `mig.config-invalid`,
+`mig.config-not-present`, `validator.driver-not-found`) are not repeated here.
+"""
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue
+from gpuctl.diagnose.catalogue import Catalogue, Entry
+
+_OPERATOR = "https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/"
+_VALIDATOR = _OPERATOR + "cmd/nvidia-validator/main.go"
+_DRIVER_CTR = "https://github.com/NVIDIA/gpu-driver-container/blob/main/ubuntu22.04/nvidia-driver"
+_DRIVER_CTR_RHEL = "https://github.com/NVIDIA/gpu-driver-container/blob/main/rhel9/nvidia-driver"
+_INSTALLER = "https://github.com/NVIDIA/nvidia-installer/blob/main/kernel.c"
+_MIG_PARTED = "https://github.com/NVIDIA/mig-parted/blob/v0.15.0/"
+_MIG_RECONFIGURE = _MIG_PARTED + "pkg/mig/reconfigure/reconfigure.go"
+_MIG_APPLY = _MIG_PARTED + "cmd/nvidia-mig-parted/apply/apply.go"
+_NVIDIA_SMI = "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/"
+
+_NS = "kubectl -n gpu-operator"  # the Operator's default namespace; `-n` is the one to change
+_DRIVER_LOG = f"`{_NS} logs ds/nvidia-driver-daemonset -c nvidia-driver-ctr`"
+_HOST_DRIVER = (
+    "or install the driver on the host (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, "
+    "then `gpuctl bootstrap --phase cluster --stack operator --no-operator-driver`)"
+)
+_RELABEL = "`kubectl label node {node} nvidia.com/mig.config=CONFIG --overwrite`"
+_MIG_LOG = f"`{_NS} logs ds/nvidia-mig-manager`"
+# What holds a GPU that must be reset to change its MIG mode: the host's GPU daemons, the display
+# module, and the GPU pods of the node.
+_FREE_GPU = (
+    "on {node}: list what holds the GPUs (`sudo nvidia-smi --query-compute-apps=pid,process_name "
+    "--format=csv`, `sudo lsof /dev/nvidia*`), stop it (`sudo systemctl stop nvidia-persistenced "
+    "nvidia-dcgm dcgm nvidia-fabricmanager`, `sudo rmmod nvidia_drm` when no display uses it, drain "
+    "the GPU pods: `kubectl drain {node} --ignore-daemonsets`), then reset (`sudo nvidia-smi -r`) "
+    "or reboot {node}"
+)
+
+_VALIDATION = (
+    Entry(
+        "waiting-for-driver-validation",
+        "operand waiting for the driver validation",
+        "an operand's init container on {node} waits for the operator-validator to pass its "
+        "driver-validation (the file /run/nvidia/validations/driver-ready): no working NVIDIA "
+        "driver yet, the Operator's driver container is still building or failing, or no driver "
+        "is installed on the host",
+        f"read why the driver is not ready: {_DRIVER_LOG} and `{_NS} logs ds/nvidia-operator-validator "
+        "-c driver-validation`; fix what they say, " + _HOST_DRIVER,
+        "driver",
+        aliases=("waiting for the driver validations to be ready",),
+        # driver-validation's retry while the driver container has not finished.
+        texts=("validations/.driver-ctr-ready': No such file or directory",),
+        source=_OPERATOR + "assets/state-device-plugin/0500_daemonset.yaml",
+        transient=True,
+    ),
+    Entry(
+        "waiting-for-toolkit-validation",
+        "operand waiting for the container toolkit",
+        "an operand's init container on {node} waits for the operator-validator's "
+        "toolkit-validation (the file /run/nvidia/validations/toolkit-ready): the NVIDIA container "
+        "toolkit is not installed or the container runtime not configured for it yet",
+        f"`{_NS} logs ds/nvidia-container-toolkit-daemonset` and `{_NS} logs ds/nvidia-operator-validator "
+        "-c toolkit-validation` say why; when the runtime is configured on the host, check "
+        "containerd's nvidia runtime (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`)",
+        "toolkit",
+        aliases=(
+            "waiting for nvidia container stack to be setup",
+            "waiting for nvidia container toolkit to be setup",
+        ),
+        source=_OPERATOR + "assets/state-device-plugin/0500_daemonset.yaml",
+        transient=True,
+    ),
+    Entry(
+        "driver-validation-failed",
+        "driver validation failed",
+        "the operator-validator's driver-validation failed on {node}: it found no working driver "
+        "(nvidia-smi failed on the host or in the driver container's root), so every GPU operand "
+        "stays in Init",
+        f"read the rest of the message and {_DRIVER_LOG}; on {{node}} `nvidia-smi` tells a host driver "
+        "apart; fix the driver, " + _HOST_DRIVER,
+        "driver",
+        aliases=("driver is not ready",),
+        texts=("error validating driver installation",),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "dev-char-symlinks",
+        "/dev/char symlinks not created",
+        "the operator-validator could not create the /dev/char symlinks to the NVIDIA device nodes "
+        "(needed by runtimes using systemd cgroups): the nvidia modules or device nodes are "
+        "missing on {node} (driver not loaded), or /dev/char is not writable",
+        "on {node}: `lsmod | grep nvidia` and `ls -l /dev/nvidia*`; load the driver (or fix the "
+        "driver container, " + _DRIVER_LOG + "); only if the driver works and the runtime does not "
+        "use systemd cgroups, set DISABLE_DEV_CHAR_SYMLINK_CREATION=true in the ClusterPolicy's "
+        "`validator.driver.env`",
+        "driver",
+        texts=(
+            "Failed to create symlinks under /dev/char that point to all possible NVIDIA character devices",
+            "error creating symlink creator",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "toolkit-validation-failed",
+        "toolkit validation failed",
+        "the operator-validator's toolkit-validation failed on {node}: nvidia-smi did not run in a "
+        "container started with the NVIDIA runtime, so the container toolkit or the runtime's "
+        "nvidia handler is missing or broken",
+        f"`{_NS} logs ds/nvidia-container-toolkit-daemonset`; check the runtime config on {{node}} "
+        "(`grep -A3 nvidia /etc/containerd/config.toml`, RuntimeClass nvidia) and restart the "
+        "runtime, or reinstall it with `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`",
+        "toolkit",
+        texts=("error validating toolkit installation", "toolkit is not ready"),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "cuda-validation-failed",
+        "CUDA validation failed",
+        "the operator-validator's cuda-validation failed on {node}: its vectorAdd pod "
+        "(nvidia-cuda-validator) could not be created or did not succeed",
+        f"`{_NS} logs -l app=nvidia-cuda-validator` gives the CUDA error (gpuctl explain reads it) "
+        f"and `{_NS} describe pod -l app=nvidia-cuda-validator` why the pod did not run",
+        "application",
+        texts=("error validating cuda workload", "failed to create cuda validation pod"),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "plugin-validation-failed",
+        "device plugin validation failed",
+        "the operator-validator's plugin-validation failed on {node}: the node advertises no "
+        "allocatable nvidia.com/gpu, or its validation pod could not be created or run",
+        "`kubectl describe node {node} | grep nvidia.com/` and "
+        f"`{_NS} logs ds/nvidia-device-plugin-daemonset`; "
+        "on a node where the device plugin is off on purpose (DRA, "
+        "nvidia.com/gpu.deploy.device-plugin=false) set WITH_WORKLOAD=false in the ClusterPolicy's "
+        "`validator.plugin.env`",
+        "plugin",
+        texts=(
+            "error validating plugin installation",
+            "failed to create plugin validation pod",
+            "unable to find any allocatable GPU resource",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "gpu-not-advertised",
+        "GPU resources not discovered",
+        "the kubelet of {node} advertises no nvidia.com/gpu: the device plugin is not running "
+        "there (disabled, `nvidia.com/gpu.deploy.device-plugin=false`, still in Init) or found no "
+        "GPU, so plugin-validation waits and then fails",
+        f"`{_NS} get pods -o wide --field-selector spec.nodeName={{node}}` and "
+        f"`{_NS} logs ds/nvidia-device-plugin-daemonset`; when the device plugin is off on purpose "
+        "set WITH_WORKLOAD=false in the ClusterPolicy's `validator.plugin.env`",
+        "plugin",
+        texts=(
+            "GPU resources are not discovered by the node",
+            "GPU resources are not yet discovered by the node",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "validation-pod-timeout",
+        "validation pod never ran",
+        "the operator-validator gave up waiting for its workload pod {pod}: the pod stayed "
+        "Pending or failed (no allocatable GPU left, an admission error, or a CUDA failure)",
+        "`kubectl -n {namespace} describe pod {pod}` and `kubectl -n {namespace} logs {pod}`; free a GPU "
+        "on {node} or set WITH_WORKLOAD=false in the ClusterPolicy's `validator.plugin.env` / "
+        "`validator.cuda.env`",
+        "plugin",
+        aliases=("gave up waiting for pod",),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "vfio-pci-not-bound",
+        "GPU not bound to vfio-pci",
+        "a GPU of {node} (sandbox or vm-passthrough workload) is still bound to another driver "
+        "than vfio-pci, so the vfio-pci validation fails",
+        f"`{_NS} logs ds/nvidia-vfio-manager`; on {{node}} `lspci -nnk -d 10de:` shows the bound "
+        "driver; unload the nvidia driver there or set `nvidia.com/gpu.workload.config=container` "
+        "on nodes that run containers",
+        "config",
+        texts=("device not bound to 'vfio-pci'",),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "vgpu-devices-missing",
+        "vGPU devices missing",
+        "the vGPU manager or its devices are not ready on {node}: no vGPU (mdev/SR-IOV) devices "
+        "exist, or no vGPU guest driver matches the host's vGPU manager branch",
+        f"`{_NS} logs ds/nvidia-vgpu-manager-daemonset` and /var/log/vgpu-util.log on {{node}}; "
+        "install a vGPU manager and guest driver of the same branch",
+        "driver",
+        texts=(
+            "no vGPU devices found",
+            "vGPU Manager parent devices not ready",
+            "cannot find vgpu devices on host",
+            "cannot find match for compatible vgpu driver",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "gpudirect-rdma",
+        "GPUDirect RDMA module not ready",
+        "nvidia-peermem (GPUDirect RDMA) did not load on {node}: the MOFED/OFED drivers "
+        "(ib_core) are missing, not ready or of a version the module was not built against",
+        f"`{_NS} logs ds/nvidia-driver-daemonset -c nvidia-peermem-ctr` and `lsmod | grep ib_core` on "
+        "{node}; install MOFED (or set `driver.rdma.useHostMofed=true` for a host MOFED), or turn "
+        "`driver.rdma.enabled` off",
+        "driver",
+        texts=(
+            "failed to load nvidia-peermem module",
+            "error validating nvidia-peermem driver installation",
+            "nvidia-peermem driver is not ready",
+            "error validating MOFED driver installation",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "gds-gdrcopy",
+        "GPUDirect Storage or GDRCopy driver not ready",
+        "the nvidia-fs (GPUDirect Storage) or gdrcopy module is not loaded on {node}, so its "
+        "validation fails",
+        f"`{_NS} logs ds/nvidia-driver-daemonset -c nvidia-fs-ctr` (or `-c nvidia-gdrcopy-ctr`); "
+        "turn `gds.enabled` / `gdrcopy.enabled` off where the node does not need them",
+        "driver",
+        texts=(
+            "error validating nvidia-fs driver installation",
+            "error validating gdrcopy driver installation",
+            "gdrcopy driver is not ready",
+        ),
+        source=_VALIDATOR,
+    ),
+    Entry(
+        "clusterpolicy-not-ready",
+        "ClusterPolicy not ready",
+        "the GPU Operator's ClusterPolicy is notReady: one of its operands (the states it names, "
+        "e.g. state-driver) is not Ready on some node; the operand's own log says why",
+        f"`{_NS} get pods -o wide` names the pod that is not Running; read its log "
+        f"(`{_NS} logs POD --all-containers`) and `kubectl get clusterpolicy -o yaml` (status)",
+        "config",
+        aliases=("ClusterPolicy is not ready", "ClusterPolicy isn't ready", "notReady"),
+        source=_OPERATOR + "controllers/clusterpolicy_controller.go",
+    ),
+)
+
+_DRIVER_CONTAINER = (
+    Entry(
+        "driver-package-repositories",
+        "driver container cannot reach its package repositories",
+        "the GPU Operator's driver container on {node} cannot reach the distribution's package "
+        "repositories, from which it installs the kernel headers it builds the driver with (no "
+        "network or proxy, an air-gapped cluster, a missing RHEL entitlement or mirror)",
+        "give the driver pods access (ClusterPolicy `driver.env` HTTP_PROXY/HTTPS_PROXY/NO_PROXY), "
+        "a local repository (`driver.repoConfig`), or precompiled modules (`driver.usePrecompiled="
+        "true`); " + _HOST_DRIVER,
+        "driver",
+        texts=(
+            "ERROR: Failed to update package cache.",
+            "FATAL: failed to reach RHEL package repositories.",
+            "FATAL: failed to update the dnf metadata cache",
+        ),
+        source=_DRIVER_CTR_RHEL,
+    ),
+    Entry(
+        "rhel-entitlement",
+        "RHEL entitlement missing",
+        "the driver container on {node} cannot install RHEL build packages (elfutils-libelf-devel): "
+        "the node's RHEL subscription (entitlement) is not available to the container",
+        "mount the entitlement into the driver pods (OpenShift: cluster-wide entitlement), use "
+        "precompiled modules (`driver.usePrecompiled=true`), " + _HOST_DRIVER,
+        "driver",
+        texts=("RHEL entitlement may be improperly deployed",),
+        source=_DRIVER_CTR_RHEL,
+    ),
+    Entry(
+        "rhel-version-unresolved",
+        "RHEL version not resolved",
+        "the driver container cannot tell the RHEL release from {node}'s kernel version: the node "
+        "runs a kernel that is not a RHEL/RHCOS one, so no package repository matches it",
+        "run a supported OS kernel on {node} (`uname -r`), set the release in the ClusterPolicy "
+        "(`driver.version` image of that OS), " + _HOST_DRIVER,
+        "driver",
+        texts=("Unable to resolve RHEL version from kernel version",),
+        source=_DRIVER_CTR_RHEL,
+    ),
+    Entry(
+        "kernel-version-string",
+        "kernel version string not found",
+        "the driver container could not read the version string of {node}'s kernel image "
+        "(/lib/modules/KERNEL/vmlinuz could not be extracted), which it needs to build or link "
+        "the modules",
+        "on {node}: `ls -l /lib/modules/$(uname -r)/vmlinuz /boot/vmlinuz-$(uname -r)`; install the "
+        "kernel image package of the running kernel, " + _HOST_DRIVER,
+        "driver",
+        texts=("Could not locate Linux kernel version string",),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "driver-already-running",
+        "another driver container holds the node",
+        "another NVIDIA driver container is already running on {node} (it holds "
+        "/run/nvidia/nvidia-driver.pid): two driver DaemonSets (a ClusterPolicy and an "
+        "NVIDIADriver, or an old release's pod) select the node",
+        f"`{_NS} get pods -o wide --field-selector spec.nodeName={{node}} | grep driver`; keep one "
+        "driver DaemonSet per node (delete the stale pod or the duplicate NVIDIADriver's node "
+        "selector)",
+        "driver",
+        texts=("An instance of the NVIDIA driver is already running, aborting",),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "driver-daemon-stop",
+        "driver daemon could not be stopped",
+        "the driver container could not stop a daemon of the previous driver on {node} "
+        "(nvidia-persistenced, fabric manager, nvidia-gridd, nvidia-topologyd, nvlsm), so it "
+        "cannot unload the old modules",
+        "on {node}: `ps aux | grep -E 'nvidia-persistenced|nv-fabricmanager|nvidia-gridd'` and "
+        "stop them (`sudo systemctl stop nvidia-persistenced nvidia-fabricmanager`); a driver "
+        "installed on the host as well needs `--no-operator-driver`; else reboot {node}",
+        "driver",
+        texts=(
+            "Could not stop NVIDIA persistence daemon",
+            "Could not stop NVIDIA fabric manager daemon",
+            "Could not stop NVIDIA Grid daemon",
+            "Could not stop NVIDIA topology daemon",
+            "Could not stop NVLink Subnet Manager daemon",
+        ),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "driver-update-failed",
+        "driver update after a kernel change failed",
+        "the driver container's kernel-update hook could not rebuild the driver for the new kernel of {node}",
+        f"{_DRIVER_LOG} after the reboot into the new kernel; if its headers are not published, "
+        "hold the kernel or " + _HOST_DRIVER.removeprefix("or "),
+        "driver",
+        texts=("ERROR: Failed to update the NVIDIA driver",),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "installer-module-load-failed",
+        "nvidia-installer could not load the module",
+        "nvidia-installer built or linked the kernel module but the kernel refused to load it on "
+        "{node}: built against other kernel sources, a GPU the driver branch does not support, "
+        "or Secure Boot (the kernel log says which)",
+        "on {node}: `sudo dmesg | grep -iE 'nvrm|nvidia'` and `mokutil --sb-state`; pick a driver "
+        "branch that supports the GPU and kernel, use signed precompiled modules under Secure "
+        "Boot, " + _HOST_DRIVER,
+        "driver",
+        texts=("Unable to load the kernel module 'nvidia.ko'",),
+        source=_INSTALLER,
+    ),
+    Entry(
+        "installer-module-already-loaded",
+        "an NVIDIA module is already loaded",
+        "nvidia-installer found an NVIDIA kernel module already loaded on {node} (a driver "
+        "installed on the host, or the previous driver container's modules still in use by "
+        "nvidia-persistenced, a display or a GPU pod), so it cannot install its own",
+        "keep the host's driver: `gpuctl bootstrap --phase cluster --stack operator "
+        "--no-operator-driver`; or stop what uses the modules (`sudo lsof /dev/nvidia*`), "
+        "`sudo rmmod nvidia_drm nvidia_modeset nvidia_uvm nvidia`, or reboot {node}",
+        "driver",
+        texts=("appears to already be loaded in your kernel",),
+        source=_INSTALLER,
+    ),
+    Entry(
+        "installer-no-kernel-source",
+        "kernel source tree not found",
+        "nvidia-installer cannot find the kernel source tree (headers) of {node}'s running "
+        "kernel, so it cannot build the module",
+        "install the headers of the running kernel (`linux-headers-$(uname -r)`, RHEL "
+        "`kernel-devel-$(uname -r)`), or use precompiled modules (`driver.usePrecompiled=true`), "
+        + _HOST_DRIVER,
+        "driver",
+        texts=("Unable to find the kernel source tree for the currently running kernel",),
+        source=_INSTALLER,
+    ),
+)
+
+_MIG = (
+    Entry(
+        "mig-gpu-in-use",
+        "GPU in use by other clients",
+        "a MIG change on {node} needs the GPU to itself (the reset that makes a MIG mode change "
+        "take effect, or creating instances) and was refused: processes or modules still hold "
+        "the GPU (nvidia-persistenced, DCGM or dcgm-exporter, Fabric "
+        "Manager, nvidia_drm or a display server, GPU pods)",
+        _FREE_GPU + "; under the GPU Operator let the MIG manager stop host clients "
+        "(`migManager.env` WITH_SHUTDOWN_HOST_GPU_CLIENTS=true) or reboot (WITH_REBOOT=true), then "
+        + _RELABEL,
+        "mig",
+        aliases=("In use by another client",),
+        texts=(
+            "The following GPUs could not be reset",
+            "error resetting all GPUs",
+            "is currently in use by another process",
+        ),
+        source=_MIG_APPLY,
+    ),
+    Entry(
+        "mig-mode-pending",
+        "MIG mode change pending",
+        "the MIG mode of a GPU on {node} was changed but is pending: it takes effect only after a "
+        "GPU reset, which did not happen (the GPU is in use, or a VM's hypervisor refuses the "
+        "reset), so no MIG instance can be created",
+        _FREE_GPU + " (`nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv` "
+        "shows the pending mode), then " + _RELABEL,
+        "mig",
+        texts=(
+            "MIG mode is in pending enable state",
+            "MIG mode is in pending disable state",
+            "unable to apply MIG config with MIG mode disabled",
+        ),
+        source=_NVIDIA_SMI,
+    ),
+    Entry(
+        "mig-mode-not-applied-after-reboot",
+        "MIG mode change not applied by a reboot",
+        "the MIG manager rebooted {node} to apply a MIG mode change and the mode is still not "
+        "the one asked for: something holds the GPU from boot on, or the platform (a cloud VM) "
+        "keeps MIG mode under its own control",
+        "on {node}: `nvidia-smi --query-gpu=mig.mode.current,mig.mode.pending --format=csv`; stop "
+        "services that open the GPU at boot before the MIG manager runs, or set MIG mode where "
+        "the platform allows it (the cloud provider's MIG setting), then " + _RELABEL,
+        "mig",
+        texts=("MIG mode change did not take effect after rebooting",),
+        source=_MIG_RECONFIGURE,
+    ),
+    Entry(
+        "mig-not-supported",
+        "GPU without MIG",
+        "the MIG configuration enables MIG on a GPU of {node} that does not support it (only "
+        "data-center GPUs from A100/A30 on do)",
+        "select the GPUs that support MIG in the config (`devices: [0, 1]`) or use `all-disabled` "
+        "on this node: " + _RELABEL + "; `nvidia-smi -q | grep -A1 'MIG Mode'` shows which support it",
+        "mig",
+        aliases=("Not Supported",),
+        texts=(
+            "No MIG-supported devices found",
+            "cannot set MIG mode on non MIG-capable GPU",
+            "cannot set MIG config on non MIG-capable GPU",
+            "unable to assert MIG mode enabled on non MIG-capable GPU",
+        ),
+        source=_MIG_PARTED + "pkg/mig/mode/mode.go",
+    ),
+    Entry(
+        "mig-enable-failed",
+        "MIG mode could not be enabled",
+        "nvidia-smi could not change the MIG mode of a GPU on {node}: the GPU does not support "
+        "MIG or the caller is not root (the rest of the line says which)",
+        "run it as root (`sudo nvidia-smi -i GPU -mig 1`) on a MIG-capable GPU "
+        "(`nvidia-smi -q | grep -A1 'MIG Mode'`); in a container, the MIG manager needs its "
+        "privileged pod",
+        "mig",
+        aliases=("Insufficient Permissions",),
+        source=_NVIDIA_SMI,
+    ),
+    Entry(
+        "mig-profile-unsupported",
+        "MIG profile not valid for this GPU",
+        "the MIG configuration asks for a MIG profile this GPU model does not offer (e.g. "
+        "1g.5gb on an 80 GB A100, whose smallest is 1g.10gb)",
+        "on {node}: `nvidia-smi mig -lgip` lists the GPU's profiles; pick a config with those "
+        "(the default ConfigMap has one per GPU model, e.g. all-1g.10gb), then " + _RELABEL,
+        "mig",
+        aliases=("Invalid Argument",),
+        texts=("unsupported MIG Device specified",),
+        source=_MIG_PARTED + "pkg/mig/config/config.go",
+    ),
+    Entry(
+        "mig-insufficient-resources",
+        "MIG instances do not fit",
+        "the GPU instances asked for do not fit on the GPU of {node}: instances left from an "
+        "earlier layout still hold its slices, or the mix of profiles needs more slices (or "
+        "other placements) than the GPU has",
+        "on {node}: `nvidia-smi mig -lgi` lists existing instances and `nvidia-smi mig -lgip` what "
+        "is free; destroy leftovers (`sudo nvidia-smi mig -dci && sudo nvidia-smi mig -dgi`, with "
+        "no process using them) or choose a layout that fits, then " + _RELABEL,
+        "mig",
+        aliases=("Insufficient Resources",),
+        source=_NVIDIA_SMI,
+    ),
+    Entry(
+        "mig-not-enabled",
+        "no MIG-enabled GPU",
+        "no GPU of {node} has MIG mode enabled (or the change is still pending a reset), so MIG "
+        "instances cannot be listed or created",
+        "enable it with the MIG manager (" + _RELABEL + " with a config that has `mig-enabled: "
+        "true`), or by hand: `sudo nvidia-smi -i GPU -mig 1`, then reset the GPU or reboot {node}",
+        "mig",
+        texts=("No MIG-enabled devices found",),
+        source=_NVIDIA_SMI,
+    ),
+    Entry(
+        "mig-clear-failed",
+        "existing MIG instances not removed",
+        "mig-parted could not destroy the MIG instances of the previous layout on {node}: "
+        "processes (GPU pods, DCGM, monitoring) still use those MIG devices",
+        "drain the node's GPU pods (`kubectl drain {node} --ignore-daemonsets`), stop DCGM on "
+        "{node}, then " + _RELABEL,
+        "mig",
+        texts=(
+            "erroneous devices may persist",
+            "error clearing existing MIG config",
+            "exceeded maximum attempts to clear MigConfig",
+        ),
+        source=_MIG_APPLY,
+    ),
+    Entry(
+        "mig-clients-not-stopped",
+        "GPU clients not stopped for the MIG change",
+        "the MIG manager could not stop the GPU clients of {node} before changing MIG (a GPU "
+        "operand or a third-party DaemonSet pod did not terminate)",
+        "`kubectl get pods -A -o wide --field-selector spec.nodeName={node}`; label third-party GPU "
+        "DaemonSets with the nodeSelector `nvidia.com/gpu.deploy.gpu-client` key so the MIG "
+        "manager can stop them, delete stuck pods, then " + _RELABEL,
+        "mig",
+        texts=(
+            "device-plugin pod did not shutdown",
+            "gpu-feature-discovery pod did not shutdown",
+            "dcgm-exporter pod did not shutdown",
+            "third-party gpu client pods did not shutdown",
+            "Unable to tear down GPU client pods",
+            "Unable to shutdown GPU clients on host by stopping their systemd services",
+            "failed to stop host systemd services",
+        ),
+        source=_MIG_RECONFIGURE,
+    ),
+    Entry(
+        "mig-nvml-too-old",
+        "driver too old for MIG",
+        "the NVML of {node}'s driver is too old for mig-parted's MIG operations",
+        "upgrade the driver on {node} to a branch that supports MIG on this GPU "
+        "(`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`, or the ClusterPolicy's "
+        "`driver.version`)",
+        "driver",
+        texts=("NVML version unsupported for performing MIG operations",),
+        source=_MIG_PARTED + "pkg/mig/mode/nvml.go",
+    ),
+    Entry(
+        "mig-apply-failed",
+        "MIG configuration not applied",
+        "the MIG manager failed to apply the MIG configuration on {node} and set "
+        "`nvidia.com/mig.config.state=failed`; the lines before this one (or the rest of it) say why",
+        f"{_MIG_LOG} (the first error above this line), fix it, then " + _RELABEL,
+        # A wrapper: the line or log that carries it names the real cause, which comes first.
+        "config",
+        aliases=("failed",),
+        texts=(
+            "Error applying MIG configuration",
+            "failed to apply MIG configuration",
+            "failed to apply MIG mode change",
+            "node label to 'failed'",
+        ),
+        source=_MIG_RECONFIGURE,
+    ),
+)
 
 CATALOGUE = Catalogue(
     id="gpu-operator",
     title="GPU Operator operands and MIG manager",
-    source="",
-    version="",
-    entries=(),
-    applies_to=(),
+    source=_VALIDATOR,
+    version="gpu-operator v26.7.0, mig-parted v0.15.0, gpu-driver-container main (2026-08)",
+    entries=_VALIDATION + _DRIVER_CONTAINER + _MIG,
+    applies_to=("operand", "operator-driver", "events", "plugin-log"),
+    readers=(
+        # An init container's own line, alone or after the container runtime's log prefix (the
+        # `echo` in its spec, shown by `kubectl describe`, must not match).
+        r"(?m)^[ \t]*(?:\S+ (?:stdout|stderr) [FP] |\[pod/[^\]]{1,200}\] )?(?P<code>waiting for "
+        r"(?:the driver validations to be ready|nvidia container (?:stack|toolkit) to be setup))",
+        r"(?P<code>gave up waiting for pod) (?P<pod>[\w.-]+) to be available",
+        r"(?P<code>ClusterPolicy is not ready|ClusterPolicy isn't ready)",
+        r"\bstate[\"']?:[ \t]*[\"']?(?P<code>notReady)\b",
+        # mig-parted's and nvidia-smi's words around an NVML error of a MIG operation.
+        r"(?:error creating (?:GPU|Compute) instance for [^:]{1,80}|Unable to create a GPU instance "
+        r"on GPU\s+\d+ using profile [^:]{1,40}|Failed to create (?:GPU|compute) instances): "
+        r"(?P<code>Insufficient Resources|In use by another client|Invalid Argument)",
+        r"Unable to (?:enable|disable) MIG Mode for GPU \S+: "
+        r"(?P<code>Not Supported|Insufficient Permissions|In use by another client)",
+        r"nvidia\.com/mig\.config\.state[\"']?[ \t]*[=:][ \t]*[\"']?(?P<code>failed)\b",
+        # the operator-validator's log line: `msg="driver is not ready: ..."`.
+        r"msg=\"(?P<code>driver is not ready):",
+    ),
 )
