@@ -47,8 +47,7 @@ _KUBELET = (
         aliases=("is not registered",),
         texts=(
             "not found in the list of registered DRA plugins",
-            "failed to get DRA Plugin client for plugin name",
-            "DRA driver name is empty",
+            "DRA Plugin client for plugin name",
         ),
         source=_K8S + "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go",
         transient=True,
@@ -87,7 +86,7 @@ _KUBELET = (
         "its own claim (a ResourceClaimTemplate), or delete the pod so the scheduler reserves the "
         "claim for the new one",
         "config",
-        texts=("is not allowed to use ResourceClaim", "is not allowed to use resource claim"),
+        texts=("is not allowed to use ResourceClaim", "allowed to use resource claim"),
         source=_KUBELET_DRA,
     ),
     Entry(
@@ -190,7 +189,7 @@ _NVIDIA_DRIVER = (
         '["/etc/cdi", "/var/run/cdi"]` under the CRI plugin; the default from containerd 2.0) '
         "and `sudo systemctl restart containerd`, then recreate the pod",
         "runtime",
-        texts=("CDI container edits did not apply",),
+        texts=("container edits did not apply",),
         source=_DRIVER + "cmd/compute-domain-daemon/main.go",
     ),
     Entry(
@@ -281,10 +280,7 @@ _NVIDIA_DRIVER = (
         "drain {node} and reboot it (or `nvidia-smi -r -i GPU` where resets are allowed); on cloud "
         "VMs set the MIG mode once at boot and leave DynamicMIG off",
         "mig",
-        texts=(
-            "MIG mode is enabled and cannot be toggled without GPU reset",
-            "MIG mode is disabled and cannot be toggled without GPU reset",
-        ),
+        texts=("cannot be toggled without GPU reset",),
         source=_GPU_PLUGIN + "nvlib.go",
     ),
     Entry(
@@ -318,7 +314,8 @@ _NVIDIA_DRIVER = (
         "on {node}: enable the IOMMU (`intel_iommu=on iommu=pt` or `amd_iommu=on` on the kernel "
         "command line, VT-d/AMD-Vi in the firmware) and reboot",
         "config",
-        texts=("IOMMU is not enabled in the kernel", "IOMMUFD is not enabled"),
+        aliases=("IOMMU is not enabled",),
+        texts=("IOMMUFD is not enabled",),
         source=_GPU_PLUGIN + "vfio-device.go",
     ),
     Entry(
@@ -329,7 +326,8 @@ _NVIDIA_DRIVER = (
         "on {node}: find them (`sudo fuser -v /dev/nvidia*`), stop those services (nvidia-persistenced, "
         "DCGM, monitoring agents), " + _RECREATE,
         "config",
-        texts=("has open fds by process(es)", "timed out waiting for gpu to be free"),
+        aliases=("timed out waiting for gpu to be free",),
+        texts=("has open fds by process(es)",),
         source=_GPU_PLUGIN + "vfio-device.go",
     ),
     Entry(
@@ -356,7 +354,7 @@ _NVIDIA_DRIVER = (
         _PLUGIN_POD + " and the MPS control daemon's Deployment in the driver's namespace; the "
         "driver retries by itself",
         "plugin",
-        texts=("MPS control daemon is not yet ready", "error starting MPS control daemon"),
+        texts=("MPS control daemon is not yet ready",),
         source=_GPU_PLUGIN + "device_state.go",
         transient=True,
     ),
@@ -481,5 +479,8 @@ CATALOGUE = Catalogue(
         r"DRA driver (?P<driver>[\w.-]{1,100}) (?P<code>is not registered)",
         # "failed to fetch ResourceClaim X referenced by pod Y: the server could not find ..."
         r"fetch ResourceClaim [^\n:]{1,300}: (?P<code>the server could not find the requested resource)",
+        # readers, not texts: these messages' longest words are in every healthy log
+        r"(?P<code>IOMMU is not enabled) in the kernel",
+        r"(?P<code>timed out waiting for gpu to be free)",
     ),
 )

@@ -123,8 +123,8 @@ _REGISTRATION = (
         "unknown-registration-service",
         "kubelet serves no Registration service of the plugin's API",
         "the kubelet serves no device plugin Registration service of the plugin's API version: the "
-        "plugin speaks v1beta1 and the kubelet predates it (Kubernetes 1.10/1.11), or the plugin speaks the old "
-        "v1alpha API (`deviceplugin.Registration`) and the kubelet is 1.10 or newer",
+        "plugin speaks v1beta1 and the kubelet predates it (Kubernetes 1.10/1.11), or the plugin "
+        "speaks the old v1alpha API (`deviceplugin.Registration`) and the kubelet is 1.10 or newer",
         "compare the kubelet's version (`kubectl get node {node} -o wide`) with the plugin release's "
         "supported Kubernetes range and deploy the plugin release built for it",
         "plugin",
@@ -154,7 +154,7 @@ _REGISTRATION = (
         "plugin",
         texts=(
             "device plugin registration gRPC server failed and no device plugins can register",
-            "Failed to listen to socket while starting device plugin registry",
+            "device plugin registry",
             "Error while serving device plugin registration grpc server",
             "Failed to create the device plugin socket directory",
             "Failed to cleanup the device plugin directory",
@@ -236,9 +236,9 @@ _ALLOCATION = (
         "plugin",
         texts=(
             "cannot allocate unregistered device",
-            "unknown Device Plugin",
             "endpoint not found in cache for a registered resource",
         ),
+        aliases=("unknown Device Plugin",),
         source=_DEVICEMANAGER,
         transient=True,
     ),
@@ -304,7 +304,7 @@ _ALLOCATION = (
         "delete the pod so it is admitted anew; if it repeats, drain {node} and restart the kubelet "
         "(`sudo systemctl restart kubelet`)",
         "plugin",
-        texts=("no devices found allocated in local cache", "changed request for resource"),
+        texts=("no devices found allocated in local cache", "changed request for"),
         source=_DEVICEMANAGER,
     ),
     Entry(
@@ -320,7 +320,7 @@ _ALLOCATION = (
         texts=(
             "TopologyAffinityError",
             "Topology Affinity Error",
-            "Resources cannot be allocated with Topology locality",
+            "with Topology locality",
         ),
         source=_TOPOLOGY,
     ),
@@ -433,7 +433,7 @@ _NVIDIA_PLUGIN = (
         "device plugin marked it unhealthy",
         _CHECK_GPUS,
         "hardware",
-        texts=("unable to get device handle from UUID",),
+        texts=("handle from UUID",),
         source=_NVIDIA_HEALTH,
     ),
     Entry(
@@ -473,7 +473,6 @@ _NVIDIA_PLUGIN = (
             "using --mig-strategy=mixed is not supported with MPS",
             "using MPS requires --mps-root to be specified",
             "CDI --device-list-strategy options are only supported on NVML-based systems",
-            "unable to load config",
             "unable to validate flags",
             "unable to finalize config",
             "invalid IMEX channel IDs",
@@ -512,5 +511,8 @@ CATALOGUE = Catalogue(
         r"the ResourceName \\?\"?(?P<resource>[^\s\"\\]{1,200})\\?\"? (?P<code>is invalid)",
         r"\bendpoint [^\n]{0,300}? (?P<code>has been stopped)",
         r"GRPC server for '(?P<resource>[^']{1,200})' (?P<code>crashed with error)",
+        # "Allocate failed due to unknown Device Plugin nvidia.com/gpu" (a reader: the text's words
+        # are in every healthy log)
+        r"(?P<code>unknown Device Plugin) \S",
     ),
 )
