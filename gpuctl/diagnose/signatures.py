@@ -46,11 +46,14 @@ class Signature:
     def beyond_the_cluster(self) -> bool:
         """Nothing the cluster layer applies can clear it and it does not clear up by itself (the
         host layer's or the GPU's own fault): waiting for the node to get its GPUs cannot help."""
-        return not self.transient and self.category in (*HOST_LAYER_CATEGORIES, "hardware")
+        return not self.transient and self.category in (*HOST_LAYER_CATEGORIES, *GPU_FAULT_CATEGORIES)
 
 
 # The categories of the host layer: the driver, the container toolkit, the container runtime.
 HOST_LAYER_CATEGORIES = ("driver", "toolkit", "runtime")
+# The categories of a fault of the GPUs themselves or their fabric (an Xid or SXid the device plugin
+# marks a GPU unhealthy for): the GPU stays unusable until it is reset or repaired.
+GPU_FAULT_CATEGORIES = ("fabric", "hardware", "nvlink", "memory")
 
 
 def sig(  # noqa: PLR0917 - one positional argument per column of the table
