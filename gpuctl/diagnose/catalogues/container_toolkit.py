@@ -121,7 +121,7 @@ _DETAILS = (
         "on {node}: `sudo systemctl enable --now nvidia-persistenced` (or `sudo nvidia-smi -pm 1`); "
         "if `nvidia-smi` itself hangs, " + _DRAIN_RESET,
         "driver",
-        texts=("driver rpc error: timed out", "driver error: timed out"),
+        aliases=("driver rpc error: timed out", "driver error: timed out"),
     ),
     Entry(
         "nvcgo-rpc-timeout", "cgroup helper timed out",
@@ -131,7 +131,7 @@ _DETAILS = (
         "the kubelet retries; if it recurs, spread the GPU pods' starts on {node} and look at its "
         "load (`top`, `iostat -x 1`)",
         "toolkit",
-        texts=("nvcgo rpc error: timed out",),
+        aliases=("nvcgo rpc error: timed out",),
         transient=True,
     ),
     Entry(
@@ -143,7 +143,7 @@ _DETAILS = (
         "libnvidia-ml` must list only the driver's copy (remove the package that ships another); "
         + _DEBUG,
         "driver",
-        texts=(
+        aliases=(
             "driver rpc error: failed to process request",
             "driver error: failed to process request",
             "driver rpc error: failed to perform handshake",
@@ -199,7 +199,7 @@ _DETAILS = (
         f"run the engine on {{node}} as root with its default storage driver; in nested or LXC "
         f"setups inject the GPUs with CDI ({_CDI_GENERATE}); check `sudo ausearch -m avc -ts recent`",
         "toolkit",
-        texts=("mount operation failed",),
+        aliases=("mount operation failed",),
     ),
     Entry(
         "wsl-no-adapters", "WSL without a GPU",
@@ -208,7 +208,7 @@ _DETAILS = (
         "use WSL 2 with a current NVIDIA Windows driver (`wsl --update`, then `nvidia-smi` inside WSL "
         "must list the GPU); GPU nodes of a cluster should run Linux natively",
         "driver",
-        texts=("WSL environment detected but no adapters were found",),
+        aliases=("WSL environment detected but no adapters were found",),
     ),
     Entry(
         "stat-failed", "libnvidia-container too old for the driver",
@@ -241,12 +241,11 @@ _DETAILS = (
         f"--output={_CONFIG}` restores the defaults; the message's tail names the failing step",
         "toolkit",
         source=_TOOLKIT,
-        texts=(
+        aliases=(
             "nvidia-container-runtime did not terminate successfully",
-            "failed to construct OCI spec modifier",
             "failed to create NVIDIA Container Runtime",
-            "error constructing low-level runtime",
         ),
+        texts=("failed to construct OCI spec modifier", "error constructing low-level runtime"),
     ),
     Entry(
         "driver-requirement", "image needs another driver",
@@ -286,7 +285,7 @@ _DETAILS = (
         "in Kubernetes use the nvidia RuntimeClass or make nvidia the default runtime",
         "toolkit",
         source=_TOOLKIT,
-        texts=("invoking the NVIDIA Container Runtime Hook directly",),
+        aliases=("invoking the NVIDIA Container Runtime Hook directly",),
     ),
     Entry(
         "create-symlink-failed", "CDI symlink hook failed",
@@ -297,7 +296,8 @@ _DETAILS = (
         f"regenerate the CDI spec ({_CDI_GENERATE}) and recreate the pod",
         "toolkit",
         source=_CDI_HOOK,
-        texts=("failed to create link [", "unexpected link target"),
+        aliases=("failed to create link [",),
+        texts=("unexpected link target",),
     ),
     Entry(
         "cdi-hook-missing", "CDI hook binary missing",
@@ -340,7 +340,7 @@ _DETAILS = (
         "sudo systemctl restart docker`",
         "toolkit",
         source=_DOCKER,
-        texts=("could not select device driver",),
+        aliases=("could not select device driver",),
     ),
     Entry(
         "docker-unknown-runtime", "docker has no nvidia runtime",
@@ -351,7 +351,8 @@ _DETAILS = (
         "docker`; `docker info | grep -i runtimes` must list nvidia",
         "runtime",
         source=_INSTALL,
-        texts=("unknown or invalid runtime name", "unknown runtime specified"),
+        aliases=("unknown or invalid runtime name",),
+        texts=("unknown runtime specified",),
     ),
     Entry(
         "containerd-runtime-missing", "containerd lacks the runtime handler",
@@ -396,7 +397,8 @@ _DETAILS = (
         + _CONTAINERD_CONFIGURE,
         "runtime",
         source=_CONTAINERD,
-        texts=("failed to load TOML", "failed to unmarshal TOML", "cannot load TOML value"),
+        aliases=("failed to load TOML", "cannot load TOML value"),
+        texts=("failed to unmarshal TOML",),
     ),
     Entry(
         "containerd-dropin-version", "containerd drop-in newer than its config",
@@ -408,7 +410,7 @@ _DETAILS = (
         + _CONTAINERD_CONFIGURE,
         "runtime",
         source=_CONTAINERD,
-        texts=("higher than root config version",),
+        aliases=("higher than root config version",),
     ),
     Entry(
         "containerd-plugin-config-invalid", "containerd plugin config invalid",
@@ -418,7 +420,7 @@ _DETAILS = (
         "setting; fix it in /etc/containerd/config.toml, then `sudo systemctl restart containerd`",
         "runtime",
         source=_CONTAINERD,
-        texts=("invalid plugin config",),
+        aliases=("invalid plugin config",),
     ),
     Entry(
         "exec-format-error", "binary for another CPU architecture",
@@ -429,7 +431,7 @@ _DETAILS = (
         "image's platforms)",
         "application",
         source="https://github.com/opencontainers/runc",
-        texts=("exec format error",),
+        aliases=("exec format error",),
     ),
 )  # fmt: skip
 
@@ -447,12 +449,36 @@ _TABLE_DETAILS = (
 )  # fmt: skip
 
 
+# The codes the readers below read out of a line by their context. Every other alias of an entry is
+# a phrase read as printed, case-sensitively: a reader that starts with a literal runs in
+# microseconds, while a fixed text whose longest word is common in healthy logs ("driver",
+# "container", "failed") would send many healthy lines through the fixed texts' regex.
+_NAMED = frozenset({
+    "stat failed", "nvidia-cdi-hook", "nvidia-ctk", "nvidia-container-runtime",
+    "nvidia-container-runtime-hook", "no runtime for", "failed to find runtime handler",
+    "RuntimeHandler",
+})  # fmt: skip
+_PHRASES = tuple(alias for entry in _DETAILS for alias in entry.aliases if alias not in _NAMED)
+
+
+def _phrase_readers() -> tuple[str, ...]:
+    """A reader per first word of the phrases, each starting with that word as a literal."""
+    by_first: dict[str, list[str]] = {}
+    for phrase in _PHRASES:
+        first, _, rest = phrase.partition(" ")
+        by_first.setdefault(first, []).append(re.escape(rest))
+    return tuple(
+        rf"(?-i:(?P<code>{re.escape(first)} (?:{'|'.join(rests)})))" for first, rests in by_first.items()
+    )
+
+
 def _stage_reader() -> str:
     """The stage of an `nvidia-container-cli: <stage> error: <detail>` line whose detail no entry
     and no table row explains: read only when a detail follows (a line cut after the stage says no
     more than the table's generic hook row) and none of their texts is in it."""
     details = sorted(
         {text for entry in _DETAILS for text in entry.texts}
+        | set(_PHRASES)
         | {f"stat failed: /{path}" for path in _OLD_PATHS}
         | set(_TABLE_DETAILS),
         key=len,
@@ -460,7 +486,10 @@ def _stage_reader() -> str:
     )
     known = "|".join(r"\s+".join(map(re.escape, text.split(" "))) for text in details)
     stages = "|".join(re.escape(entry.code.split()[0]) for entry in _STAGES)
-    return rf"nvidia-container-cli(?:\.real)?: (?P<code>(?:{stages}) error):(?=\s*\S)(?!.*?(?:{known}))"
+    return (
+        rf"(?-i:nvidia-container-cli)(?:\.real)?: (?P<code>(?:{stages}) error):(?=\s*\S)"
+        rf"(?!.*?(?:{known}))"
+    )
 
 
 CATALOGUE = Catalogue(
@@ -475,16 +504,17 @@ CATALOGUE = Catalogue(
     applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
     readers=(
         _stage_reader(),
+        *_phrase_readers(),
         # an old libnvidia-container builds /proc/driver/nvidia paths the driver does not have
-        rf"mount error: (?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
+        rf"(?-i:mount error: )(?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
         # the CDI spec's hook, or the runtime's configured binary, is not on the node
-        r"fork/exec \S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
+        r"(?-i:fork/exec )\S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
         r"nvidia-container-runtime): no such file or directory",
         # containerd: `no runtime for "nvidia-cdi" is configured` (the table's row reads "nvidia")
-        r"(?P<code>no runtime for) \\*\"(?P<handler>[^\"\\]+)\\*\" is configured",
+        r"(?P<code>(?-i:no runtime for)) \\*\"(?P<handler>[^\"\\]+)\\*\" is configured",
         # CRI-O: `failed to find runtime handler nvidia from runtime list map[...]`
-        r"(?P<code>failed to find runtime handler) (?P<handler>\S+) from runtime list",
+        r"(?P<code>(?-i:failed to find runtime handler)) (?P<handler>\S+) from runtime list",
         # dockershim and cri-dockerd: `RuntimeHandler "nvidia" not supported`
-        r"(?P<code>RuntimeHandler) \\*\"(?P<handler>[^\"\\]+)\\*\" not supported",
+        r"(?P<code>(?-i:RuntimeHandler)) \\*\"(?P<handler>[^\"\\]+)\\*\" not supported",
     ),
 )
