@@ -225,7 +225,8 @@ GPU = (
     ),
     sig(
         "plugin.mig-permissions", "plugin-log", "mig",
-        r"Insufficient Pe\w*issions",
+        # The plugin walking its devices; NVML's Insufficient Permissions elsewhere is nvml.4.
+        r"error (?:visiting|getting) (?:MIG )?device[^\n]{0,200}?Insufficient Pe\w*issions",
         "the device plugin may not read the MIG devices of the node",
         "set NVIDIA_MIG_MONITOR_DEVICES=all on the device plugin container (the Helm chart and the "
         "GPU operator do), then restart it",

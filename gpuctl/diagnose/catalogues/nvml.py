@@ -57,7 +57,10 @@ _ROWS: tuple[tuple[int, str, tuple[str, ...], str, str, str], ...] = (
      "the caller may not do this through NVML (NVML error 4): changing GPU settings needs root, and "
      "reading MIG devices from a container needs the MIG monitor capability",
      "run the command as root on {node} (`sudo nvidia-smi ...`); for the device plugin set "
-     "NVIDIA_MIG_MONITOR_DEVICES=all on its container (the Helm chart and the GPU Operator do)"),
+     "NVIDIA_MIG_MONITOR_DEVICES=all on its container (the Helm chart and the GPU Operator do); "
+     "profiling counters (NVLink, DCGM profiling) are root-only while the driver's "
+     "RmProfilingAdminOnly is 1 (`grep RmProfilingAdminOnly /proc/driver/nvidia/params`; module "
+     "option NVreg_RestrictProfilingToAdminUsers=0)"),
     (5, "ERROR_ALREADY_INITIALIZED", ("Already Initialized",), "application",
      "NVML was initialised twice (NVML error 5; deprecated, no longer returned)", _APP),
     (6, "ERROR_NOT_FOUND", ("Not Found",), "config",
@@ -273,8 +276,9 @@ CATALOGUE = Catalogue(
         # another client`).
         rf"(?:error getting device (?:handle|count)|GPU [0-9A-F]{{4,8}}:[0-9A-F]{{2}}:[0-9A-F]{{2}}\.[0-7])"
         rf"[^\n:]{{0,60}}:\s*(?P<code>{_TEXTS})(?![\w])",
-        # `nvmlDeviceGetCount returned 9`, `nvmlInit failed with error 18`.
-        r"nvml\w*(?:\(\))? (?:returned|failed with(?: error)?(?: code)?)\s*:?\s*(?P<code>[1-9]\d{0,2})\b",
+        # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
+        r"nvml[\w ]{0,30}?(?:returned|err|error|failure|failed with(?: error)?(?: code)?)\s*:?\s*"
+        r"(?P<code>[1-9]\d{0,2})\b",
     ),
     unknown=Entry(
         "?",
