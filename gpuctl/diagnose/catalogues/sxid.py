@@ -522,7 +522,17 @@ CATALOGUE = Catalogue(
     source=SOURCE,
     version="Fabric Manager user guide (SXid errors), resolutions as NVIDIA NVSentinel's mapping",
     entries=tuple(_entry(*line.split()) for line in _TABLE.split("\n") if line),
-    applies_to=("kernel", "host", "nvidia-smi", "plugin-log", "events", "operand"),
+    applies_to=(
+        "kernel",
+        "host",
+        "nvidia-smi",
+        "plugin-log",
+        "events",
+        "operand",
+        "node",
+        "cuda-workload",
+        "nccl-workload",
+    ),
     # `nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, ...`: the switch's PCI address
     # and the SXid number; the words matched case-sensitively, as the driver prints them, so the
     # regex engine skips to them.

@@ -859,7 +859,17 @@ CATALOGUE = Catalogue(
     source=SOURCE,
     version="Xid catalog for Ampere and newer GPUs (Xids 1-162), resolutions as NVIDIA NVSentinel's mapping",
     entries=tuple(_entry(*row) for row in _XIDS),
-    applies_to=("kernel", "plugin-log", "nvidia-smi", "events", "operand", "host", "node"),
+    applies_to=(
+        "kernel",
+        "plugin-log",
+        "nvidia-smi",
+        "events",
+        "operand",
+        "host",
+        "node",
+        "cuda-workload",
+        "nccl-workload",
+    ),
     readers=(
         # Each reader starts with the component's own words, matched case-sensitively so the
         # regex engine skips to them (a healthy 200-line log is read in well under a millisecond).
