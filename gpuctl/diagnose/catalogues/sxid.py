@@ -54,8 +54,8 @@ _BUCKETS: dict[str, tuple[str, str]] = {
         _DRAIN + " and " + _REPORT + "; then " + _RESET_FABRIC,
     ),
     "RG": (
-        "an NVSwitch error caused by a GPU's NVLink traffic (a request timed out or came back wrong): "
-        "the GPU on that link is stuck and needs a reset",
+        "an NVSwitch port error (a link fault or a request that timed out or came back wrong) that "
+        "leaves the GPU on that link stuck until it is reset",
         _DRAIN + ", then reset the GPUs (`sudo nvidia-smi -r`, Fabric Manager stopped as for a "
         "fabric reset) or reboot {node}; if it recurs, " + _REPORT,
     ),
@@ -90,8 +90,8 @@ _BUCKETS: dict[str, tuple[str, str]] = {
         "an NVSwitch refused traffic its routing tables do not allow (access control): Fabric "
         "Manager's partition or topology configuration does not match the system",
         "on {node}: check `/usr/share/nvidia/nvswitch/fabricmanager.cfg` and `journalctl -u "
-        "nvidia-fabricmanager` (the partition in use, the topology file), restart Fabric Manager "
-        "(`sudo systemctl restart nvidia-fabricmanager`); " + _REPORT + " if the configuration is right",
+        "nvidia-fabricmanager` (the partition in use, the topology file) and restart Fabric Manager "
+        "(`sudo systemctl restart nvidia-fabricmanager`); if the configuration is right, " + _REPORT,
     ),
     "R": (
         "an NVSwitch error NVIDIA asks to be reported: the switch is in an unexpected state",

@@ -73,8 +73,8 @@ _BUCKETS: dict[str, tuple[str, str]] = {
         "{node}) and " + _RMA,
     ),
     "WORKFLOW_NVLINK5_ERR": (
-        "an NVLink5 link error: traffic over the link failed, so the jobs using NVLink between these "
-        "GPUs (NCCL, peer-to-peer) fail; a line saying Nonfatal was recovered by the hardware",
+        "traffic over the link failed, so the jobs using NVLink between these GPUs (NCCL, "
+        "peer-to-peer) fail; a line saying Nonfatal was recovered by the hardware",
         _FABRIC_CHECK + "; for a Fatal one, " + _DRAIN + ", reset the GPU or reboot {node} and check the "
         "GPU's fabric state (`nvidia-smi -q | grep -A2 -i fabric`); repeated on the same link, reseat "
         "or service it and " + _RMA,
@@ -136,7 +136,7 @@ _OWN: dict[int, tuple[str, str]] = {
     63: (
         "the repair takes effect at the next GPU reset; until then the GPU keeps running and avoids "
         "the row where it can",
-        "when convenient, " + _DRAIN + " and " + _RESET + " to apply the remap (a retired page of an "
+        "to apply the remap when convenient, " + _DRAIN + " and " + _RESET + " (a retired page of an "
         "older GPU applies when the driver reloads: reboot {node}); `nvidia-smi -q -d ROW_REMAPPER -i "
         "{gpu}` (or `-d PAGE_RETIREMENT`) shows what is pending or failed",
     ),
