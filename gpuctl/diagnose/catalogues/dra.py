@@ -38,11 +38,13 @@ _KUBELET = (
         "DRA driver not registered with the kubelet",
         "the kubelet on {node} has no kubelet plugin of the claim's DRA driver registered: the "
         "driver's kubelet-plugin pod is not running there (not scheduled on the node, crashing, or "
-        "that part of the driver is disabled, e.g. ComputeDomains), or it registers in another "
-        "kubelet root directory than /var/lib/kubelet/plugins_registry",
+        "that part of the driver is disabled, e.g. ComputeDomains), it registers in another "
+        "kubelet root directory than /var/lib/kubelet/plugins_registry, or the kubelet is 1.34.0 "
+        "or 1.34.1, whose plugin registration bug (kubernetes#133920) 1.34.2 fixed",
         _PLUGIN_POD + "; if none runs there, check the DaemonSet's nodeSelector/tolerations and the "
         "chart's `resources.gpus.enabled` / `resources.computeDomains.enabled`; on the node, "
-        "`ls /var/lib/kubelet/plugins_registry/` must list the driver's socket",
+        "`ls /var/lib/kubelet/plugins_registry/` must list the driver's socket; upgrade a 1.34.0/1.34.1 "
+        "kubelet to 1.34.2+",
         "plugin",
         aliases=("is not registered",),
         texts=(
@@ -51,6 +53,20 @@ _KUBELET = (
         ),
         source=_K8S + "pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go",
         transient=True,
+    ),
+    Entry(
+        "kubelet-dra-disabled",
+        "kubelet without DRA",
+        "the node's kubelet has no handler for DRA plugins: the DynamicResourceAllocation feature "
+        "gate is off on the kubelet (it is default-on only from Kubernetes 1.34), so the DRA "
+        "driver's kubelet plugin cannot register and no claim can be prepared on {node}",
+        "enable the DynamicResourceAllocation feature gate in the kubelet's configuration on {node} "
+        "(`featureGates: {{DynamicResourceAllocation: true}}` in /var/lib/kubelet/config.yaml, as on "
+        "the API server, scheduler and controller manager) and `sudo systemctl restart kubelet`, or "
+        "upgrade the node to Kubernetes 1.34+",
+        "config",
+        texts=("no handler registered for plugin type: DRAPlugin",),
+        source=_K8S + "pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go",
     ),
     Entry(
         "claim-api-not-served",
