@@ -121,11 +121,15 @@ def test_the_device_plugin_and_dra_lines_name_the_xid() -> None:
         "I0312 device_health.go:170] Sending unhealthy notification for device GPU-0f1e due to event "
         "type: 8 and event data: 95"
     )
-    for text, code in ((plugin, "48"), (dra, "95")):
+    event = (
+        "I0312 device_health.go:160] Processing event {Device:{Handle:0x7f0c2c000b60} EventType:8 "
+        "EventData:79 GpuInstanceId:4294967295 ComputeInstanceId:4294967295}"
+    )
+    for text, code in ((plugin, "48"), (dra, "95"), (event, "79")):
         found = diagnose(text, "plugin-log", node="gpu-0")
         assert found is not None
         assert found.signature_id == f"xid.{code}"
-        assert "GPU-0f1e" in found.hint
+        assert "GPU-0f1e" in found.hint or code == "79"
 
 
 def test_xid_154_names_the_action_the_gpu_needs() -> None:

@@ -883,6 +883,9 @@ CATALOGUE = Catalogue(
         # The device plugin: `XidCriticalError: Xid=79 on Device=GPU-...; marking device as
         # unhealthy.` (`on GPU=`, `, All devices will go unhealthy` in older releases).
         r"(?-i:XidCriticalError: Xid=)(?P<code>\d+)(?: on (?:Device|GPU)=(?P<gpu>[\w-]+))?",
+        # Both log each NVML event they process or skip (`Processing event {Device:... EventType:8
+        # EventData:79 GpuInstanceId:...}`, Go's %+v of the event); type 8 is an Xid critical error.
+        r"(?-i:ing event \{Device:)[^\n]{0,200}? EventType:8 EventData:(?P<code>\d+)",
         # The DRA driver's kubelet plugin: `Sending unhealthy notification for device GPU-... due
         # to event type: 8 and event data: 79`.
         r"(?-i:unhealthy notification for device )(?P<gpu>\S+) due to event type: \S+ "
