@@ -325,8 +325,13 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
      "shared object symbol not found", "application",
      "a link to a shared object failed to resolve (CUDA error 302)", _APP),
     (303, "cudaErrorSharedObjectInitFailed", "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
-     "shared object initialization failed", "application",
-     "a shared object failed to initialise (CUDA error 303)", _APP),
+     "shared object initialization failed", "driver",
+     "a shared object failed to initialise (CUDA error 303): from cuInit, the driver library could "
+     "not start, mostly a libcuda that does not belong to the node's kernel module or a container "
+     "without the GPU devices",
+     "in the pod on {node}: `nvidia-smi` and `ls -l /dev/nvidia*`; run it under the NVIDIA runtime "
+     "and keep libcuda out of the image (the runtime injects the node's); on the node `nvidia-smi` and "
+     "`dmesg | grep -i nvrm`"),
     (304, "cudaErrorOperatingSystem", "CUDA_ERROR_OPERATING_SYSTEM",
      "OS call failed or operation not supported on this OS", "runtime",
      "a system call inside CUDA failed (CUDA error 304): in containers mostly CUDA IPC or shared memory "
@@ -561,10 +566,17 @@ _CONTEXT_ONLY = frozenset(
 
 
 # Texts the CUDA runtime's users print for these errors in their own words (the message is theirs,
-# the code is CUDA's): PyTorch's allocator and its cudaGetDeviceCount warning, the old wording of 46.
+# the code is CUDA's): PyTorch's (c10/cuda/CUDAFunctions.cpp, its allocator, torch.cuda's lazy
+# init), and the wording of 46 before CUDA 11.
 _EXTRA_TEXTS = {
     2: ("CUDA out of memory. Tried to allocate",),
+    3: ("CUDA driver initialization failed, you might not have a CUDA gpu",),
+    35: (
+        "Found no NVIDIA driver on your system",
+        "The NVIDIA driver on your system is too old (found version",
+    ),
     46: ("all CUDA-capable devices are busy or unavailable",),
+    100: ("No CUDA GPUs are available",),
     999: ("CUDA unknown error - this may be due to an incorrectly set up environment",),
 }
 
@@ -620,18 +632,22 @@ CATALOGUE = Catalogue(
         rf"{_API} (?:returned|failed with(?: error)?(?: code)?)\s*:?\s*(?P<code>[1-9]\d{{0,4}})\b",
         # `CUDA error 803`, `CUDA error code 35`, `CUDA Error #2`.
         r"CUDA error(?: code)?\s*[:#=]?\s*(?P<code>[1-9]\d{0,4})\b",
-        # A message after what prints one: `CUDA error: <m>`, vectorAdd
+        # A message after what prints one: `CUDA error: <m>`, `failed to initialize CUDA: <m>`, vectorAdd
         # `(error code <m>)`, deviceQuery `-> <m>`, `cudaGetDeviceCount failed <m>`, `GPUassert: <m>`.
-        r"(?:CUDA[ _](?:error|failure|runtime error|driver error|exception)[^\n:]{0,80}?:\s*|"
+        r"(?:CUDA[^\n:]{0,80}?:\s*|"
         r"\(error code\s+|->\s*|GPUassert:\s*|"
         rf"{_API}\s+(?:failed|error)\s*:?\s*)(?P<code>{_MESSAGES})(?!\w)",
         rf"Cuda failure(?: \d{{1,5}})?\s*'(?P<code>{_NODE_MESSAGES})'",
+        # TensorFlow `failed call to cuInit: UNKNOWN ERROR (303)`, CUDA.jl `(code 719, ERROR_LAUNCH_FAILED)`.
+        r"failed call to cu\w+: [A-Z_ ]{0,40}\((?P<code>[1-9]\d{0,4})\)",
+        r"\(code (?P<code>[1-9]\d{0,4}), (?:CUDA_)?ERROR_[A-Z_]+\)",
     ),
     unknown=Entry(
         "?",
         "a CUDA error this catalogue does not list",
         "the program failed with CUDA error {code}, which CUDA 13.3 does not define (a newer toolkit's "
-        "error, or a number the program made up)",
+        "error, a number of a toolkit before CUDA 10.1, which numbered its errors differently, or a "
+        "program's own code)",
         "look {code} up in the CUDA Runtime API's enum cudaError of the toolkit the program was built "
         "with; " + _APP,
         "application",

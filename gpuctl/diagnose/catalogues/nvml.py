@@ -274,7 +274,7 @@ CATALOGUE = Catalogue(
         # go-nvml callers' own prefixes (the device plugin's `error getting device handle for index
         # '0': Unknown Error`) and nvidia-smi's per-GPU lines (`GPU 00000000:1A:00.0: In use by
         # another client`).
-        rf"(?:error getting device (?:handle|count)|GPU [0-9A-F]{{4,8}}:[0-9A-F]{{2}}:[0-9A-F]{{2}}\.[0-7])"
+        rf"(?:error getting device (?:handle|count)|GPU ?[0-9A-F]{{4,8}}:[0-9A-F]{{2}}:[0-9A-F]{{2}}\.[0-7])"
         rf"[^\n:]{{0,60}}:\s*(?P<code>{_TEXTS})(?![\w])",
         # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
         r"nvml[\w ]{0,30}?(?:returned|err|error|failure|failed with(?: error)?(?: code)?)\s*:?\s*"
