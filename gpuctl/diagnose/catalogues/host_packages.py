@@ -72,7 +72,10 @@ _REPOSITORY = (
         "on {node}: " + _UPDATE + " then retry (`apt-get install --fix-missing` for a package); "
         "check the repository address and the network or proxy (`/etc/apt/apt.conf.d/*proxy*`), " + _RERUN,
         "network",
-        texts=("Failed to fetch", "Unable to fetch some archives"),
+        aliases=("Connection failed", "Undetermined Error"),
+        # "Failed to fetch URL  REASON": the entries of a known REASON (404, a hash mismatch, a
+        # name not resolved) explain it; these are apt's words for the others and for the summary.
+        texts=("Unable to fetch some archives", "Some index files failed to download"),
         source=_APT,
     ),
     Entry(
@@ -208,6 +211,21 @@ _REPOSITORY = (
         source=_APT,
     ),
     Entry(
+        "sources-disagree",
+        "two sources publish one version differently",
+        "two configured repositories publish the same version of a package with different "
+        "contents (the CUDA repository and the distribution's or a vendor's archive both "
+        "carrying NVIDIA driver packages), so what apt installs depends on which it picks",
+        "on {node}: `apt-cache policy PACKAGE` lists the sources; keep one source for NVIDIA "
+        "packages (remove the other list, or pin one origin in /etc/apt/preferences.d/), "
+        + _UPDATE
+        + ", "
+        + _RERUN,
+        "packages",
+        texts=("Sources disagree on hashes for supposely identical version",),
+        source=_APT,
+    ),
+    Entry(
         "release-info-changed",
         "repository metadata changed",
         "the repository changed its {field} value since the last update, and apt asks for "
@@ -227,7 +245,7 @@ _REPOSITORY = (
         "bypass or flush the caching proxy if it keeps happening, " + _RERUN,
         "packages",
         aliases=("BADSIG",),
-        texts=("Hash Sum mismatch", "is not a Debian format archive"),
+        texts=("Hash Sum mismatch", "Mirror sync in progress?", "is not a Debian format archive"),
         source=_APT,
         transient=True,
     ),
@@ -392,6 +410,18 @@ _INSTALL = (
         source=_APT,
     ),
     Entry(
+        "initramfs-failed",
+        "initramfs not generated",
+        "update-initramfs could not write the new initramfs of a kernel on {node}, most often "
+        "because /boot is full (old kernels, or an initramfs grown by the NVIDIA modules); the "
+        "package that triggered it stays unconfigured",
+        "on {node}: `df -h /boot`; remove old kernels (`sudo apt-get autoremove --purge`), then "
+        "`sudo update-initramfs -u -k all && sudo dpkg --configure -a`, " + _RERUN,
+        "packages",
+        texts=("update-initramfs: failed for", "mkinitramfs failure"),
+        source="https://salsa.debian.org/kernel-team/initramfs-tools/-/blob/master/update-initramfs",
+    ),
+    Entry(
         "ansible-apt-update-failed",
         "apt update failed (Ansible)",
         "the Ansible apt module's `apt-get update` failed on {node}; the rest of its message "
@@ -400,7 +430,7 @@ _INSTALL = (
         "apt-get update` prints them in full; fix them, " + _RERUN,
         # A wrapper: apt's own error in the same message is the cause, so it comes first.
         "config",
-        texts=("Failed to update apt cache",),
+        texts=("Failed to update apt cache", "apt cache update failed"),
         source=_ANSIBLE_APT,
     ),
 )
@@ -482,6 +512,7 @@ CATALOGUE = Catalogue(
         r"\b(?P<code>404)\s+Not Found \[IP: (?P<ip>[^\]]{1,60})\]",
         r"(?P<code>Temporary failure resolving|Could not resolve) '(?P<host>[^']{1,200})'",
         r"(?P<code>Could not connect to) (?P<host>[^\s:]{1,200}):",
+        r"\bFailed to fetch \S+\s+(?P<code>Connection failed|Undetermined Error)",
         r"\b(?P<code>NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|EXPSIG|REVKEYSIG|BADSIG) (?P<key>[0-9A-F]{8,40})\b",
         r"(?P<code>Repository) '[^']{1,300}' changed its '(?P<field>[^']{1,40})' value",
         r"(?P<code>Unable to locate package) (?P<package>[^\s\"',]+)",
