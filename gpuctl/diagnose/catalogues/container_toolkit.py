@@ -181,6 +181,17 @@ _DETAILS = (
         texts=("devices.allow: permission denied",),
     ),
     Entry(
+        "bpf-program-rejected", "kernel refused the device filter",
+        "the kernel refused the BPF device filter program the start hook builds for the container's "
+        "cgroup v2 (the verifier rejects it, or BPF is restricted: kernel lockdown, an unprivileged "
+        "or nested container)",
+        f"on {{node}}: upgrade the NVIDIA Container Toolkit ({_BOOTSTRAP}); or let runc set the device "
+        f"rules by injecting the GPUs with CDI ({_CDI_GENERATE}, then `sudo nvidia-ctk config --set "
+        "nvidia-container-runtime.mode=cdi --in-place`)",
+        "toolkit",
+        aliases=("unable to create new device filters program",),
+    ),
+    Entry(
         "cgroup-path-not-found", "container cgroup not found",
         "the start hook computed a device cgroup path for the container that does not exist: "
         "libnvidia-container releases before 1.3.1 misread the systemd cgroup driver's "
@@ -321,6 +332,23 @@ _DETAILS = (
         "toolkit",
         aliases=("nvidia-container-runtime", "nvidia-container-runtime-hook"),
         source=_TOOLKIT,
+    ),
+    Entry(
+        "toolkit-runtime-unreachable", "toolkit container cannot reconfigure the runtime",
+        "the GPU Operator's toolkit container could not configure or restart the node's container "
+        "runtime: it was not given the runtime's real socket or config path (RKE2, k3s and microk8s "
+        "keep containerd's elsewhere), so the nvidia runtime never takes effect",
+        "set the toolkit's CONTAINERD_SOCKET and CONTAINERD_CONFIG (Helm `toolkit.env`) to the "
+        "node's paths (RKE2/k3s: /run/k3s/containerd/containerd.sock and the agent's "
+        "config.toml.tmpl), then delete the toolkit pod on {node} so it runs again",
+        "runtime",
+        aliases=(
+            "unable to setup runtime",
+            "unable to restart containerd",
+            "unable to signal containerd",
+            "Error signaling containerd",
+        ),
+        source="https://github.com/NVIDIA/nvidia-container-toolkit/tree/main/cmd/nvidia-ctk-installer",
     ),
     Entry(
         "toolkit-not-installed", "toolkit command missing",
