@@ -71,87 +71,85 @@ _NVLS_FIX = (
     "`NCCL_NVLS_ENABLE=0` works around it meanwhile (slower all-reduce)"
 )
 
+
+def _result(code: str, enum: str, cupy: str, cause: str, fix: str, *message: str) -> Entry:
+    """An `ncclResult_t`: read as the short message `code` by the readers, found by its enum name
+    (PyTorch prints `ncclSystemError: ...`), CuPy's `NCCL_ERROR_...` name, and by its full message
+    where that is distinctive enough to be a fixed text."""
+    names = (enum, cupy) if cupy else (enum,)
+    return Entry(code, enum, cause, fix, "application", aliases=names + message, texts=names + message)
+
+
 RESULTS = (
-    Entry(
+    _result(
         "unhandled cuda error",
         "ncclUnhandledCudaError",
+        "NCCL_ERROR_UNHANDLED_CUDA_ERROR",
         "a CUDA call inside NCCL failed (ncclResult 1); the `NCCL WARN Cuda failure '...'` line "
         "before it names the CUDA error",
         "run `gpuctl verify --level cuda` on {node} first (it names the CUDA error per GPU); " + _DEBUG,
-        "application",
-        aliases=("ncclUnhandledCudaError", "NCCL_ERROR_UNHANDLED_CUDA_ERROR"),
-        texts=("unhandled cuda error",),
+        "unhandled cuda error",
     ),
-    Entry(
+    _result(
         "unhandled system error",
         "ncclSystemError",
+        "NCCL_ERROR_SYSTEM_ERROR",
         "a system call or external library call inside NCCL failed (ncclResult 2): most often "
         "/dev/shm is too small in the container, no usable network interface, a socket to a peer "
         "that closed, or an InfiniBand verbs call",
         _SHM_FIX + "; " + _DEBUG,
-        "application",
-        aliases=("ncclSystemError", "NCCL_ERROR_SYSTEM_ERROR"),
-        texts=("unhandled system error",),
+        "unhandled system error",
     ),
-    Entry(
+    _result(
         "internal error",
         "ncclInternalError",
+        "NCCL_ERROR_INTERNAL_ERROR",
         "an internal check of NCCL failed (ncclResult 3): often a configuration it cannot use "
-        "(no network interface for bootstrap, ranks that disagree on the topology) rather than a bug",
+        "(no network interface for bootstrap, ranks that disagree on the topology, a missing "
+        "InfiniBand verbs provider) rather than a bug",
         _DEBUG + "; check that every rank runs the same NCCL version (`NCCL_DEBUG=VERSION`)",
-        "application",
-        aliases=("ncclInternalError", "NCCL_ERROR_INTERNAL_ERROR"),
-        texts=("internal error - please report this issue to the NCCL developers",),
+        "internal error - please report this issue to the NCCL developers",
     ),
-    Entry(
+    _result(
         "invalid argument",
         "ncclInvalidArgument",
+        "NCCL_ERROR_INVALID_ARGUMENT",
         "the program passed NCCL an invalid value (ncclResult 4): a bad pointer, count, rank or device",
         _DEBUG + "; the WARN line names the argument",
-        "application",
-        aliases=("ncclInvalidArgument", "NCCL_ERROR_INVALID_ARGUMENT"),
     ),
-    Entry(
+    _result(
         "invalid usage",
         "ncclInvalidUsage",
+        "NCCL_ERROR_INVALID_USAGE",
         "NCCL was used wrongly (ncclResult 5): two ranks on one GPU, mismatched collectives across "
         "ranks, or a communicator used after an error",
         _DEBUG + "; give each rank its own GPU (`CUDA_VISIBLE_DEVICES`, one GPU per rank)",
-        "application",
-        aliases=("ncclInvalidUsage", "NCCL_ERROR_INVALID_USAGE"),
     ),
-    Entry(
+    _result(
         "remote error",
         "ncclRemoteError",
+        "NCCL_ERROR_REMOTE_ERROR",
         "a peer failed (ncclResult 6): the remote process exited, or the network between the ranks "
         "dropped the connection",
         _PEER_FIX,
-        "application",
-        aliases=(
-            "ncclRemoteError",
-            "NCCL_ERROR_REMOTE_ERROR",
-            "remote process exited or there was a network error",
-        ),
-        texts=("remote process exited or there was a network error",),
+        "remote process exited or there was a network error",
     ),
-    Entry(
+    _result(
         "in progress",
         "ncclInProgress",
+        "NCCL_ERROR_IN_PROGRESS",
         "a non-blocking NCCL call was still in progress (ncclResult 7) when the program treated it "
         "as failed or used the communicator",
         "poll `ncclCommGetAsyncError` until it is no longer ncclInProgress before using the "
         "communicator; " + _DEBUG,
-        "application",
-        aliases=("ncclInProgress", "NCCL_ERROR_IN_PROGRESS", "NCCL operation in progress"),
-        texts=("NCCL operation in progress",),
+        "NCCL operation in progress",
     ),
-    Entry(
+    _result(
         "timeout",
         "ncclTimeout",
+        "",
         "an NCCL operation timed out (ncclResult 8): a peer stopped progressing (hung, dead, or unreachable)",
         _PEER_FIX,
-        "application",
-        aliases=("ncclTimeout",),
     ),
 )
 
@@ -160,12 +158,14 @@ SHM = (
         "shm-create",
         "shared memory segment not created",
         "NCCL could not create its shared memory segment in /dev/shm: the container's /dev/shm "
-        "(64 MiB by default) is too small or full",
+        "(64 MiB by default) is too small or full, or not writable",
         _SHM_FIX + "; remove stale `/dev/shm/nccl-*` files of crashed runs; `NCCL_SHM_DISABLE=1` "
         "avoids it at a cost in speed",
-        "config",
+        "runtime",
         texts=(
             "Error while creating shared memory segment",
+            "Call to posix_fallocate failed",
+            "Call to shm_open failed",
             "Error: failed to extend /dev/shm",
             "Error: failed to create shared memory file",
             "Could not map /dev/shm",
@@ -181,7 +181,7 @@ SHM = (
         "run the ranks of one node in one pod (or share the host's: `hostIPC: true`), mount the same "
         "memory-backed /dev/shm for all of them, and on {node} set `RemoveIPC=no` in "
         "/etc/systemd/logind.conf",
-        "config",
+        "runtime",
         texts=("Error while attaching to shared memory segment",),
         source=f"{_REPO}/src/os/linux.cc",
     ),
@@ -223,6 +223,8 @@ SOCKETS = (
             "SocketStartConnect: exceeded",
             "SocketPollConnect: exceeded",
             "SocketPollConnect to",
+            "SocketPollConnect poll()",
+            "Call to connect failed",
             "exceeded error retry count",
             "Invalid NCCL_COMM_ID",
         ),
@@ -484,7 +486,7 @@ RUNTIME = (
         "run `gpuctl verify --level cuda` on {node} (it names the CUDA error per GPU); check that "
         "the image's NCCL was built for this CUDA and GPU architecture",
         "application",
-        aliases=("Cuda failure",),
+        aliases=("failure",),
     ),
     Entry(
         "gpu-memory",
@@ -518,6 +520,7 @@ RUNTIME = (
             "[Service thread] Error encountered progressing operation",
             "[Proxy Progress] Failed to set CUDA device",
             "ncclProxyCallBlockingUDS call to",
+            "Proxy Call to rank",
         ),
         source=f"{_REPO}/src/proxy.cc",
     ),
@@ -543,19 +546,19 @@ CATALOGUE = Catalogue(
     entries=(*RESULTS, *SHM, *SOCKETS, *IB_SETUP, *WORK_COMPLETIONS, *GPU_PATHS, *RUNTIME),
     applies_to=("nccl-workload", "cuda-workload"),
     readers=(
-        # `ncclSystemError: System call ...` (PyTorch) and CuPy's `NCCL_ERROR_SYSTEM_ERROR`.
-        r"\b(?P<code>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage"
-        r"|RemoteError|InProgress|Timeout)|NCCL_ERROR_[A-Z_]{5,30})\b",
-        # PyTorch: `NCCL error in: FILE:LINE, internal error - please report ...`, `NCCL error: ...`.
-        r"\bNCCL error(?: in: \S+,|:) (?P<code>[a-z][a-z ]{1,70}[a-z])",
-        # nccl-tests: `Test NCCL failure common.cu:891 'invalid usage (run with ...'`.
-        r"\bNCCL failure \S+:\d+ '(?P<code>[a-z][a-z ]{1,70}[a-z])",
+        # Each reader starts with a literal, so it only runs on text holding it. The short results
+        # (`internal error`, `invalid usage`, `timeout`) are read where NCCL's callers print them:
+        # PyTorch `NCCL error in: FILE:LINE, internal error - please report ...`, `NCCL error: ...`,
+        r"NCCL error(?: in: \S+,|:) (?P<code>[a-z][a-z ]{1,70}[a-z])",
+        # nccl-tests `Test NCCL failure common.cu:891 'invalid usage (run with ...'`.
+        r"NCCL failure \S+:\d+ '(?P<code>[a-z][a-z ]{1,70}[a-z])",
         # InfiniBand completions: `with error 12,`, `with status=12 `, `with status=IBV_WC_...(12)`.
-        r"\bGot completion (?:from peer \S+ )?with (?:error |status=)(?:\w+\()?(?P<code>\d+)",
+        r"Got completion (?:from peer \S+ )?with (?:error |status=)(?:\w+\()?(?P<code>\d+)",
         # `transport/nvls.cc:254 NCCL WARN Cuda failure 401 '...'`: the multicast calls of NVLS.
-        r"\b(?P<code>nvls)\.cc:\d+ (?:\(\w+\) )?NCCL WARN Cuda failure",
-        # `NCCL WARN Cuda failure 'out of memory'`, nccl-tests' `Test CUDA failure common.cu:1013 '...'`.
-        r"\b(?P<code>Cuda failure)(?: \d+| \S+:\d+)? '(?P<error>[^']{1,160})'",
+        r"transport/(?P<code>nvls)\.cc:\d+ (?:\(\w+\) )?NCCL WARN Cuda failure",
+        # `NCCL WARN Cuda failure 'out of memory'`, nccl-tests' `Test CUDA failure common.cu:1013
+        # '...'` (the group `code` reads `failure`, an alias of the entry, after the literal).
+        r"Cuda (?P<code>failure)(?: \d+| \S+:\d+)? '?(?P<error>[^'\n]{1,160})",
     ),
     unknown=Entry(
         "?",
