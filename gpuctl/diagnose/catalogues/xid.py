@@ -839,6 +839,13 @@ _XIDS: tuple[tuple[int, str, str, str, str], ...] = (
 )
 
 
+# The driver's own words around an Xid that some lines carry without the Xid's number (the banner
+# of a GSP timeout, printed before or instead of the Xid 119 line).
+_TEXTS: dict[int, tuple[str, ...]] = {
+    119: ("Timeout waiting for RPC from GSP", "of waiting for RPC response from", "GSP Timeout"),
+}
+
+
 def _entry(code: int, mnemonic: str, layer: str, bucket: str, description: str) -> Entry:
     meaning, fix = _OWN.get(code) or _BUCKETS[bucket]
     name = mnemonic if mnemonic != "-" else f"Xid {code}"
@@ -849,6 +856,7 @@ def _entry(code: int, mnemonic: str, layer: str, bucket: str, description: str) 
         fix,
         layer,
         aliases=(f"xid {code}",),
+        texts=_TEXTS.get(code, ()),
         source=MAPPING,
     )
 
