@@ -129,7 +129,8 @@ CLUSTER = (
     # --- kubelet admission and API rejections ---------------------------------------------------
     sig(
         "admission.devices-unavailable", "events", "plugin",
-        r"Allocate failed due to requested number of devices unavailable for (?P<resource>\S+?)\.? "
+        r"(?:Allocate|Update plugin resources) failed due to requested number of devices unavailable for "
+        r"(?P<resource>\S+?)\.? "
         r"Requested: ?\d+, Available: ?\d+",
         "the kubelet admitted the pod but its device manager had fewer free {resource} than requested "
         "(UnexpectedAdmissionError): its record of allocated devices is stale (pods force-deleted; a "

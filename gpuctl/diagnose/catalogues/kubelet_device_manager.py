@@ -18,6 +18,7 @@ _K8S = "https://github.com/kubernetes/kubernetes/blob/v1.34.0/pkg/kubelet/cm/"
 _DEVICEMANAGER = _K8S + "devicemanager/manager.go"
 _PLUGIN_API = _K8S + "devicemanager/plugin/v1beta1/"
 _TOPOLOGY = _K8S + "topologymanager/scope.go"
+_K8S_LIFECYCLE = "https://github.com/kubernetes/kubernetes/blob/v1.34.0/pkg/kubelet/lifecycle/predicate.go"
 _NVIDIA = "https://github.com/NVIDIA/k8s-device-plugin/blob/v0.20.0/"
 _NVIDIA_MAIN = _NVIDIA + "cmd/nvidia-device-plugin/main.go"
 _NVIDIA_HEALTH = _NVIDIA + "internal/rm/health.go"
@@ -200,6 +201,21 @@ _ALLOCATION = (
         "plugin",
         texts=("no healthy devices present; cannot allocate unhealthy devices",),
         source=_DEVICEMANAGER,
+    ),
+    Entry(
+        "insufficient-at-admission",
+        "kubelet rejected the pod: not enough devices on the node",
+        "the kubelet rejected the pod at admission (OutOf{resource}): its node allocatable had fewer "
+        "{resource} than the pods bound to it use; after a node or kubelet restart the device plugin "
+        "had not registered again yet (the capacity is 0 until it does), GPUs went unhealthy, or pods "
+        "bound to the node outside the scheduler hold them",
+        "`kubectl describe node {node}` (Capacity and Allocatable of {resource}); if they are 0, "
+        + _FIND_PLUGIN
+        + "; once the node advertises its GPUs again, "
+        + _DELETE_REJECTED,
+        "plugin",
+        aliases=("Node didn't have enough resource", "OutOf"),
+        source=_K8S_LIFECYCLE,
     ),
     Entry(
         "unhealthy-devices",
@@ -514,5 +530,9 @@ CATALOGUE = Catalogue(
         # "Allocate failed due to unknown Device Plugin nvidia.com/gpu" (a reader: the text's words
         # are in every healthy log)
         r"(?P<code>unknown Device Plugin) \S",
+        # kubelet admission (lifecycle/predicate.go) for an extended resource: the event's reason
+        # "OutOfnvidia.com/gpu" and its message
+        r"(?P<code>Node didn't have enough resource): (?P<resource>[\w.-]{1,100}/[\w.-]{1,100}), requested",
+        r"\b(?P<code>OutOf)(?P<resource>[a-z0-9][\w.-]{0,100}/[\w.-]{1,100})",
     ),
 )
