@@ -630,8 +630,10 @@ CATALOGUE = Catalogue(
         r"(?P<code>CUDA_ERROR_[A-Z_]+)\b(?!\()",
         # deviceQuery `cudaGetDeviceCount returned 100`, `cuInit failed with error 999`.
         rf"{_API} (?:returned|failed with(?: error)?(?: code)?)\s*:?\s*(?P<code>[1-9]\d{{0,4}})\b",
-        # `CUDA error 803`, `CUDA error code 35`, `CUDA Error #2`.
-        r"CUDA error(?: code)?\s*[:#=]?\s*(?P<code>[1-9]\d{0,4})\b",
+        # `CUDA error 803`, `CUDA error code 35`, `CUDA Error #2`, TensorRT's `CUDA initialization
+        # failure with error 35`.
+        r"CUDA[\w ]{0,40}? (?:error|failure with error|failed with error)(?: code)?\s*[:#=]?\s*"
+        r"(?P<code>[1-9]\d{0,4})\b",
         # A message after what prints one: `CUDA error: <m>`, `failed to initialize CUDA: <m>`, vectorAdd
         # `(error code <m>)`, deviceQuery `-> <m>`, `cudaGetDeviceCount failed <m>`, `GPUassert: <m>`.
         r"(?:CUDA[^\n:]{0,80}?:\s*|"
