@@ -213,6 +213,17 @@ _DETAILS = (
         aliases=("mount operation failed",),
     ),
     Entry(
+        "uvm-device-missing", "/dev/nvidia-uvm missing",
+        "/dev/nvidia-uvm does not exist on the node: the nvidia_uvm kernel module is not loaded (or "
+        "was not rebuilt after a kernel update) and nothing created its device node, so CUDA "
+        "containers cannot get it",
+        "on {node}: `sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0` (creates the node), "
+        "and load it at boot (`echo nvidia-uvm | sudo tee /etc/modules-load.d/nvidia-uvm.conf`); if "
+        f"modprobe fails, reinstall the driver for the running kernel ({_BOOTSTRAP})",
+        "driver",
+        texts=("/dev/nvidia-uvm: no such file or directory",),
+    ),
+    Entry(
         "wsl-no-adapters", "WSL without a GPU",
         "the start hook runs under WSL (Docker Desktop on Windows) but WSL exposes no GPU to it: WSL 1, "
         "no NVIDIA GPU in the machine, or a Windows NVIDIA driver without WSL support",
