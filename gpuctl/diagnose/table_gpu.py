@@ -209,7 +209,8 @@ GPU = (
     ),
     sig(
         "plugin.mig-misconfigured", "plugin-log", "mig",
-        r"No MIG devices (?:present|associated)|invalid MIG configuration|was not configured correctly",
+        r"No MIG devices (?:present|associated)|invalid MIG configuration|was not configured correctly|"
+        r"has no MIG devices configured",
         "MIG mode is enabled on a GPU that has no MIG instances",
         "create the instances on {node} (`nvidia-smi mig -cgi PROFILES -C`, or the MIG manager's "
         "`nvidia.com/mig.config` label), or disable MIG mode (`nvidia-smi -mig 0`)",

@@ -492,8 +492,30 @@ _NVIDIA_PLUGIN = (
             "unable to validate flags",
             "unable to finalize config",
             "invalid IMEX channel IDs",
+            "invalid IMEX config",
+            "invalid --device-discovery-strategy option",
+            "is only supported with NVML",
+            "error parsing config file",
+            "error opening config file",
+            "unable to parse config file",
+            "incorrect format for resource name",
+            "fully-qualified resource name must be",
+            "number of replicas must be",
+            "does not match any resource patterns",
         ),
         source=_NVIDIA_MAIN,
+    ),
+    Entry(
+        "mig-enabled-mixed",
+        "GPUs with and without MIG under the single strategy",
+        "the device plugin runs the `single` MIG strategy, which needs every GPU of the node in the "
+        "same MIG mode, but some GPUs have MIG enabled and others not",
+        "use `--mig-strategy=mixed` for the device plugin (`migStrategy: mixed` in its config), or "
+        "put every GPU of {node} in one MIG mode (`nvidia.com/mig.config` label with the MIG manager); "
+        "then `{plugin_restart}`",
+        "mig",
+        texts=("must be configured with the same migEnabled value",),
+        source=_NVIDIA + "internal/rm/device_map.go",
     ),
     Entry(
         "cdi-spec-failed",
