@@ -253,6 +253,27 @@ _VALIDATION = (
 
 _DRIVER_CONTAINER = (
     Entry(
+        "driver-manager-gpu-pods-remain",
+        "driver upgrade blocked by GPU pods",
+        "the GPU Operator's driver manager (the driver pod's k8s-driver-manager init container) "
+        "cannot replace the driver on {node}: pods still use its GPUs (or hold DRA claims on "
+        "them) and it is not allowed to evict them, so the new driver waits",
+        "drain the node (`kubectl drain {node} --ignore-daemonsets --delete-emptydir-data`), or let "
+        "the driver manager evict GPU pods: ClusterPolicy `driver.manager.env` "
+        "ENABLE_GPU_POD_EVICTION=true (and ENABLE_AUTO_DRAIN=true), or the upgrade policy's "
+        "`kubectl label node {node} nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite`",
+        "driver",
+        texts=(
+            "Cleanup could not automatically proceed on node",
+            "cannot proceed until all GPU pods are drained from the node",
+            "Cannot delete all GPU pods",
+            "pod(s) still hold GPU resource claims",
+            "Failed to evict GPU operator components",
+            "Failed to uninstall nvidia driver components",
+        ),
+        source="https://github.com/NVIDIA/k8s-driver-manager/blob/v0.12.0/cmd/driver-manager/main.go",
+    ),
+    Entry(
         "driver-package-repositories",
         "driver container cannot reach its package repositories",
         "the GPU Operator's driver container on {node} cannot reach the distribution's package "
@@ -533,6 +554,18 @@ _MIG = (
             "failed to stop host systemd services",
         ),
         source=_MIG_RECONFIGURE,
+    ),
+    Entry(
+        "gfd-mig-single-invalid",
+        "MIG layout does not fit the single strategy",
+        "GPU feature discovery (and the device plugin) run the `single` MIG strategy, which needs "
+        "every GPU of {node} in MIG mode with one and the same profile; the node's GPUs differ "
+        "(MIG on some and off on others, or several profiles)",
+        "set `mig.strategy=mixed` in the ClusterPolicy (device plugin and GFD), or give all GPUs "
+        "of {node} one profile: " + _RELABEL + " with an all-* config",
+        "mig",
+        texts=("Invalid configuration detected for mig-strategy=single",),
+        source="https://github.com/NVIDIA/k8s-device-plugin/blob/v0.20.0/internal/lm/mig-strategy.go",
     ),
     Entry(
         "mig-nvml-too-old",
