@@ -259,7 +259,15 @@ CATALOGUE = Catalogue(
     version="NVML API of driver R580 (nvml.h nvmlReturn_t, NVML_ERROR_UNINITIALIZED 1 to "
     "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED 30, NVML_ERROR_UNKNOWN 999)",
     entries=tuple(_entry(row) for row in _ROWS),
-    applies_to=("nvidia-smi", "plugin-log", "operand", "runtime", "events", "cuda-workload"),
+    applies_to=(
+        "nvidia-smi",
+        "plugin-log",
+        "operand",
+        "operator-driver",
+        "runtime",
+        "events",
+        "cuda-workload",
+    ),
     readers=(
         # The C names anywhere: NVML_ERROR_GPU_IS_LOST.
         r"(?P<code>NVML_ERROR_[A-Z_]+)\b",
