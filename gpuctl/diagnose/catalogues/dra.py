@@ -205,7 +205,8 @@ _NVIDIA_DRIVER = (
         '["/etc/cdi", "/var/run/cdi"]` under the CRI plugin; the default from containerd 2.0) '
         "and `sudo systemctl restart containerd`, then recreate the pod",
         "runtime",
-        texts=("container edits did not apply",),
+        # the ComputeDomain daemon's config template reaches it only through the CDI edits
+        texts=("container edits did not apply", "imexd.cfg.tmpl: no such file or directory"),
         source=_DRIVER + "cmd/compute-domain-daemon/main.go",
     ),
     Entry(
