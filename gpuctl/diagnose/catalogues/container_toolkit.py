@@ -213,15 +213,28 @@ _DETAILS = (
         aliases=("mount operation failed",),
     ),
     Entry(
-        "uvm-device-missing", "/dev/nvidia-uvm missing",
-        "/dev/nvidia-uvm does not exist on the node: the nvidia_uvm kernel module is not loaded (or "
-        "was not rebuilt after a kernel update) and nothing created its device node, so CUDA "
-        "containers cannot get it",
-        "on {node}: `sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0` (creates the node), "
-        "and load it at boot (`echo nvidia-uvm | sudo tee /etc/modules-load.d/nvidia-uvm.conf`); if "
+        "device-node-missing", "NVIDIA device node missing",
+        "an NVIDIA device node (/dev/nvidia-uvm, /dev/nvidiactl, /dev/nvidiaN) does not exist on the "
+        "node: its kernel module is not loaded (not yet after a boot, or not rebuilt after a kernel "
+        "update) and nothing created the node, so containers cannot get it",
+        "on {node}: `sudo modprobe nvidia nvidia-uvm && sudo nvidia-modprobe -u -c=0` (or `sudo "
+        "nvidia-ctk system create-device-nodes --control-devices --load-kernel-modules`), and load "
+        "nvidia-uvm at boot (`echo nvidia-uvm | sudo tee /etc/modules-load.d/nvidia-uvm.conf`); if "
         f"modprobe fails, reinstall the driver for the running kernel ({_BOOTSTRAP})",
         "driver",
-        texts=("/dev/nvidia-uvm: no such file or directory",),
+        aliases=("nvidia", "nvidia-uvm", "nvidia-uvm-tools", "nvidiactl", "nvidia-modeset"),
+    ),
+    Entry(
+        "mount-type-mismatch", "mount source and target differ in type",
+        "runc could not mount a file the NVIDIA runtime injects (listed by the CSV files on Jetson or "
+        "by the CDI spec): the host path no longer matches the list (missing or replaced after a "
+        "JetPack or driver upgrade), or the image has a directory where the file goes",
+        f"on {{node}}: regenerate the CDI spec ({_CDI_GENERATE}), or on Jetson reinstall the JetPack "
+        "packages that ship /etc/nvidia-container-runtime/host-files-for-container.d; use an image "
+        "built for the installed L4T release",
+        "toolkit",
+        texts=("Are you trying to mount a directory onto a file (or vice-versa)?",),
+        source="https://github.com/opencontainers/runc",
     ),
     Entry(
         "wsl-no-adapters", "WSL without a GPU",
@@ -479,6 +492,8 @@ _DETAILS = (
 # (`stat failed: /proc/driver/nvidia/gpus/cfdd:00:00.0`, `stat failed: /Tesla V100-SXM2-16GB`).
 _OLD_PATHS = ("proc/driver/nvidia/gpus/", "GeForce", "Tesla", "Quadro", "NVIDIA", "TITAN")
 
+_NO_SUCH_FILE = "no such file or directory"
+
 # Details the diagnosis table's rows explain (table_runtime.py; `GPU is lost` is table_gpu.py's): the
 # stage fallback stands back for them as it does for the details above.
 _TABLE_DETAILS = (
@@ -495,7 +510,7 @@ _TABLE_DETAILS = (
 _NAMED = frozenset({
     "stat failed", "nvidia-cdi-hook", "nvidia-ctk", "nvidia-container-runtime",
     "nvidia-container-runtime-hook", "no runtime for", "failed to find runtime handler",
-    "RuntimeHandler",
+    "RuntimeHandler", "nvidia", "nvidia-uvm", "nvidia-uvm-tools", "nvidiactl", "nvidia-modeset",
 })  # fmt: skip
 _PHRASES = tuple(alias for entry in _DETAILS for alias in entry.aliases if alias not in _NAMED)
 
@@ -523,7 +538,10 @@ def _stage_reader() -> str:
         key=len,
         reverse=True,
     )
-    known = "|".join(r"\s+".join(map(re.escape, text.split(" "))) for text in details)
+    known = "|".join(
+        [r"\s+".join(map(re.escape, text.split(" "))) for text in details]
+        + [rf"/dev/nvidia[\w-]*: {_NO_SUCH_FILE}"]
+    )
     stages = "|".join(re.escape(entry.code.split()[0]) for entry in _STAGES)
     return (
         rf"(?-i:nvidia-container-cli)(?:\.real)?: (?P<code>(?:{stages}) error):(?=\s*\S)"
@@ -546,6 +564,8 @@ CATALOGUE = Catalogue(
         *_phrase_readers(),
         # an old libnvidia-container builds /proc/driver/nvidia paths the driver does not have
         rf"(?-i:mount error: )(?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
+        # a device node the driver's modules create is missing: `lstat /dev/nvidia-uvm: no such ...`
+        rf"(?-i:/dev/)(?P<code>nvidia(?:-uvm-tools|-uvm|ctl|-modeset)?)\d*: {_NO_SUCH_FILE}",
         # the CDI spec's hook, or the runtime's configured binary, is not on the node
         r"(?-i:fork/exec )\S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
         r"nvidia-container-runtime): no such file or directory",
