@@ -637,7 +637,7 @@ CATALOGUE = Catalogue(
         # A message after what prints one: `CUDA error: <m>`, `failed to initialize CUDA: <m>`, vectorAdd
         # `(error code <m>)`, deviceQuery `-> <m>`, `cudaGetDeviceCount failed <m>`, `GPUassert: <m>`.
         r"(?:CUDA[^\n:]{0,80}?:\s*|"
-        r"\(error code\s+|->\s*|GPUassert:\s*|"
+        r"\(error code\s+|(?m:^)[ \t]*->[ \t]*|GPUassert:\s*|"
         rf"{_API}\s+(?:failed|error)\s*:?\s*)(?P<code>{_MESSAGES})(?!\w)",
         rf"Cuda failure(?: \d{{1,5}})?\s*'(?P<code>{_NODE_MESSAGES})'",
         # TensorFlow `failed call to cuInit: UNKNOWN ERROR (303)`, CUDA.jl `(code 719, ERROR_LAUNCH_FAILED)`.
