@@ -393,6 +393,24 @@ _DRIVER_CONTAINER = (
         source=_INSTALLER,
     ),
     Entry(
+        "installer-build-failed",
+        "nvidia-installer could not build or install the module",
+        "nvidia-installer failed to build the kernel module for {node}'s kernel, or to install it "
+        "through DKMS: the kernel headers are missing or incomplete, the compiler differs from the "
+        "kernel's, or the driver branch is too old for the kernel (its log and DKMS's make.log "
+        "say which)",
+        "read /var/log/nvidia-installer.log (and /var/lib/dkms/nvidia/*/build/make.log); install the "
+        "running kernel's headers and compiler, or a driver branch that supports the kernel; under "
+        "the GPU Operator use precompiled modules (`driver.usePrecompiled=true`) " + _HOST_DRIVER,
+        "driver",
+        texts=(
+            "Failed to install the kernel module through DKMS",
+            'An error occurred while performing the step: "Building kernel modules"',
+            "ERROR: Installation has failed.",
+        ),
+        source="https://github.com/NVIDIA/nvidia-installer/blob/main/install-from-cwd.c",
+    ),
+    Entry(
         "installer-no-kernel-source",
         "kernel source tree not found",
         "nvidia-installer cannot find the kernel source tree (headers) of {node}'s running "
@@ -438,6 +456,7 @@ _MIG = (
         texts=(
             "MIG mode is in pending enable state",
             "MIG mode is in pending disable state",
+            "to make MIG mode effective on GPU",
             "unable to apply MIG config with MIG mode disabled",
         ),
         source=_NVIDIA_SMI,

@@ -445,6 +445,7 @@ _MODULES = (
         "pin a driver branch that supports the kernel (or hold the kernel), `sudo dkms "
         "autoinstall`, " + _RERUN,
         "driver",
+        aliases=("Build of",),
         texts=(
             "(bad exit status:",
             "One or more modules failed to install during autoinstall",
@@ -462,7 +463,18 @@ _MODULES = (
         "autoinstall -k {kernel}` (make.log says why it failed), or pin a driver branch that "
         "supports the kernel, " + _RERUN,
         "driver",
-        aliases=("Autoinstall on",),
+        aliases=("Autoinstall on", "dkms autoinstall on"),
+        source=_DKMS,
+    ),
+    Entry(
+        "dkms-module-broken",
+        "DKMS module without its source",
+        "DKMS has a module registered whose source tree is gone (a driver package removed or "
+        "upgraded without `dkms remove`), so every autoinstall on {node} fails on it",
+        "on {node}: `dkms status` names it; `sudo dkms remove MODULE/VERSION --all` (or reinstall "
+        "the package that owns it), then `sudo dkms autoinstall`, " + _RERUN,
+        "driver",
+        texts=("is broken! Missing the source directory",),
         source=_DKMS,
     ),
     Entry(
@@ -523,5 +535,8 @@ CATALOGUE = Catalogue(
         r"(?P<code>trying to overwrite) '(?P<path>[^']{1,300})', which is also in package "
         r"(?P<owner>[^\s\"',]+)",
         r"(?P<code>Autoinstall on) (?P<kernel>\S+) failed for module\(s\) (?P<modules>[^.\n]{1,200})",
+        # dkms 3.1's wording: `dkms autoinstall on KERNEL/ARCH failed for MODULE(STATUS)`.
+        r"(?P<code>dkms autoinstall on) (?P<kernel>[^/\s]+)/\S+ failed for (?P<modules>[^\n]{1,200})",
+        r"Error!\s+(?P<code>Build of) \S+ failed for:",
     ),
 )
