@@ -406,8 +406,71 @@ _COMPUTE_DOMAIN = (
         texts=(
             "current node not ready in ComputeDomain",
             "error asserting ComputeDomain Ready",
+            "ComputeDomain not Ready",
             "IMEX daemon not ready",
+            "error checking IMEX daemon status",
+            "IMEX daemon check failed",
         ),
+        source=_CD_PLUGIN + "computedomain.go",
+        transient=True,
+    ),
+    Entry(
+        "imex-daemon-failed",
+        "IMEX daemon does not run",
+        "the ComputeDomain daemon could not start (or restart) nvidia-imex: the binary is not in "
+        "the driver root the chart points at (nvidiaDriverRoot), or the driver has no IMEX support",
+        "check the daemon pod's log and that nvidia-imex exists under the driver root on {node} "
+        "(`ls /usr/bin/nvidia-imex`, or under /run/nvidia/driver for the GPU Operator's driver); set "
+        "the chart's `nvidiaDriverRoot` accordingly and recreate the ComputeDomain",
+        "driver",
+        texts=(
+            "error running nvidia-imex",
+            "error (re)starting IMEX daemon",
+            "failed to ensure IMEX daemon is started",
+        ),
+        source=_DRIVER + "cmd/compute-domain-daemon/main.go",
+    ),
+    Entry(
+        "imex-channels-unavailable",
+        "IMEX channel devices unavailable",
+        "the driver cannot create or count the IMEX channel devices (/dev/nvidia-caps-imex-channels): "
+        "the GPU driver on the node does not expose them (no IMEX support, or the nvidia-caps "
+        "devices are not created)",
+        "on {node}: `ls /dev/nvidia-caps-imex-channels` and `grep nvidia-caps-imex-channels "
+        "/proc/devices`; install a driver with IMEX support (Multi-Node NVLink systems), then "
+        "restart the kubelet-plugin pod",
+        "driver",
+        texts=(
+            "mknod of IMEX channel failed",
+            "error getting IMEX channel count",
+            "error getting max IMEX channel count",
+            "error getting IMEX channel major",
+        ),
+        source=_CD_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "mixed-cliques",
+        "GPUs of one node in several NVLink cliques",
+        "the node's GPUs report more than one NVLink clique ID (part of the fabric not registered, "
+        "or a mis-cabled or misconfigured NVLink domain), so the ComputeDomain plugin cannot tell "
+        "which IMEX domain the node belongs to",
+        "on {node}: `nvidia-smi -q | grep -i -A4 fabric` (ClusterUUID, CliqueId, State Completed on "
+        "every GPU); fix the NVLink fabric (Fabric Manager or NMX), reboot the node, then restart "
+        "the kubelet-plugin pod",
+        "nvlink",
+        texts=("unexpected number of unique CliqueIDs found on devices",),
+        source=_CD_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "node-in-other-computedomain",
+        "node already in another ComputeDomain",
+        "the node already carries the label of another ComputeDomain: a node serves one ComputeDomain "
+        "at a time, so a workload of a second one cannot start there",
+        "`kubectl get node {node} --show-labels | tr , '\\n' | grep computeDomain` and "
+        "`kubectl get computedomains -A`; wait for (or delete) the other ComputeDomain's workload, "
+        "or schedule this one on other nodes",
+        "config",
+        texts=("label already exists for a different ComputeDomain",),
         source=_CD_PLUGIN + "computedomain.go",
         transient=True,
     ),
