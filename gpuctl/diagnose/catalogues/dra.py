@@ -218,7 +218,11 @@ _NVIDIA_DRIVER = (
         _PLUGIN_POD + "; compare `kubectl get resourceslices --field-selector spec.nodeName={node} "
         "-o yaml` with `nvidia-smi -L` on the node; " + _RECREATE,
         "plugin",
-        texts=("requested device is not allocatable", "allocatable not found for device"),
+        texts=(
+            "requested device is not allocatable",
+            "allocatable not found for device",
+            "allocated GPU does not exist",
+        ),
         source=_GPU_PLUGIN + "device_state.go",
     ),
     Entry(
@@ -231,6 +235,8 @@ _NVIDIA_DRIVER = (
         "config",
         texts=(
             "error decoding config parameters",
+            "error validating GpuClaimParameters",
+            "error validating MigDeviceClaimParameters",
             "error validating GPU config",
             "error validating config",
             "error normalizing GPU config",
@@ -270,6 +276,8 @@ _NVIDIA_DRIVER = (
             "error creating Compute instance for",
             "MIG device allocation failed",
             "error creating MIG device",
+            "cannot prepare a GPU with MIG mode disabled",
+            "does not exist on GPU",
         ),
         source=_GPU_PLUGIN + "nvlib.go",
     ),
