@@ -72,12 +72,21 @@ _NVLS_FIX = (
 )
 
 
-def _result(code: str, enum: str, cupy: str, cause: str, fix: str, *message: str) -> Entry:
+def _result(
+    code: str,
+    enum: str,
+    cupy: str,
+    cause: str,
+    fix: str,
+    *,
+    message: str = "",
+    warnings: tuple[str, ...] = (),
+) -> Entry:
     """An `ncclResult_t`: read as the short message `code` by the readers, found by its enum name
-    (PyTorch prints `ncclSystemError: ...`), CuPy's `NCCL_ERROR_...` name, and by its full message
-    where that is distinctive enough to be a fixed text."""
-    names = (enum, cupy) if cupy else (enum,)
-    return Entry(code, enum, cause, fix, "application", aliases=names + message, texts=names + message)
+    (PyTorch prints `ncclSystemError: ...`), CuPy's `NCCL_ERROR_...` name, its full message where
+    that is distinctive enough to be a fixed text, and the WARN texts that only come with it."""
+    names = tuple(name for name in (enum, cupy, message) if name)
+    return Entry(code, enum, cause, fix, "application", aliases=names, texts=names + warnings)
 
 
 RESULTS = (
@@ -88,7 +97,7 @@ RESULTS = (
         "a CUDA call inside NCCL failed (ncclResult 1); the `NCCL WARN Cuda failure '...'` line "
         "before it names the CUDA error",
         "run `gpuctl verify --level cuda` on {node} first (it names the CUDA error per GPU); " + _DEBUG,
-        "unhandled cuda error",
+        message="unhandled cuda error",
     ),
     _result(
         "unhandled system error",
@@ -98,7 +107,7 @@ RESULTS = (
         "/dev/shm is too small in the container, no usable network interface, a socket to a peer "
         "that closed, or an InfiniBand verbs call",
         _SHM_FIX + "; " + _DEBUG,
-        "unhandled system error",
+        message="unhandled system error",
     ),
     _result(
         "internal error",
@@ -108,7 +117,7 @@ RESULTS = (
         "(no network interface for bootstrap, ranks that disagree on the topology, a missing "
         "InfiniBand verbs provider) rather than a bug",
         _DEBUG + "; check that every rank runs the same NCCL version (`NCCL_DEBUG=VERSION`)",
-        "internal error - please report this issue to the NCCL developers",
+        message="internal error - please report this issue to the NCCL developers",
     ),
     _result(
         "invalid argument",
@@ -116,6 +125,7 @@ RESULTS = (
         "NCCL_ERROR_INVALID_ARGUMENT",
         "the program passed NCCL an invalid value (ncclResult 4): a bad pointer, count, rank or device",
         _DEBUG + "; the WARN line names the argument",
+        warnings=("Invalid rank requested", "Invalid device count requested"),
     ),
     _result(
         "invalid usage",
@@ -124,6 +134,10 @@ RESULTS = (
         "NCCL was used wrongly (ncclResult 5): two ranks on one GPU, mismatched collectives across "
         "ranks, or a communicator used after an error",
         _DEBUG + "; give each rank its own GPU (`CUDA_VISIBLE_DEVICES`, one GPU per rank)",
+        warnings=(
+            "Attempt to use communicator before the previous operation returned ncclSuccess",
+            "improper usage of ncclCommInitRank",
+        ),
     ),
     _result(
         "remote error",
@@ -132,7 +146,7 @@ RESULTS = (
         "a peer failed (ncclResult 6): the remote process exited, or the network between the ranks "
         "dropped the connection",
         _PEER_FIX,
-        "remote process exited or there was a network error",
+        message="remote process exited or there was a network error",
     ),
     _result(
         "in progress",
@@ -142,7 +156,7 @@ RESULTS = (
         "as failed or used the communicator",
         "poll `ncclCommGetAsyncError` until it is no longer ncclInProgress before using the "
         "communicator; " + _DEBUG,
-        "NCCL operation in progress",
+        message="NCCL operation in progress",
     ),
     _result(
         "timeout",
@@ -249,17 +263,21 @@ SOCKETS = (
     ),
     Entry(
         "bootstrap-mismatch",
-        "ranks disagree at bootstrap",
-        "the ranks of one job disagree (rank count, NCCL version, message sizes): ranks of two jobs "
-        "met on one NCCL_COMM_ID or port, or the images carry different NCCL versions",
-        "run one image (one NCCL version) for every rank and a fresh rendezvous address per job; "
-        "`NCCL_DEBUG=VERSION` prints each rank's version",
+        "ranks disagree",
+        "the ranks of one job disagree (rank count, NCCL version, collective sizes, NCCL_PROTO or "
+        "NCCL_ALGO): ranks of two jobs met on one NCCL_COMM_ID or port, the images carry different "
+        "NCCL versions or environments, or the program called different collectives on different ranks",
+        "run one image (one NCCL version, one set of NCCL_* variables) for every rank and a fresh "
+        "rendezvous address per job; `NCCL_DEBUG=VERSION` prints each rank's version",
         "config",
         texts=(
             "Bootstrap Root : mismatch",
             "Mismatched NCCL version detected",
             "Message truncated : received",
             "socketFinalizeAccept: wrong",
+            "message truncated : receiving",
+            "collective mismatch error",
+            "posted incorrect receive info",
         ),
         source=f"{_REPO}/src/init.cc",
     ),
@@ -466,6 +484,25 @@ GPU_PATHS = (
         source=f"{_REPO}/src/transport/nvls.cc",
     ),
     Entry(
+        "mnnvl",
+        "multi-node NVLink (IMEX) not working",
+        "multi-node NVLink (GB200 NVL72 and the like) is available but cannot be used: the container "
+        "has no IMEX channel (/dev/nvidia-caps-imex-channels) or the IMEX domain of the nodes is "
+        "not up, so NVLink fabric memory cannot be exported or imported",
+        "on Kubernetes run the pods in a ComputeDomain of the NVIDIA DRA driver (it starts IMEX and "
+        "mounts the channel), check `nvidia-imex-ctl -N` on {node} and `ls /dev/nvidia-caps-imex-channels` "
+        "in the pod; `NCCL_MNNVL_ENABLE=0` works around it without multi-node NVLink",
+        "fabric",
+        texts=(
+            "is available but not working on this system",
+            "MNNVL is not supported on this system",
+            "cuMemExportToShareableHandle (FABRIC) failed",
+            "cuMemImportFromShareableHandle failed",
+            "FABRIC handle not valid",
+        ),
+        source=f"{_REPO}/src/mnnvl.cc",
+    ),
+    Entry(
         "duplicate-gpu",
         "two ranks on one GPU",
         "two ranks of one communicator use the same GPU: the pods were given one GPU twice "
@@ -496,16 +533,17 @@ RUNTIME = (
         "on {node}: `nvidia-smi` (memory used and processes per GPU); leave room for NCCL's buffers "
         "or lower `NCCL_BUFFSIZE`",
         "application",
-        texts=("Failed to CUDA malloc", "Failed to CUDA calloc", "Failed to CUDA host alloc"),
+        aliases=("CUDA malloc", "CUDA calloc", "CUDA calloc async", "out of memory"),
         source=f"{_REPO}/src/include/alloc.h",
     ),
     Entry(
         "host-memory",
         "host memory exhausted",
-        "NCCL could not allocate host memory: the container's memory limit is reached",
+        "NCCL could not allocate host memory (or pinned host memory): the container's memory limit "
+        "is reached",
         "raise the pod's `resources.limits.memory`; `kubectl describe pod POD` shows OOMKilled",
         "config",
-        texts=("Failed to malloc",),
+        aliases=("malloc", "CUDA host alloc"),
         source=f"{_REPO}/src/include/alloc.h",
     ),
     Entry(
@@ -526,15 +564,66 @@ RUNTIME = (
     ),
     Entry(
         "watchdog-timeout",
-        "collective timed out (PyTorch)",
-        "PyTorch's NCCL watchdog aborted a collective that did not finish within the process group "
-        "timeout: a rank hung or died, the ranks called different collectives, or the network stalled",
+        "collective timed out",
+        "a collective did not finish within its timeout (PyTorch's NCCL watchdog, nccl-tests' `-T`, "
+        "a stuck watchdog): a rank hung or died, the ranks called different collectives, or the "
+        "network stalled",
         "look for the first error of any rank (`kubectl logs POD --previous` on each); rerun with "
         "`NCCL_DEBUG=INFO TORCH_NCCL_ASYNC_ERROR_HANDLING=1`; raise the timeout "
         "(`init_process_group(timeout=...)`) only for known-slow steps",
         "application",
-        texts=("Watchdog caught collective operation timeout",),
+        texts=(
+            "Watchdog caught collective operation timeout",
+            "ProcessGroupNCCL's watchdog got stuck",
+            "Test timeout (",
+        ),
         source=_TORCH,
+    ),
+    Entry(
+        "wrong-results",
+        "nccl-tests found wrong values",
+        "the collective produced wrong values (nccl-tests' out-of-bounds count is not 0): data was "
+        "corrupted between the GPUs (NVLink or PCIe errors, failing GPU memory) or by a driver or "
+        "NCCL fault",
+        "on {node}: `sudo dmesg | grep -i xid`, `nvidia-smi nvlink -e` (error counters), "
+        "`nvidia-smi -q -d ECC`; run `dcgmi diag -r 3`; drain {node} (`kubectl drain {node} "
+        "--ignore-daemonsets`) until the faulty GPU or link is found",
+        "hardware",
+        aliases=("FAILED",),
+        source="https://github.com/NVIDIA/nccl-tests/blob/master/src/util.cu",
+    ),
+    Entry(
+        "library-version",
+        "NCCL library and application versions differ",
+        "the NCCL library loaded is not the one the program was built for (an older libnccl found "
+        "first, e.g. through LD_LIBRARY_PATH or a system package shadowing the framework's own)",
+        "use the NCCL the framework ships (drop the LD_LIBRARY_PATH/LD_PRELOAD override) or install "
+        "the version it was built with; `python -c 'import torch; print(torch.cuda.nccl.version())'` "
+        "shows the one PyTorch expects",
+        "packages",
+        texts=(
+            "NCCL library is too old",
+            "The application was compiled with too old version of NCCL",
+        ),
+        source=f"{_REPO}/src/init.cc",
+    ),
+    Entry(
+        "nvml",
+        "NVML unusable inside NCCL",
+        "NCCL cannot use NVML in the container: the driver's libnvidia-ml.so.1 was not injected "
+        "(NVIDIA_DRIVER_CAPABILITIES without `utility`, no NVIDIA runtime), or NVML does not see "
+        "the GPU CUDA gave the rank",
+        "run the pod with the NVIDIA runtime (`runtimeClassName: nvidia` or the default runtime) and "
+        "`NVIDIA_DRIVER_CAPABILITIES=compute,utility`; `kubectl exec POD -- nvidia-smi -L` must list "
+        "the pod's GPUs",
+        "toolkit",
+        texts=(
+            "Failed to open libnvidia-ml.so.1",
+            "nvmlInit_v2() failed",
+            "nvmlDeviceGetHandleByPciBusId() failed",
+            "No NVML device handle",
+        ),
+        source=f"{_REPO}/src/misc/nvmlwrap.cc",
     ),
 )
 
@@ -556,9 +645,16 @@ CATALOGUE = Catalogue(
         r"Got completion (?:from peer \S+ )?with (?:error |status=)(?:\w+\()?(?P<code>\d+)",
         # `transport/nvls.cc:254 NCCL WARN Cuda failure 401 '...'`: the multicast calls of NVLS.
         r"transport/(?P<code>nvls)\.cc:\d+ (?:\(\w+\) )?NCCL WARN Cuda failure",
+        # `Cuda failure 'out of memory'` is NCCL's own allocation failing: before the generic reader,
+        # so that at one place it comes first.
+        r"Cuda failure(?: \d+)? '(?P<code>out of memory)'",
         # `NCCL WARN Cuda failure 'out of memory'`, nccl-tests' `Test CUDA failure common.cu:1013
         # '...'` (the group `code` reads `failure`, an alias of the entry, after the literal).
         r"Cuda (?P<code>failure)(?: \d+| \S+:\d+)? '?(?P<error>[^'\n]{1,160})",
+        # NCCL's allocation failures: `Failed to CUDA calloc 6291456 bytes`, `Failed to malloc ...`.
+        r"Failed to (?P<code>(?:CUDA )?(?:malloc|calloc async|calloc|host alloc)) \d+ bytes",
+        # nccl-tests' summary `# Out of bounds values : 50 FAILED` (0 reads `OK`).
+        r"Out of bounds values\s*: [1-9]\d* (?P<code>FAILED)",
     ),
     unknown=Entry(
         "?",
