@@ -353,7 +353,8 @@ _INSTALL = (
         "run it with sudo; for `gpuctl bootstrap` check the inventory's `ansible_user` can "
         "become root (`ansible -i INVENTORY {node} -b -m ping`)",
         "config",
-        texts=("are you root?", "open (13: Permission denied)"),
+        aliases=("are you root?",),
+        texts=("open (13: Permission denied)",),
         source=_APT,
     ),
     Entry(
@@ -521,7 +522,9 @@ CATALOGUE = Catalogue(
         r"The repository '(?P<repo>[^']{1,300})' (?P<code>does not have a Release file|"
         r"no longer has a Release file|is not signed|is no longer signed)",
         # apt's status line under the `Err:` of a download: `404  Not Found [IP: 1.2.3.4 443]`.
-        r"\b(?P<code>404)\s+Not Found \[IP: (?P<ip>[^\]]{1,60})\]",
+        # (apt puts two spaces between the status code and its text; older apt prints no [IP: ].)
+        r"\b(?P<code>404)  Not Found(?: \[IP: (?P<ip>[^\]]{1,60})\])?",
+        r"(?:lock|directory) \([^)]{1,200}\), (?P<code>are you root\?)",
         r"(?P<code>Temporary failure resolving|Could not resolve) '(?P<host>[^']{1,200})'",
         r"(?P<code>Could not connect to) (?P<host>[^\s:]{1,200}):",
         r"\bFailed to fetch \S+\s+(?P<code>Connection failed|Undetermined Error)",
