@@ -643,6 +643,8 @@ CATALOGUE = Catalogue(
         # TensorFlow `failed call to cuInit: UNKNOWN ERROR (303)`, CUDA.jl `(code 719, ERROR_LAUNCH_FAILED)`.
         r"failed call to cu\w+: [A-Z_ ]{0,40}\((?P<code>[1-9]\d{0,4})\)",
         r"\(code (?P<code>[1-9]\d{0,4}), (?:CUDA_)?ERROR_[A-Z_]+\)",
+        # PyTorch `Unexpected error from cudaGetDeviceCount(). ... Error 999: unknown error`.
+        r"cudaGetDeviceCount\(\)[^\n]{0,160}?Error (?P<code>[1-9]\d{0,4}):",
     ),
     unknown=Entry(
         "?",

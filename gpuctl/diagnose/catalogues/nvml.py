@@ -281,12 +281,14 @@ CATALOGUE = Catalogue(
         rf"NVML[^\n]{{0,120}}?:\s*\[?(?P<code>{_TEXTS})(?![\w])",
         # go-nvml callers' own prefixes (the device plugin's `error getting device handle for index
         # '0': Unknown Error`) and nvidia-smi's per-GPU lines (`GPU 00000000:1A:00.0: In use by
-        # another client`).
-        rf"(?:error getting device (?:handle|count)|GPU ?[0-9A-F]{{4,8}}:[0-9A-F]{{2}}:[0-9A-F]{{2}}\.[0-7])"
-        rf"[^\n:]{{0,60}}:\s*(?P<code>{_TEXTS})(?![\w])",
-        # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`.
-        r"nvml[\w ]{0,30}?(?:returned|err|error|failure|failed with(?: error)?(?: code)?)\s*:?\s*"
-        r"(?P<code>[1-9]\d{0,2})\b",
+        # another client`), with the text or go-nvml's name.
+        r"(?:device (?:handle|count|info|name|uuid)|nvml\.Device|"
+        r"GPU ?[0-9A-F]{4,8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7])"
+        rf"[^\n:]{{0,60}}:\s*(?P<code>{_TEXTS}|ERROR_[A-Z_]+)(?![\w])",
+        # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`,
+        # `nvmlDeviceGetHandleByIndex() failed: 15`.
+        r"nvml\w*(?:\(\))?[\w ]{0,30}?(?:returned|err|error|failure|failed(?: with(?: error)?(?: code)?)?)"
+        r"\s*:?\s*(?P<code>[1-9]\d{0,2})\b",
     ),
     unknown=Entry(
         "?",
