@@ -347,6 +347,29 @@ _DETAILS = (
         source=_CDI_HOOK,
     ),
     Entry(
+        "cdi-hook-failed", "CDI hook failed",
+        "one of the CDI specification's nvidia-cdi-hook steps (update-ldcache, create-symlinks, "
+        "chmod) failed while the container started: most often the spec is stale, generated for a "
+        "driver version that is no longer installed, so the files it names are gone",
+        f"on {{node}}: regenerate the spec ({_CDI_GENERATE}; the nvidia-cdi-refresh service does it "
+        "at boot and after driver updates on toolkit 1.18+), then recreate the pod",
+        "toolkit",
+        aliases=("error executing hook",),
+        source=_CDI_HOOK,
+    ),
+    Entry(
+        "hook-wrong-binary", "hook path runs the wrong program",
+        "the runtime's configured NVIDIA hook is a program that does not implement the OCI prestart "
+        "command: the hook path (`[nvidia-container-runtime-hook] path` in "
+        f"{_CONFIG}, or an OCI hook JSON) points at another binary, or the toolkit's packages come "
+        "from different builds",
+        f"on {{node}}: reinstall the NVIDIA Container Toolkit as one release ({_BOOTSTRAP}) and set "
+        "`path = \"nvidia-container-runtime-hook\"` under [nvidia-container-runtime-hook]",
+        "toolkit",
+        aliases=("No help topic for 'prestart'",),
+        source=_TOOLKIT,
+    ),
+    Entry(
         "runtime-binary-missing", "NVIDIA runtime binary missing",
         "the container runtime is configured to run the NVIDIA Container Runtime or its hook, but "
         "that binary is not installed at that path on the node (toolkit removed or never installed)",
@@ -511,6 +534,7 @@ _NAMED = frozenset({
     "stat failed", "nvidia-cdi-hook", "nvidia-ctk", "nvidia-container-runtime",
     "nvidia-container-runtime-hook", "no runtime for", "failed to find runtime handler",
     "RuntimeHandler", "nvidia", "nvidia-uvm", "nvidia-uvm-tools", "nvidiactl", "nvidia-modeset",
+    "error executing hook",
 })  # fmt: skip
 _PHRASES = tuple(alias for entry in _DETAILS for alias in entry.aliases if alias not in _NAMED)
 
@@ -566,6 +590,8 @@ CATALOGUE = Catalogue(
         rf"(?-i:mount error: )(?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
         # a device node the driver's modules create is missing: `lstat /dev/nvidia-uvm: no such ...`
         rf"(?-i:/dev/)(?P<code>nvidia(?:-uvm-tools|-uvm|ctl|-modeset)?)\d*: {_NO_SUCH_FILE}",
+        # crun: error executing hook `/usr/bin/nvidia-cdi-hook` (exit code: 1)
+        r"(?P<code>(?-i:error executing hook)) `[^`\s]*/nvidia-cdi-hook`",
         # the CDI spec's hook, or the runtime's configured binary, is not on the node
         r"(?-i:fork/exec )\S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
         r"nvidia-container-runtime): no such file or directory",
