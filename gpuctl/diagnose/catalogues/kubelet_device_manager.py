@@ -547,7 +547,8 @@ CATALOGUE = Catalogue(
         r"failed to create (?:FS|fsnotify) watcher[^:\n]{0,200}: "
         r"(?P<code>too many open files|no such file or directory)",
         r"the ResourceName \\?\"?(?P<resource>[^\s\"\\]{1,200})\\?\"? (?P<code>is invalid)",
-        r"\bendpoint [^\n]{0,300}? (?P<code>has been stopped)",
+        # "endpoint &{{...} nvidia.com/gpu ...} has been stopped" (the endpoint struct printed)
+        r"\bendpoint &\{[^\n]{0,300}? (?P<code>has been stopped)",
         r"GRPC server for '(?P<resource>[^']{1,200})' (?P<code>crashed with error)",
         # "Allocate failed due to unknown Device Plugin nvidia.com/gpu" (a reader: the text's words
         # are in every healthy log)
