@@ -462,6 +462,18 @@ _DETAILS = (
         source="https://kubernetes.io/docs/concepts/containers/runtime-class/",
     ),
     Entry(
+        "ctk-configure-failed", "nvidia-ctk could not configure the runtime",
+        "`nvidia-ctk runtime configure` could not read, change or write the container runtime's "
+        "config: it did not run as root, the file is not valid TOML or JSON, or the runtime reads "
+        "its config from another path (k3s, RKE2, microk8s)",
+        "on {node}: run it with sudo and the runtime's real config (`--config=PATH`, or "
+        "`--config-source=command` to read containerd's own view), check the file parses "
+        "(`sudo containerd config dump`), then restart the runtime",
+        "runtime",
+        aliases=("unable to load config for runtime", "unable to update config", "unable to flush config"),
+        source=_TOOLKIT,
+    ),
+    Entry(
         "containerd-config-invalid", "containerd cannot read its config",
         "containerd cannot load /etc/containerd/config.toml (or a file it imports): a TOML syntax "
         "error, a value of the wrong type (`version = \"2\"`), or a section of another config "
@@ -489,10 +501,14 @@ _DETAILS = (
     ),
     Entry(
         "containerd-plugin-config-invalid", "containerd plugin config invalid",
-        "containerd refused a plugin's configuration (often the CRI plugin's): that plugin is not "
-        "loaded, so the kubelet cannot run pods through it",
+        "containerd refused a plugin's configuration (often the CRI plugin's), so that plugin is not "
+        "loaded and the kubelet cannot run pods through it; `no corresponding runtime configured` "
+        "means default_runtime_name names a runtime the config does not define (set as default in "
+        "one config version's section while the runtimes live in another's)",
         "on {node}: `sudo journalctl -u containerd -b | grep 'invalid plugin config'` names the "
-        "setting; fix it in /etc/containerd/config.toml, then `sudo systemctl restart containerd`",
+        "setting; fix it in /etc/containerd/config.toml, or rerun `sudo nvidia-ctk runtime configure "
+        "--runtime=containerd --config-source=command --set-as-default`, then `sudo systemctl "
+        "restart containerd`",
         "runtime",
         source=_CONTAINERD,
         aliases=("invalid plugin config",),
