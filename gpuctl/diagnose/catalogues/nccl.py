@@ -1,6 +1,7 @@
 """NCCL's results and warnings: every `ncclResult_t` (nccl.h), the `NCCL WARN` messages of each
-subsystem (shared memory, sockets and bootstrap, InfiniBand/RoCE, P2P, NVLink SHARP, proxy, init),
-the InfiniBand work-completion statuses NCCL prints, and PyTorch's NCCL watchdog timeout.
+subsystem (shared memory, sockets and bootstrap, InfiniBand/RoCE, P2P, NVLink SHARP, multi-node
+NVLink, NVML, proxy, allocation, init), the InfiniBand work-completion statuses NCCL prints,
+nccl-tests' own failures (timeout, wrong results) and PyTorch's NCCL watchdog and rendezvous.
 
 How they reach gpuctl: nccl-tests prints `Test NCCL failure common.cu:891 'unhandled system error
 (run with NCCL_DEBUG=INFO for details) / <last error>'` (before 2.13: `NCCL failure FILE:LINE
@@ -8,7 +9,10 @@ How they reach gpuctl: nccl-tests prints `Test NCCL failure common.cu:891 'unhan
 `ncclSystemError: ...` and NCCL's last `WARN` text; NCCL itself prints `HOST:PID:TID [DEV]
 FILE:LINE NCCL WARN <message>` with NCCL_DEBUG=WARN or INFO. A result (`unhandled system error`)
 only says which kind of call failed; the WARN line before it names the cause, so results rank
-last (layer `application`) and the WARN entries, on their own layer, come first.
+last (layer `application`) and the WARN entries, on their own layer, come first: NVLS and
+multi-node NVLink on `fabric`, P2P on `nvlink`/`hardware`, /dev/shm on `runtime` (the container's
+/dev/shm is the runtime's and the pod's setting), RDMA setup on `config`, sockets and InfiniBand
+completions on `network`.
 
 The WARN messages carry variable parts (paths, sizes, addresses), so each entry lists the fixed
 text of the message, as NCCL's source prints it, up to its first variable part; messages whose
@@ -67,7 +71,8 @@ _HOST_CHECK = "on {node}: `ibstat` and `ibv_devinfo` (the HCA's ports and firmwa
 _NVLS_FIX = (
     "on {node}: `systemctl status nvidia-fabricmanager` and `nvidia-smi -q | grep -A2 Fabric` "
     "(State Completed, Status Success; GB200 also needs IMEX: `systemctl status nvidia-imex`), "
-    "restart Fabric Manager or drain and reboot the node if the fabric stays degraded; "
+    "`sudo systemctl restart nvidia-fabricmanager`, or drain {node} (`kubectl drain {node} "
+    "--ignore-daemonsets`) and reboot it if the fabric stays degraded; "
     "`NCCL_NVLS_ENABLE=0` works around it meanwhile (slower all-reduce)"
 )
 
@@ -241,6 +246,7 @@ SOCKETS = (
             "Call to connect failed",
             "exceeded error retry count",
             "Invalid NCCL_COMM_ID",
+            "NCCL WARN Connect to",
         ),
         source=f"{_OLD}/src/misc/socket.cc",
     ),
@@ -262,6 +268,19 @@ SOCKETS = (
         source=f"{_OLD}/src/misc/socket.cc",
     ),
     Entry(
+        "unique-id-exchange",
+        "rank 0 unreachable at rendezvous (PyTorch)",
+        "a rank could not fetch NCCL's unique id from rank 0 through PyTorch's key-value store "
+        "(MASTER_ADDR:MASTER_PORT): rank 0 crashed or never started, or the store's address is not "
+        "reachable from this pod",
+        "read rank 0's log first (`kubectl logs POD-0 --previous`); check that MASTER_ADDR resolves "
+        "and MASTER_PORT is reachable from every pod (a headless Service for rank 0, no "
+        "NetworkPolicy dropping it)",
+        "network",
+        texts=("ncclUniqueId from [0] via c10d key-value store",),
+        source=_TORCH,
+    ),
+    Entry(
         "bootstrap-mismatch",
         "ranks disagree",
         "the ranks of one job disagree (rank count, NCCL version, collective sizes, NCCL_PROTO or "
@@ -278,6 +297,8 @@ SOCKETS = (
             "message truncated : receiving",
             "collective mismatch error",
             "posted incorrect receive info",
+            "does not contain rank",
+            "does not loop back to start",
         ),
         source=f"{_REPO}/src/init.cc",
     ),
@@ -534,6 +555,7 @@ RUNTIME = (
         "or lower `NCCL_BUFFSIZE`",
         "application",
         aliases=("CUDA malloc", "CUDA calloc", "CUDA calloc async", "out of memory"),
+        texts=("[Rem Allocator] Allocation failed",),
         source=f"{_REPO}/src/include/alloc.h",
     ),
     Entry(
@@ -575,6 +597,9 @@ RUNTIME = (
         texts=(
             "Watchdog caught collective operation timeout",
             "ProcessGroupNCCL's watchdog got stuck",
+            "Some NCCL operations have failed or timed out",
+            "due to a collective timeout",
+            "NCCL communicator was aborted",
             "Test timeout (",
         ),
         source=_TORCH,
