@@ -5,10 +5,12 @@ The start hook `nvidia-container-cli` (libnvidia-container) reports every failur
 `nvidia-container-cli: <stage> error: <detail>`, one stage per step of `configure`
 (src/cli/configure.c): input, permission, initialization, container, detection, device,
 requirement, mount, ldcache. The detail is the failing call's own text. This catalogue reads the
-stage as a fallback and lists the details that name a cause by their fixed texts; the details the
-diagnosis table already explains (table_runtime.py: driver not loaded, version mismatch, load
-library failed, ldcache, unknown device, the CUDA requirement, cgroup v2, BPF device filters, file
-exists, change root) are left to its rows, so the stage fallback stands back for them too.
+stage as a fallback and lists the details that name a cause by their fixed texts (as printed, in
+the source of libnvidia-container, the toolkit, containerd, CRI-O, Docker and runc); the details
+the diagnosis table already explains (table_runtime.py: driver not loaded, version mismatch, NVML
+permissions, load library failed, ldcache, unknown device, the CUDA requirement, cgroup v2, BPF
+device filters, file exists, change root) are left to its rows, and the stage fallback stands back
+for them as for this catalogue's own details.
 
 Around the hook: the NVIDIA Container Runtime and its CDI hooks (nvidia-container-toolkit), and the
 runtimes that must be configured to use them: Docker (daemon.json), containerd (config.toml,
@@ -533,8 +535,8 @@ _OLD_PATHS = ("proc/driver/nvidia/gpus/", "GeForce", "Tesla", "Quadro", "NVIDIA"
 
 _NO_SUCH_FILE = "no such file or directory"
 
-# Details the diagnosis table's rows explain (table_runtime.py; `GPU is lost` is table_gpu.py's): the
-# stage fallback stands back for them as it does for the details above.
+# Details the diagnosis table's rows explain (table_runtime.py's; `nvml error: GPU is lost` is
+# table_gpu.py's gpu.lost): the stage fallback stands back for them as for the details above.
 _TABLE_DETAILS = (
     "nvml error", "load library failed", "unknown device", "unsatisfied condition",
     "cgroup subsystem devices not found", "bpf_prog_query", "device filters", ": file exists",
