@@ -616,6 +616,9 @@ _MIG = (
     ),
 )
 
+# The NVML errors of a MIG operation that mean something of their own here.
+_MIG_NVML = "Insufficient Resources|In use by another client|Invalid Argument"
+
 CATALOGUE = Catalogue(
     id="gpu-operator",
     title="GPU Operator operands and MIG manager",
@@ -623,22 +626,29 @@ CATALOGUE = Catalogue(
     version="gpu-operator v26.7.0, mig-parted v0.15.0, gpu-driver-container main (2026-08)",
     entries=_VALIDATION + _DRIVER_CONTAINER + _MIG,
     applies_to=("operand", "operator-driver", "events", "plugin-log"),
+    # Each reader starts with a case-sensitive literal, the tool's own spelling, so that the
+    # regex engine can skip to it instead of trying the pattern at every character of a log.
     readers=(
-        # An init container's own line, alone or after the container runtime's log prefix (the
-        # `echo` in its spec, shown by `kubectl describe`, must not match).
-        r"(?m)^[ \t]*(?:\S+ (?:stdout|stderr) [FP] |\[pod/[^\]]{1,200}\] )?(?P<code>waiting for "
-        r"(?:the driver validations to be ready|nvidia container (?:stack|toolkit) to be setup))",
-        r"(?P<code>gave up waiting for pod) (?P<pod>[\w.-]+) to be available",
-        r"(?P<code>ClusterPolicy is not ready|ClusterPolicy isn't ready)",
-        r"\bstate[\"']?:[ \t]*[\"']?(?P<code>notReady)\b",
+        # An init container's own line (the `echo` of its spec, shown by `kubectl describe`,
+        # must not match).
+        r"(?P<code>(?-i:waiting for )(?<!echo waiting for )(?<!echo \"waiting for )(?:the driver "
+        r"validations to be ready|"
+        r"nvidia container (?:stack|toolkit) to be setup))",
+        r"(?P<code>(?-i:gave up waiting for pod)) (?P<pod>[\w.-]+) to be available",
+        r"(?P<code>(?-i:ClusterPolicy is)(?:n't| not) ready)",
+        # `kubectl get clusterpolicy -o yaml` (status.state) and `kubectl get clusterpolicies`.
+        r"(?-i:state)[\"']?:[ \t]*[\"']?(?P<code>notReady)\b",
+        r"(?-i:cluster-policy)\s+(?P<code>notReady)\b",
         # mig-parted's and nvidia-smi's words around an NVML error of a MIG operation.
-        r"(?:error creating (?:GPU|Compute) instance for [^:]{1,80}|Unable to create a GPU instance "
-        r"on GPU\s+\d+ using profile [^:]{1,40}|Failed to create (?:GPU|compute) instances): "
-        r"(?P<code>Insufficient Resources|In use by another client|Invalid Argument)",
-        r"Unable to (?:enable|disable) MIG Mode for GPU \S+: "
+        r"(?-i:error creating )(?:GPU|Compute) instance for [^:]{1,80}: (?P<code>" + _MIG_NVML + ")",
+        r"(?-i:Unable to create a GPU instance on GPU)\s+\d+ using profile [^:]{1,40}: (?P<code>"
+        + _MIG_NVML
+        + ")",
+        r"(?-i:Failed to create )(?:GPU|compute) instances: (?P<code>" + _MIG_NVML + ")",
+        r"(?-i:Unable to )(?:enable|disable) MIG Mode for GPU \S+: "
         r"(?P<code>Not Supported|Insufficient Permissions|In use by another client)",
-        r"nvidia\.com/mig\.config\.state[\"']?[ \t]*[=:][ \t]*[\"']?(?P<code>failed)\b",
+        r"(?-i:nvidia\.com/mig\.config\.state)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<code>failed)\b",
         # the operator-validator's log line: `msg="driver is not ready: ..."`.
-        r"msg=\"(?P<code>driver is not ready):",
+        r"(?P<code>(?-i:driver is not ready))(?<=msg=\"driver is not ready):",
     ),
 )

@@ -518,28 +518,34 @@ CATALOGUE = Catalogue(
     version="apt 3.1.12, dpkg 1.22, dkms 3.2.2, ansible-core apt module (devel)",
     entries=_REPOSITORY + _INSTALL + _MODULES,
     applies_to=("host",),
+    # Each reader starts with a case-sensitive literal, apt's, dpkg's or DKMS's own spelling, so
+    # that the regex engine can skip to it instead of trying the pattern at every character.
     readers=(
-        r"The repository '(?P<repo>[^']{1,300})' (?P<code>does not have a Release file|"
+        r"(?-i:The repository ')(?P<repo>[^']{1,300})' (?P<code>does not have a Release file|"
         r"no longer has a Release file|is not signed|is no longer signed)",
-        # apt's status line under the `Err:` of a download: `404  Not Found [IP: 1.2.3.4 443]`.
-        # (apt puts two spaces between the status code and its text; older apt prints no [IP: ].)
-        r"\b(?P<code>404)  Not Found(?: \[IP: (?P<ip>[^\]]{1,60})\])?",
-        r"(?:lock|directory) \([^)]{1,200}\), (?P<code>are you root\?)",
-        r"(?P<code>Temporary failure resolving|Could not resolve) '(?P<host>[^']{1,200})'",
-        r"(?P<code>Could not connect to) (?P<host>[^\s:]{1,200}):",
-        r"\bFailed to fetch \S+\s+(?P<code>Connection failed|Undetermined Error)",
-        r"\b(?P<code>NO_PUBKEY|EXPKEYSIG|KEYEXPIRED|EXPSIG|REVKEYSIG|BADSIG) (?P<key>[0-9A-F]{8,40})\b",
-        r"(?P<code>Repository) '[^']{1,300}' changed its '(?P<field>[^']{1,40})' value",
-        r"(?P<code>Unable to locate package) (?P<package>[^\s\"',]+)",
-        r"(?P<code>Version) '(?P<version>[^']{1,100})' for '(?P<package>[^']{1,100})' was not found",
-        r"Depends: \S+ \([^)]{1,80}\) but \S{1,80} (?P<code>is to be installed)",
-        r"(?P<code>Sub-process) (?P<prog>\S+) returned an error code \((?P<rc>\d+)\)",
-        r"(?P<code>dpkg: error processing package) \S+",
-        r"(?P<code>trying to overwrite) '(?P<path>[^']{1,300})', which is also in package "
+        # apt puts two spaces between the status code and its text; older apt prints no [IP: ].
+        r"(?P<code>(?-i:404))  Not Found(?: \[IP: (?P<ip>[^\]]{1,60})\])?",
+        r"(?P<code>(?-i:Temporary failure resolving)) '(?P<host>[^']{1,200})'",
+        r"(?P<code>(?-i:Could not resolve)) '(?P<host>[^']{1,200})'",
+        r"(?P<code>(?-i:Could not connect to)) (?P<host>[^\s:]{1,200}):",
+        r"(?-i:Failed to fetch )\S+\s+(?P<code>Connection failed|Undetermined Error)",
+        # gpgv's status words, as apt quotes them.
+        *(
+            rf"(?P<code>(?-i:{status})) (?P<key>[0-9A-F]{{8,40}})\b"
+            for status in ("NO_PUBKEY", "EXPKEYSIG", "KEYEXPIRED", "EXPSIG", "REVKEYSIG", "BADSIG")
+        ),
+        r"(?P<code>(?-i:Repository)) '[^']{1,300}' changed its '(?P<field>[^']{1,40})' value",
+        r"(?P<code>(?-i:Unable to locate package)) (?P<package>[^\s\"',]+)",
+        r"(?P<code>(?-i:Version)) '(?P<version>[^']{1,100})' for '(?P<package>[^']{1,100})' was not found",
+        r"(?-i:Depends: )\S+ \([^)]{1,80}\) but \S{1,80} (?P<code>is to be installed)",
+        r"(?P<code>(?-i:Sub-process)) (?P<prog>\S+) returned an error code \((?P<rc>\d+)\)",
+        r"(?P<code>(?-i:dpkg: error processing package)) \S+",
+        r"(?P<code>(?-i:trying to overwrite)) '(?P<path>[^']{1,300})', which is also in package "
         r"(?P<owner>[^\s\"',]+)",
-        r"(?P<code>Autoinstall on) (?P<kernel>\S+) failed for module\(s\) (?P<modules>[^.\n]{1,200})",
+        r"(?P<code>(?-i:Autoinstall on)) (?P<kernel>\S+) failed for module\(s\) (?P<modules>[^.\n]{1,200})",
         # dkms 3.1's wording: `dkms autoinstall on KERNEL/ARCH failed for MODULE(STATUS)`.
-        r"(?P<code>dkms autoinstall on) (?P<kernel>[^/\s]+)/\S+ failed for (?P<modules>[^\n]{1,200})",
-        r"Error!\s+(?P<code>Build of) \S+ failed for:",
+        r"(?P<code>(?-i:dkms autoinstall on)) (?P<kernel>[^/\s]+)/\S+ failed for (?P<modules>[^\n]{1,200})",
+        r"(?-i:Error!)\s+(?P<code>Build of) \S+ failed for:",
+        r"(?P<code>(?-i:are you root\?))(?<=\), are you root\?)",
     ),
 )
