@@ -87,8 +87,7 @@ _VALIDATION = (
         f"read the rest of the message and {_DRIVER_LOG}; on {{node}} `nvidia-smi` tells a host driver "
         "apart; fix the driver, " + _HOST_DRIVER,
         "driver",
-        aliases=("driver is not ready",),
-        texts=("error validating driver installation",),
+        aliases=("driver is not ready", "error validating driver installation"),
         source=_VALIDATOR,
     ),
     Entry(
@@ -298,7 +297,11 @@ _DRIVER_CONTAINER = (
         "mount the entitlement into the driver pods (OpenShift: cluster-wide entitlement), use "
         "precompiled modules (`driver.usePrecompiled=true`), " + _HOST_DRIVER,
         "driver",
-        texts=("RHEL entitlement may be improperly deployed",),
+        texts=(
+            "RHEL entitlement may be improperly deployed",
+            # dnf's words when the entitled repositories are not there
+            "Unable to find a match: elfutils-libelf-devel",
+        ),
         source=_DRIVER_CTR_RHEL,
     ),
     Entry(
@@ -650,5 +653,7 @@ CATALOGUE = Catalogue(
         r"(?-i:nvidia\.com/mig\.config\.state)[\"']?[ \t]*[=:][ \t]*[\"']?(?P<code>failed)\b",
         # the operator-validator's log line: `msg="driver is not ready: ..."`.
         r"(?P<code>(?-i:driver is not ready))(?<=msg=\"driver is not ready):",
+        # the validator's wrapper, unless what follows is the /dev/char step's own error
+        r"(?P<code>(?-i:error validating driver installation))(?!: error creating symlink creator)",
     ),
 )
