@@ -517,7 +517,8 @@ CATALOGUE = Catalogue(
     source=_APT,
     version="apt 3.1.12, dpkg 1.22, dkms 3.2.2, ansible-core apt module (devel)",
     entries=_REPOSITORY + _INSTALL + _MODULES,
-    applies_to=("host",),
+    # The GPU Operator's driver container runs apt too (its kernel headers, its repositories' keys).
+    applies_to=("host", "operator-driver"),
     # Each reader starts with a case-sensitive literal, apt's, dpkg's or DKMS's own spelling, so
     # that the regex engine can skip to it instead of trying the pattern at every character.
     readers=(
