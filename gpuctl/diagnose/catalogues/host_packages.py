@@ -123,7 +123,9 @@ _REPOSITORY = (
         "cuda-keyring_1.1-1_all.deb && sudo dpkg -i cuda-keyring_1.1-1_all.deb`), container "
         "toolkit: `curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg "
         "--dearmor -o /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg`; remove the old "
-        "key (`sudo apt-key del 7fa2af80`), " + _UPDATE + ", " + _RERUN,
+        "key (`sudo apt-key del 7fa2af80`), " + _UPDATE + ", " + _RERUN + "; in the GPU Operator's "
+        "driver container the key comes with the image: pull its updated tag (ClusterPolicy "
+        "`driver.imagePullPolicy=Always`)",
         "packages",
         # apt names the key on the same line as its "public key is not available".
         aliases=("NO_PUBKEY",),
