@@ -517,7 +517,7 @@ CATALOGUE = Catalogue(
     id="apt",
     title="host package tasks (apt, dpkg, DKMS)",
     source=_APT,
-    version="apt 3.1.12, dpkg 1.22, dkms 3.2.2, ansible-core apt module (devel)",
+    version="apt 3.1.12, dpkg 1.19.8, dkms 3.2.2, ansible-core apt module (devel)",
     entries=_REPOSITORY + _INSTALL + _MODULES,
     # The GPU Operator's driver container runs apt too (its kernel headers, its repositories' keys).
     applies_to=("host", "operator-driver"),
