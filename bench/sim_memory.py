@@ -29,6 +29,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_GROWTH_MB = 30.0
+# After a verify, the sim finishes deleting its pods (their grace period) before RSS is read:
+# what it keeps is measured, not the work still in flight.
+SETTLE_SECONDS = 5.0
 
 
 def rss_mb(pid: int) -> float:
@@ -79,8 +82,9 @@ def measure(source: Path, nodes: int, rounds: int, event_ttl: float | None) -> l
             for round_index in range(1, rounds + 1):
                 began = time.perf_counter()
                 verified = gpuctl(source, "verify", "--kubeconfig", str(kubeconfig), "-o", "json")
-                sizes.append(rss_mb(pid))
                 took = time.perf_counter() - began
+                time.sleep(SETTLE_SECONDS)
+                sizes.append(rss_mb(pid))
                 outcome = f"{took:.1f} s, exit {verified.returncode}"
                 print(f"  after verify {round_index} ({outcome}): {sizes[-1]:.0f} MB")
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
+import tracemalloc
 
 import pytest
 
@@ -75,3 +76,25 @@ def test_the_serving_process_can_bound_its_malloc_arenas() -> None:
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         pytest.skip("mallopt(M_ARENA_MAX) is glibc's")
     assert limit_malloc_arenas()
+
+
+def test_objects_with_a_time_to_live_are_kept_compactly_and_read_back_whole() -> None:
+    """Thousands of Events live for their hour at once: the store keeps each as its JSON text, at
+    most 1 KB for a kubelet Event (about 1.5 KB as Python dicts), and reads give the same object."""
+    from gpuctl.sim.runtime import objects
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+    store = Store(history_limit=10, history_min=5)  # the history, bounded apart, is not measured
+    store.expire_after("events", 3600)
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    with store.lock:
+        for index in range(2000):
+            store.add("events", objects.event(pod, "Started", f"Started container c{index}"))
+    kept = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    tracemalloc.stop()
+    assert kept / 2000 < 1024
+    read = store.get("events", "default", store.items("events")[5]["metadata"]["name"])
+    assert read is not None
+    assert read["message"] == "Started container c5"
+    assert read["involvedObject"]["uid"] == "u"
