@@ -183,14 +183,18 @@ def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
     """What explains `text` read from `source`: the first table row of `source` that matches
     (table order = priority), unless a catalogue entry found in it is nearer the root (a lower
     rank), e.g. an NVLink Xid before the application Xid it caused. None when nothing matches."""
-    found: list[Diagnosis] = []
+    row = table_diagnosis(text, source, context)
+    found = [*([row] if row else []), *catalogue_diagnoses(text, source, context)]
+    return root_first(found)[0] if found else None
+
+
+def table_diagnosis(text: str, source: str, context: dict[str, str]) -> Diagnosis | None:
+    """The first row of the table for `source` that matches `text` (table order = priority)."""
     for signature in _candidates(text, source):
         match = signature.pattern.search(text)
         if match:
-            found.append(make_diagnosis(signature, match, evidence_line(text, match), context))
-            break
-    found += catalogue_diagnoses(text, source, context)
-    return root_first(found)[0] if found else None
+            return make_diagnosis(signature, match, evidence_line(text, match), context)
+    return None
 
 
 _REASONS = re.compile(r"nodes are available: (?P<reasons>.*?)(?:\. preemption:|\.?$)", re.DOTALL)

@@ -146,6 +146,24 @@ class Catalogue:
         """Any anchor, for lowercased text: one pass over it instead of one per anchor."""
         return re.compile(_trie(self._anchors))
 
+    @cached_property
+    def _text_words(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """Per fixed text: its longest word, and the words that are whole words wherever the text
+        is found (not those at either end of it, which may be the end of a longer word there)."""
+        screens = []
+        for text in self._texts[1]:
+            runs = [(match.start(), match.end()) for match in _WORD.finditer(text)]
+            whole = frozenset(text[start:end] for start, end in runs if start > 0 and end < len(text))
+            longest = max((text[start:end] for start, end in runs), key=len, default=text)
+            screens.append((longest, whole))
+        return tuple(screens)
+
+    def _may_hold_a_text(self, lowered: str, words: frozenset[str]) -> bool:
+        """Whether `lowered` may hold one of the fixed texts: it has every whole word of one (a
+        set lookup per text), or the longest word of one that has none. Most logs hold none, and
+        are then spared the texts' regex (a branch per text at every place of the text)."""
+        return any(whole <= words if whole else longest in lowered for longest, whole in self._text_words)
+
     def _text_spans(self, text: str) -> list[tuple[int, int]]:
         """The lines of `text` (start, end) that hold an anchor, in order; the whole text where
         lowercasing changes its length (the offsets would not line up)."""
@@ -165,9 +183,10 @@ class Catalogue:
     def diagnosis_id(self, entry: Entry) -> str:
         return f"{self.id}.{slug(entry.code)}"
 
-    def find(self, text: str) -> list[Hit]:
+    def find(self, text: str, words: frozenset[str] | None = None) -> list[Hit]:
         """Every entry found in `text`, in the order they appear in it. A reader's match and a
-        fixed text are each expected within one line."""
+        fixed text are each expected within one line. `words`: words_of(text), where the caller
+        has it already (one text is looked through by every catalogue)."""
         hits: list[Hit] = []
         lowered = text.lower()
         ascii_text = text.isascii()  # there IGNORECASE equality is str.lower() equality
@@ -180,7 +199,9 @@ class Catalogue:
                     groups = {key: value for key, value in match.groupdict().items() if value}
                     hits.append(Hit(self, entry, match.start(), groups))
         pattern, entries = self._texts
-        if pattern is not None:
+        if pattern is not None and self._may_hold_a_text(
+            lowered, words_of(lowered) if words is None else words
+        ):
             fast = self._lowered_texts if len(lowered) == len(text) else None
             for start, end in self._text_spans(text):
                 matches = fast.finditer(lowered, start, end) if fast else pattern.finditer(text, start, end)
@@ -243,6 +264,14 @@ def _trie_regex(node: _Trie) -> str:
         return ""
     body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
     return f"(?:{body})?" if "" in node else body
+
+
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def words_of(lowered: str) -> frozenset[str]:
+    """The words of a lowercased text (runs of ASCII letters, digits and `_`)."""
+    return frozenset(_WORD.findall(lowered))
 
 
 def normal(text: str) -> str:

@@ -54,14 +54,70 @@ def _leading_literal(branch: str) -> str:
     return "".join(literal)
 
 
+def _group_end(pattern: str) -> int:
+    """Where the group that `pattern` starts with ends (the index after its `)`); -1: unbalanced."""
+    depth, in_class, escaped = 0, False, False
+    for index, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return -1
+
+
+# What a group may open with for its content to be matched as written: capturing, named,
+# non-capturing, or with case folding switched; a lookaround before a branch matches nothing.
+_GROUP_OPENING = re.compile(r"\((?:\?P<\w+>|\?:|\?-?i:)?")
+_LOOKAROUND = re.compile(r"\(\?<?[=!]")
+
+
+def _branch_literals(branch: str) -> tuple[str, ...] | None:
+    """Literals one of which a match of `branch` starts with (after any lookaround), looking into
+    a group it starts with; None where it has none."""
+    while _LOOKAROUND.match(branch):
+        end = _group_end(branch)
+        if end < 0:
+            return None
+        branch = branch[end:]
+    literal = _leading_literal(branch)
+    if literal:
+        return (literal,)
+    opening = _GROUP_OPENING.match(branch)
+    end = _group_end(branch) if opening else -1
+    if opening is None or end < 0 or branch[end : end + 1] in ("?", "*", "{"):
+        return None
+    found: list[str] = []
+    for inner in _top_level_branches(branch[opening.end() : end - 1]):
+        literals = _branch_literals(inner)
+        if literals is None:
+            return None
+        found += literals
+    return tuple(found)
+
+
 def required_literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     """Lowercased literals one of which any match contains; None: no such screen for it."""
     if pattern.flags & re.VERBOSE:
         return None  # whitespace in the pattern is not literal there
-    literals = tuple(_leading_literal(branch).lower() for branch in _top_level_branches(pattern.pattern))
-    if not all(literals) or not all(literal.isascii() for literal in literals):
+    found: list[str] = []
+    for branch in _top_level_branches(pattern.pattern):
+        literals = _branch_literals(branch)
+        if literals is None:
+            return None
+        found += (literal.lower() for literal in literals)
+    if not all(literal.isascii() for literal in found):
         return None
-    return literals
+    return tuple(found)
 
 
 def may_match(literals: tuple[str, ...] | None, lowered: str) -> bool:

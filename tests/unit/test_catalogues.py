@@ -25,7 +25,8 @@ def test_a_catalogue_cites_its_source_and_version(catalogue: Catalogue) -> None:
 def test_every_entry_has_a_cause_a_fix_and_a_known_layer(catalogue: Catalogue) -> None:
     entries: list[Entry] = [*catalogue.entries, *([catalogue.unknown] if catalogue.unknown else [])]
     for entry in entries:
-        assert entry.code and entry.name, entry
+        assert entry.code, entry
+        assert entry.name, entry
         assert len(entry.cause) > 15, f"{catalogue.id} {entry.code}: no cause"
         assert len(entry.fix) > 15, f"{catalogue.id} {entry.code}: no fix"
         assert entry.layer in LAYER_RANK, f"{catalogue.id} {entry.code}: layer {entry.layer!r}"
@@ -72,6 +73,6 @@ def test_the_root_of_several_findings_comes_first() -> None:
         "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
         "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n"
     )
-    assert [d.signature_id for d in found][0] == "gpu.fallen-off-bus"
+    assert found[0].signature_id == "gpu.fallen-off-bus"
     assert root_first(found) == found
     assert diagnose("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", "kernel") is not None

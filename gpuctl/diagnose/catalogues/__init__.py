@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuctl.diagnose.catalogue import Catalogue, Entry, Hit
+from gpuctl.diagnose.catalogue import Catalogue, Entry, Hit, words_of
 from gpuctl.diagnose.catalogues import (
     container_toolkit,
     cuda,
@@ -43,7 +43,8 @@ def find_hits(text: str, source: str | None = None) -> list[Hit]:
     """Every catalogue entry found in `text`, in the order they appear in it: of every catalogue,
     or of those that apply to `source`."""
     catalogues = CATALOGUES if source is None else _BY_SOURCE.get(source, ())
-    hits = [hit for catalogue in catalogues for hit in catalogue.find(text)]
+    words = words_of(text.lower())
+    hits = [hit for catalogue in catalogues for hit in catalogue.find(text, words)]
     hits.sort(key=lambda hit: hit.at)
     return hits
 
