@@ -3,7 +3,10 @@ catalogue with every entry. (tests/unit/test_diagnose.py checks the file is the 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -81,3 +84,18 @@ def test_the_ordering_rule_lists_every_layer_by_rank() -> None:
     # the existing table sections are still there, after the rule
     assert text.index("## Several lines, one cause") < text.index("## How `gpuctl verify` works")
     assert "## Kernel driver messages (dmesg, journal: NVRM, Xid)" in text
+
+
+def test_the_document_is_the_same_whatever_the_hash_seed() -> None:
+    """Readers built from sets of messages list them in one order, so the generated page (and the
+    test that keeps it current) does not change from one interpreter to the next."""
+    pages = {
+        subprocess.run(
+            [sys.executable, "-m", "gpuctl.diagnose.doc"],
+            capture_output=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(pages) == 1

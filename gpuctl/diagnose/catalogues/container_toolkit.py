@@ -577,8 +577,7 @@ def _stage_reader() -> str:
         | set(_PHRASES)
         | {f"stat failed: /{path}" for path in _OLD_PATHS}
         | set(_TABLE_DETAILS),
-        key=len,
-        reverse=True,
+        key=lambda text: (-len(text), text),
     )
     known = "|".join(
         [r"\s+".join(map(re.escape, text.split(" "))) for text in details]

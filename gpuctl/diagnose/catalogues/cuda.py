@@ -604,7 +604,7 @@ _ENTRIES = tuple(_entry(row) for row in _ROWS)
 def _alternatives(messages: list[str]) -> str:
     """One regex alternative per message, longest first; white space matches any run of it."""
     return "|".join(
-        re.escape(message).replace(r"\ ", r"\s+") for message in sorted(messages, key=len, reverse=True)
+        re.escape(message).replace(r"\ ", r"\s+") for message in sorted(messages, key=lambda message: (-len(message), message))
     )
 
 

@@ -422,7 +422,7 @@ _PREFIX = r"(?-i:nv-hostengine:|DCGM:|fields:|metrics:|Return:|Return :|Result:|
 
 def _alternatives(entries: tuple[Entry, ...]) -> str:
     messages = {m for e in entries for m in e.aliases if " " in m}
-    ordered = sorted(messages, key=len, reverse=True)
+    ordered = sorted(messages, key=lambda message: (-len(message), message))
     return "|".join(r"\s+".join(re.escape(word) for word in m.split(" ")) for m in ordered)
 
 
