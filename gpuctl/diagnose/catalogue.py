@@ -147,22 +147,22 @@ class Catalogue:
         return re.compile(_trie(self._anchors))
 
     @cached_property
-    def _text_words(self) -> tuple[tuple[str, frozenset[str]], ...]:
-        """Per fixed text: its longest word, and the words that are whole words wherever the text
-        is found (not those at either end of it, which may be the end of a longer word there)."""
+    def _text_words(self) -> tuple[tuple[frozenset[str], tuple[str, ...]], ...]:
+        """Per fixed text: the words that are whole words wherever the text is found, and those at
+        either end of it (there they may be part of a longer word)."""
         screens = []
         for text in self._texts[1]:
             runs = [(match.start(), match.end()) for match in _WORD.finditer(text)]
             whole = frozenset(text[start:end] for start, end in runs if start > 0 and end < len(text))
-            longest = max((text[start:end] for start, end in runs), key=len, default=text)
-            screens.append((longest, whole))
+            ends = tuple(text[start:end] for start, end in runs if start == 0 or end == len(text))
+            screens.append((whole, ends or (text,)))
         return tuple(screens)
 
     def _may_hold_a_text(self, lowered: str, words: frozenset[str]) -> bool:
         """Whether `lowered` may hold one of the fixed texts: it has every whole word of one (a
-        set lookup per text), or the longest word of one that has none. Most logs hold none, and
-        are then spared the texts' regex (a branch per text at every place of the text)."""
-        return any(whole <= words if whole else longest in lowered for longest, whole in self._text_words)
+        set lookup) and its end words somewhere. Most logs hold none, and are then spared the
+        texts' regex (a branch per text at every place of the text)."""
+        return any(whole <= words and all(end in lowered for end in ends) for whole, ends in self._text_words)
 
     def _text_spans(self, text: str) -> list[tuple[int, int]]:
         """The lines of `text` (start, end) that hold an anchor, in order; the whole text where
