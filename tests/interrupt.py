@@ -1,4 +1,8 @@
-"""Run a gpuctl command as a process, signal it once it reached a state, collect how it ended."""
+"""Run a gpuctl command as a process, signal it once it reached a state, collect how it ended.
+
+Every child a test sends SIGINT to runs as `with_sigint_default(argv)`: a test run started as a
+background job (`pytest &` in a script) has SIGINT ignored, its children would inherit that, and
+their Ctrl-C tests would time out although gpuctl is fine."""
 
 from __future__ import annotations
 
@@ -37,15 +41,33 @@ def interrupt_when(
 def running(
     argv: Sequence[str], *, stdout: int = subprocess.PIPE, env: dict[str, str] | None = None
 ) -> Iterator[subprocess.Popen[str]]:
-    """`argv` started with its stderr piped (text); killed on the way out when a failed assertion
-    left it running, so no test leaves a process behind."""
-    process = subprocess.Popen(list(argv), stdout=stdout, stderr=subprocess.PIPE, text=True, env=env)
+    """`argv` started with its stderr piped (text) and SIGINT at its default; killed on the way out
+    when a failed assertion left it running, so no test leaves a process behind."""
+    process = subprocess.Popen(
+        with_sigint_default(argv), stdout=stdout, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         yield process
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+# Sets SIGINT to its default, then execs its arguments (the same process: signals sent to it reach
+# the program). SIGPIPE and SIGXFSZ go back to their default too, as Popen leaves them, since this
+# Python ignores them and an exec keeps an ignored signal ignored. An exec, not a `preexec_fn`,
+# which is unsafe in a test process with threads; Popen's `restore_signals` leaves SIGINT alone.
+_SIGINT_DEFAULT_THEN_EXEC = (
+    "import os, signal, sys\n"
+    "for name in ('SIGINT', 'SIGPIPE', 'SIGXFSZ'): signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_sigint_default(argv: Sequence[str]) -> list[str]:
+    """`argv` to run with SIGINT at its default disposition, whatever the test run inherited."""
+    return [sys.executable, "-c", _SIGINT_DEFAULT_THEN_EXEC, *argv]
 
 
 def interrupt(process: subprocess.Popen[str]) -> str:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from tests.interrupt import with_sigint_default
+
 GPUCTL = [sys.executable, "-m", "gpuctl"]
 
 
@@ -60,8 +62,8 @@ def test_demo_interrupted_stops_the_cluster(tmp_path: Path) -> None:
             "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 4}]}  # fmt: skip
     scenario.write_text(yaml.safe_dump(slow))
     process = subprocess.Popen(
-        [*GPUCTL, "demo", "--scenario", str(scenario)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env={**os.environ, "NO_COLOR": "1"},
+        with_sigint_default([*GPUCTL, "demo", "--scenario", str(scenario)]), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "NO_COLOR": "1"},
     )  # fmt: skip
     assert process.stdout is not None
     lines = []

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.interrupt import with_sigint_default
+
 REPO = Path(__file__).resolve().parents[2]
 FAILING = {
     "devicePlugin": "installed",
@@ -158,7 +160,9 @@ def test_verify_watch_json_is_one_document_per_line(sim: Callable[..., Any]) -> 
     args = _gpuctl(
         "verify", "--watch", "--interval", "5", "--no-pods", "-o", "json", "--kubeconfig", cluster.kubeconfig
     )
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    process = subprocess.Popen(
+        with_sigint_default(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
     assert process.stdout is not None
     try:
         first = process.stdout.readline()

@@ -30,6 +30,7 @@ from gpuctl.core.bootstrap import run_host_bootstrap
 from gpuctl.package_data import default_driver_branch, default_toolkit_version
 from tests.hosts.conftest import skip_without_host_requirements
 from tests.hosts.nodes import TestNode, down, node_exec, up
+from tests.interrupt import with_sigint_default
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
 GPUS = 2
@@ -226,7 +227,8 @@ def test_ctrl_c_cancels_the_run_cleanly(nodes: list[TestNode]) -> None:
         "on_progress=lambda s: print('TASK', *[h.current_task for h in s.snapshot()[1]], flush=True));"
         "print('RESULT', r.status, int(r.exit_code), *[h.succeeded for h in r.hosts], flush=True)"
     )
-    process = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    argv = with_sigint_default([sys.executable, "-c", code])
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     for line in process.stdout:
         if "Ping | sleep on request" in line:
