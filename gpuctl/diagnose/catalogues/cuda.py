@@ -383,7 +383,17 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
      "an assert in GPU code failed (CUDA error 710): e.g. an index out of range in PyTorch" + _RELAUNCH,
      _APP + "; PyTorch: `TORCH_USE_CUDA_DSA`/running on CPU shows the failing assert"),
     (711, "cudaErrorTooManyPeers", "CUDA_ERROR_TOO_MANY_PEERS", "peer mapping resources exhausted",
-     "application", "the hardware resources for peer access are exhausted (CUDA error 711)", _APP),
+     "config",
+     "a GPU ran out of peer mappings (CUDA error 711): without NVSwitch each GPU supports at most 8 "
+     "peer connections, system-wide, so one process enabling peer access among more than 8 GPUs (NCCL "
+     "or nccl-tests driving all GPUs of a 10- or 16-GPU node from one process, TensorFlow's "
+     "MirroredStrategy, PyTorch DataParallel, llama.cpp), or another library (a CUDA-aware MPI) "
+     "holding peer mappings too, exhausts them; it is not a fault of the node or the program's code",
+     "run at most 8 GPUs per process: one process per GPU (`torchrun --nproc_per_node=N`, `mpirun -np "
+     "N` with nccl-tests' `-g 1`), or give each process <= 8 GPUs (the pod's `nvidia.com/gpu` limit, "
+     "`CUDA_VISIBLE_DEVICES`); where one process must drive them all, keep NCCL's own mappings off "
+     "(`NCCL_P2P_DISABLE=1`, or `NCCL_P2P_LEVEL=PIX` to peer only GPUs under one PCIe switch); "
+     "frameworks that enable peer access themselves (TensorFlow) need the GPU count lowered"),
     (712, "cudaErrorHostMemoryAlreadyRegistered", "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
      "part or all of the requested memory range is already mapped", "application",
      "the host memory range is already registered (CUDA error 712)", _APP),
@@ -581,6 +591,12 @@ _EXTRA_TEXTS = {
 }
 
 
+# Entries whose cause another page of NVIDIA's documents states: 711's limit of 8 peers per GPU is
+# cudaDeviceEnablePeerAccess's ("Each device can support a system-wide maximum of eight peer
+# connections").
+_SOURCES = {711: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__PEER.html"}
+
+
 def _entry(row: tuple[int, str, str, str, str, str, str]) -> Entry:
     number, runtime, driver, message, layer, cause, fix = row
     names = tuple(name for name in (runtime, driver) if name)
@@ -593,7 +609,7 @@ def _entry(row: tuple[int, str, str, str, str, str, str]) -> Entry:
         layer=layer,
         aliases=(*names, *((message,) if message else ())),
         texts=(*texts, *_EXTRA_TEXTS.get(number, ())),
-        source=RUNTIME_DOC if runtime else DRIVER_DOC,
+        source=_SOURCES.get(number, RUNTIME_DOC if runtime else DRIVER_DOC),
         transient=number in {46, 600, 807},
     )
 
@@ -604,14 +620,16 @@ _ENTRIES = tuple(_entry(row) for row in _ROWS)
 def _alternatives(messages: list[str]) -> str:
     """One regex alternative per message, longest first; white space matches any run of it."""
     return "|".join(
-        re.escape(message).replace(r"\ ", r"\s+") for message in sorted(messages, key=lambda message: (-len(message), message))
+        re.escape(message).replace(r"\ ", r"\s+")
+        for message in sorted(messages, key=lambda message: (-len(message), message))
     )
 
 
 _MESSAGES = _alternatives([row[3] for row in _ROWS if row[3]])
 # NCCL's `Cuda failure '<m>'` is the NCCL catalogue's finding (nccl.cuda-failure), except where the
-# message points below the application (a driver, fabric or hardware fault): that finding says more.
-_NODE_MESSAGES = _alternatives([row[3] for row in _ROWS if row[3] and row[4] != "application"])
+# CUDA entry names a cause below the program (a driver, fabric, hardware or configuration fault, e.g.
+# 711's peer limit): that entry says more, and NCCL's generic reader leaves these messages to it.
+NODE_MESSAGES = _alternatives([row[3] for row in _ROWS if row[3] and row[4] != "application"])
 
 # A CUDA API function's name as programs print it (`cudaGetDeviceCount`, `cuInit()`): the capital
 # after the prefix is matched case-sensitively, so `curl` or `current` is not one.
@@ -639,7 +657,9 @@ CATALOGUE = Catalogue(
         r"(?:CUDA[^\n:]{0,80}?:\s*|"
         r"\(error code\s+|(?m:^)[ \t]*->[ \t]*|GPUassert:\s*|"
         rf"{_API}\s+(?:failed|error)\s*:?\s*)(?P<code>{_MESSAGES})(?!\w)",
-        rf"Cuda failure(?: \d{{1,5}})?\s*'(?P<code>{_NODE_MESSAGES})'",
+        # NCCL `Cuda failure 711 'peer mapping resources exhausted'`, nccl-tests `Test CUDA failure
+        # common.cu:1013 'unknown error'`.
+        rf"Cuda failure(?: \d{{1,5}}| \S+:\d+)?\s*'(?P<code>{NODE_MESSAGES})'",
         # TensorFlow `failed call to cuInit: UNKNOWN ERROR (303)`, CUDA.jl `(code 719, ERROR_LAUNCH_FAILED)`.
         r"failed call to cu\w+: [A-Z_ ]{0,40}\((?P<code>[1-9]\d{0,4})\)",
         r"\(code (?P<code>[1-9]\d{0,4}), (?:CUDA_)?ERROR_[A-Z_]+\)",

@@ -22,6 +22,7 @@ wording changed across releases (2.7 to 2.30) are listed in each spelling.
 from __future__ import annotations
 
 from gpuctl.diagnose.catalogue import Catalogue, Entry
+from gpuctl.diagnose.catalogues.cuda import NODE_MESSAGES
 
 _REPO = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1"
 _OLD = "https://github.com/NVIDIA/nccl/blob/v2.18.3-1"
@@ -673,9 +674,12 @@ CATALOGUE = Catalogue(
         # `Cuda failure 'out of memory'` is NCCL's own allocation failing: before the generic reader,
         # so that at one place it comes first.
         r"Cuda failure(?: \d+)? '(?P<code>out of memory)'",
-        # `NCCL WARN Cuda failure 'out of memory'`, nccl-tests' `Test CUDA failure common.cu:1013
-        # '...'` (the group `code` reads `failure`, an alias of the entry, after the literal).
-        r"Cuda (?P<code>failure)(?: \d+| \S+:\d+)? '?(?P<error>[^'\n]{1,160})",
+        # `NCCL WARN Cuda failure 'named symbol not found'`, nccl-tests' `Test CUDA failure
+        # common.cu:1013 '...'` (the group `code` reads `failure`, an alias of the entry, after the
+        # literal). A CUDA message whose entry names a cause below the program (`'system not yet
+        # initialized'`, 711's `'peer mapping resources exhausted'`) is the CUDA catalogue's finding.
+        rf"Cuda (?P<code>failure)(?!(?: \d+| \S+:\d+)? '(?:{NODE_MESSAGES})')(?: \d+| \S+:\d+)? "
+        r"'?(?P<error>[^'\n]{1,160})",
         # NCCL's allocation failures: `Failed to CUDA calloc 6291456 bytes`, `Failed to malloc ...`.
         r"Failed to (?P<code>(?:CUDA )?(?:malloc|calloc async|calloc|host alloc)) \d+ bytes",
         # nccl-tests' summary `# Out of bounds values : 50 FAILED` (0 reads `OK`).
