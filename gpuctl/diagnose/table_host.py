@@ -68,13 +68,23 @@ HOST = (
     ),
     sig(
         "host.dkms-build-failed", "host", "driver",
-        r"Bad return status for module build on kernel: (?P<kernel>\S+)",
-        "DKMS failed to compile the NVIDIA module for kernel {kernel}: its headers are incomplete, "
-        "or the driver branch is too old for that kernel (a new kernel changed an interface the "
-        "driver uses)",
-        "on {node}: read /var/lib/dkms/nvidia/*/build/make.log; install `linux-headers-{kernel}` or "
-        "pin a driver branch that supports the kernel (or hold the kernel), `sudo dkms autoinstall`, "
-        + _RERUN,
+        r"Bad return status for module build on kernel: \S+|"
+        # make.log's compiler errors in the driver's DKMS build tree (or nvidia-installer's).
+        r"/var/lib/dkms/nvidia[\w-]*/[\w.-]+/build/\S+: (?:fatal )?error: |"
+        r"/usr/src/nvidia[\w-]*-\d[\w.-]*/\S+: (?:fatal )?error: |"
+        r"NVIDIA-Linux-[\w.-]+/kernel[\w-]*/\S+: (?:fatal )?error: |"
+        r"make\[\d+\]: \*\*\* \[[^\]\s]*/var/lib/dkms/nvidia[^\]\s]*\] Error \d+",
+        "DKMS failed to compile the NVIDIA kernel module for a kernel (the line names the kernel, "
+        "or the source file make.log's compiler stopped at): the driver branch is too old for that "
+        "kernel (a newer kernel removed or changed a function, type or header the driver's source "
+        "uses: `implicit declaration of function`, `unknown type name`, `No such file or "
+        "directory`), or the kernel's headers are incomplete",
+        "on {node}: read the first `error:` of /var/lib/dkms/nvidia/*/build/make.log; install a "
+        "driver branch that supports the kernel (`apt-cache policy 'nvidia-dkms-*'`, e.g. `sudo "
+        "apt-get install nvidia-dkms-BRANCH`, or its `-open` flavour) or boot the previous kernel "
+        "and hold the new one (`sudo apt-mark hold linux-image-generic linux-headers-generic`); "
+        "with the headers missing `sudo apt-get install linux-headers-KERNEL`; then `sudo dkms "
+        "autoinstall -k KERNEL`, " + _RERUN,
         also=("operator-driver",),
     ),
     sig(
@@ -100,14 +110,23 @@ HOST = (
         "repository, " + _RERUN,
     ),
     sig(
-        "host.apt-held-broken", "host", "packages",
+        # apt's summary: the `Depends:` lines above it (apt.nvidia-version-skew,
+        # apt.unmet-dependencies) name the conflict, so they rank first where a log has them.
+        "host.apt-held-broken", "host", "config",
         r"you have held broken packages",
-        "apt cannot find a consistent set of versions: a pinned or held package conflicts with "
-        "what the requested package depends on (e.g. an exact version of a meta-package whose "
-        "dependencies resolve to another version)",
-        "on {node}: `apt-mark showhold` and `apt-get install --dry-run PACKAGE=VERSION` name the "
-        "conflict; pin every package of the driver branch to one version or unhold the stale ones "
-        "(`sudo apt-mark unhold PACKAGE`), " + _RERUN,
+        "apt cannot find a consistent set of versions for the requested packages (the lines "
+        "before it, `The following packages have unmet dependencies:`, name which): installed "
+        "packages of the previous driver branch conflict with the new branch's (e.g. "
+        "nvidia-*-450 still installed when nvidia-headless-460-server is asked for), the NVIDIA "
+        "packages come from two repositories (the distribution's and NVIDIA's CUDA repository) "
+        "at different versions, or a pinned or held package blocks the version needed (an exact "
+        "version of a meta-package whose dependencies resolve to another version)",
+        "on {node}: `apt-get install --dry-run PACKAGE` prints the unmet dependencies, `dpkg -l "
+        "'nvidia-*' 'libnvidia-*'` the installed branches, `apt-cache policy PACKAGE` the "
+        "repositories and `apt-mark showhold` the held packages; remove the old branch (`sudo "
+        "apt-get purge 'nvidia-*' 'libnvidia-*'`) before installing the new one, keep one "
+        "repository for NVIDIA packages (or pin it), pin every package of the branch to one "
+        "version or unhold the stale ones (`sudo apt-mark unhold PACKAGE`), " + _RERUN,
     ),
     sig(
         "host.apt-held-changed", "host", "packages",

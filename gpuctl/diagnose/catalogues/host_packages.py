@@ -277,6 +277,26 @@ _INSTALL = (
         source=_APT,
     ),
     Entry(
+        "nvidia-version-skew",
+        "NVIDIA packages of two versions",
+        "apt cannot install the NVIDIA packages together: one of them needs "
+        "{dependency} ({wanted}) but the version apt would install is {installed}. The NVIDIA "
+        "packages come from two sources or branches: a second repository offers another version "
+        "(the distribution's archive and NVIDIA's CUDA repository, a backports suite, a PPA), or "
+        "packages of the previous driver branch (or a half-finished upgrade) still hold the old "
+        "version",
+        "on {node}: `apt-cache policy {dependency}` shows which repository offers which version "
+        "and `dpkg -l 'nvidia-*' 'libnvidia-*'` which branches are installed; remove the old "
+        "branch (`sudo apt-get purge 'nvidia-*' 'libnvidia-*'`) and install one branch from one "
+        "repository (remove the second source or pin it in /etc/apt/preferences.d/), then `sudo apt "
+        "--fix-broken install`, " + _RERUN,
+        # The driver's own packages in two versions: nearer the root than apt's summary lines
+        # (unmet dependencies, held broken packages, --fix-broken advice) that it causes.
+        "driver",
+        aliases=("nvidia", "libnvidia", "cuda", "xserver-xorg-video-nvidia"),
+        source=_APT,
+    ),
+    Entry(
         "unmet-dependencies",
         "dependencies cannot be satisfied",
         "apt cannot install the package with the versions its dependencies need: packages of "
@@ -303,7 +323,9 @@ _INSTALL = (
         "{node}); apt will not install anything else until they are fixed",
         "on {node}: `sudo apt --fix-broken install` and read its error (often a failed DKMS "
         "build), fix that, " + _RERUN,
-        "packages",
+        # apt's advice after the list of unmet dependencies: the `Depends:` lines name the cause,
+        # so they come first.
+        "config",
         texts=(
             "Unmet dependencies. Try 'apt --fix-broken install' with no packages",
             "You might want to run 'apt --fix-broken install' to correct these",
@@ -540,6 +562,10 @@ CATALOGUE = Catalogue(
         r"(?P<code>(?-i:Repository)) '[^']{1,300}' changed its '(?P<field>[^']{1,40})' value",
         r"(?P<code>(?-i:Unable to locate package)) (?P<package>[^\s\"',]+)",
         r"(?P<code>(?-i:Version)) '(?P<version>[^']{1,100})' for '(?P<package>[^']{1,100})' was not found",
+        # A dependency of the NVIDIA driver (its own packages, CUDA's meta-packages) wanted at one
+        # version while apt would install another: the specific reading comes first.
+        r"(?-i:Depends: )(?P<dependency>(?P<code>libnvidia|nvidia|cuda|xserver-xorg-video-nvidia)"
+        r"[\w.+:-]{0,80}) \((?P<wanted>[^)]{1,80})\) but (?P<installed>\S{1,80}) is to be installed",
         r"(?-i:Depends: )\S+ \([^)]{1,80}\) but \S{1,80} (?P<code>is to be installed)",
         r"(?P<code>(?-i:Sub-process)) (?P<prog>\S+) returned an error code \((?P<rc>\d+)\)",
         r"(?P<code>(?-i:dpkg: error processing package)) \S+",
