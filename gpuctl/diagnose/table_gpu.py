@@ -11,10 +11,33 @@ _CDI_FIX = (
 )
 
 GPU = (
-    # The device plugin's wording first: nvidia-smi's row below also matches it.
+    # Which component could not load libnvidia-ml.so, from its own wording: dcgm-exporter's
+    # (internal/pkg/nvmlprovider/provider.go), then the device plugin's (go-nvml's "could not load
+    # NVML library", its factory's "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND"); any other
+    # pod's bare ERROR_LIBRARY_NOT_FOUND is the NVML catalogue's entry, whose fix restarts the pod
+    # that printed it. nvidia-smi's row below also matches the device plugin's wording.
+    sig(
+        "exporter.nvml-library-missing", "operand", "toolkit",
+        r"Cannot init NVML library; err: (?:ERROR_LIBRARY_NOT_FOUND|could not load NVML library)",
+        "dcgm-exporter cannot load libnvidia-ml.so: its pod does not run under the NVIDIA runtime "
+        "(the nvidia runtime is not the node's default and the exporter's pod has no "
+        "`runtimeClassName: nvidia`; the standalone helm chart leaves it empty), so the toolkit "
+        "injects no driver libraries into it; on GKE (Google's driver installer, no NVIDIA runtime) "
+        "the host's driver directory is not mounted into it; or the driver or toolkit is not "
+        "installed on the node",
+        "set `runtimeClassName: nvidia` on the dcgm-exporter DaemonSet (`helm upgrade dcgm-exporter "
+        "gpu-helm-charts/dcgm-exporter --reuse-values --set runtimeClassName=nvidia`; `kubectl get "
+        "runtimeclass nvidia` must exist), or make nvidia the default runtime on {node} (`sudo "
+        "nvidia-ctk runtime configure --runtime=containerd --set-as-default && sudo systemctl restart "
+        "containerd`); on GKE mount the host's /home/kubernetes/bin/nvidia at /usr/local/nvidia in "
+        "the exporter and add /usr/local/nvidia/lib64 to its LD_LIBRARY_PATH; then delete the "
+        "exporter's pod on {node} (`kubectl get pods -A -o wide "
+        "--field-selector spec.nodeName={node} | grep dcgm-exporter`) so it restarts",
+        also=("plugin-log", "events"),
+    ),
     sig(
         "plugin.nvml-library-missing", "plugin-log", "toolkit",
-        r"could not load NVML library|ERROR_LIBRARY_NOT_FOUND",
+        r"could not load NVML library|Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND",
         "the device plugin cannot load libnvidia-ml.so: the container does not run under the "
         "NVIDIA runtime (toolkit missing or not the default runtime) or the driver is not installed",
         TOOLKIT_FIX,
@@ -66,7 +89,7 @@ GPU = (
     sig(
         "fabric.version-mismatch", "host", "driver",
         r"fabric manager NVIDIA GPU driver interface version (?P<fm>\S+) (?:don.t|doesn't) "
-        r"match with driver version (?P<driver>[\d.]+)",
+        r"match with driver version (?P<driver>\d+(?:\.\d+)*)",
         "NVIDIA Fabric Manager {fm} differs from the loaded driver {driver} and refuses to start, so "
         "on NVSwitch systems CUDA fails with error 802 (system not yet initialized)",
         "on {node}: install nvidia-fabricmanager of exactly the driver's version {driver} (`apt-cache "
@@ -133,9 +156,15 @@ GPU = (
         r"executable file not found in \$PATH|\"nvidia-smi\": executable file not found|"
         r"nvidia-smi: (command )?not found",
         "nvidia-smi does not exist in the container: the NVIDIA runtime did not inject it (the "
-        "runtime is not configured on the node, or the cluster needs a RuntimeClass)",
+        "runtime is not configured on the node, the cluster needs a RuntimeClass, or on kind/nvkind "
+        "the host's toolkit does not accept the device list as volume mounts)",
         "rerun with `gpuctl verify --runtime-class nvidia` if the nvidia runtime is not the default; "
-        "otherwise " + TOOLKIT_FIX,
+        "otherwise " + TOOLKIT_FIX + "; on kind (nvkind) or other nested-container nodes, where the "
+        "device plugin hands GPUs over as volume mounts, set `accept-nvidia-visible-devices-as-"
+        "volume-mounts = true` and `accept-nvidia-visible-devices-envvar-when-unprivileged = false` "
+        "in /etc/nvidia-container-runtime/config.toml on the host (`sudo nvidia-ctk config --in-place "
+        "--set accept-nvidia-visible-devices-as-volume-mounts=true`), restart docker and recreate "
+        "the kind cluster",
     ),
     # --- kernel driver (dmesg / journal) --------------------------------------------------------
     sig(

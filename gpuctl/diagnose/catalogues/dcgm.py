@@ -402,6 +402,135 @@ _DIAG_ENTRIES: tuple[Entry, ...] = (
     ),
 )
 
+# The Warning rows of `dcgmi diag`: DCGM_FR_* messages of dcgm_errors.h (the families dcgmi prints
+# on one line of its table). They say why the test above them failed, so each is its own entry.
+_FR = "https://github.com/NVIDIA/DCGM/blob/72fa3feaa67d716a75323a8f47c34ff3ee73f824/dcgmlib/dcgm_errors.h"
+_DIAG_GPU = (
+    "drain {node} (`kubectl drain {node} --ignore-daemonsets`), reset the GPU the warning names "
+    "(`nvidia-smi -r -i GPU`) and rerun `dcgmi diag -r 3`; if it fails again, replace the GPU"
+)
+
+_DIAG_WARNINGS: tuple[Entry, ...] = (
+    Entry(
+        code="diag-nvlink-down",
+        name="dcgmi diag: NvLink link down",
+        cause="DCGM (the diagnostic's PCIe/NVLink test, or its NVLink health watch) found NVLink "
+        "links of the GPU down (DCGM_FR_NVLINK_DOWN). On a GPU without NVLink (a PCIe card, an "
+        "A100/H100 PCIe without a bridge) every link reads down and the failure is a known DCGM "
+        "false positive (NVIDIA/DCGM#49: DCGM checks NVLink state on every GPU), not a fault; on an "
+        "NVLink or NVSwitch system the link did not train (NVLink bridge or baseboard fault, Fabric "
+        "Manager not running)",
+        fix="check whether the GPU has NVLink at all: on {node} `nvidia-smi nvlink -s` and `nvidia-smi "
+        "topo -m` (PCIe-only GPUs show no NV# links): if it has none, the GPU is not at fault: "
+        "do not reset or replace it; ignore the warning, leave NVLink out of DCGM's health watches "
+        "on such nodes (`dcgmi health -s` without `n`) and upgrade DCGM (`dcgmi -v`) once a release "
+        "fixes the check; if it has NVLink: `systemctl status "
+        "nvidia-fabricmanager` on NVSwitch systems, reseat the bridge, then " + _DIAG_GPU,
+        layer="fabric",
+        aliases=("is currently down",),
+        source=_FR,
+    ),
+    Entry(
+        code="diag-nvlink-errors",
+        name="dcgmi diag: NVLink errors or links missing",
+        cause="the diagnostic counted NVLink errors above its limit, found fewer NVLinks up than the "
+        "GPU or NVSwitch should have, a NVSwitch port down, NVSwitch fatal errors (SXid) or a Fabric "
+        "Manager training error (DCGM_FR_NVLINK_*, DCGM_FR_NVSWITCH_*): an NVLink, NVSwitch or "
+        "fabric fault on the node",
+        fix="on {node}: `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e` (error counters), "
+        "`systemctl status nvidia-fabricmanager` and `dmesg | grep -i -e sxid -e xid`; then " + _DIAG_GPU,
+        layer="fabric",
+        aliases=("NvLink port",),
+        texts=(
+            "NvLinks are up out of the expected",
+            "NvLink errors on GPU",
+            "NvLink errors found occuring per second on GPU",
+            "Detected fatal errors on NvSwitch",
+            "Detected nonfatal errors on NvSwitch",
+            "Detected fatal NvSwitch SXID",
+            "exceeds minimum threshold on GPU",
+        ),
+        source=_FR,
+    ),
+    Entry(
+        code="diag-memory-errors",
+        name="dcgmi diag: GPU memory errors",
+        cause="the diagnostic found uncorrectable memory errors on the GPU (double-bit ECC errors, "
+        "faulty memory elements, retired pages or row remapping failed or pending: "
+        "DCGM_FR_VOLATILE_DBE_DETECTED, DCGM_FR_FAULTY_MEMORY, DCGM_FR_*ROW_REMAP*, "
+        "DCGM_FR_*RETIRE*)",
+        fix="on {node}: `nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT -i GPU`; a pending remap "
+        "or retirement takes effect at the next GPU reset: " + _DIAG_GPU,
+        layer="memory",
+        texts=(
+            "volatile double-bit ECC error(s)",
+            "faulty memory elements on GPU",
+            "row remapping failed",
+            "row remappings are pending",
+            "rows were remapped",
+            "exceeded uncorrectable row remap limit",
+            "retired pages have been detected",
+            "A pending retired page has been detected",
+            "Pending page retirements together with a DBE",
+            "retired pages due to DBEs",
+            "NaN-value memory elements on GPU",
+        ),
+        source=_FR,
+    ),
+    Entry(
+        code="diag-thermal-power",
+        name="dcgmi diag: thermal or power limit",
+        cause="the GPU was throttled during the diagnostic by a thermal or power violation (clocks "
+        "event), or exceeded the maximum temperature (DCGM_FR_CLOCKS_EVENT_*, "
+        "DCGM_FR_THERMAL_VIOLATIONS, DCGM_FR_TEMP_VIOLATION): cooling, airflow or power delivery, "
+        "not the GPU's logic",
+        fix="on {node}: `nvidia-smi -q -d TEMPERATURE,POWER,PERFORMANCE -i GPU` (clock event "
+        "reasons); check fans, airflow and the power supply and cabling, then rerun `dcgmi diag -r 3`",
+        layer="hardware",
+        texts=(
+            "clocks event due to thermal violation",
+            "clocks event due to power violation",
+            "There were thermal violations totaling",
+            "exceeded user-specified maximum allowed temperature",
+        ),
+        source=_FR,
+    ),
+    Entry(
+        code="diag-pcie",
+        name="dcgmi diag: PCIe link degraded",
+        cause="the GPU's PCIe link runs below the expected generation or width, or replays PCIe "
+        "transfers too often (DCGM_FR_PCIE_GENERATION, DCGM_FR_PCIE_WIDTH, DCGM_FR_PCI_REPLAY_RATE): "
+        "a riser, slot, cable or BIOS setting, or the GPU's connector",
+        fix="on {node}: `nvidia-smi -q -d PCIE -i GPU` (link generation and width, current vs max, "
+        "replay counter) and `sudo lspci -vv -s BUS | grep -i lnk`; check the BIOS PCIe settings and "
+        "reseat the GPU or its riser, then rerun `dcgmi diag -r 3`",
+        layer="hardware",
+        texts=(
+            "PCIe replays per minute for GPU",
+            "host-side PCIe replay violation",
+            "which is below the minimum allowed link generation",
+        ),
+        source=_FR,
+    ),
+    Entry(
+        code="diag-environment",
+        name="dcgmi diag: environment not ready for the test",
+        cause="the diagnostic found the node's set-up unfit for the test rather than a GPU fault "
+        "(persistence mode off, processes with graphics contexts on the GPU, a CUDA environment "
+        "variable that limits performance, a driver on DCGM's denylist)",
+        fix="on {node}: `sudo nvidia-smi -pm 1`, stop the processes `nvidia-smi` lists on the GPUs "
+        "(drain the node), unset the CUDA variable the warning names, or install a driver DCGM "
+        "supports; then rerun `dcgmi diag`",
+        layer="config",
+        texts=(
+            "processes with graphics contexts open",
+            "Found CUDA performance-limiting environment variable",
+            "Found driver on the denylist",
+        ),
+        source=_FR,
+    ),
+)
+
 _EXPORTER_ENTRIES: tuple[Entry, ...] = (
     Entry(
         code="exporter-no-sys-admin",
@@ -431,7 +560,7 @@ CATALOGUE = Catalogue(
     title="DCGM return codes (dcgmReturn_t) and dcgm-exporter start-up errors",
     source=_SOURCE,
     version="DCGM 4.6.0 (dcgm_structs.h, dcgm_errors.c errorString); dcgm-exporter 4.x",
-    entries=(*_CODES, *_DIAG_ENTRIES, *_EXPORTER_ENTRIES),
+    entries=(*_CODES, *_DIAG_ENTRIES, *_DIAG_WARNINGS, *_EXPORTER_ENTRIES),
     applies_to=("operand", "host"),
     readers=(
         # `DCGM_ST_IN_USE`, `DCGMError_ProfilingLibraryError`, `DCGM Error with code -21`,
@@ -445,6 +574,10 @@ CATALOGUE = Catalogue(
         r"(?-i:\| )(?P<test>[A-Za-z][\w /+.-]*?) +\| (?P<code>Fail)\b",
         r"(?-i:\| )(?P<code>Fail) - GPU: (?P<gpu>\d+)",
         r"(?-i:GPU)(?P<gpu>\d+): (?P<code>Fail)\b",
+        # dcgmi diag's Warning rows: "GPU 0's NvLink link 0 is currently down" (DCGM_FR_NVLINK_DOWN),
+        # "NvSwitch physical ID 0's NvLink port 3 is currently down." (DCGM_FR_NVSWITCH_DOWN)
+        r"(?-i:NvLink link) \d+ (?P<code>is currently down)",
+        r"(?P<code>(?-i:NvLink port)) \d+ is currently down",
     ),
     unknown=Entry(
         code="?",

@@ -400,6 +400,134 @@ _NVIDIA_DRIVER = (
     ),
 )
 
+# The CDI specs the DRA kubelet plugin writes per claim (k8s.gpu.nvidia.com/claim=<uid>-gpu-0 in
+# /var/run/cdi) and that the container runtime reads back: the errors of the plugin's CDI handler
+# and of the CDI library (tags.cncf.io/container-device-interface pkg/cdi) that checks the spec on
+# write and loads it on refresh.
+_CDI_LIB = (
+    "https://github.com/cncf-tags/container-device-interface/blob/05ae4b5bb730a036cb3f79477bd6676eea4a8c83/"
+)
+_NVCDI_SPEC = (
+    "https://github.com/NVIDIA/nvidia-container-toolkit/blob/d34b3046758cb1a5db606b2a39519c731bbf9f56/"
+    "pkg/nvcdi/spec/spec.go"
+)
+_RESTART_PLUGIN = (
+    "restart the DRA kubelet-plugin pod on {node} (`kubectl delete pod` of it: it rebuilds its CDI "
+    "state from the driver root as it is now)"
+)
+
+_CDI = (
+    Entry(
+        "cdi-empty-device-edits",
+        "claim's CDI spec has a device without edits",
+        "the DRA kubelet plugin generated a CDI spec for the claim whose device has no container "
+        "edits (no device nodes, mounts or hooks), so the CDI library rejects the spec and the claim "
+        "is not prepared: the plugin's cached view of the driver (device nodes and libraries under "
+        "the driver root) went stale, typically after the container-toolkit or driver DaemonSet was "
+        "replaced or restarted under it, or the driver root the plugin was given holds no driver files",
+        _RESTART_PLUGIN + "; if it recurs, check the chart's `nvidiaDriverRoot` against {node} (`/` "
+        "for a host driver, `/run/nvidia/driver` for the GPU Operator's) and upgrade the DRA driver "
+        "(newer releases refresh that state); " + _RECREATE,
+        "toolkit",
+        texts=("invalid device, empty device edits",),
+        source=_CDI_LIB + "pkg/cdi/device.go",
+    ),
+    Entry(
+        "cdi-spec-invalid",
+        "CDI spec invalid or unreadable",
+        "a CDI spec is malformed: the one the DRA kubelet plugin generated for a claim fails the CDI "
+        "library's validation when written, or a spec file in the CDI directories (/etc/cdi, "
+        "/var/run/cdi) fails when the runtime (containerd, CRI-O) or the plugin loads it (a "
+        "leftover, truncated or hand-edited file, one without devices, of a CDI version the reader "
+        "does not know, or with an invalid vendor/class); the devices it defines cannot be injected",
+        "the rest of the line names the file and the field; on {node}: `nvidia-ctk cdi list` and "
+        "`ls -l /etc/cdi /var/run/cdi`; move aside a broken or stale file (claim specs of pods that "
+        "no longer exist, `k8s.gpu.nvidia.com-claim_*.yaml`), regenerate the node's spec (`sudo "
+        "nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml`) and "
+        + _RESTART_PLUGIN
+        + "; "
+        + _RECREATE,
+        "config",
+        texts=(
+            "invalid CDI Spec",
+            "failed to load CDI Spec",
+            "failed to parse CDI Spec",
+            "failed to read CDI Spec",
+            "failed to unmarshal CDI Spec",
+            "invalid spec, no devices",
+            "invalid spec, multiple device",
+            "the spec version must be at least",
+            "failed to create CDI spec",
+            "failed to get minimum required CDI spec version",
+        ),
+        source=_CDI_LIB + "pkg/cdi/spec.go",
+    ),
+    Entry(
+        "cdi-conflicting-device",
+        "CDI device defined twice",
+        "two CDI spec files of the same priority define the same device name, so the CDI cache "
+        "drops that device and containers asking for it fail (unresolvable CDI devices): typically "
+        "a spec generated twice (/etc/cdi/nvidia.yaml and /var/run/cdi/nvidia.yaml, by the host's "
+        "nvidia-cdi-refresh and the GPU Operator's toolkit) or a stale claim spec left behind",
+        "the line names both files; on {node}: keep one of them (`ls -l /etc/cdi /var/run/cdi`, "
+        "`nvidia-ctk cdi list`), move the other aside, then " + _RESTART_PLUGIN + "; " + _RECREATE,
+        "toolkit",
+        texts=("conflicting device",),
+        source=_CDI_LIB + "pkg/cdi/cache.go",
+    ),
+    Entry(
+        "cdi-spec-write-failed",
+        "claim's CDI spec file not written",
+        "the DRA kubelet plugin could not write the claim's CDI spec file into its CDI root: the "
+        "directory (`--cdi-root`, /var/run/cdi by default) does not exist in the plugin's "
+        "container, is not the host's directory the runtime reads (a hostPath mount missing or "
+        "pointing elsewhere), is not writable, or the driver joins the directory and the file name "
+        "wrongly (a path like /var/run/cdik8s...yaml has lost its '/'); the claim is not prepared",
+        "check the CDI root configured for the DRA driver (its `--cdi-root` flag / CDI_ROOT, the "
+        "kubelet-plugin DaemonSet's hostPath mount of /var/run/cdi) against {node} (`ls -ld "
+        "/var/run/cdi`) and the container runtime's CDI spec dirs (containerd `cdi_spec_dirs`); fix "
+        "the path (a driver that builds it without a separator needs a fixed release or a "
+        "trailing '/' on its CDI root), then " + _RESTART_PLUGIN + "; " + _RECREATE,
+        "plugin",
+        texts=(
+            "unable to create CDI spec file for claim",
+            "unable to create base CDI spec file",
+            "failed to set permissions on spec file",
+            "failed to write Spec file",
+            "failed to create Spec file",
+            "failed to create Spec dir",
+            "no Spec directories to write to",
+            "path for cdi file generation is not a directory",
+            "unable to delete CDI spec file for claim",
+        ),
+        source=_GPU_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "cdi-handler-failed",
+        "DRA kubelet plugin cannot build CDI specs",
+        "the DRA kubelet plugin cannot set up its CDI handler (the library that turns the driver's "
+        "device nodes and libraries into CDI edits): it finds no driver under the driver root it was "
+        "given (nvidiaDriverRoot), NVML does not load there, or it cannot install nvidia-cdi-hook; "
+        "the plugin does not start, or no claim is prepared",
+        "check the chart's `nvidiaDriverRoot` against {node} (`/` for a host driver, "
+        "`/run/nvidia/driver` for the GPU Operator's; `nvidia-smi` must work there) and the "
+        "plugin's log for the error after this one, then " + _RESTART_PLUGIN,
+        "toolkit",
+        aliases=("unable to create CDI handler", "unable to create vfio CDI handler"),
+        texts=(
+            "unable to create CDI library for claims",
+            "unable to create CDI library for devices",
+            "unable to create a new CDI cache",
+            "failed to get common CDI spec edits",
+            "failed to transform driver root in CDI spec",
+            "error setting up nvidia-cdi-hook",
+            "error copying nvidia-cdi-hook",
+            "error reading nvidia-cdi-hook",
+        ),
+        source=_GPU_PLUGIN + "cdi.go",
+    ),
+)
+
 _COMPUTE_DOMAIN = (
     Entry(
         "computedomain-not-ready",
@@ -560,7 +688,7 @@ CATALOGUE = Catalogue(
     source="https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/tree/95932046683719c43b6a0dd9613c2e5aad5d6703",
     version="Kubernetes 1.34 (resource.k8s.io/v1, older kubelets' texts kept); NVIDIA DRA Driver for "
     "GPUs main of August 2026 (0.5.0-dev; texts of v25.8-v25.12 kept)",
-    entries=(*_KUBELET, *_SCHEDULING, *_NVIDIA_DRIVER, *_COMPUTE_DOMAIN),
+    entries=(*_KUBELET, *_SCHEDULING, *_NVIDIA_DRIVER, *_CDI, *_COMPUTE_DOMAIN),
     applies_to=("plugin-log", "events", "runtime", "node", "operand"),
     readers=(
         # "DRA driver gpu.nvidia.com is not registered"
@@ -570,5 +698,8 @@ CATALOGUE = Catalogue(
         # readers, not texts: these messages' longest words are in every healthy log
         r"(?P<code>IOMMU is not enabled) in the kernel",
         r"(?P<code>timed out waiting for gpu to be free)",
+        # the DRA driver capitalises CDI; the device plugin's lowercase "unable to create cdi
+        # handler" is kubelet.cdi-spec-failed's
+        r"(?P<code>(?-i:unable to create (?:vfio )?CDI handler))",
     ),
 )

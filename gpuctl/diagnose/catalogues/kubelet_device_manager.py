@@ -526,7 +526,9 @@ _NVIDIA_PLUGIN = (
         "/usr/bin/nvidia-ctk`, the driver root), or switch `deviceListStrategy` back to envvar; then "
         "`{plugin_restart}`",
         "toolkit",
-        texts=("unable to create cdi spec file", "unable to create cdi handler"),
+        # the device plugin's lowercase wording; the DRA driver's "unable to create CDI spec file
+        # for claim" and "CDI handler" are the dra catalogue's
+        aliases=("unable to create cdi spec file", "unable to create cdi handler"),
         source=_NVIDIA + "cmd/nvidia-device-plugin/plugin-manager.go",
     ),
 )
@@ -557,5 +559,6 @@ CATALOGUE = Catalogue(
         # "OutOfnvidia.com/gpu" and its message
         r"(?P<code>Node didn't have enough resource): (?P<resource>[\w.-]{1,100}/[\w.-]{1,100}), requested",
         r"\b(?P<code>OutOf)(?P<resource>[a-z0-9][\w.-]{0,100}/[\w.-]{1,100})",
+        r"(?P<code>(?-i:unable to create cdi (?:spec file|handler)))(?! for claim)",
     ),
 )
