@@ -14,12 +14,16 @@ from gpuctl.diagnose.catalogues import (
     kubelet_device_manager,
     nccl,
     nvml,
+    nvrm,
+    pcie,
     sxid,
     xid,
 )
 
 CATALOGUES: tuple[Catalogue, ...] = (
     xid.CATALOGUE,
+    nvrm.CATALOGUE,
+    pcie.CATALOGUE,
     sxid.CATALOGUE,
     fabric_manager.CATALOGUE,
     nvml.CATALOGUE,
