@@ -245,7 +245,9 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
      "an old GPU's compute capability)",
      "on {node}: `nvidia-smi --query-gpu=name,compute_cap --format=csv`; run an image or wheel built "
      "for that compute capability (e.g. a newer PyTorch/CUDA for Blackwell), or rebuild with "
-     "`TORCH_CUDA_ARCH_LIST`/`-gencode` including it"),
+     "`TORCH_CUDA_ARCH_LIST`/`-gencode` including it; or run the pod on nodes whose GPU the build "
+     "has (`kubectl get nodes -L nvidia.com/gpu.product -L nvidia.com/gpu.compute.major`, GPU "
+     "Feature Discovery's labels, in a nodeSelector or nodeAffinity)"),
     (210, "cudaErrorAlreadyAcquired", "CUDA_ERROR_ALREADY_ACQUIRED", "resource already acquired",
      "application", "the resource was already acquired (CUDA error 210)", _APP),
     (211, "cudaErrorNotMapped", "CUDA_ERROR_NOT_MAPPED", "resource not mapped", "application",
