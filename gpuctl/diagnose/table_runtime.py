@@ -71,9 +71,15 @@ RUNTIME = (
         "runtime.cdi-unresolvable", "runtime", "toolkit",
         r"unresolvable CDI devices",
         "the runtime was asked for a CDI device that no CDI specification on the node defines "
-        "(spec not generated, stale after a driver or MIG change, or not readable)",
+        "(spec not generated, stale after a driver or MIG change, or not readable); for a DRA "
+        "claim's device (k8s.gpu.nvidia.com/claim=UID-gpu-0) the claim's spec, written by the DRA "
+        "kubelet plugin into its CDI root, is not in a directory the runtime reads, or a duplicate "
+        "or broken spec made the runtime drop it",
         "on {node}: `sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml` and check "
-        "`nvidia-ctk cdi list` lists the devices, then recreate the pod",
+        "`nvidia-ctk cdi list` lists the devices, then recreate the pod; for a DRA claim's device, "
+        "compare the DRA driver's CDI root (`--cdi-root`, /var/run/cdi) with containerd's "
+        "`cdi_spec_dirs` and look for errors about that spec in the runtime's log (`journalctl -u "
+        "containerd | grep -i cdi`)",
         also=_ALSO,
     ),
     sig(

@@ -420,14 +420,18 @@ _CDI = (
     Entry(
         "cdi-empty-device-edits",
         "claim's CDI spec has a device without edits",
-        "the DRA kubelet plugin generated a CDI spec for the claim whose device has no container "
-        "edits (no device nodes, mounts or hooks), so the CDI library rejects the spec and the claim "
-        "is not prepared: the plugin's cached view of the driver (device nodes and libraries under "
-        "the driver root) went stale, typically after the container-toolkit or driver DaemonSet was "
-        "replaced or restarted under it, or the driver root the plugin was given holds no driver files",
+        "a generated CDI spec has a device with no container edits (no device nodes, mounts or "
+        "hooks), so the CDI library rejects the whole spec: from the DRA kubelet plugin, the "
+        "claim is not prepared because the plugin's cached view of the driver (device nodes and "
+        "libraries under the driver root) went stale, typically after the container-toolkit or "
+        "driver DaemonSet was replaced or restarted under it, or the driver root it was given holds "
+        "no driver files; from `nvidia-ctk cdi generate` (nvidia-cdi-refresh), no spec is written "
+        "because the GPU's device nodes (/dev/nvidia0, /dev/nvidiactl) were not found",
         _RESTART_PLUGIN + "; if it recurs, check the chart's `nvidiaDriverRoot` against {node} (`/` "
         "for a host driver, `/run/nvidia/driver` for the GPU Operator's) and upgrade the DRA driver "
-        "(newer releases refresh that state); " + _RECREATE,
+        "(newer releases refresh that state); " + _RECREATE + "; for nvidia-ctk on {node}: "
+        "`ls -l /dev/nvidia*` (`sudo nvidia-modprobe -c 0 -u` or running `nvidia-smi` creates "
+        "them), then `sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml`",
         "toolkit",
         texts=("invalid device, empty device edits",),
         source=_CDI_LIB + "pkg/cdi/device.go",
