@@ -141,6 +141,7 @@ _ENTRIES = (
         aliases=("0x42",),
         texts=(
             "This PCI I/O region assigned to your NVIDIA device is invalid",
+            "The system BIOS may have misconfigured your GPU",
             "No address space to allocate resized BAR1",
             "FATAL: Failed to re-allocate BAR1",
         ),
@@ -169,6 +170,7 @@ _ENTRIES = (
             "The NVIDIA probe routine failed for",
             "None of the NVIDIA devices were initialized",
             "No NVIDIA devices probed",
+            "None of the NVIDIA graphics adapters were initialized",
         ),
         source=_NV,
     ),
@@ -198,7 +200,8 @@ _ENTRIES = (
         "branch; Kepler/Maxwell/Pascal/Volta: the last branch that supports them), `gpuctl "
         "bootstrap --phase host -i INVENTORY --limit {node}` with that branch, then reboot",
         "driver",
-        texts=("installed in this system is not supported by the",),
+        # Older releases break the line after "installed": the rest is the same.
+        texts=("in this system is not supported by the",),
         source=_OSAPI,
     ),
     Entry(
