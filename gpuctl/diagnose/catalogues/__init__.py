@@ -11,6 +11,7 @@ from gpuctl.diagnose.catalogues import (
     fabric_manager,
     gpu_arch,
     gpu_operator,
+    helm,
     host_packages,
     kubelet_device_manager,
     nccl,
@@ -37,6 +38,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     container_toolkit.CATALOGUE,
     gpu_operator.CATALOGUE,
     host_packages.CATALOGUE,
+    helm.CATALOGUE,
 )
 
 _BY_SOURCE: dict[str, tuple[Catalogue, ...]] = {}
