@@ -55,11 +55,15 @@ WORKLOAD = (
         r"CUDA-capable device\(s\) is/are busy or unavailable|"
         r"cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE",
         "CUDA cannot open the GPU (CUDA error 46): its compute mode is Exclusive_Process with another "
-        "process holding it, or Prohibited; or MIG mode is on with no instance this container may use",
+        "process holding it (MPS sets it: a container that does not reach the MPS daemon, through its "
+        "pipe directory and /dev/shm, is refused), or Prohibited; or MIG mode is on with no instance "
+        "this container may use",
         "on {node}: `nvidia-smi --query-gpu=index,compute_mode,mig.mode.current --format=csv` and "
         "`nvidia-smi` (processes); set the default mode with `sudo nvidia-smi -c DEFAULT` (or "
         "`-i GPU -c DEFAULT`), stop the other process, or create MIG instances / disable MIG "
-        "(`sudo nvidia-smi -mig 0`)",
+        "(`sudo nvidia-smi -mig 0`); under MPS sharing keep the mode and check the daemon instead: "
+        "`echo get_server_list | nvidia-cuda-mps-control`, the device plugin's mps-control-daemon pod "
+        "log, and that the pod mounts the daemon's pipe directory and /dev/shm",
         also=_CUDA_ALSO,
     ),
     # --- NCCL (nccl-tests all_reduce_perf) ------------------------------------------------------

@@ -64,11 +64,13 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
     (1, "cudaErrorInvalidValue", "CUDA_ERROR_INVALID_VALUE", "invalid argument", "application",
      "a CUDA call got a parameter out of its range (CUDA error 1)", _APP),
     (2, "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "out of memory", "application",
-     "the GPU's memory is exhausted (CUDA error 2): the program asks for more than is free, or "
-     "another process on the same GPU (a shared or time-sliced GPU, a leftover process) holds it",
+     "the GPU's memory is exhausted (CUDA error 2): the program asks for more than is free, "
+     "another process on the same GPU (a shared or time-sliced GPU, a leftover process) holds it, or "
+     "the pod's share is smaller than the GPU: a MIG instance's memory, or under the device plugin's "
+     "MPS sharing the per-client device memory limit (a share of the GPU's memory per replica)",
      "on {node}: `nvidia-smi` lists the processes holding GPU memory; stop leftovers, give the pod a "
-     "whole GPU (no time-slicing/MPS sharing) or a larger MIG profile, or reduce the program's batch "
-     "size or model size"),
+     "whole GPU (no time-slicing/MPS sharing, or fewer MPS replicas) or a larger MIG profile, or "
+     "reduce the program's batch size or model size"),
     (3, "cudaErrorInitializationError", "CUDA_ERROR_NOT_INITIALIZED", "initialization error", "driver",
      "CUDA could not initialise the driver (CUDA error 3): the container lacks a GPU device node "
      "(/dev/nvidia-uvm is the usual one missing), the kernel module refused the GPU, or the process "
@@ -163,11 +165,15 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
     (46, "cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE",
      "CUDA-capable device(s) is/are busy or unavailable", "config",
      "CUDA cannot open the GPU (CUDA error 46): its compute mode is Exclusive_Process with another "
-     "process holding it, or Prohibited; or MIG mode is on with no instance this container may use",
+     "process holding it (MPS sets it: a container that does not reach the MPS daemon, through its "
+     "pipe directory and /dev/shm, is refused), or Prohibited; or MIG mode is on with no instance this "
+     "container may use",
      "on {node}: `nvidia-smi --query-gpu=index,compute_mode,mig.mode.current --format=csv` and "
      "`nvidia-smi` (processes); set the default mode with `sudo nvidia-smi -c DEFAULT` (or "
      "`-i GPU -c DEFAULT`), stop the other process, or create MIG instances / disable MIG "
-     "(`sudo nvidia-smi -mig 0`)"),
+     "(`sudo nvidia-smi -mig 0`); under MPS sharing keep the mode and check the daemon instead: "
+     "`echo get_server_list | nvidia-cuda-mps-control`, the device plugin's mps-control-daemon pod "
+     "log, and that the pod mounts the daemon's pipe directory and /dev/shm"),
     (49, "cudaErrorIncompatibleDriverContext", "", "incompatible driver context", "application",
      "a driver API context the runtime cannot use is current (CUDA error 49)", _APP),
     (52, "cudaErrorMissingConfiguration", "", "__global__ function call is not configured",
