@@ -95,6 +95,7 @@ _ENTRIES = (
         "RHEL `nvidia-kmod-common`), `sudo update-initramfs -u` (dracut: `sudo dracut -f`), reboot",
         "driver",
         aliases=("0x61",),
+        texts=("No firmware image found", "need firmware to initialize GSP"),
         source=SOURCE,
     ),
     Entry(
@@ -123,7 +124,11 @@ _ENTRIES = (
         "VBIOS from the board vendor; " + _RMA,
         "hardware",
         aliases=("0x30", "0x31", "0x32"),
-        texts=("failed to wait for GFW boot complete",),
+        texts=(
+            "failed to wait for GFW boot complete",
+            "failed to extract VBIOS image from ROM",
+            "failed to parse FWSEC ucode from VBIOS image",
+        ),
         source=SOURCE,
     ),
     Entry(
@@ -146,6 +151,19 @@ _ENTRIES = (
             "FATAL: Failed to re-allocate BAR1",
         ),
         source=_NV_PCI,
+    ),
+    Entry(
+        "power-cables",
+        "GPU power cables not connected",
+        "the GPU reports that its auxiliary power connectors (8-pin PCIe, 12V-2x6/12VHPWR or EPS) "
+        "are not connected or give no power, so the driver does not initialise it",
+        "power {node} off and connect every power connector of the GPU to the power supply (no "
+        "daisy-chained or adapter cables the PSU vendor does not rate for it), check the PSU "
+        "delivers its rated power and, on servers, that the riser's power cable is in; then "
+        "power it on and check `nvidia-smi`",
+        "hardware",
+        texts=("GPU does not have the necessary power cables connected",),
+        source=SOURCE,
     ),
     Entry(
         "adapter-init-failed",

@@ -95,6 +95,17 @@ _ENTRIES = (
         source=_ERR,
     ),
     Entry(
+        "dpc-containment",
+        "PCIe Downstream Port Containment",
+        "the PCIe port above the GPU contained an uncorrectable error by taking its link down "
+        "(Downstream Port Containment): the GPU behind it disappears from the bus until the link "
+        "is recovered, and its jobs fail; a GPU, riser, slot, power or thermal fault",
+        "reboot {node} if the GPU does not come back (`nvidia-smi`); then " + _HARDWARE,
+        "hardware",
+        texts=("DPC: containment event", "DPC: unmasked uncorrectable error detected"),
+        source="https://github.com/torvalds/linux/blob/master/drivers/pci/pcie/dpc.c",
+    ),
+    Entry(
         "corrected",
         "PCIe corrected errors",
         "a PCIe link reported errors it corrected itself (the bit lines name them: Receiver "
@@ -178,7 +189,8 @@ CATALOGUE = Catalogue(
     applies_to=("kernel", "host", "node"),
     readers=(
         # One line per error bit: `pcieport 0000:00:03.0:    [14] CmpltTO                (First)`;
-        # the bit number in brackets tells it from a timestamp (`[  101.287612]`).
-        r"(?-i:\[)[ ]?\d{1,2}\] (?P<code>(?-i:" + "|".join(_BITS) + r"))(?=\s|$)",
+        # the bit number in brackets (`[5 ]` in some kernels) tells it from a timestamp
+        # (`[  101.287612]`).
+        r"(?-i:\[)[ ]?\d{1,2}[ ]?\] (?P<code>(?-i:" + "|".join(_BITS) + r"))(?=\s|$)",
     ),
 )
