@@ -131,8 +131,17 @@ GPU = (
     sig(
         "smi.device-handle-error", "nvidia-smi", "hardware",
         r"Unable to (?:determine|detect) the device handle for GPU ?(?P<bus>[0-9A-Fa-f:.]+): Unknown Error",
-        "NVML cannot open GPU {bus}: it fell off the bus or is in a bad state",
-        HARDWARE_FIX, also=("plugin-log",),
+        "NVML cannot open GPU {bus}: the GPU stopped answering. It fell off the bus (PCIe link "
+        "or GPU fault), or shut itself down after overheating (a passively cooled data-center "
+        "card such as a Tesla P4/T4/A2/L4 without forced airflow reaches its shutdown "
+        "temperature within minutes of load) or a power fault (a loose power cable, a failing "
+        "power supply), or is in a bad state",
+        HARDWARE_FIX + "; if it followed load or the card is passively cooled, check cooling and "
+        "power first: `dmesg | grep -i -e thermal -e 'fallen off'`, after the power-cycle "
+        "`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` (the temperature against `GPU Shutdown Temp`, "
+        "HW/SW Thermal Slowdown), give the card forced airflow (a fan or duct) and check its power "
+        "cables and the power supply",
+        also=("plugin-log",),
     ),
     sig(
         "smi.nvml-missing", "nvidia-smi", "toolkit",

@@ -19,6 +19,7 @@ from gpuctl.diagnose.catalogues import (
     nvrm,
     pcie,
     sxid,
+    thermal,
     xid,
 )
 
@@ -26,6 +27,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     xid.CATALOGUE,
     nvrm.CATALOGUE,
     pcie.CATALOGUE,
+    thermal.CATALOGUE,
     sxid.CATALOGUE,
     fabric_manager.CATALOGUE,
     nvml.CATALOGUE,

@@ -310,12 +310,13 @@ CATALOGUE = Catalogue(
     # read by `gpuctl explain`, which looks for every catalogue.
     applies_to=("host",),
     readers=(
-        # httpgetter: "failed to fetch URL : 401 Unauthorized" (Helm 2 and early 3: "Failed").
+        # httpgetter: "failed to fetch URL : 401 Unauthorized" (Helm 2 and early 3: "Failed"; the
+        # readers ignore case).
         # NVIDIA's public NGC repository refusing its index: read before the status alone.
-        r"(?-i:[Ff]ailed to fetch https://)(?P<code>helm\.ngc\.nvidia\.com)/nvidia/index\.yaml : 40[13]\b",
-        r"(?-i:[Ff]ailed to fetch )(?P<url>\S{1,300}) : (?P<code>\d{3})\b",
+        r"failed to fetch https://(?P<code>helm\.ngc\.nvidia\.com)/nvidia/index\.yaml : 40[13]\b",
+        r"failed to fetch (?P<url>\S{1,300}) : (?P<code>\d{3})\b",
         r"(?P<code>(?-i:is not a valid chart repository or cannot be reached))"
-        r"(?!:\s*[Ff]ailed to fetch \S+ : \d)",
+        r"(?!:\s*failed to fetch \S+ : \d)",
         r"(?-i:chart \")(?P<chart>[^\"]{1,200})\"[^\n]{0,200}? (?P<code>not found in) ",
         r"(?P<code>(?-i:failed to download)) \"(?P<chart>[^\"]{1,200})\"",
         r"(?-i:ValidationError\()(?P<kind>\w+)[^)]{0,200}\): (?P<code>unknown field)",
