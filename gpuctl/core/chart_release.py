@@ -17,8 +17,10 @@ from typing import Any
 
 import yaml
 
+from gpuctl.diagnose import hit_diagnosis, root_first
+from gpuctl.diagnose.catalogues.helm import CATALOGUE as HELM_ERRORS
 from gpuctl.errors import ConfigError
-from gpuctl.helm import PENDING_STATES, Chart, Helm, Release, display
+from gpuctl.helm import PENDING_STATES, Chart, Helm, HelmError, Release, display
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,27 @@ def install_release(
     helm: Helm, name: str, namespace: str, chart: Chart, values_yaml: str, *, check: bool
 ) -> HelmOutcome:
     """`helm upgrade --install` release `name` of `chart` in `namespace` with exactly these values,
-    unless the release already runs that chart version with them; with `check`, only helm's reads."""
+    unless the release already runs that chart version with them; with `check`, only helm's reads.
+    A failing helm's error carries the helm catalogue's cause and fix of its message."""
+    try:
+        return _install_release(helm, name, namespace, chart, values_yaml, check=check)
+    except HelmError as error:
+        raise explained(error) from error
+
+
+def explained(error: HelmError) -> HelmError:
+    """`error` with what the helm catalogue says of Helm's message (the entry nearest the root)
+    after its hint, the failed command staying first; `error` itself where no entry matches."""
+    hits = HELM_ERRORS.find(error.message)
+    if not hits:
+        return error
+    found = root_first([hit_diagnosis(hit, error.message, {}) for hit in hits])[0]
+    return HelmError(error.message, hint=f"{error.hint}; {found.cause}; fix: {found.hint}")
+
+
+def _install_release(
+    helm: Helm, name: str, namespace: str, chart: Chart, values_yaml: str, *, check: bool
+) -> HelmOutcome:
     version = helm.version()
     wanted = chart_identity(chart)
     values: dict[str, Any] = yaml.safe_load(values_yaml) or {}
