@@ -1,5 +1,5 @@
 """GPU architecture requirements of the CUDA frameworks: the checks vLLM, PyTorch, Triton,
-FlashAttention, TensorRT and TensorFlow make of the GPU's compute capability before they run, with
+FlashAttention, xformers, cuDNN, TensorRT and TensorFlow make of the GPU's compute capability, with
 the messages they print when the node's GPU is older (or newer) than the workload was built for.
 
 None of these is a fault of the node or of the program's code: the workload asks for a GPU
@@ -52,7 +52,11 @@ ENTRIES = (
         "run in float16 instead: vLLM `--dtype half` (`LLM(..., dtype='half')`), Transformers "
         "`torch_dtype=torch.float16`; " + _schedule(7, "A100, A10, L4, L40S, H100"),
         "config",
-        texts=("Bfloat16 is only supported on GPUs with compute capability of at least 8.0",),
+        texts=(
+            "Bfloat16 is only supported on GPUs with compute capability of at least 8.0",
+            # xformers' reason for its operators.
+            "bf16 is only supported on A100+ GPUs",
+        ),
         source=f"{_VLLM}/platforms/cuda.py",
     ),
     Entry(
@@ -98,6 +102,36 @@ ENTRIES = (
             "FA3 is only supported on devices with compute capability",
         ),
         source="https://github.com/Dao-AILab/flash-attention/blob/main/csrc/flash_attn/flash_api.cpp",
+    ),
+    Entry(
+        "xformers-unsupported",
+        "xformers has no attention kernel for this GPU",
+        "xformers found no memory-efficient attention kernel it can run: each operator lists why, "
+        "mostly the compute capability it requires against the GPU's ('too old': Volta or Turing for "
+        "the FlashAttention kernels; 'too new': Blackwell 12.0 with an xformers build that predates "
+        "it), or 'operator wasn't built' / 'xFormers wasn't build with CUDA support' for an xformers "
+        "wheel that does not match the installed PyTorch",
+        "disable or uninstall xformers and use PyTorch's scaled_dot_product_attention (ComfyUI "
+        "`--disable-xformers`, diffusers without `enable_xformers_memory_efficient_attention()`), or "
+        "install the xformers build made for the installed PyTorch and CUDA (`python -m xformers.info` "
+        "lists what it was built for); " + _schedule(7, "A100, L40S, H100"),
+        "config",
+        texts=(
+            "No operator found for `memory_efficient_attention",
+            "but your GPU has capability",
+        ),
+        source="https://github.com/facebookresearch/xformers/blob/main/xformers/ops/fmha/common.py",
+    ),
+    Entry(
+        "cudnn-arch-mismatch",
+        "cuDNN function needs a newer GPU",
+        "a cuDNN call needs a feature the GPU does not have (CUDNN_STATUS_ARCH_MISMATCH): the "
+        "operation or the cuDNN release requires a newer compute capability than the node's GPU",
+        "use a cuDNN (framework build) that still supports the GPU, or an operation the GPU supports; "
+        + _schedule(None, "a newer GPU"),
+        "config",
+        texts=("CUDNN_STATUS_ARCH_MISMATCH",),
+        source="https://docs.nvidia.com/deeplearning/cudnn/latest/api/cudnn-graph-library.html",
     ),
     Entry(
         "pytorch-arch-missing",
@@ -179,8 +213,8 @@ CATALOGUE = Catalogue(
     id="gpu-arch",
     title="GPU architecture (compute capability) requirements of CUDA frameworks",
     source=_GFD,
-    version="messages of vLLM, PyTorch (CUDA, Inductor), Triton, FlashAttention 2/3, TensorRT 8-10, "
-    "TensorFlow 1-2; GPU Feature Discovery labels",
+    version="messages of vLLM, PyTorch (CUDA, Inductor), Triton, FlashAttention 2/3, xformers, "
+    "cuDNN, TensorRT 8-10, TensorFlow 1-2; GPU Feature Discovery labels",
     entries=ENTRIES,
     applies_to=("cuda-workload", "nccl-workload"),
 )
