@@ -38,7 +38,7 @@ _REPOSITORY = (
     Entry(
         "repo-unauthorized",
         "chart repository refused (401/403)",
-        "the chart repository at {url} refused to serve its index ({code}): the address is not "
+        "the chart repository refused {url} ({code}): the address is not "
         "the repository's (a path missing, e.g. https://helm.ngc.nvidia.com without /nvidia), the "
         "repository is private and the credentials are missing, wrong or expired, or stale "
         "credentials stored with `helm repo add --username` are sent to a public repository; "
@@ -55,7 +55,8 @@ _REPOSITORY = (
         "ngc-repo-unauthorized",
         "NGC chart repository refused (401/403)",
         "NVIDIA's NGC Helm repository (https://helm.ngc.nvidia.com/nvidia, where the GPU Operator "
-        "chart is published) refused its index: it is public and needs no credentials, so either "
+        "chart is published) refused its index or a chart: it is public and needs no credentials, so "
+        "either "
         "NGC is failing on its side (it has answered 401 to everyone during NGC outages, fixed by "
         "NVIDIA within hours or a day) or stale credentials stored with `helm repo add --username "
         "--password` (an old NGC API key) are sent with the request",
@@ -250,7 +251,9 @@ _RELEASE = (
         "certificate not trusted",
         "`kubectl get nodes` with the same kubeconfig; point Helm at it (`export "
         "KUBECONFIG=PATH`, `--kube-context`; k3s: /etc/rancher/k3s/k3s.yaml, MicroK8s: `microk8s "
-        "config`), and run it as the user who owns that file",
+        "config`), and run it as the user who owns that file; when the API server refuses connections "
+        "bring the control plane back (`sudo systemctl status kubelet` and the API server's pod on "
+        "the control-plane node)",
         "config",
         texts=("Kubernetes cluster unreachable",),
         source=_HELM + "pkg/cmd/helpers.go",
@@ -313,7 +316,7 @@ CATALOGUE = Catalogue(
         # httpgetter: "failed to fetch URL : 401 Unauthorized" (Helm 2 and early 3: "Failed"; the
         # readers ignore case).
         # NVIDIA's public NGC repository refusing its index: read before the status alone.
-        r"failed to fetch https://(?P<code>helm\.ngc\.nvidia\.com)/nvidia/index\.yaml : 40[13]\b",
+        r"failed to fetch https://(?P<code>helm\.ngc\.nvidia\.com)/nvidia/\S{0,300} : 40[13]\b",
         r"failed to fetch (?P<url>\S{1,300}) : (?P<code>\d{3})\b",
         r"(?P<code>(?-i:is not a valid chart repository or cannot be reached))"
         r"(?!:\s*failed to fetch \S+ : \d)",
