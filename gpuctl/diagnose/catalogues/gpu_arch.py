@@ -1,6 +1,7 @@
 """GPU architecture requirements of the CUDA frameworks: the checks vLLM, PyTorch, Triton,
-FlashAttention, xformers, cuDNN, TensorRT and TensorFlow make of the GPU's compute capability, with
-the messages they print when the node's GPU is older (or newer) than the workload was built for.
+FlashAttention, xformers, bitsandbytes, cuDNN, TensorRT and TensorFlow make of the GPU's compute
+capability, with the messages they print when the node's GPU is older (or newer) than the workload
+was built for.
 
 None of these is a fault of the node or of the program's code: the workload asks for a GPU
 architecture the node does not have (bfloat16 needs Ampere, FP8 needs Ada or Hopper, Triton needs
@@ -121,6 +122,18 @@ ENTRIES = (
             "but your GPU has capability",
         ),
         source="https://github.com/facebookresearch/xformers/blob/main/xformers/ops/fmha/common.py",
+    ),
+    Entry(
+        "bitsandbytes-slow-int8",
+        "bitsandbytes int8 matmul without int8 tensor cores",
+        "bitsandbytes found a GPU below compute capability 7.5, which has no int8 tensor cores "
+        "(cuBLASLt int8), so its 8-bit matmul (LLM.int8, `load_in_8bit`) runs a slow fallback that "
+        "some versions fail on; a warning, so an error printed with it names the failure",
+        "load the model in 4-bit (`load_in_4bit`, as the warning suggests) or float16 on this GPU; "
+        + _schedule(None, "compute capability 7.5+: T4, A10, L4, A100"),
+        "application",
+        texts=("Only slow 8-bit matmul is supported for your GPU",),
+        source="https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/diagnostics/cuda.py",
     ),
     Entry(
         "cudnn-arch-mismatch",
