@@ -125,6 +125,7 @@ def _candidates(text: str, source: str) -> tuple[Signature, ...]:
 
 
 _BY_ID = {signature.id: signature for signature in SIGNATURES}
+_GENERIC = frozenset(signature.id for signature in SIGNATURES if signature.generic)
 
 
 def signature_of(signature_id: str) -> Signature | None:
@@ -181,10 +182,15 @@ def root_first(found: list[Diagnosis]) -> list[Diagnosis]:
 
 def diagnose(text: str, source: str, **context: str) -> Diagnosis | None:
     """What explains `text` read from `source`: the first table row of `source` that matches
-    (table order = priority), unless a catalogue entry found in it is nearer the root (a lower
-    rank), e.g. an NVLink Xid before the application Xid it caused. None when nothing matches."""
+    (table order = priority), unless a catalogue entry found on another line is nearer the root
+    (a lower rank), e.g. an NVLink Xid before the application Xid it caused, or the row is a
+    generic one. None when nothing matches."""
     row = table_diagnosis(text, source, context)
-    found = [*([row] if row else []), *catalogue_diagnoses(text, source, context)]
+    entries = catalogue_diagnoses(text, source, context)
+    if row is not None and row.signature_id not in _GENERIC:
+        # On its own line a specific row wins, as in find_all: it was written for that text
+        entries = [entry for entry in entries if entry.evidence != row.evidence]
+    found = [*([row] if row else []), *entries]
     return root_first(found)[0] if found else None
 
 

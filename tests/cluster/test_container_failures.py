@@ -126,7 +126,8 @@ def test_verify_names_each_reason_with_cause_and_fix(sim: Any, cli: Any) -> None
     assert "get secrets" in config["hint"]
     assert (create["id"], create["diagnosis"]) == ("pod.image", "runtime.cdi-unresolvable")
     assert create["message"].startswith("CreateContainerError: failed to create containerd container")
-    assert (run["id"], run["diagnosis"]) == ("nvidia-smi.run", "runtime.hook-failed")
+    # the hook's own words name its driver service (the container toolkit's catalogue)
+    assert (run["id"], run["diagnosis"]) == ("nvidia-smi.run", "container-toolkit.driver-rpc-failed")
     assert "(StartError)" in run["message"]
     for check in (config, create, run):
         assert check["hint"]

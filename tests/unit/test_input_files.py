@@ -231,7 +231,14 @@ def test_explain_reads_a_pipe_on_standard_input() -> None:
     assert "smi.driver-mismatch" in completed.stdout
 
 
-ITEMS = [item for item in yaml.safe_load(CORPUS.read_text(encoding="utf-8")) if item["expect"]["signature"]]
+# A fragment cut after "initialization error: " says only that the hook failed; padded after, the
+# padding would read as the error's detail: it is not a line a signature can sit anywhere in.
+_CUT_AFTER_A_COLON = {"hook-driver-mismatch-dalle"}
+ITEMS = [
+    item
+    for item in yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
+    if item["expect"]["signature"] and item["id"] not in _CUT_AFTER_A_COLON
+]
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=[item["id"] for item in ITEMS])
