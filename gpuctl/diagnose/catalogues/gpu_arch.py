@@ -161,6 +161,8 @@ ENTRIES = (
         texts=(
             "is not compatible with the current PyTorch installation",
             "The current PyTorch install supports CUDA capabilities",
+            # Before PyTorch 1.8: `Found GPU0 ... which requires CUDA_VERSION >= 11000 to work properly`.
+            "which requires CUDA_VERSION >=",
         ),
         source=f"{_TORCH}/cuda/__init__.py",
     ),
@@ -218,6 +220,20 @@ ENTRIES = (
         "built from source with it in `TF_CUDA_COMPUTE_CAPABILITIES`); " + _schedule(None, "a newer GPU"),
         "config",
         texts=("The minimum required Cuda capability is",),
+        source="https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/gpu/gpu_device.cc",
+    ),
+    Entry(
+        "tensorflow-ptx-jit",
+        "TensorFlow JIT-compiles its kernels for this GPU",
+        "the TensorFlow build carries no kernel binaries for this GPU's compute capability (a GPU newer "
+        "than the build, e.g. Hopper 9.0 or Blackwell 12.0 with a pip wheel), so CUDA JIT-compiles "
+        "them from PTX at start: the first run takes up to 30 minutes or more, and on a GPU the PTX "
+        "cannot target it fails (CUDA_ERROR_INVALID_PTX)",
+        "use a TensorFlow build for the GPU (the NGC TensorFlow container, or a newer release), or keep "
+        "the JIT cache between runs (a volume at ~/.nv/ComputeCache, `CUDA_CACHE_MAXSIZE`); "
+        + _schedule(None, "the architectures the build has"),
+        "application",
+        texts=("TensorFlow was not built with CUDA kernel binaries compatible with compute capability",),
         source="https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/common_runtime/gpu/gpu_device.cc",
     ),
 )
