@@ -82,9 +82,9 @@ _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 
 
 def _branch_literals(branch: str) -> tuple[str, ...] | None:
-    """Literals one of which a match of `branch` starts with (after any lookaround), looking into
-    a group it starts with; None where it has none. A word boundary or lookaround before it
-matches nothing, and is passed over."""
+    """Literals one of which a match of `branch` starts with, looking into a group it starts
+    with; None where it has none. A word boundary or lookaround before it matches nothing, and is
+    passed over."""
     while branch.startswith("\\b") or _LOOKAROUND.match(branch):
         end = 2 if branch.startswith("\\b") else _group_end(branch)
         if end < 0:

@@ -247,7 +247,9 @@ def _entry(row: tuple[int, str, tuple[str, ...], str, str, str]) -> Entry:
 
 
 def _alternatives(words: list[str]) -> str:
-    return "|".join(re.escape(word).replace(r"\ ", r"\s+") for word in sorted(words, key=lambda word: (-len(word), word)))
+    return "|".join(
+        re.escape(word).replace(r"\ ", r"\s+") for word in sorted(words, key=lambda word: (-len(word), word))
+    )
 
 
 _TEXTS = _alternatives([text for row in _ROWS for text in row[2]])
