@@ -64,9 +64,16 @@ GPU = (
     sig(
         "smi.nvml-unknown-error", "nvidia-smi", "runtime",
         r"Failed to initialize NVML: (?:Unknown Error|ERROR_UNKNOWN)",
-        "the container lost its GPU device access: systemd (e.g. `systemctl daemon-reload`) rewrote "
-        "the container's device cgroup, a known runc/systemd issue with GPUs not injected via CDI",
-        _CDI_FIX, also=("plugin-log",),
+        "the container has no access to its GPU device nodes: systemd (e.g. `systemctl "
+        "daemon-reload`) rewrote the container's device cgroup after it started, a known "
+        "runc/systemd issue with GPUs not injected via CDI; or, when it fails from the first start, "
+        "`no-cgroups = true` in /etc/nvidia-container-runtime/config.toml (set for rootless "
+        "Podman/Docker) made the start hook skip the device cgroup of a rootful engine's container",
+        _CDI_FIX + "; if it fails at once, `grep no-cgroups /etc/nvidia-container-runtime/config.toml` "
+        "on {node}: a rootful engine needs `no-cgroups = false` (`sudo nvidia-ctk config --set "
+        "nvidia-container-cli.no-cgroups=false --in-place`), rootless engines should use CDI "
+        "(`--device nvidia.com/gpu=all`) instead",
+        also=("plugin-log",),
     ),
     sig(
         "gpu.lost", "nvidia-smi", "hardware",
@@ -179,8 +186,19 @@ GPU = (
     sig(
         "kernel.api-mismatch", "kernel", "driver",
         r"NVRM: API mismatch",
-        "the NVIDIA user-space driver and the loaded kernel module have different versions",
-        REBOOT_FIX,
+        "the NVIDIA user-space driver and the loaded kernel module have different versions: "
+        "either the module loaded before a driver upgrade is still running (a reboot loads the "
+        "new one), or the module installed on disk is itself of another version than the "
+        "libraries (a kmod/DKMS package or OS image whose kernel module lags or leads the "
+        "user-space packages), which a reboot does not change",
+        "on {node}: compare `modinfo -F version nvidia` (the module on disk), `cat "
+        "/proc/driver/nvidia/version` (the loaded one) and the libraries' version (`ls "
+        "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*`, `dpkg -l | grep -e nvidia-kernel -e "
+        "nvidia-dkms -e libnvidia-compute`, RHEL `rpm -qa 'kmod-nvidia*' 'nvidia-driver*'`); if "
+        "the module on disk matches the libraries, " + REBOOT_FIX + "; if not, install the "
+        "kernel-module package (kmod/DKMS, and its GSP firmware) of exactly the libraries' "
+        "version, or the libraries of the module's version (on an image-based OS, an image whose "
+        "kmod matches), then reboot",
     ),
     # --- device plugin log (NVIDIA k8s-device-plugin v0.7-v0.17) -----------------------------
     sig(

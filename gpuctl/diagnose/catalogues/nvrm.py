@@ -7,7 +7,8 @@ GPUs a driver flavour or release does not support.
 src/nvidia/arch/nvalloc/unix/src/osinit.c: 0x2x the GPU's own initialisation, 0x3x its VBIOS,
 0x42 the BAR1 mapping, 0x6x the GSP firmware), the driver's NV_STATUS code (B, e.g. 0x40
 NV_ERR_INVALID_STATE, 0x65 NV_ERR_TIMEOUT, 0x72 NV_ERR_MEMORY_ERROR; src/common/sdk/nvidia/inc/
-nvstatuscodes.h) and the source line (L); the reader reads the stage.
+nvstatuscodes.h) and the source line (L); the reader reads the stage, and first a stage:status
+pair that has a meaning of its own (0x22:0x56, attach failed as not supported: the BARs).
 
 Messages left to other families: `GPU has fallen off the bus` (the table's gpu.fallen-off-bus),
 `NVRM: API mismatch` (kernel.api-mismatch), Xids (catalogue `xid`, including the GSP timeouts of
@@ -94,8 +95,10 @@ _ENTRIES = (
         "driver's firmware package of the module's version (Ubuntu `nvidia-firmware-BRANCH-VERSION`, "
         "RHEL `nvidia-kmod-common`), `sudo update-initramfs -u` (dracut: `sudo dracut -f`), reboot",
         "driver",
-        aliases=("0x61",),
+        aliases=("0x61", "gsp"),
         texts=("No firmware image found", "need firmware to initialize GSP"),
+        # The kernel's firmware loader names the file: `Direct firmware load for
+        # nvidia/570.144/gsp_ga10x.bin failed with error -2`.
         source=SOURCE,
     ),
     Entry(
@@ -151,6 +154,24 @@ _ENTRIES = (
             "FATAL: Failed to re-allocate BAR1",
         ),
         source=_NV_PCI,
+    ),
+    Entry(
+        "attach-not-supported",
+        "the GPU could not be attached: BAR not mapped",
+        "the driver could not attach the GPU (RmInitAdapter stage 0x22, "
+        "RM_INIT_GPU_GPUMGR_ATTACH_GPU_FAILED, with status 0x56 NV_ERR_NOT_SUPPORTED): attaching "
+        "maps the GPU's PCI BARs, and the system firmware gave the GPU no window above 4 GB for "
+        "its large BAR1 (Above 4G Decoding or Resizable BAR off, common with RTX 50/Blackwell and "
+        "data-center GPUs), or the board is not one this driver drives",
+        "in the system firmware of {node} enable `Above 4G Decoding` and `Resizable BAR`/`Re-Size "
+        "BAR Support` (and CSM off, UEFI boot), update the BIOS; `sudo lspci -vv -d 10de: | grep "
+        "-i -e region -e 'BAR 1'` shows the windows the GPU got; in a VM give the guest a 64-bit "
+        "MMIO window large enough for the GPU; if the BARs are assigned, check the GPU is listed "
+        "in the driver's supported products",
+        "hardware",
+        # Read by the stage:status reader; the stage alone is gpu-init-failed.
+        aliases=("0x22:0x56",),
+        source=SOURCE,
     ),
     Entry(
         "power-cables",
@@ -274,6 +295,10 @@ CATALOGUE = Catalogue(
     entries=_ENTRIES,
     applies_to=("kernel", "host", "operator-driver", "nvidia-smi"),
     readers=(
+        # Where a stage and a status together have one meaning (entries' `STAGE:STATUS` aliases),
+        # the pair is read first.
+        r"(?-i:RmInitAdapter failed! )\((?P<code>0x22:0x56):\d+\)",
+        r"(?-i:Direct firmware load for nvidia/)(?P<version>[\d.]+)/(?P<code>gsp)_\w+\.bin failed",
         # `NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)`: stage, status, line.
         r"(?-i:RmInitAdapter failed! )\((?P<code>0x[0-9a-fA-F]{1,2}):(?P<status>0x[0-9a-fA-F]+):\d+\)",
         # `Timeout after 45s of waiting for RPC response from GPU1 GSP!` (older releases:
@@ -284,7 +309,9 @@ CATALOGUE = Catalogue(
         "?",
         "RmInitAdapter failed at another stage",
         "the NVIDIA kernel module could not initialise a GPU (RmInitAdapter failed at stage "
-        "{code}, RM status {status}), so the GPU has no device node and nothing can use it",
+        "{code}, RM status {status}: 0x40 invalid state, 0x51 no memory, 0x56 not supported, "
+        "0x62 operating-system call failed, 0x65 timeout, 0x72 memory error), so the GPU has no "
+        "device node and nothing can use it",
         _EARLIER + "; then " + _RESET + "; " + _RMA,
         "driver",
     ),
