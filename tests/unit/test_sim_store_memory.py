@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import platform
 import sys
+import threading
 import time
 import tracemalloc
 
@@ -13,7 +14,7 @@ import pytest
 
 from gpuctl.sim.api import encoded
 from gpuctl.sim.runtime.store import Store, TooOld
-from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas
+from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas, trim_every
 
 
 def _event(name: str) -> dict[str, object]:
@@ -98,3 +99,10 @@ def test_objects_with_a_time_to_live_are_kept_compactly_and_read_back_whole() ->
     assert read is not None
     assert read["message"] == "Started container c5"
     assert read["involvedObject"]["uid"] == "u"
+
+
+def test_the_serving_process_can_hand_free_memory_back() -> None:
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("malloc_trim is glibc's")
+    assert trim_every(3600.0)  # a daemon thread: asleep for this test's whole life
+    assert any(thread.name == "gpuctl-sim-malloc-trim" for thread in threading.enumerate())

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import threading
+import time
 
 M_ARENA_MAX = -8  # mallopt(3), <malloc.h>
 ARENAS = 2
@@ -30,3 +32,25 @@ def limit_malloc_arenas(arenas: int = ARENAS) -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(M_ARENA_MAX, arenas))
+
+
+def trim_every(seconds: float) -> bool:
+    """Hand the C library's free memory back to the system every `seconds`, in a daemon thread
+    (malloc_trim(3)): after a verify's pods and their requests are freed, the heap keeps holes
+    between the objects that live on, which the process would reuse but the system still counts.
+    False where the C library has no malloc_trim."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        malloc_trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    malloc_trim.argtypes = (ctypes.c_size_t,)
+
+    def trim() -> None:
+        while True:
+            time.sleep(seconds)
+            malloc_trim(0)
+
+    threading.Thread(target=trim, name="gpuctl-sim-malloc-trim", daemon=True).start()
+    return True

@@ -30,10 +30,11 @@ from gpuctl.sim.server.kubeconfig_merge import (
     claim_kubeconfig,
     release_kubeconfig,
 )
-from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas
+from gpuctl.sim.server.malloc_arenas import limit_malloc_arenas, trim_every
 
 DETACH_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
+TRIM_SECONDS = 2.0  # how often the serving process hands its free heap memory back (malloc_trim)
 SWITCH_INTERVAL_S = 0.02  # how often the serving process's threads may take the GIL from another
 
 
@@ -173,6 +174,7 @@ def serve(
     sidecar exists exactly while the server is up."""
     kubeconfig = prepare_kubeconfig_path(kubeconfig)
     limit_malloc_arenas()  # before its threads start allocating (sim/server/malloc_arenas.py)
+    trim_every(TRIM_SECONDS)
     links = links_from_inventory(hosts_from) if hosts_from is not None else []
     server = SimServer(with_host_nodes(scenario, links), host_links=links)
     claim: KubeconfigClaim | None = None
