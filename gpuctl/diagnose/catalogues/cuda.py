@@ -624,6 +624,29 @@ def _entry(row: tuple[int, str, str, str, str, str, str]) -> Entry:
 
 _ENTRIES = tuple(_entry(row) for row in _ROWS)
 
+# CUDA 800 from the calls that create, export or import memory for a fabric handle
+# (CU_MEM_HANDLE_TYPE_FABRIC, multi-node NVLink) means no IMEX channel, not MPS or MIG: the driver
+# API's cuMemCreate documents that such memory needs /dev/nvidia-caps-imex-channels/channelN.
+_FABRIC_HANDLE = Entry(
+    code="fabric-handle-not-permitted",
+    name="fabric-handle memory without an IMEX channel",
+    cause="{code} was refused (CUDA error 800, operation not permitted) for memory shared through "
+    "the NVLink fabric (CU_MEM_HANDLE_TYPE_FABRIC, multi-node NVLink, as NCCL, NVSHMEM, MSCCL++ and "
+    "DeepEP request it): the process has no IMEX channel: /dev/nvidia-caps-imex-channels/channelN "
+    "is missing or not in the container, the IMEX daemon does not run, or the system has no "
+    "multi-node NVLink domain at all (an HGX H100/B200 board rather than GB200 NVL72) although CUDA "
+    "reports fabric handles supported",
+    fix="on an NVL72/multi-node NVLink system: run the IMEX daemon and give the job a channel; on "
+    "Kubernetes create a ComputeDomain (NVIDIA DRA driver) and claim its channel in the pod, "
+    "elsewhere `nvidia-imex` on every node of the domain and `sudo mknod "
+    "/dev/nvidia-caps-imex-channels/channel0 c <major of nvidia-caps-imex-channels in "
+    "/proc/devices> 0` passed into the container; on a single-node HGX system make the program "
+    "use POSIX file-descriptor handles instead of fabric handles (its option, e.g. NCCL_MNNVL_ENABLE=0)",
+    layer="fabric",
+    aliases=("cuMemCreate", "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle"),
+    source="https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__VA.html",
+)
+
 
 def _alternatives(messages: list[str]) -> str:
     """One regex alternative per message, longest first; white space matches any run of it."""
@@ -648,9 +671,13 @@ CATALOGUE = Catalogue(
     title="CUDA runtime and driver errors (cudaError_t, CUresult)",
     source=RUNTIME_DOC,
     version="CUDA 13.3 (driver_types.h enum cudaError, cuda.h enum cudaError_enum)",
-    entries=_ENTRIES,
+    entries=(*_ENTRIES, _FABRIC_HANDLE),
     applies_to=("cuda-workload", "nccl-workload", "runtime", "operand", "plugin-log", "events"),
     readers=(
+        # A fabric handle's memory refused: `GpuBuffer cuMemCreate failed: operation not permitted`,
+        # `call='cuMemCreate(&handle, size, &fabric_prop_, 0)' Reason=operation not permitted`.
+        r"(?P<code>cuMem(?-i:Create|ExportToShareableHandle|ImportFromShareableHandle))\b[^\n]{0,160}?"
+        r"(?:operation not permitted|CUDA_ERROR_NOT_PERMITTED|error 800\b)",
         # cudaErrorSystemNotReady, CUDA_ERROR_NO_DEVICE (not a macro of the program's: no `(`).
         r"(?P<code>cudaError[A-Z]\w*)\b(?!\()",
         r"(?P<code>CUDA_ERROR_[A-Z_]+)\b(?!\()",

@@ -162,6 +162,27 @@ _SMI: tuple[Entry, ...] = (
 
 _LOG: tuple[Entry, ...] = (
     Entry(
+        code="config-incomplete",
+        name="Fabric Manager could not configure the GPUs or NVSwitches",
+        cause="Fabric Manager gave up configuring the NVLink fabric: the GPUs' local Fabric Manager "
+        "instances (or the NVSwitches) did not report ready before its timeout, most often because "
+        "it was started before the driver had finished loading and initialising the GPUs (started "
+        "from cloud-init or a script ahead of its unit's order, the driver loaded late), else a GPU "
+        "or NVSwitch that does not initialise or a Fabric Manager of another version than the "
+        "driver; the GPUs stay out of the fabric (CUDA error 802)",
+        fix="on {node}: let systemd start nvidia-fabricmanager in its own order, after the driver "
+        "has loaded (not from cloud-init; `sudo systemctl restart nvidia-fabricmanager` once the "
+        "driver is up usually completes at once), check its version equals the driver's "
+        "(`nv-fabricmanager --version`, `nvidia-smi`); if it still fails, " + _RESET_FABRIC + _HARDWARE,
+        layer="fabric",
+        texts=(
+            "not all local fabric manager instances finished their configuration",
+            "fabric manager error handler is called for unhandled config error type",
+            "failed to configure all the available GPUs or NVSwitches",
+        ),
+        source=GUIDE,
+    ),
+    Entry(
         code="topology-mismatch",
         name="NVSwitch count does not match a supported topology",
         cause="Fabric Manager found fewer (or more) NVSwitches than any supported board has and "

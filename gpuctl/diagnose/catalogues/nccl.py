@@ -299,9 +299,57 @@ SOCKETS = (
             "collective mismatch error",
             "posted incorrect receive info",
             "does not contain rank",
-            "does not loop back to start",
         ),
         source=f"{_REPO}/src/init.cc",
+    ),
+)
+
+# The topology search of src/graph: each rank builds the rings and trees from its own view of the
+# node's topology, so a view that differs between ranks, or a bug in reading it, breaks them.
+TOPOLOGY = (
+    Entry(
+        "ring-loop",
+        "ring does not loop back to start",
+        "the ranks computed different rings from their views of the topology, so NCCL's ring check "
+        "failed (ncclInternalError): a known NCCL bug (2.19 reads PCI link speeds it did not "
+        "initialise where sysfs gives no max_link_speed, so ranks order the GPUs differently; "
+        "fixed in 2.20; older releases had others), or the ranks were given different topology "
+        "inputs (NCCL_HOSTID shared by two nodes, NCCL_TOPO_FILE or NCCL_GRAPH_FILE on some ranks, "
+        "different NCCL versions or NCCL_* variables)",
+        "upgrade NCCL to 2.20 or newer (the framework image's NCCL: `NCCL_DEBUG=VERSION` prints it; "
+        "PyTorch wheels pin nvidia-nccl-cu12); give every rank the same NCCL_* variables and unset "
+        "NCCL_HOSTID unless each host's is unique; as a workaround give every rank one topology "
+        "(NCCL_TOPO_FILE from `NCCL_TOPO_DUMP_FILE` of one node) or one graph (NCCL_GRAPH_FILE)",
+        "config",
+        texts=("does not loop back to start",),
+        source=f"{_REPO}/src/graph/rings.cc",
+    ),
+    Entry(
+        "graph-file-mismatch",
+        "NCCL_GRAPH_FILE names a GPU this node lacks",
+        "the graph file given in NCCL_GRAPH_FILE names a GPU (dev) that this node's topology has "
+        "not: it was dumped on another machine or with other GPUs visible (CUDA_VISIBLE_DEVICES, "
+        "another GPU count per pod), so NCCL cannot build its channels",
+        "unset NCCL_GRAPH_FILE, or dump the graph again on a node of this shape with the same "
+        "visible GPUs (`NCCL_GRAPH_DUMP_FILE=/tmp/graph.xml`) and use that one",
+        "config",
+        texts=("XML Import Channel : dev",),
+        source=f"{_REPO}/src/graph/search.cc",
+    ),
+    Entry(
+        "graph-search-fallback",
+        "no path found for a topology pattern",
+        "NCCL's topology search found no channel of the wanted speed for a pattern (ring, tree, "
+        "NVLS) and fell back to the GPUs' simple order: a warning, not a failure, on nodes whose "
+        "GPUs have no fast path between them (NCCL_P2P_DISABLE=1, GPUs behind different CPUs or "
+        "with P2P blocked by ACS/IOMMU, a VM without P2P); collectives run, slower, and the search "
+        "can take minutes at start",
+        "nothing, where the job runs; for speed, enable P2P between the GPUs (no NCCL_P2P_DISABLE, "
+        "ACS off on the PCIe switches, IOMMU passthrough) and check `nvidia-smi topo -m`; if a "
+        "job fails, the error after this warning is its cause",
+        "application",
+        texts=("Could not find a path for pattern",),
+        source=f"{_REPO}/src/graph/search.cc",
     ),
 )
 
@@ -658,7 +706,7 @@ CATALOGUE = Catalogue(
     title="NCCL results and warnings",
     source=f"{_REPO}/src/nccl.h.in",
     version="NCCL 2.30.7 (ncclResult_t, ncclGetErrorString); WARN texts of releases 2.7 to 2.30",
-    entries=(*RESULTS, *SHM, *SOCKETS, *IB_SETUP, *WORK_COMPLETIONS, *GPU_PATHS, *RUNTIME),
+    entries=(*RESULTS, *SHM, *SOCKETS, *TOPOLOGY, *IB_SETUP, *WORK_COMPLETIONS, *GPU_PATHS, *RUNTIME),
     applies_to=("nccl-workload", "cuda-workload"),
     readers=(
         # Each reader starts with a literal, so it only runs on text holding it. The short results
