@@ -133,12 +133,21 @@ CLUSTER = (
         r"(?P<resource>\S+?)\.? "
         r"Requested: ?\d+, Available: ?\d+",
         "the kubelet admitted the pod but its device manager had fewer free {resource} than requested "
-        "(UnexpectedAdmissionError): its record of allocated devices is stale (pods force-deleted; a "
-        "kubelet restart clears it), or the device plugin has just marked GPUs unhealthy",
-        "`kubectl describe node {node}`: if Allocatable still counts the GPUs and no running pod holds "
-        "them (`kubectl get pods -A --field-selector spec.nodeName={node} -o wide`), the kubelet's state "
-        "is stale: `sudo systemctl restart kubelet` on {node}; if Allocatable dropped, the device "
-        "plugin's log names the Xid (`gpuctl verify`); then delete the failed pod",
+        "(UnexpectedAdmissionError), not a GPU shortage the scheduler saw: right after a kubelet "
+        "restart it is a kubelet bug (kubernetes#124345 and related: the restarted kubelet re-admits "
+        "pods that had already completed or failed, or admits pods before the device plugin has "
+        "registered again, and finds their GPUs held by running pods or not yet listed); otherwise "
+        "its record of allocated devices is stale (pods force-deleted), or the device plugin has "
+        "just marked GPUs unhealthy",
+        "`kubectl describe node {node}`: if the failed pods appeared when the kubelet restarted "
+        "(`journalctl -u kubelet | grep -m1 'Starting kubelet'` on {node}), delete them (`kubectl "
+        "delete pods -A --field-selector spec.nodeName={node},status.phase=Failed`; their "
+        "controllers recreate what should run), drain {node} before restarting its kubelet, and "
+        "upgrade the kubelet to a patch release that skips terminated pods at re-admission; if "
+        "Allocatable still counts the GPUs and no running pod holds them (`kubectl get pods -A "
+        "--field-selector spec.nodeName={node} -o wide`), the kubelet's state is stale: `sudo "
+        "systemctl restart kubelet` on {node}; if Allocatable dropped, the device plugin's log names "
+        "the Xid (`gpuctl verify`); then delete the failed pod",
     ),
     sig(
         "admission.unexpected", "events", "plugin",

@@ -23,14 +23,18 @@ GPU = (
         "(the nvidia runtime is not the node's default and the exporter's pod has no "
         "`runtimeClassName: nvidia`; the standalone helm chart leaves it empty), so the toolkit "
         "injects no driver libraries into it; on GKE (Google's driver installer, no NVIDIA runtime) "
-        "the host's driver directory is not mounted into it; or the driver or toolkit is not "
-        "installed on the node",
+        "the host's driver directory is not mounted into it, or the exporter started before GKE's "
+        "driver installer had finished (a start-up race: releases before the NVML retry of "
+        "dcgm-exporter#717 stay without GPU metrics though the driver is there a minute later); or "
+        "the driver or toolkit is not installed on the node",
         "set `runtimeClassName: nvidia` on the dcgm-exporter DaemonSet (`helm upgrade dcgm-exporter "
         "gpu-helm-charts/dcgm-exporter --reuse-values --set runtimeClassName=nvidia`; `kubectl get "
         "runtimeclass nvidia` must exist), or make nvidia the default runtime on {node} (`sudo "
         "nvidia-ctk runtime configure --runtime=containerd --set-as-default && sudo systemctl restart "
         "containerd`); on GKE mount the host's /home/kubernetes/bin/nvidia at /usr/local/nvidia in "
-        "the exporter and add /usr/local/nvidia/lib64 to its LD_LIBRARY_PATH; then delete the "
+        "the exporter and add /usr/local/nvidia/lib64 to its LD_LIBRARY_PATH, and where `nvidia-smi` "
+        "works on {node} now (the installer has finished) upgrade dcgm-exporter to a release that "
+        "retries NVML until the driver is installed; then delete the "
         "exporter's pod on {node} (`kubectl get pods -A -o wide "
         "--field-selector spec.nodeName={node} | grep dcgm-exporter`) so it restarts",
         also=("plugin-log", "events"),
@@ -166,6 +170,23 @@ GPU = (
         "nvidia-smi sees no GPU in the container: the runtime injected no device",
         "check the device plugin on {node} and that the pod requested nvidia.com/gpu; "
         "`kubectl describe node {node}`",
+    ),
+    sig(
+        # nvidia-smi prints `ERR!` in a table cell (power, fan, temperature, clocks) whose NVML
+        # query returned an error; `[N/A]`/`N/A` is a value the GPU does not report at all.
+        "smi.field-err", "nvidia-smi", "hardware",
+        r"\|[^|\n]*(?<![\w-])ERR!(?= / |\s)",
+        "nvidia-smi could not read a sensor or value of the GPU (its NVML query for that field, "
+        "e.g. power draw, fan speed or temperature, returned an error): once, a transient "
+        "sensor-read failure (the GPU's power monitor or SMBus busy, common on some boards and "
+        "VMs) that needs no action; every time, a failing sensor, fan or power monitor of the "
+        "GPU, or a driver too old for the board",
+        "on {node}: rerun `nvidia-smi` and `nvidia-smi -q -d POWER,TEMPERATURE,PERFORMANCE` a few "
+        "times (`nvidia-smi --query-gpu=power.draw,fan.speed,temperature.gpu --format=csv -l 5`): "
+        "if the ERR! is gone, ignore it; if it stays, read `sudo dmesg | grep -i -e NVRM -e Xid`, "
+        "update the driver, then drain {node} and reset the GPU (`sudo nvidia-smi -r -i GPU`) or "
+        "power-cycle it, and replace the GPU if it persists",
+        transient=True,
     ),
     sig(
         "smi.not-found", "nvidia-smi", "runtime",

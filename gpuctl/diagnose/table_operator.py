@@ -53,7 +53,10 @@ OPERATOR = (
     ),
     sig(
         "mig.config-invalid", "operand", "mig",
-        r"Error parsing config file",
+        # mig-parted's wording; the device plugin's and gpu-feature-discovery's own config errors
+        # wrap it in "unable to parse config file" or name their flags (kubelet.plugin-config-invalid)
+        r"(?<!unable to parse config file: )Error parsing config file"
+        r"(?![^\n]*(?:PluginCommandLineFlags|\bflags\.(?:plugin|gfd)\b|unknown version))",
         "the MIG configuration (the MIG manager's ConfigMap) is not valid mig-parted YAML, e.g. "
         "`devices` must be `all` or a list of GPU indices",
         "fix the config (`nvidia-mig-parted assert -f CONFIG -c NAME` checks it), update the "

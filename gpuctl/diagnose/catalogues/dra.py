@@ -332,6 +332,27 @@ _NVIDIA_DRIVER = (
         source=_GPU_PLUGIN + "device_health.go",
     ),
     Entry(
+        "nvml-library-not-loadable",
+        "DRA kubelet plugin cannot load NVML from the driver root",
+        "the DRA driver's kubelet plugin found libnvidia-ml.so.1 under the driver root the chart "
+        "gives it (`nvidiaDriverRoot`) but NVML does not load from there (ERROR_LIBRARY_NOT_FOUND), "
+        "so it enumerates no GPUs and exits: the root is the wrong one for how the driver is "
+        "installed (`/` for a driver installed on the host, `/run/nvidia/driver` for the GPU "
+        "Operator's driver container, which must be running), or the path it found is no library "
+        "(a directory or a dangling symlink named libnvidia-ml.so.1 left on the node, which older "
+        "releases picked; kubernetes-sigs/dra-driver-nvidia-gpu#1272), or the driver's user-space "
+        "libraries are incomplete",
+        "on {node}: `sudo find ROOT -name 'libnvidia-ml.so.1*' -ls` under the chart's root: it must "
+        "be a file or a symlink to one (remove a stray directory of that name); set the root to where "
+        "the driver is (`helm upgrade RELEASE nvidia/nvidia-dra-driver-gpu -n NAMESPACE "
+        "--reuse-values --set nvidiaDriverRoot=/` for a host-installed driver, "
+        "`--set nvidiaDriverRoot=/run/nvidia/driver` for the GPU Operator's), upgrade the DRA driver "
+        "(newer releases skip non-files), then delete the kubelet-plugin pod on {node}",
+        "driver",
+        aliases=("ERROR_LIBRARY_NOT_FOUND",),
+        source=_GPU_PLUGIN + "nvlib.go",
+    ),
+    Entry(
         "iommu-disabled",
         "IOMMU off for VFIO passthrough",
         "the claim asks for a GPU in VFIO passthrough, but the node's kernel has no IOMMU (or "
@@ -677,11 +698,59 @@ _COMPUTE_DOMAIN = (
         "nvlink-fabric-not-attached",
         "GPU not attached to the NVLink fabric",
         "the GPU's NVLink fabric registration is incomplete or failed (Fabric Manager / NVLink "
-        "switch trays not ready), so the ComputeDomain plugin refuses to start on the node",
+        "switch trays not ready), so the ComputeDomain plugin refuses to start on the node "
+        "(CrashOnNVLinkFabricErrors, on by default); a transitional state (`state=2`, in progress) "
+        "is no fault on a node that is not multi-node NVLink: the plugin started while Fabric "
+        "Manager was still registering the GPUs after a boot, or Fabric Manager runs in shared "
+        "NVSwitch mode (FABRIC_MODE=1) where GPUs outside an activated partition stay in progress "
+        "(kubernetes-sigs/dra-driver-nvidia-gpu#1264)",
         "on {node}: `nvidia-smi -q | grep -A3 -i fabric` (State Completed, Status Success); check "
-        "the NVLink fabric (Fabric Manager or NMX) and restart the kubelet-plugin pod",
+        "the NVLink fabric (Fabric Manager or NMX) and restart the kubelet-plugin pod; on an HGX "
+        "node in shared NVSwitch mode enable the chart's `featureGates.FabricManagerPartitioning` "
+        "(or upgrade the DRA driver), or set `featureGates.CrashOnNVLinkFabricErrors=false`",
         "fabric",
-        texts=("NVLink fabric not attached", "NVLink fabric registration error"),
+        aliases=("NVLink fabric not attached",),
+        texts=("NVLink fabric registration error",),
+        source=_CD_PLUGIN + "nvlib.go",
+    ),
+    Entry(
+        "cluster-uuid-empty",
+        "ComputeDomain plugin refuses a node without an NVLink cluster UUID",
+        "the ComputeDomain kubelet plugin refused to start because {node}'s GPUs report an NVLink "
+        "fabric with an empty cluster UUID: the node has NVLink but is not part of a multi-node "
+        "NVLink (MNNVL) domain (an HGX/DGX with NVSwitches, not a GB200 NVL72 rack), and a DRA driver "
+        "built between the CrashOnNVLinkFabricErrors change and its fix (kubernetes-sigs/"
+        "dra-driver-nvidia-gpu#864, fixed in v0.4.0) treats that as a fabric error instead of "
+        "falling back to running without a clique; a real MNNVL node shows an empty cluster UUID "
+        "when its fabric registration has not completed",
+        "on {node}: `nvidia-smi -q | grep -A6 -i fabric` (ClusterUUID all zeros with State Completed: "
+        "not an MNNVL node); upgrade the DRA driver to v0.4.0 or later (`helm upgrade` the chart), "
+        "or meanwhile set the chart's `featureGates.CrashOnNVLinkFabricErrors=false`, or keep the "
+        "ComputeDomain plugin off nodes that are not MNNVL (`resources.computeDomains.enabled=false`, "
+        "or the kubelet-plugin DaemonSet's nodeSelector); on an MNNVL node check its fabric (Fabric "
+        "Manager or NMX) until ClusterUUID is set; then delete the kubelet-plugin pod on {node}",
+        "plugin",
+        texts=("empty cluster UUID, refusing to start",),
+        source="https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/blob/55b338e14f125f069cc26c311f80e7298d295b44/"
+        "cmd/compute-domain-kubelet-plugin/nvlib.go",
+    ),
+    Entry(
+        "fabric-info-inconsistent",
+        "GPUs of one node in different NVLink cliques",
+        "the ComputeDomain kubelet plugin read the NVLink fabric information of each GPU on {node} "
+        "and they disagree (more than one cluster UUID or clique ID), or NVML could not read it for "
+        "one GPU: the node's GPUs are not all registered in one NVLink domain (a GPU or NVLink tray "
+        "missing from the partition, fabric registration incomplete on some GPUs), so it does not "
+        "start",
+        "on {node}: `nvidia-smi -q | grep -A6 -i fabric` for every GPU (State Completed, Status "
+        "Success, one ClusterUUID and CliqueId); fix the NVLink fabric (Fabric Manager or NMX "
+        "partition), then delete the kubelet-plugin pod on {node}",
+        "fabric",
+        texts=(
+            "unexpected number of unique ClusterUUIDs found on devices",
+            "unexpected number of unique CliqueIDs found on devices",
+            "error getting fabric information from one or more devices",
+        ),
         source=_CD_PLUGIN + "nvlib.go",
     ),
 )
@@ -705,5 +774,12 @@ CATALOGUE = Catalogue(
         # the DRA driver capitalises CDI; the device plugin's lowercase "unable to create cdi
         # handler" is kubelet.cdi-spec-failed's
         r"(?P<code>(?-i:unable to create (?:vfio )?CDI handler))",
+        # "NVLink fabric not attached (device 0/GPU-...): state=1, refusing to start" (its
+        # "empty cluster UUID" variant is cluster-uuid-empty's)
+        r"(?P<code>NVLink fabric not attached) \(device [^)\n]{0,120}\): state=",
+        # "error enumerating all possible devices: error enumerating GPUs and MIG devices: error
+        # initializing NVML: ERROR_LIBRARY_NOT_FOUND": the library was found but does not load
+        r"error enumerating (?:all possible devices|GPUs and MIG devices)[^\n]{0,300}?"
+        r"error initializing NVML: (?P<code>ERROR_LIBRARY_NOT_FOUND)",
     ),
 )

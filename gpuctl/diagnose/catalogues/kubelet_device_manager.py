@@ -476,12 +476,22 @@ _NVIDIA_PLUGIN = (
     Entry(
         "plugin-config-invalid",
         "device plugin flags or config invalid",
-        "the device plugin's flags or config file are invalid (the line names the option), so it "
-        "exits at start",
-        "correct the option in the plugin's Helm values or config ConfigMap (`kubectl get configmap "
-        "-A | grep -i device-plugin`), then `{plugin_restart}`",
+        "the device plugin's (or gpu-feature-discovery's) flags or config file are invalid (the "
+        "line names the option), so it exits at start: a config file must follow the schema of the "
+        "release that reads it (`version: v1`, options under `flags:`, `sharing:`, `resources:`), "
+        "and an option written for another release does not parse (`cannot unmarshal array into Go "
+        "struct field ... deviceListStrategy of type string`: a list given to a release that takes "
+        "one string, e.g. a gpu-feature-discovery older than the device plugin v0.14 that made it a "
+        "list; `unknown field`: an option that release does not have; `unknown version`)",
+        "see which releases run (`kubectl get ds -A -o wide | grep -iE 'device-plugin|feature-discovery'` "
+        "names the images) and compare the config with that release's api/config/v1 schema: run "
+        "matching device plugin and gpu-feature-discovery releases (one Helm chart deploys both since "
+        "v0.15), or write the option the way that release takes it (a flag's value as a string, "
+        "`version: v1`); correct it in the plugin's Helm values or config ConfigMap (`kubectl get "
+        "configmap -A | grep -i device-plugin`), then `{plugin_restart}`",
         "config",
         texts=(
+            "unable to load config",
             "invalid --device-list-strategy option",
             "invalid --device-id-strategy option",
             "invalid --shared-devices-allocation-policy option",
