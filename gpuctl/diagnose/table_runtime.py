@@ -74,12 +74,18 @@ RUNTIME = (
         "(spec not generated, stale after a driver or MIG change, or not readable); for a DRA "
         "claim's device (k8s.gpu.nvidia.com/claim=UID-gpu-0) the claim's spec, written by the DRA "
         "kubelet plugin into its CDI root, is not in a directory the runtime reads, or a duplicate "
-        "or broken spec made the runtime drop it",
+        "or broken spec made the runtime drop it; a rootless Docker daemon reads the spec "
+        "directories inside its own mount namespace, where /etc/cdi and /var/run/cdi are visible "
+        "only since moby#48541 (Docker 25.0.x, 26.1.x, 27.x backports) and only if they existed "
+        "when the daemon started",
         "on {node}: `sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml` and check "
         "`nvidia-ctk cdi list` lists the devices, then recreate the pod; for a DRA claim's device, "
         "compare the DRA driver's CDI root (`--cdi-root`, /var/run/cdi) with containerd's "
         "`cdi_spec_dirs` and look for errors about that spec in the runtime's log (`journalctl -u "
-        "containerd | grep -i cdi`)",
+        "containerd | grep -i cdi`); for rootless Docker, upgrade Docker to a release with "
+        "moby#48541, generate the spec into /etc/cdi or /var/run/cdi before the daemon starts, then "
+        "`systemctl --user restart docker` (a `cdi-spec-dirs` directory of its daemon.json must be "
+        "bind-mounted into the daemon's namespace)",
         also=_ALSO,
     ),
     sig(
@@ -138,11 +144,16 @@ RUNTIME = (
     sig(
         "runtime.runtime-binary-missing", "runtime", "toolkit",
         r"exec: \W*(?P<binary>nvidia-container-runtime(?:-hook)?)\W*: executable file not found",
-        "the container runtime is configured to run {binary} for GPU containers, but that binary "
-        "is not installed on the node (toolkit removed or never installed)",
-        "on {node}: install the NVIDIA Container Toolkit (`gpuctl bootstrap --phase host -i INVENTORY "
-        "--limit {node}`), or point the runtime's BinaryName at its real path (`command -v "
-        "nvidia-container-runtime`), then `sudo systemctl restart containerd`",
+        "the container runtime (or Docker's --gpus) is configured to run {binary} for GPU "
+        "containers, but that binary is not installed on the node: the toolkit was removed or never "
+        "installed, or its packages do not match (the hook nvidia-container-runtime-hook ships in "
+        "nvidia-container-toolkit, not in nvidia-container-toolkit-base; 2019-2020 releases named it "
+        "nvidia-container-toolkit)",
+        "on {node}: install the NVIDIA Container Toolkit, the nvidia-container-toolkit package itself "
+        "with libnvidia-container-tools of the same release (`gpuctl bootstrap --phase host -i "
+        "INVENTORY --limit {node}`; `dpkg -l '*nvidia-container*'` lists what is there), or point the "
+        "runtime's BinaryName at its real path (`command -v nvidia-container-runtime`), then `sudo "
+        "systemctl restart containerd` (or docker)",
         also=_ALSO,
     ),
     sig(

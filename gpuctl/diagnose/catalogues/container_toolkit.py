@@ -360,6 +360,22 @@ _DETAILS = (
         source=_CDI_HOOK,
     ),
     Entry(
+        "legacy-hook-failed", "NVIDIA OCI hook failed under crun",
+        "crun (Podman, CRI-O) ran the NVIDIA Container Runtime Hook as an OCI prestart hook "
+        "(hooks.d/oci-nvidia-hook.json) and it exited with an error crun does not show: most often "
+        "nvidia-container-cli timed out initialising the GPUs (persistence mode off, common with "
+        "GPUs passed through to a VM), or a rootless Podman's hook may not set the device cgroup "
+        "(`no-cgroups = true` missing), SELinux denied it, or the driver is not loaded",
+        "on {node}: `sudo nvidia-container-cli -k -d /dev/tty info` shows the failing step (if it "
+        "hangs: `sudo systemctl enable --now nvidia-persistenced` or `sudo nvidia-smi -pm 1`); "
+        f"`debug` under [nvidia-container-cli] in {_CONFIG} logs the hook; NVIDIA recommends CDI for "
+        "Podman instead: remove /usr/share/containers/oci/hooks.d/oci-nvidia-hook.json, "
+        f"{_CDI_GENERATE}, and run with `--device nvidia.com/gpu=all`",
+        "toolkit",
+        aliases=("error executing hook `",),
+        source="https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html",
+    ),
+    Entry(
         "hook-wrong-binary", "hook path runs the wrong program",
         "the runtime's configured NVIDIA hook is a program that does not implement the OCI prestart "
         "command: the hook path (`[nvidia-container-runtime-hook] path` in "
@@ -373,14 +389,32 @@ _DETAILS = (
     ),
     Entry(
         "runtime-binary-missing", "NVIDIA runtime binary missing",
-        "the container runtime is configured to run the NVIDIA Container Runtime or its hook, but "
-        "that binary is not installed at that path on the node (toolkit removed or never installed)",
+        "the container runtime is configured to run the NVIDIA Container Runtime, but that binary is "
+        "not installed at that path on the node (toolkit removed or never installed)",
         f"on {{node}}: install the NVIDIA Container Toolkit ({_BOOTSTRAP}), or point the runtime's "
         "BinaryName at its real path (`command -v nvidia-container-runtime`), then `sudo systemctl "
         "restart containerd`",
         "toolkit",
-        aliases=("nvidia-container-runtime", "nvidia-container-runtime-hook"),
+        aliases=("nvidia-container-runtime",),
         source=_TOOLKIT,
+    ),
+    Entry(
+        "hook-binary-missing", "NVIDIA hook binary missing",
+        "the NVIDIA Container Runtime Hook is not where the NVIDIA runtime, Docker's --gpus or an OCI "
+        "hook file expects it: the toolkit's packages do not match. The hook "
+        "(/usr/bin/nvidia-container-runtime-hook; named nvidia-container-toolkit in the 2019-2020 "
+        "releases) ships in the nvidia-container-toolkit package, not in nvidia-container-toolkit-base "
+        "(which has only nvidia-container-runtime and nvidia-ctk), and an old nvidia-container-runtime "
+        "or nvidia-docker2 package mixed with a toolkit of another release looks for the other name "
+        "(nvidia-container-runtime 3.0.0 shipped without the hook it injects)",
+        "on {node}: list the packages (`dpkg -l '*nvidia-container*' nvidia-docker2` or `rpm -qa "
+        "'*nvidia-container*'`), install nvidia-container-toolkit itself (not only -base) with "
+        "libnvidia-container-tools of the same release and remove or upgrade the old "
+        f"nvidia-container-runtime and nvidia-docker2 packages ({_BOOTSTRAP}); `command -v "
+        "nvidia-container-runtime-hook` must print a path; then restart the container engine",
+        "toolkit",
+        aliases=("nvidia-container-runtime-hook", "nvidia-container-toolkit"),
+        source=_INSTALL,
     ),
     Entry(
         "toolkit-runtime-unreachable", "toolkit container cannot reconfigure the runtime",
@@ -418,6 +452,20 @@ _DETAILS = (
         "toolkit",
         source=_DOCKER,
         aliases=("could not select device driver",),
+    ),
+    Entry(
+        "docker-cdi-disabled", "docker's CDI feature not enabled",
+        "the container asks Docker for CDI devices (`--device nvidia.com/gpu=all`, or a compose "
+        "file's device with driver cdi) but the daemon's CDI feature is off: Docker before 28 "
+        "enables it only with `\"features\": {{\"cdi\": true}}` in its daemon.json (a rootless "
+        "daemon reads ~/.config/docker/daemon.json), so no device driver named cdi exists",
+        "on {node}: add `\"features\": {{\"cdi\": true}}` to /etc/docker/daemon.json (rootless: "
+        "~/.config/docker/daemon.json) and restart Docker (`sudo systemctl restart docker`; rootless "
+        "`systemctl --user restart docker`), or upgrade to Docker 28+; generate the spec "
+        f"({_CDI_GENERATE}) and check `docker info` lists the CDI spec directories",
+        "toolkit",
+        source="https://docs.docker.com/reference/cli/dockerd/#enable-cdi-devices",
+        aliases=("cdi",),
     ),
     Entry(
         "docker-unknown-runtime", "docker has no nvidia runtime",
@@ -514,6 +562,37 @@ _DETAILS = (
         "runtime",
         source=_CONTAINERD,
         aliases=("invalid plugin config",),
+        texts=("no corresponding runtime configured in", "`default_runtime_name` is empty"),
+    ),
+    Entry(
+        "containerd-runtime-type-missing", "containerd runtime without runtime_type",
+        "containerd created a container without a runtime name: the runtime handler it used (the "
+        "RuntimeClass's, or default_runtime_name) is defined without `runtime_type`, typically in a "
+        "drop-in (/etc/containerd/conf.d/99-nvidia.toml written by nvidia-ctk or the GPU Operator's "
+        "toolkit 1.19.1 from a version 3 config file, a kata-deploy drop-in) that sets only the "
+        "runtime's options, so containerd validates the container and refuses it",
+        "on {node}: `sudo containerd config dump | grep -A4 'runtimes.nvidia'` must show "
+        "`runtime_type = \"io.containerd.runc.v2\"`; add it to the runtime's table "
+        "([plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.nvidia] in version 3, "
+        "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.nvidia] in version 2) or upgrade "
+        "the toolkit and rerun " + _CONTAINERD_CONFIGURE,
+        "runtime",
+        source="https://github.com/containerd/containerd/blob/main/core/metadata/containers.go",
+        texts=("container.Runtime.Name must be set",),
+    ),
+    Entry(
+        "toolkit-too-old-for-containerd", "toolkit too old for containerd's config version",
+        "the NVIDIA Container Toolkit (nvidia-ctk, or the GPU Operator's toolkit container) cannot "
+        "read containerd's config: containerd 2.x writes config version 3, which toolkit releases "
+        "before 1.17.4 do not know (often a Helm values override that pins an old container-toolkit "
+        "image), so the nvidia runtime is never configured",
+        "use toolkit 1.17.4 or newer: drop the `toolkit.version`/`toolkit.repository` override from "
+        "the GPU Operator's values so the chart's default toolkit image is used (on hosts: upgrade "
+        f"the nvidia-container-toolkit package, {_BOOTSTRAP}), then let the toolkit pod on {{node}} "
+        "run again",
+        "toolkit",
+        source=_TOOLKIT,
+        aliases=("unsupported config version",),
     ),
     Entry(
         "exec-format-error", "binary for another CPU architecture",
@@ -552,7 +631,8 @@ _NAMED = frozenset({
     "stat failed", "nvidia-cdi-hook", "nvidia-ctk", "nvidia-container-runtime",
     "nvidia-container-runtime-hook", "no runtime for", "failed to find runtime handler",
     "RuntimeHandler", "nvidia", "nvidia-uvm", "nvidia-uvm-tools", "nvidiactl", "nvidia-modeset",
-    "error executing hook",
+    "error executing hook", "error executing hook `", "nvidia-container-toolkit", "cdi",
+    "could not select device driver", "unsupported config version",
 })  # fmt: skip
 _PHRASES = tuple(alias for entry in _DETAILS for alias in entry.aliases if alias not in _NAMED)
 
@@ -602,6 +682,10 @@ CATALOGUE = Catalogue(
     applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
     readers=(
         _stage_reader(),
+        # toolkit < 1.17.4 reading containerd 2.x's config (before the phrases: `unable to load config
+        # for runtime` is also ctk-configure-failed's, which this explains)
+        r"(?-i:unable to load config)(?: for runtime \S+)?: (?P<code>(?-i:unsupported config version)): "
+        r"[3-9]\b",
         *_phrase_readers(),
         # an old libnvidia-container builds /proc/driver/nvidia paths the driver does not have
         rf"(?-i:mount error: )(?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
@@ -609,6 +693,15 @@ CATALOGUE = Catalogue(
         rf"(?-i:/dev/)(?P<code>nvidia(?:-uvm-tools|-uvm|ctl|-modeset)?)\d*: {_NO_SUCH_FILE}",
         # crun: error executing hook `/usr/bin/nvidia-cdi-hook` (exit code: 1)
         r"(?P<code>(?-i:error executing hook)) `[^`\s]*/nvidia-cdi-hook`",
+        # the legacy hook, run by crun from hooks.d (Podman, CRI-O)
+        r"(?P<code>(?-i:error executing hook) `)[^`\s]*/nvidia-container-(?:runtime-hook|toolkit)`",
+        # the NVIDIA runtime, or a hook file, cannot find the hook
+        r"(?-i:stat )\S*/(?P<code>nvidia-container-runtime-hook|nvidia-container-toolkit): "
+        r"no such file or directory",
+        r"(?-i:exec: )\\*\"(?P<code>nvidia-container-toolkit)\\*\": executable file not found",
+        # Docker: `could not select device driver "cdi" with capabilities: []` (CDI feature off)
+        r"(?-i:could not select device driver) \\*\"(?P<code>cdi)\\*\"",
+        r"(?P<code>(?-i:could not select device driver))(?! \\*\"cdi\\*\")",
         # the CDI spec's hook, or the runtime's configured binary, is not on the node
         r"(?-i:fork/exec )\S*?/?(?P<code>nvidia-cdi-hook|nvidia-ctk|nvidia-container-runtime-hook|"
         r"nvidia-container-runtime): no such file or directory",
