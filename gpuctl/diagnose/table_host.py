@@ -88,6 +88,42 @@ HOST = (
         also=("operator-driver",),
     ),
     sig(
+        "host.dkms-compiler-mismatch", "host", "driver",
+        r"Compiler version check failed|does not match the compiler used here|"
+        r"does not exactly match the current compiler|The kernel was built by: |"
+        # The kernel's Makefile calls the compiler that built it (its CC), which is not installed.
+        r"(?:^|[\s:])(?:[\w-]+-linux-gnu-)?gcc-\d+(?:\.\d+)?: (?:command )?not found",
+        "the NVIDIA module is built with another compiler than the one that built the running "
+        "kernel: the kernel's gcc (named after `The kernel was built by:` or in "
+        "/proc/version) is not installed, so its Makefile's `gcc-N` is not found, or the "
+        "installed gcc's major/minor version differs and the build's compiler check refuses it",
+        "on {node}: `cat /proc/version` names the kernel's compiler; install that gcc version "
+        "(Ubuntu `sudo apt-get install gcc-N`, RHEL the `gcc` of the kernel's release or "
+        "`gcc-toolset-N`) and rebuild with it (`sudo dkms autoinstall -k $(uname -r)`, or "
+        "`CC=gcc-N` for a manual build; nvidia-installer `--no-cc-version-check` only when the "
+        "major version matches), or install a kernel built by the installed gcc; " + _RERUN,
+        also=("operator-driver",),
+    ),
+    sig(
+        "host.module-unknown-symbol", "host", "driver",
+        r"could not insert '(?:nvidia\w*|nv_peer_mem)': Unknown symbol in module|"
+        r"\b(?:nvidia\w*|nv_peer_mem): (?:Unknown symbol|disagrees about version of symbol) \w+",
+        "the kernel refused an NVIDIA module because it was built against other versions of the "
+        "modules it calls: the GPUDirect RDMA module (nv_peer_mem, nvidia_peermem) was built "
+        "against another InfiniBand stack (inbox ib_core vs MLNX_OFED/DOCA-OFED, or OFED "
+        "reinstalled or upgraded after it was built), or nvidia_uvm/nvidia_modeset/"
+        "nvidia_peermem come from another driver version than the nvidia.ko on disk",
+        "on {node}: `sudo dmesg | grep -i -e 'Unknown symbol' -e 'disagrees about'` names the "
+        "symbols (ib_* from the OFED stack, nv*/nvUvm* from nvidia.ko); `modinfo -F version "
+        "nvidia nvidia_uvm nvidia_peermem` and `ofed_info -s`; for GPUDirect RDMA use the "
+        "nvidia-peermem of the driver (R470 and later, instead of the old nv_peer_mem package) "
+        "and rebuild the driver's modules after installing OFED (`sudo dkms autoinstall`, or "
+        "reinstall nvidia-peermem/nv_peer_mem; under the GPU Operator install MOFED before the "
+        "driver or use its DMA-BUF mode), or reinstall the driver so all its modules are of one "
+        "version; " + _RERUN,
+        also=_MODULE_LOAD,
+    ),
+    sig(
         "host.nouveau-bound", "host", "driver",
         r"The Nouveau kernel driver is currently in use",
         "the open-source nouveau driver holds the GPU, so the NVIDIA driver can neither install "

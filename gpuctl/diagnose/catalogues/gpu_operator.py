@@ -305,6 +305,31 @@ _DRIVER_CONTAINER = (
         source=_DRIVER_CTR_RHEL,
     ),
     Entry(
+        "kernel-headers-unavailable",
+        "kernel headers of the node's kernel not available",
+        "the driver container on {node} cannot install kernel-headers/kernel-devel of the node's "
+        "exact running kernel (dnf finds no such package): the repositories it can reach do not "
+        "carry that kernel build: the RHEL entitlement is not available to the container (no "
+        "cluster-wide entitlement), the EUS or RHOCP repository of that minor release is not "
+        "enabled or the release is pinned wrongly (`--releasever`, DNF_RELEASEVER), or the kernel "
+        "is newer than the repositories (or a custom kernel with no package)",
+        "on OpenShift use the Driver Toolkit image (the ClusterPolicy's `operator.use_ocp_driver_"
+        "toolkit: true`, the default since GPU Operator 1.9), which ships the headers of each "
+        "RHCOS kernel and needs no entitlement; otherwise deploy the cluster-wide entitlement "
+        "(or `driver.repoConfig` to a mirror that has `kernel-devel-$(uname -r)`), use "
+        "precompiled driver images (`driver.usePrecompiled=true`) where published for that "
+        "kernel, or run a kernel the repositories carry; " + _HOST_DRIVER,
+        "driver",
+        texts=(
+            # dnf's words for the driver container's `dnf install kernel-headers-KERNEL
+            # kernel-devel-KERNEL` (and `kernel-core-KERNEL`).
+            "Unable to find a match: kernel-headers",
+            "Unable to find a match: kernel-devel",
+            "Unable to find a match: kernel-core",
+        ),
+        source="https://docs.nvidia.com/datacenter/cloud-native/openshift/latest/steps-overview.html",
+    ),
+    Entry(
         "rhel-version-unresolved",
         "RHEL version not resolved",
         "the driver container cannot tell the RHEL release from {node}'s kernel version: the node "
