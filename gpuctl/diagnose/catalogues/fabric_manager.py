@@ -179,6 +179,38 @@ _LOG: tuple[Entry, ...] = (
             "not all local fabric manager instances finished their configuration",
             "fabric manager error handler is called for unhandled config error type",
             "failed to configure all the available GPUs or NVSwitches",
+            "failed to configure NVSwitch/GPU global settings",
+            "failed to configure NVSwitch settings",
+            "failed to configure NVSwitch port",
+            "failed to configure GPU settings",
+        ),
+        source=GUIDE,
+    ),
+    Entry(
+        code="local-instance-lost",
+        name="Fabric Manager lost a local instance",
+        cause="the global Fabric Manager lost its connection (socket or heartbeat) to a local Fabric "
+        "Manager instance: the local instance or its node's driver stopped or restarted, so the "
+        "fabric is left unmanaged and new CUDA jobs fail until it is configured again",
+        fix=_STATUS + "; " + _RESET_FABRIC,
+        layer="fabric",
+        texts=(
+            "lost socket connection between global and local fabric manager instance",
+            "failed heartbeat between global and local fabric manager instance",
+        ),
+        source=GUIDE,
+    ),
+    Entry(
+        code="fatal-error-reset-required",
+        name="NVLink fatal error: reset required",
+        cause="an NVSwitch or NVLink fatal error needs a reset: Fabric Manager aborted the CUDA jobs "
+        "using it and left the system uninitialised (an NVSwitch reset), or the GPU whose link "
+        "failed must be reset (a port reset); new CUDA jobs on it fail until then",
+        fix=_RESET_FABRIC + _HARDWARE,
+        layer="fabric",
+        texts=(
+            "Aborting all the CUDA jobs and leaving the system uninitialized",
+            "experienced an NVLink fatal error and requires port reset to recover",
         ),
         source=GUIDE,
     ),
