@@ -89,13 +89,15 @@ HOST = (
     ),
     sig(
         "host.dkms-compiler-mismatch", "host", "driver",
-        r"Compiler version check failed|does not match the compiler used here|"
-        r"does not exactly match the current compiler|The kernel was built by: |"
+        # Newer drivers only warn (`Warning: Compiler version check failed:`) and build on, as
+        # does the kernel's `warning: the compiler differs from the one used to build the kernel`.
+        r"(?<!Warning: )Compiler version check failed|"
+        r"does not exactly match the current compiler|"
         # The kernel's Makefile calls the compiler that built it (its CC), which is not installed.
         r"(?:^|[\s:])(?:[\w-]+-linux-gnu-)?gcc-\d+(?:\.\d+)?: (?:command )?not found",
         "the NVIDIA module is built with another compiler than the one that built the running "
-        "kernel: the kernel's gcc (named after `The kernel was built by:` or in "
-        "/proc/version) is not installed, so its Makefile's `gcc-N` is not found, or the "
+        "kernel: the kernel's gcc (named in /proc/version and after `The kernel was built by:`) "
+        "is not installed, so its Makefile's `gcc-N` is not found, or the "
         "installed gcc's major/minor version differs and the build's compiler check refuses it",
         "on {node}: `cat /proc/version` names the kernel's compiler; install that gcc version "
         "(Ubuntu `sudo apt-get install gcc-N`, RHEL the `gcc` of the kernel's release or "
