@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuctl.diagnose.catalogue import DEFAULT_RANK, LAYER_RANK, Hit
 from gpuctl.diagnose.catalogues import entry_of, find_hits
 from gpuctl.diagnose.cuda import min_driver_for
+from gpuctl.diagnose.images import image_named, operand_of
 from gpuctl.diagnose.literals import may_match, required_literals
 from gpuctl.diagnose.signatures import DEFAULT_PLUGIN_RESTART, Signature
 from gpuctl.diagnose.table import SIGNATURES
@@ -22,6 +23,7 @@ __all__ = [
     "diagnose",
     "diagnose_events",
     "diagnose_scheduling",
+    "scheduling_diagnosis",
     "scheduling_reasons",
     "signature_of",
 ]
@@ -52,8 +54,11 @@ class Diagnosis:
 
 
 class _Defaulting(dict[str, str]):
+    """A value the caller does not know reads as its name in capitals (`kubectl describe node
+    NODE`), as a placeholder for the reader to fill in."""
+
     def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
+        return key.upper()
 
 
 def _context(groups: Mapping[str, Any], context: dict[str, str]) -> dict[str, str]:
@@ -79,14 +84,28 @@ def evidence_line(text: str, match: re.Match[str]) -> str:
 def make_diagnosis(
     signature: Signature, match: re.Match[str], evidence: str, context: dict[str, str]
 ) -> Diagnosis:
-    values = _Defaulting(_context(match.groupdict(), context))
+    groups = match.groupdict()
+    if signature.applies_to("image-pull"):
+        # The image the line names is the one that failed (an init container's, an operand's).
+        groups = {"image": image_named(evidence), **{key: value for key, value in groups.items() if value}}
+    values = _Defaulting(_context(groups, context))
     return Diagnosis(
         signature.id,
         evidence,
         signature.cause.format_map(values),
-        signature.hint.format_map(values),
+        signature.hint.format_map(values) + _operand_hint(signature, values),
         signature.category,
         not signature.transient,
+    )
+
+
+def _operand_hint(signature: Signature, values: _Defaulting) -> str:
+    """The row's advice for an image of the GPU Operator's operands ("" for any other image)."""
+    operand = operand_of(values["image"]) if signature.operand_hint else None
+    if operand is None:
+        return ""
+    return "; " + signature.operand_hint.format_map(
+        _Defaulting(values, operand=operand.name, field=operand.field)
     )
 
 
@@ -203,36 +222,106 @@ def table_diagnosis(text: str, source: str, context: dict[str, str]) -> Diagnosi
     return None
 
 
-_REASONS = re.compile(r"nodes are available: (?P<reasons>.*?)(?:\. preemption:|\.?$)", re.DOTALL)
-_NOISE = re.compile(r"didn't match Pod's node affinity/selector|didn't match node selector")
+# A scheduling message lists its reasons after these (kube-scheduler: one per node, the
+# cluster-autoscaler: one per node group, each `N reason`); Karpenter's lists one error per
+# NodePool, `; ` between them. The autoscaler's reasons are the scheduler's, run on a group's
+# template node, so its own rows come first and the scheduler's after them.
+_NODES_ARE_AVAILABLE = re.compile(
+    r"nodes are available: (?P<reasons>.*?)(?:\.\s+[^.]*?preemption:|\.*\s*$)", re.DOTALL
+)
+_SCALE_UP = re.compile(
+    r"didn.t trigger scale-up(?: \(it wouldn.t fit if a new node is added\))?:?\s*(?P<reasons>.*)", re.DOTALL
+)
+_KARPENTER = re.compile(
+    r"incompatible with (?:nodepool|provisioner)|did not tolerate|no instance type|limits for nodepool|"
+    r"limits have been exhausted|incompatible requirements|Failed to schedule pod,",
+    re.IGNORECASE,
+)
+# A line of one of those messages, or a FailedScheduling event, or a reason quoted alone.
+SCHEDULING_LINE = re.compile(
+    r"nodes are available:|FailedScheduling|didn.t trigger scale-up|"
+    r"incompatible with (?:nodepool|provisioner)|node\(s\) (?:had|didn.t|were|did not)|"
+    r"no instance type (?:satisfied|has|had|met|which)|limits for nodepool"
+)
+_COUNTED = re.compile(r",\s(?=\d+ )")
+_NODEPOOLS = re.compile(r";\s*")
+_SCHEDULER_SOURCES = ("scheduling",)
+_AUTOSCALER_SOURCES = ("autoscaler", "scheduling")
+_KARPENTER_SOURCES = ("karpenter",)
+_REASON_CHARS = 160  # of a reason quoted after the cause
+
+
+def _read_scheduling(message: str) -> tuple[tuple[str, ...], list[str]]:
+    """The table sources that explain `message`, in order, and its reasons."""
+    scale_up = _SCALE_UP.search(message)
+    if scale_up:
+        return _AUTOSCALER_SOURCES, _parts(scale_up.group("reasons"), _COUNTED)
+    nodes = _NODES_ARE_AVAILABLE.search(message)
+    if nodes is None and _KARPENTER.search(message):
+        return _KARPENTER_SOURCES, _parts(message, _NODEPOOLS)
+    return _SCHEDULER_SOURCES, _parts(nodes.group("reasons") if nodes else message, _COUNTED)
+
+
+def _parts(body: str, between: re.Pattern[str]) -> list[str]:
+    parts = (part.strip().rstrip(".") for part in between.split(body))
+    return list(dict.fromkeys(part for part in parts if part))
 
 
 def scheduling_reasons(message: str) -> list[str]:
-    """Split a FailedScheduling message into its reasons, e.g. `1 Insufficient nvidia.com/gpu`."""
-    match = _REASONS.search(message)
-    body = match.group("reasons") if match else message
-    return [part.strip() for part in re.split(r",\s(?=\d+ )", body) if part.strip()]
+    """Split a FailedScheduling (or NotTriggerScaleUp, or Karpenter) message into its reasons,
+    e.g. `1 Insufficient nvidia.com/gpu`."""
+    return _read_scheduling(message)[1]
 
 
-def relevant_reasons(message: str) -> list[str]:
-    """The reasons that concern the target node: "didn't match" is noise unless it is the only one."""
-    reasons = scheduling_reasons(message)
-    return [reason for reason in reasons if not _NOISE.search(reason)] or reasons
+_ROWS: dict[tuple[str, ...], tuple[Signature, ...]] = {
+    sources: tuple(dict.fromkeys(row for source in sources for row in _BY_SOURCE.get(source, ())))
+    for sources in (_SCHEDULER_SOURCES, _AUTOSCALER_SOURCES, _KARPENTER_SOURCES)
+}
+# The sources whose rows are read only through scheduling_diagnosis.
+SCHEDULING_SOURCES = frozenset(source for sources in _ROWS for source in sources)
+
+
+def _reason_diagnosis(
+    reason: str, rows: tuple[Signature, ...], evidence: str, context: dict[str, str]
+) -> tuple[int, Diagnosis] | None:
+    """The first row of `rows` matching `reason` and its place (its priority as the cause); else
+    a catalogue entry the reason names (a DRA claim's), after every row."""
+    for place, row in enumerate(rows):
+        match = row.pattern.search(reason)
+        if match:
+            return place, make_diagnosis(row, match, evidence, context)
+    found = catalogue_diagnoses(reason, None, context)
+    return (len(rows), replace(found[0], evidence=evidence)) if found else None
+
+
+def scheduling_diagnosis(message: str, context: dict[str, str], evidence: str = "") -> Diagnosis | None:
+    """Why a pod is not scheduled, for any pod, from the kube-scheduler's FailedScheduling, the
+    cluster-autoscaler's NotTriggerScaleUp or Karpenter's message: every reason of it is read
+    (one per node, node group or NodePool), the one the table puts first is the cause (the GPU's
+    own before the rest: table_scheduling.py), and the others follow it in the cause, each with
+    its id, so none is dropped. The evidence is the cause's reason, or `evidence` when given."""
+    sources, reasons = _read_scheduling(message)
+    rows = _ROWS[sources]
+    found = {reason: _reason_diagnosis(reason, rows, evidence or reason, context) for reason in reasons}
+    diagnosed = {reason: ranked for reason, ranked in found.items() if ranked}
+    if not diagnosed:
+        return None
+    cause_reason = min(diagnosed, key=lambda reason: diagnosed[reason][0])
+    cause = diagnosed[cause_reason][1]
+    rest = [_quoted(reason, diagnosed.get(reason)) for reason in reasons if reason != cause_reason]
+    if not rest:
+        return cause
+    return replace(cause, cause=f"{cause.cause}; the message's other reasons: {'; '.join(rest)}")
+
+
+def _quoted(reason: str, found: tuple[int, Diagnosis] | None) -> str:
+    text = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 3] + "..."
+    return f"{text} ({found[1].signature_id})" if found else text
 
 
 def diagnose_scheduling(message: str, **context: str) -> Diagnosis | None:
-    """Diagnose why a pod pinned to one node did not schedule.
-
-    The verification pod selects one node, so every other node reports "didn't match Pod's node
-    affinity/selector": that reason is noise unless it is the only one.
-    """
-    relevant = relevant_reasons(message)
-    for signature in _BY_SOURCE["scheduling"]:
-        for reason in relevant:
-            match = signature.pattern.search(reason)
-            if match:
-                return make_diagnosis(signature, match, reason, context)
-    return None
+    """Why a pod is not scheduled (scheduling_diagnosis), the evidence being the cause's reason."""
+    return scheduling_diagnosis(message, context)
 
 
 _EVENT_SOURCES = ("events", "runtime", "image-pull")

@@ -46,15 +46,22 @@ catalogue lists. Their ids are `<catalogue>.<code>` (`xid.79`, `cuda.802`).
 Every row is tested against real output quoted from public issue threads and repositories
 (`tests/corpus/`), and healthy device plugin, GPU operator and nvidia-smi output matches none.
 
-For scheduling failures the verification pod selects exactly one node, so every other node
-reports "didn't match Pod's node affinity/selector"; that reason is ignored unless it is the only one.
+A scheduling message (kube-scheduler's FailedScheduling, the cluster-autoscaler's NotTriggerScaleUp,
+Karpenter's) lists several reasons, one per node, node group or NodePool. Every one is read: the
+first in the table's order below is the cause (the GPU's own first), and the others follow it in the
+cause, each with its id. The verification pod selects exactly one node, so every other node reports
+"didn't match Pod's node affinity/selector", which comes last.
+
+An image row's fix names where the image is set: the pod's spec, `gpuctl verify --image` for the
+verification pod, and for an image of the GPU Operator's operands (nvcr.io/nvidia/... or a mirror
+of it) the ClusterPolicy field that sets it.
 
 A fix that restarts the device plugin on {node} names gpuctl's own DaemonSet below; when the check
 read the plugin pod's log (e.g. the GPU Operator's plugin, in its own namespace), the hint names
 that pod instead: `kubectl -n NAMESPACE delete pod POD`.
 
-Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` in `gpuctl explain`)
-and the named groups of the pattern.
+Hints use `{node}`, `{namespace}` and `{image}` (`NODE`, `NAMESPACE`, `IMAGE` where the text does not
+name them; an image pull line's own image wins) and the named groups of the pattern.
 
 This file is generated: `python -m gpuctl.diagnose.doc > docs/diagnosis.md`.
 """
@@ -117,6 +124,8 @@ SOURCES = {
     "plugin-log": "Device plugin log (last 200 lines of the plugin pod on the node)",
     "nvidia-smi": "nvidia-smi in the verification pod (log and container termination message)",
     "scheduling": "kube-scheduler FailedScheduling (pod condition or event)",
+    "autoscaler": "cluster-autoscaler NotTriggerScaleUp (its own reasons; the scheduler's rows after them)",
+    "karpenter": "Karpenter FailedScheduling and provisioner errors (one per NodePool)",
     "kernel": "Kernel driver messages (dmesg, journal: NVRM, Xid)",
     "image-pull": "Image pull (container waiting reason and message, Failed events)",
     "events": "Pod events (FailedCreatePodSandBox, FailedMount)",
@@ -138,6 +147,8 @@ def _row(signature: Signature) -> str:
     category = signature.category + (f" ({', '.join(flags)})" if flags else "")
     also = f" Also read from: {', '.join(signature.also)}." if signature.also else ""
     hint = signature.hint.replace("{plugin_restart}", DEFAULT_PLUGIN_RESTART)
+    if signature.operand_hint:
+        hint += f" For a GPU Operator operand's image: {signature.operand_hint}."
     return (
         f"| `{signature.id}` | {category} | `{_cell(signature.pattern.pattern)}` | "
         f"{_cell(signature.cause)}{also} | {_cell(hint)} |"

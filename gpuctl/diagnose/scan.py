@@ -5,20 +5,26 @@ from __future__ import annotations
 import re
 from itertools import islice
 
-from gpuctl.diagnose import Diagnosis, catalogue_diagnoses, make_diagnosis, relevant_reasons, root_first
+from gpuctl.diagnose import (
+    SCHEDULING_LINE,
+    SCHEDULING_SOURCES,
+    Diagnosis,
+    catalogue_diagnoses,
+    make_diagnosis,
+    root_first,
+    scheduling_diagnosis,
+)
 from gpuctl.diagnose.literals import required_literals
 from gpuctl.diagnose.signatures import Signature
 from gpuctl.diagnose.table import SIGNATURES
 
-# Placeholders of the hints, for text that names no node, namespace or image.
-PLACEHOLDERS = {"node": "NODE", "namespace": "NAMESPACE", "image": "IMAGE"}
-_SCHEDULER = re.compile(r"nodes are available:")
+# A pasted text names no node, namespace or image: the hints read NODE, NAMESPACE and IMAGE there.
+_NO_CONTEXT: dict[str, str] = {}
 # Image-pull rows use words ("not found", "unauthorized") that other tools print too: a line counts
 # only when it is about pulling an image.
 _PULL_CONTEXT = re.compile(r"pull|image|registry|manifest|/v2/", re.IGNORECASE)
 
 _ORDERED = tuple(s for s in SIGNATURES if not s.generic) + tuple(s for s in SIGNATURES if s.generic)
-_SCHEDULING = tuple(s for s in _ORDERED if s.source == "scheduling")
 # The lowercased literals a match of each signature starts with (diagnose/literals.py); None: no
 # such screen, its regex is run on every line. Screening with str.lower() is IGNORECASE's own
 # matching but for a few non-ASCII letters it folds onto ASCII ones (the long s, the Kelvin sign),
@@ -47,28 +53,25 @@ def _candidates(lowered: str) -> tuple[Signature, ...]:
 
 
 def _line_matches(line: str, candidates: tuple[Signature, ...]) -> list[Diagnosis]:
-    if _SCHEDULER.search(line):
-        found = []
-        for reason in relevant_reasons(line):
-            for signature in _SCHEDULING:
-                match = signature.pattern.search(reason)
-                if match:
-                    found.append(make_diagnosis(signature, match, line, PLACEHOLDERS))
-                    break
-        return found
+    # A scheduling message is one message: the cause among its reasons, and the rest. A line
+    # holding no literal of a scheduling row is none (and is spared the regex).
+    scheduling = any(signature.source in SCHEDULING_SOURCES for signature in candidates)
+    if scheduling and SCHEDULING_LINE.search(line):
+        found = scheduling_diagnosis(line, _NO_CONTEXT, evidence=line)
+        return [found] if found else []
     for signature in candidates:
-        if signature.source == "scheduling" or not _applies(signature, line):
+        if signature.source in SCHEDULING_SOURCES or not _applies(signature, line):
             continue
         match = signature.pattern.search(line)
         if match:
-            return [make_diagnosis(signature, match, line, PLACEHOLDERS)]
+            return [make_diagnosis(signature, match, line, _NO_CONTEXT)]
     return []
 
 
 def _starts(line: str, lowered: str, candidates: tuple[Signature, ...]) -> list[int]:
     """Where in `line` a match of one of `candidates` may start, in order (each literal's places
     when `lowered` lines up with `line`; else, and for a signature without literals, its regex's)."""
-    places: set[int] = {0} if _SCHEDULER.search(line) else set()
+    places: set[int] = {0} if SCHEDULING_LINE.search(line) else set()
     for signature in candidates:
         literals = _LITERALS[signature.id]
         if literals is None or len(lowered) != len(line):
@@ -124,7 +127,7 @@ def _line_diagnoses(line: str) -> list[Diagnosis]:
     (each code or message the line carries); else the table's generic rows."""
     rows = _matches(line)
     specific = [row for row in rows if row.signature_id not in _GENERIC]
-    return specific or catalogue_diagnoses(line, None, PLACEHOLDERS) or rows
+    return specific or catalogue_diagnoses(line, None, _NO_CONTEXT) or rows
 
 
 def find_all(text: str) -> list[Diagnosis]:

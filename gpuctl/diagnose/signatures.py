@@ -3,7 +3,8 @@
 Pure data, in three tables (container runtime, GPU and driver, cluster). The message texts are
 those printed by NVIDIA's container toolkit, k8s-device-plugin, nvidia-smi/NVML, the kernel
 driver, containerd/runc, the kubelet and kube-scheduler; docs/diagnosis.md lists the table.
-Hints may use `{node}` (the node name), `{namespace}`, `{image}` and the pattern's named groups.
+Hints may use `{node}` (the node name), `{namespace}`, `{image}` and the pattern's named groups;
+a missing one reads as its name in capitals (`NODE`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ class Signature:
 
     `source` is where gpuctl verify reads it; `also` lists other sources printing the same text.
     A `generic` signature is a fallback, used only when no specific one matches. A `transient`
-    one may clear up by itself (waiting can help); the others will not.
+    one may clear up by itself (waiting can help); the others will not. `operand_hint` is what to
+    do besides `hint` when the image a line names is a GPU Operator operand's (diagnose/images.py):
+    `{operand}` and `{field}` are the operand and its ClusterPolicy field.
     """
 
     id: str
-    source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | image-pull | events | node
-    # | operator-driver | cuda-workload | nccl-workload
+    source: str  # runtime | nvidia-smi | plugin-log | kernel | scheduling | autoscaler | karpenter
+    # | image-pull | events | node | operator-driver | cuda-workload | nccl-workload
     pattern: re.Pattern[str]
     cause: str
     hint: str
@@ -31,6 +34,7 @@ class Signature:
     also: tuple[str, ...] = ()
     generic: bool = False
     transient: bool = False
+    operand_hint: str = ""
 
     def applies_to(self, source: str) -> bool:
         return source == self.source or source in self.also
@@ -67,10 +71,12 @@ def sig(  # noqa: PLR0917 - one positional argument per column of the table
     also: tuple[str, ...] = (),
     generic: bool = False,
     transient: bool = False,
+    operand_hint: str = "",
 ) -> Signature:
     return Signature(
-        id_, source, re.compile(pattern, re.IGNORECASE), cause, hint, category, also, generic, transient
-    )
+        id_, source, re.compile(pattern, re.IGNORECASE), cause, hint, category, also, generic, transient,
+        operand_hint,
+    )  # fmt: skip
 
 
 TOOLKIT_FIX = (

@@ -11,7 +11,10 @@ from gpuctl.diagnose.table_gpu import GPU
 from gpuctl.diagnose.table_host import HOST
 from gpuctl.diagnose.table_operator import OPERATOR
 from gpuctl.diagnose.table_runtime import RUNTIME
+from gpuctl.diagnose.table_scheduling import SCHEDULING
 from gpuctl.diagnose.table_workload import WORKLOAD
 
 # OPERATOR before CLUSTER: its driver-image row is a specific image.not-found.
-SIGNATURES: tuple[Signature, ...] = (*RUNTIME, *CONTAINER, *HOST, *DRA, *GPU, *WORKLOAD, *OPERATOR, *CLUSTER)
+SIGNATURES: tuple[Signature, ...] = (
+    *RUNTIME, *CONTAINER, *HOST, *DRA, *GPU, *WORKLOAD, *OPERATOR, *CLUSTER, *SCHEDULING,
+)  # fmt: skip

@@ -1,85 +1,40 @@
-"""Cluster rows: kube-scheduler reasons, image pulls, pod events and node state."""
+"""Cluster rows: image pulls, pod events and node state (scheduling: table_scheduling.py)."""
 
 from __future__ import annotations
 
 from gpuctl.diagnose.signatures import sig
 
-# kube-scheduler has worded taints three ways: "had untolerated taint {k: v}" (v1.25+), "had taint
-# {k: v}, that the pod didn't tolerate" (v1.18-v1.24) and "had taints that the pod didn't tolerate".
-_TAINT = r"had (?:untolerated )?taint \{"
 _NODE_FIX = (
     "`kubectl describe node {node}`; on the node: `systemctl status kubelet containerd` and "
     "`journalctl -u kubelet -n 100`"
 )
+# Where an image is set: the pod's own spec (its Deployment, DaemonSet, Job or chart values), or
+# gpuctl verify's --image; a GPU Operator operand's in the ClusterPolicy (`operand_hint`).
+_VERIFY_IMAGE = "for `gpuctl verify`'s own pod: `gpuctl verify --image REGISTRY/IMAGE:TAG`"
+_CLUSTER_POLICY = (
+    "the image is the GPU Operator's {operand}: the ClusterPolicy sets it (`kubectl get clusterpolicies "
+    "-o yaml`, spec.{field}: repository, image, version; the Helm values {field}.*)"
+)
 
 CLUSTER = (
-    # --- kube-scheduler FailedScheduling reasons ---------------------------------------------
-    sig(
-        "sched.unschedulable", "scheduling", "scheduling",
-        rf"node\(s\) were unschedulable|{_TAINT}node\.kubernetes\.io/unschedulable",
-        "the node is cordoned (spec.unschedulable)",
-        "`kubectl uncordon {node}` if the maintenance is over",
-    ),
-    sig(
-        "sched.node-not-ready", "scheduling", "node",
-        rf"{_TAINT}node\.kubernetes\.io/not-ready|node\(s\) were not ready",
-        "the node is NotReady (the node controller tainted it); a toleration would not help",
-        _NODE_FIX,
-    ),
-    sig(
-        "sched.node-unreachable", "scheduling", "node",
-        rf"{_TAINT}node\.kubernetes\.io/unreachable",
-        "the node controller lost contact with the node's kubelet (node unreachable); a toleration "
-        "would not help",
-        "check that {node} is up and its kubelet reaches the API server: `kubectl get node {node}`, "
-        "then on the node `systemctl status kubelet` and its network",
-    ),
-    sig(
-        "sched.node-pressure", "scheduling", "node",
-        rf"{_TAINT}node\.kubernetes\.io/(?P<pressure>memory|disk|pid)-pressure|"
-        r"node\(s\) had (?P<condition>memory|disk|pid) pressure",
-        "the kubelet reports resource pressure on the node and the scheduler keeps new pods off it",
-        "free memory, disk or PIDs on {node} (`kubectl describe node {node}` shows the condition); "
-        "the taint goes away by itself once the pressure ends",
-    ),
-    sig(
-        "sched.untolerated-taint", "scheduling", "scheduling",
-        r"had untolerated taint|had taints? that the pod didn't tolerate|"
-        r"had taint \{[^}]*\}, that the pod didn't tolerate",
-        "the node carries a taint the verification pod does not tolerate",
-        "rerun with `gpuctl verify --toleration KEY=VALUE:EFFECT` for that taint, or remove it: "
-        "`kubectl taint nodes {node} KEY-`",
-    ),
-    sig(
-        "sched.insufficient-gpu", "scheduling", "scheduling",
-        # DRA's DynamicResources filter says "cannot allocate all claims" for the same situation.
-        r"Insufficient nvidia\.com/gpu|cannot allocate all claims",
-        "fewer free GPUs than allocatable: other pods (or, under DRA, other claims) hold GPUs on the "
-        "node, or GPUs became unhealthy (tainted devices under DRA)",
-        "list the GPU pods on it: `kubectl get pods -A --field-selector spec.nodeName={node} -o wide` "
-        "(under DRA: `kubectl get resourceclaims -A`, and the devices and taints of "
-        "`kubectl get resourceslices --field-selector spec.nodeName={node} -o yaml`); "
-        "rerun when they finish, or drain the node",
-    ),
-    sig(
-        "sched.selector-mismatch", "scheduling", "scheduling",
-        r"didn't match Pod's node affinity/selector|didn't match node selector",
-        "no node carries the kubernetes.io/hostname label the verification pod selects",
-        "check the label: `kubectl get node {node} -L kubernetes.io/hostname`",
-    ),
-    # --- image pulls (kubelet, containerd) -----------------------------------------------------
+    # --- image pulls (kubelet, containerd), for any pod ------------------------------------------
     sig(
         "image.invalid-name", "image-pull", "image-pull",
         r"InvalidImageName|couldn't parse image reference|invalid reference format",
-        "the image reference is not valid",
-        "pass a valid --image, e.g. `gpuctl verify --image nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04`",
+        "the image reference {image} is not valid (upper-case letters, a doubled or trailing `/` or "
+        "`:`, an empty tag)",
+        "fix the image where the pod's spec sets it (`kubectl describe pod` shows it); " + _VERIFY_IMAGE,
+        operand_hint=_CLUSTER_POLICY + ": repository, image and version join into the reference, "
+        "so one of them is wrong there",
     ),
     sig(
         "image.rate-limited", "image-pull", "image-pull",
         r"429 Too Many Requests|toomanyrequests|pull rate limit",
         "the registry rate-limited the node's pulls (Docker Hub allows few anonymous pulls)",
-        "pull with credentials (`gpuctl verify --image-pull-secret NAME`), mirror {image} to your "
-        "own registry, or wait for the limit to reset",
+        "pull with credentials (a docker-registry Secret in the pod's imagePullSecrets; for `gpuctl "
+        "verify`'s own pod `--image-pull-secret NAME`), mirror {image} to your own registry, or wait "
+        "for the limit to reset",
+        operand_hint=_CLUSTER_POLICY + "; point spec.{field}.repository at your mirror",
     ),
     sig(
         "image.tls", "image-pull", "image-pull",
@@ -92,24 +47,49 @@ CLUSTER = (
         "image.unauthorized", "image-pull", "image-pull",
         r"unauthorized|authentication required|pull access denied|403 Forbidden|Access Denied|"
         r"requested access to the resource is denied",
-        "the registry refused the pull: credentials are missing or wrong",
-        "create a pull secret in {namespace} (`kubectl -n {namespace} create secret docker-registry "
-        "...`) and pass `gpuctl verify --image-pull-secret NAME`",
+        "the registry refused the pull of {image}: the credentials are missing or wrong, or the "
+        "account may not read that repository",
+        "create a pull secret in the pod's namespace (`kubectl -n {namespace} create secret "
+        "docker-registry NAME --docker-server=REGISTRY ...`) and list it in the pod's imagePullSecrets "
+        "(or its ServiceAccount's); for `gpuctl verify`'s own pod: `gpuctl verify "
+        "--image-pull-secret NAME`",
+        operand_hint=_CLUSTER_POLICY + "; list the secret, made in the operator's namespace, in "
+        "spec.{field}.imagePullSecrets (NGC's private images need an NGC API key as its password)",
+    ),
+    sig(
+        "image.digest-withdrawn", "image-pull", "image-pull",
+        # A digest's manifest gone: the publisher withdrew or replaced it (no tag moves back to it).
+        r"@sha256:[0-9a-f]{64}[^\n]{0,400}?(?:: not found|manifest unknown|code = NotFound)|"
+        r"manifest sha256:[0-9a-f]{64}[^\n]{0,200}?manifest unknown",
+        "the image {image} is pinned by digest and the registry no longer serves that digest: its "
+        "publisher withdrew or replaced it (NVIDIA removes images with critical CVEs from nvcr.io), "
+        "so no node can pull it again, however often it retries",
+        "move to a current tag or digest where the pod's spec pins it, usually by upgrading the "
+        "release or operator that pinned it; " + _VERIFY_IMAGE,
+        operand_hint=_CLUSTER_POLICY + "; upgrade the GPU Operator, whose release names current "
+        "images, or set spec.{field}.version to a published one",
     ),
     sig(
         "image.not-found", "image-pull", "image-pull",
         r"not found|manifest unknown|code = NotFound",
         "the image or tag {image} does not exist in the registry",
-        "check the name and tag (`crictl pull {image}` on {node}), or mirror it and pass "
-        "`gpuctl verify --image REGISTRY/IMAGE`",
+        "check the name and tag (`crictl pull {image}` on {node}) and fix them where the pod's spec "
+        "sets them, or mirror the image; " + _VERIFY_IMAGE,
+        operand_hint=_CLUSTER_POLICY + "; set spec.{field}.version to a tag the release publishes "
+        "(a values file kept from an older release can name one the new release no longer has), or "
+        "upgrade the GPU Operator",
     ),
     sig(
         "image.pull-failed", "image-pull", "image-pull",
         r"ErrImagePull|ImagePullBackOff|Failed to pull image|Back-off pulling image",
-        "the node could not pull the verification image {image}",
-        "`kubectl describe pod` shows the registry's answer; check the name and tag "
-        "(`crictl pull {image}` on {node}), or mirror it and pass `gpuctl verify --image REGISTRY/IMAGE`",
+        "the node could not pull the image {image}, and this line does not say why (a back-off "
+        "repeats an earlier failure; the registry's answer is in the pod's earlier Failed event)",
+        "`kubectl describe pod` (Events: the Failed event before the back-off) shows the registry's "
+        "answer; pull it on the node to see it again: `crictl pull {image}` on {node}; " + _VERIFY_IMAGE,
         generic=True,
+        operand_hint=_CLUSTER_POLICY + "; compare spec.{field} with the defaults of the operator's "
+        "release: a values file kept from an older release can name an image the new one no longer "
+        "publishes (v25.10 merged gpu-operator-validator into the gpu-operator image)",
     ),
     # --- pod events (kubelet) ------------------------------------------------------------------
     sig(

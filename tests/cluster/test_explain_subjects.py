@@ -94,7 +94,7 @@ def _explained(cli: Any, *argv: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("pod", "signature", "evidence_source"),
     [
-        ("untolerated", "sched.untolerated-taint", "event FailedScheduling"),
+        ("untolerated", "sched.untolerated-gpu-taint", "event FailedScheduling"),
         ("too-many", "sched.insufficient-gpu", "event FailedScheduling"),
         ("no-handler", "runtime.no-nvidia-runtime", "event FailedCreatePodSandBox"),
         ("mismatch", "runtime.driver-mismatch", "container nvidia-smi terminated"),

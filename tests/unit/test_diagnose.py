@@ -8,6 +8,9 @@ import pytest
 import yaml
 
 from gpuctl.diagnose import SIGNATURES, diagnose, diagnose_scheduling, scheduling_reasons
+from gpuctl.diagnose.images import image_named, operand_of
+from gpuctl.diagnose.scan import find_all
+from gpuctl.diagnose.signatures import Signature
 from gpuctl.nvidia_smi import DRIVER_MISMATCH, DRIVER_NOT_LOADED
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -187,11 +190,174 @@ SCHEDULING_MESSAGES = [
 
 
 @pytest.mark.parametrize(("message", "expected"), SCHEDULING_MESSAGES)
-def test_scheduling_diagnosis_ignores_the_other_nodes(message: str, expected: str) -> None:
+def test_the_other_nodes_selection_is_not_the_cause(message: str, expected: str) -> None:
     found = diagnose_scheduling(message, node="gpu-0")
     assert found is not None
     assert found.signature_id == expected
     assert "didn't match" not in found.evidence or expected == "sched.selector-mismatch"
+
+
+def test_every_reason_of_a_scheduling_message_is_read() -> None:
+    """The GPU's reason is the cause; the others follow it with their ids, none dropped."""
+    message = (
+        "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient "
+        "nvidia.com/gpu, 2 node(s) didn't match pod affinity rules. preemption: 0/5 nodes are available: "
+        "5 Preemption is not helpful for scheduling."
+    )
+    assert scheduling_reasons(message) == [
+        "1 node(s) had untolerated taint {dedicated: infra}",
+        "2 Insufficient nvidia.com/gpu",
+        "2 node(s) didn't match pod affinity rules",
+    ]
+    found = diagnose_scheduling(message, node="gpu-0")
+    assert found is not None
+    assert (found.signature_id, found.evidence) == ("sched.insufficient-gpu", "2 Insufficient nvidia.com/gpu")
+    assert found.cause.endswith(
+        "; the message's other reasons: 1 node(s) had untolerated taint {dedicated: infra} "
+        "(sched.untolerated-taint); 2 node(s) didn't match pod affinity rules (sched.pod-affinity)"
+    )
+
+
+def test_the_gpu_taint_comes_before_the_nodes_without_gpus() -> None:
+    message = (
+        "0/7 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
+        "1 node(s) had untolerated taint {nvidia.com/gpu: present}, 5 Insufficient nvidia.com/gpu."
+    )
+    found = diagnose_scheduling(message)
+    assert found is not None
+    assert found.signature_id == "sched.untolerated-gpu-taint"
+    assert "ExtendedResourceToleration" in found.hint
+    assert "(sched.node-not-ready)" in found.cause
+    assert "(sched.insufficient-gpu)" in found.cause
+
+
+def test_insufficient_gpus_names_its_three_causes_and_the_commands_that_tell_them_apart() -> None:
+    found = diagnose_scheduling("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", node="gpu-0")
+    assert found is not None
+    assert "other pods hold them" in found.cause
+    assert "more GPUs than any one node has" in found.cause
+    assert "no node advertises nvidia.com/gpu at all" in found.cause
+    assert "kubectl describe nodes | grep -A8 Allocated" in found.hint
+    assert (
+        "kubectl get nodes -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu"
+        in found.hint
+    )
+
+
+AUTOSCALER_MESSAGES = [
+    (
+        "pod didn't trigger scale-up: 1 node(s) had untolerated taint {nvidia.com/gpu: true}, "
+        "2 max node group size reached",
+        "sched.untolerated-gpu-taint",
+    ),
+    (
+        "pod didn't trigger scale-up (it wouldn't fit if a new node is added): 1 Insufficient cpu, "
+        "3 max node group size reached",
+        "autoscaler.max-size",
+    ),
+    ("pod didn't trigger scale-up: max total nodes in cluster reached", "autoscaler.cluster-limit"),
+    (
+        "pod didn't trigger scale-up: 2 node(s) didn't match pod topology spread constraints",
+        "sched.topology-spread",
+    ),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), AUTOSCALER_MESSAGES)
+def test_the_autoscalers_reasons_are_its_own_rows_then_the_schedulers(message: str, expected: str) -> None:
+    found = diagnose_scheduling(message)
+    assert found is not None
+    assert found.signature_id == expected
+
+
+def test_karpenter_reads_one_error_per_nodepool() -> None:
+    message = (
+        'Failed to schedule pod, incompatible with nodepool "default", daemonset overhead={"cpu":"180m"}, '
+        'incompatible requirements, label "workload" does not have known values; incompatible with '
+        'nodepool "gpu", daemonset overhead={"cpu":"180m"}, did not tolerate taint '
+        "(taint=nvidia.com/gpu=present:NoSchedule)"
+    )
+    assert len(scheduling_reasons(message)) == 2
+    found = diagnose_scheduling(message)
+    assert found is not None
+    assert found.signature_id == "karpenter.untolerated-taint"
+    assert "nvidia.com/gpu=present:NoSchedule" in found.hint
+    assert "(karpenter.requirements)" in found.cause
+
+
+SCHEDULING_ROWS = [s for s in SIGNATURES if s.source in ("scheduling", "autoscaler", "karpenter")]
+IMAGE_ROWS = [s for s in SIGNATURES if s.id.startswith("image.")]
+
+
+@pytest.mark.parametrize("row", SCHEDULING_ROWS + IMAGE_ROWS, ids=lambda row: row.id)
+def test_scheduling_and_image_rows_speak_of_any_pod(row: Signature) -> None:
+    """gpuctl verify's own advice comes after the general fix, marked as for its own pod."""
+    assert "verification" not in row.cause
+    for flag in ("--toleration", "--image ", "--image-pull-secret"):
+        at = row.hint.find(flag)
+        assert at < 0 or "gpuctl verify`'s own pod" in row.hint[:at], (row.id, flag)
+
+
+PULL_FAILED = 'Failed to pull image "{image}": rpc error: code = NotFound desc = {image}: not found'
+
+
+def test_an_image_row_names_the_image_the_line_pulls() -> None:
+    line = PULL_FAILED.format(image="registry.example/team/trainer:2.1")
+    found = diagnose(line, "image-pull", node="gpu-0", namespace="ml", image="nvcr.io/nvidia/cuda:12.4.1")
+    assert found is not None
+    assert found.signature_id == "image.not-found"
+    assert "registry.example/team/trainer:2.1 does not exist" in found.cause
+    assert "`crictl pull registry.example/team/trainer:2.1` on gpu-0" in found.hint
+    assert "ClusterPolicy" not in found.hint
+    unnamed = diagnose("Error: ErrImagePull", "image-pull", namespace="ml")
+    assert unnamed is not None
+    assert "crictl pull IMAGE` on NODE" in unnamed.hint
+
+
+def test_an_operands_withdrawn_digest_is_fixed_in_the_clusterpolicy() -> None:
+    image = "nvcr.io/nvidia/k8s/dcgm-exporter@sha256:" + "0123456789abcdef" * 4
+    found = diagnose(PULL_FAILED.format(image=image), "image-pull")
+    assert found is not None
+    assert found.signature_id == "image.digest-withdrawn"
+    assert "the GPU Operator's DCGM exporter" in found.hint
+    assert "upgrade the GPU Operator" in found.hint
+    assert "spec.dcgmExporter.version" in found.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "image"),
+    [
+        (
+            'Back-off pulling image "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"',
+            "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+        ),
+        ("Error response from daemon: manifest for nvidia/cuda:latest not found", "nvidia/cuda:latest"),
+        ('msg="PullImage \\"nvcr.io/nvidia/driver:550.90.07\\" failed"', "nvcr.io/nvidia/driver:550.90.07"),
+        ("pull access denied for private/trainer, repository does not exist", "private/trainer"),
+        ("ErrImagePull", ""),
+    ],
+)
+def test_the_image_a_pull_line_names(line: str, image: str) -> None:
+    assert image_named(line) == image
+
+
+def test_operands_are_known_by_their_path_under_nvidia() -> None:
+    operand = operand_of("harbor.example/mirror/nvidia/cloud-native/k8s-mig-manager:v0.15.0")
+    assert operand is not None
+    assert operand.field == "migManager"
+    assert operand_of("nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04") is None
+    assert operand_of("example/mynvidia/driver:1") is None
+
+
+def test_explain_reads_a_scheduling_line_as_one_message() -> None:
+    found = find_all(
+        "  Warning  FailedScheduling  11s  default-scheduler  0/3 nodes are available: 1 node(s) had "
+        "untolerated taint {dedicated: infra}, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
+        "available: 3 Preemption is not helpful for scheduling.\n"
+    )
+    assert [d.signature_id for d in found] == ["sched.insufficient-gpu"]
+    assert "FailedScheduling" in found[0].evidence
+    assert "kubectl get pods -A -o wide --field-selector spec.nodeName=NODE" in found[0].hint
 
 
 def test_signature_ids_are_unique_and_complete() -> None:
@@ -226,7 +392,7 @@ def test_every_signature_is_proven_by_an_example() -> None:
         for item in yaml.safe_load(path.read_text(encoding="utf-8")) or ()
     ]
     proven = {expected for _, _, expected in KNOWN_MESSAGES} | {
-        expected for _, expected in SCHEDULING_MESSAGES
+        expected for _, expected in [*SCHEDULING_MESSAGES, *AUTOSCALER_MESSAGES]
     }
     proven |= {item["expect"]["signature"] for item in corpus}
     assert [signature.id for signature in SIGNATURES if signature.id not in proven] == []
