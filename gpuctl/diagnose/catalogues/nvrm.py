@@ -90,7 +90,9 @@ _ENTRIES = (
         "GSP firmware file not loaded",
         "the kernel module could not load its GSP firmware file (RmInitAdapter stage 0x61: "
         "firmware fetch): /lib/firmware/nvidia/VERSION/gsp_*.bin of the module's version is "
-        "missing, or not in the initramfs the module was loaded from",
+        "missing (the firmware package of that version is not installed, or the module is of "
+        "another version than the installed driver and firmware), or not in the initramfs the "
+        "module was loaded from",
         "on {node}: `ls /lib/firmware/nvidia/$(modinfo -F version nvidia)/`; reinstall the "
         "driver's firmware package of the module's version (Ubuntu `nvidia-firmware-BRANCH-VERSION`, "
         "RHEL `nvidia-kmod-common`), `sudo update-initramfs -u` (dracut: `sudo dracut -f`), reboot",
@@ -298,7 +300,7 @@ CATALOGUE = Catalogue(
         # Where a stage and a status together have one meaning (entries' `STAGE:STATUS` aliases),
         # the pair is read first.
         r"(?-i:RmInitAdapter failed! )\((?P<code>0x22:0x56):\d+\)",
-        r"(?-i:Direct firmware load for nvidia/)(?P<version>[\d.]+)/(?P<code>gsp)_\w+\.bin failed",
+        r"(?-i:Direct firmware load for nvidia/)(?P<version>[\d.]+)/(?P<code>gsp)(?:_\w+)?\.bin failed",
         # `NVRM: GPU 0000:a1:00.0: RmInitAdapter failed! (0x62:0x40:2168)`: stage, status, line.
         r"(?-i:RmInitAdapter failed! )\((?P<code>0x[0-9a-fA-F]{1,2}):(?P<status>0x[0-9a-fA-F]+):\d+\)",
         # `Timeout after 45s of waiting for RPC response from GPU1 GSP!` (older releases:
