@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from gpuctl.errors import ExitCode
+from gpuctl.held_signals import HELD
 
 
 @contextlib.contextmanager
@@ -39,6 +40,9 @@ def signals_as_interrupt() -> Iterator[None]:
 
     previous_term = signal.signal(signal.SIGTERM, interrupt)
     previous_int = signal.signal(signal.SIGINT, interrupt)
+    # A process started while its parent held them blocked (sim up --detach starting its server)
+    # inherits them blocked: they would never arrive.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
     try:
         yield
     finally:

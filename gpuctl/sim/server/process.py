@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuctl.errors import ConfigError, GpuctlError
+from gpuctl.held_signals import held_signals
 from gpuctl.output_paths import Input, OutputFile, refuse_inputs
 from gpuctl.private_files import open_private_log, read_text_nofollow, refuse_link, write_private_file
 from gpuctl.shell import command_line
@@ -267,20 +268,23 @@ def start_detached(scenario_file: Path | None, kubeconfig: Path, hosts_from: Pat
             f"{kubeconfig}: cannot write next to the kubeconfig ({log.name}): {error.strerror or error}",
             hint="pass a --kubeconfig path in a writable folder (e.g. ~/.kube/gpuctl-sim.yaml)",
         ) from error
-    with log_file:
-        child = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    child: subprocess.Popen[bytes] | None = None
     try:
+        # Ctrl-C or SIGTERM while the server is started arrives once `child` is assigned
+        with held_signals(), log_file:
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         return _serving(child, kubeconfig, log)
     except BaseException:
         # Timed out, or Ctrl-C/SIGTERM while it started: the caller was never told of a cluster,
         # so none may be left running in its own session, nor a kubeconfig pointing at it.
-        _abandon(child, kubeconfig)
+        if child is not None:
+            _abandon(child, kubeconfig)
         raise
 
 
