@@ -7,8 +7,6 @@ certificate) is tested in tests/cluster/test_pushgateway_secrets.py."""
 
 from __future__ import annotations
 
-from functools import cache
-
 from tests.bad_inputs_cases import Case, case, kubeconfig
 
 VERIFY = "verify --kubeconfig {kc}"
@@ -19,12 +17,20 @@ MIRROR = "gpuctl_cuda_repo_url: ftp://alice:S3cret@mirror.invalid/cuda/\n"
 BAD_BASE64 = "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n"
 
 
-@cache
-def _certificate() -> str:
-    """A real CA certificate (PEM), as the sim makes its own."""
-    from gpuctl.sim.server.tls import new_serving_certificate
-
-    return new_serving_certificate().certificate_pem.decode()
+# A real CA certificate (PEM) the sim made once, fixed here so that docs/bad-inputs.md, which quotes
+# the start of the file, is the same on every run (a CA file is only loaded: its dates do not count).
+CERTIFICATE = """\
+-----BEGIN CERTIFICATE-----
+MIIBbTCCAROgAwIBAgIUMf+kkQoaz5RiOjposH7xRLJI4QIwCgYIKoZIzj0EAwIw
+FTETMBEGA1UEAwwKZ3B1Y3RsLXNpbTAeFw0yNjEyMDYxOTIzMjhaFw0yNzAxMDUx
+OTI4MjhaMBUxEzARBgNVBAMMCmdwdWN0bC1zaW0wWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAATwmOt042O6RDOpHT5kzXqG6Q1hSLNh1Wq5JIIVnrsFo7Ao6ONrEdvt
+TXoAVLIslbvAq2+D+swHgCs85YW+82Sro0EwPzAsBgNVHREEJTAjhwR/AAABhxAA
+AAAAAAAAAAAAAAAAAAABgglsb2NhbGhvc3QwDwYDVR0TAQH/BAUwAwEB/zAKBggq
+hkjOPQQDAgNIADBFAiEAowzzl5EL9Wii+P/GOwMH3ifWW/0XHFsttjM1NzF/37gC
+ICI+lX9CMZtYLN8rW7MNDp0vSwk3/K75hBTcTUxKdzvb
+-----END CERTIFICATE-----
+"""
 
 
 def _passwords() -> list[Case]:
@@ -102,7 +108,7 @@ def _certificate_authorities() -> list[Case]:
             f"{ca} {{dir}}/ca.crt --report {{dir}}/ca.crt",
             2,
             "{dir}/ca.crt",
-            {"ca.crt": _certificate()},
+            {"ca.crt": CERTIFICATE},
         ),
     ]
 
