@@ -12,16 +12,18 @@ equality is str.lower() equality.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _META = frozenset("\\()[].*+?{}|^$")
 _OPTIONAL = frozenset("*?{")  # the character before these may be absent
 
 
-def _top_level_branches(pattern: str) -> list[str]:
-    branches: list[str] = []
-    current: list[str] = []
+def _depths(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """Each character of `pattern` with its group depth after it; -1 for one that is escaped or
+    in a character class (it opens, closes or separates nothing)."""
     depth, in_class, escaped = 0, False, False
-    for char in pattern:
+    for index, char in enumerate(pattern):
+        literal = escaped or in_class or char == "\\"
         if escaped:
             escaped = False
         elif char == "\\":
@@ -34,12 +36,17 @@ def _top_level_branches(pattern: str) -> list[str]:
             depth += 1
         elif char == ")":
             depth -= 1
-        elif char == "|" and depth == 0:
-            branches.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    branches.append("".join(current))
+        yield index, char, -1 if literal else depth
+
+
+def _top_level_branches(pattern: str) -> list[str]:
+    branches: list[str] = []
+    start = 0
+    for index, char, depth in _depths(pattern):
+        if char == "|" and depth == 0:
+            branches.append(pattern[start:index])
+            start = index + 1
+    branches.append(pattern[start:])
     return branches
 
 
@@ -56,23 +63,7 @@ def _leading_literal(branch: str) -> str:
 
 def _group_end(pattern: str) -> int:
     """Where the group that `pattern` starts with ends (the index after its `)`); -1: unbalanced."""
-    depth, in_class, escaped = 0, False, False
-    for index, char in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return -1
+    return next((index + 1 for index, char, depth in _depths(pattern) if char == ")" and depth == 0), -1)
 
 
 # What a group may open with for its content to be matched as written: capturing, named,
