@@ -186,8 +186,15 @@ def test_watch_warns_of_a_failed_push_with_the_answer_shown_literally(cluster: A
     argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "30"]
     argv += ["--kubeconfig", str(cluster.kubeconfig), "--pushgateway", gateway.url()]
     with running(argv, stdout=subprocess.DEVNULL) as process:
-        wait_until(lambda: gateway.requests, "a first push")
-        stderr = interrupt(process)
+        assert process.stderr is not None
+        # The warning comes once the gateway's answer is back: read up to it, then Ctrl-C (a
+        # Ctrl-C as soon as the gateway has the request could cut the push short, warning unsaid)
+        lines: list[str] = []
+        while not (line := process.stderr.readline()).startswith("warning: --pushgateway"):
+            assert line, f"gpuctl ended without warning of the failed push: {''.join(lines)}"
+            lines.append(line)
+        stderr = "".join(lines) + line + interrupt(process)
+    assert gateway.requests
     next(served, None)
     (warning,) = [line for line in stderr.splitlines() if line.startswith("warning: --pushgateway")]
     assert "HTTP 500" in warning
