@@ -10,6 +10,7 @@ import json
 import random
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -79,7 +80,7 @@ Watcher = Callable[[Change], None]
 
 def _unpacked(obj: Obj | bytes) -> Obj:
     """A stored object as a dict (a packed one decoded afresh: callers never mutate either)."""
-    return json.loads(obj) if isinstance(obj, bytes) else obj
+    return json.loads(zlib.decompress(obj)) if isinstance(obj, bytes) else obj
 
 
 def _unpacked_or_none(obj: Obj | bytes | None) -> Obj | None:
@@ -107,8 +108,8 @@ class Store:
         # Watchers of one resource wake for its writes only: a pod watch sleeps through the four
         # Events recorded for each pod started, and a watch on Events through the pods' writes.
         self._changed_by_resource: dict[str, threading.Condition] = {}
-        # An object of a resource with a time to live (Events) is kept as its JSON text, about
-        # half what its dicts take: thousands live at once, and are read far less than written.
+        # An object of a resource with a time to live (Events) is kept as its JSON text, compressed
+        # (about 0.35 KB instead of 1.5 KB as dicts): thousands live at once, and are read far less than written.
         self._objects: dict[str, dict[Key, Obj | bytes]] = {}
         self._resource_version = 1000
         self._history: list[Change] = []
@@ -271,7 +272,9 @@ class Store:
             self._expiring_now = False
 
     def _packed(self, resource: str, obj: Obj) -> Obj | bytes:
-        return json.dumps(obj, separators=(",", ":")).encode() if resource in self._ttls else obj
+        if resource not in self._ttls:
+            return obj
+        return zlib.compress(json.dumps(obj, separators=(",", ":")).encode(), 1)
 
     # -- watch -------------------------------------------------------------------------------
     def watch(self, resource: str, watcher: Watcher) -> None:
