@@ -109,7 +109,8 @@ class Store:
         # Events recorded for each pod started, and a watch on Events through the pods' writes.
         self._changed_by_resource: dict[str, threading.Condition] = {}
         # An object of a resource with a time to live (Events) is kept as its JSON text, compressed
-        # (about 0.35 KB instead of 1.5 KB as dicts): thousands live at once, and are read far less than written.
+        # (about 0.35 KB instead of 1.5 KB as dicts): thousands live at once, and are read far
+        # less than written.
         self._objects: dict[str, dict[Key, Obj | bytes]] = {}
         self._resource_version = 1000
         self._history: list[Change] = []
