@@ -164,10 +164,10 @@ class Catalogue:
         texts' regex (a branch per text at every place of the text)."""
         return any(whole <= words and all(end in lowered for end in ends) for whole, ends in self._text_words)
 
-    def _text_spans(self, text: str) -> list[tuple[int, int]]:
-        """The lines of `text` (start, end) that hold an anchor, in order; the whole text where
-        lowercasing changes its length (the offsets would not line up)."""
-        lowered = text.lower()
+    def _text_spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
+        """The lines of `text` (start, end) that hold an anchor, in order, found in `lowered`
+        (text.lower()); the whole text where lowercasing changes its length (the offsets would
+        not line up)."""
         if len(lowered) != len(text):
             return [(0, len(text))]
         spans: list[tuple[int, int]] = []
@@ -203,7 +203,7 @@ class Catalogue:
             lowered, words_of(lowered) if words is None else words
         ):
             fast = self._lowered_texts if len(lowered) == len(text) else None
-            for start, end in self._text_spans(text):
+            for start, end in self._text_spans(text, lowered):
                 matches = fast.finditer(lowered, start, end) if fast else pattern.finditer(text, start, end)
                 hits += (Hit(self, entries[normal(m.group())], m.start(), {}) for m in matches)
         hits.sort(key=lambda hit: hit.at)
