@@ -89,7 +89,7 @@ def plan_upgrade(
             NodePlan(
                 host=host,
                 node=node,
-                batch=_batch(len(planned), options.max_unavailable),
+                batch=batch_number(len(planned), options.max_unavailable),
                 changes=changes,
                 evict=tuple(str(pod) for pod in drain.evict),
                 refused=tuple((str(pod), why) for pod, why in drain.refused),
@@ -102,7 +102,7 @@ def plan_upgrade(
     return UpgradePlan(tuple(planned), tuple(unchanged), options.max_unavailable, check_run)
 
 
-def _batch(index: int, max_unavailable: int) -> int:
+def batch_number(index: int, max_unavailable: int) -> int:
     """The 1-based batch of the index-th node: the canary alone, then max_unavailable at a time."""
     return 1 if index == 0 else 2 + (index - 1) // max(1, max_unavailable)
 

@@ -111,24 +111,24 @@ def _run_batch(
         return message
 
     actions: dict[str, Callable[[NodePlan], str]] = {
-        "cordon": lambda node: _cordon(context, node),
-        "drain": lambda node: _drain(context, node),
+        "cordon": lambda node: cordon_node(context, node),
+        "drain": lambda node: drain_node(context, node),
         "host": run_hosts,
         "reboot": lambda node: _reboot(host_runs[-1], node),
         "ready": lambda node: _wait_ready(context, node),
-        "verify": lambda node: _verify(context, node),
-        "uncordon": lambda node: _uncordon(context, node),
+        "verify": lambda node: prove_node(context, node),
+        "uncordon": lambda node: uncordon_node(context, node),
     }
     for step, action in actions.items():
         for node in batch:
-            result = _step(step, node, action, context)
+            result = run_step(step, node, action, context)
             records[node.node] = replace(records[node.node], steps=(*records[node.node].steps, result))
             if result.status != "ok":
                 return False
     return True
 
 
-def _step(
+def run_step(
     step: str, node: NodePlan, action: Callable[[NodePlan], str], context: UpgradeContext
 ) -> StepResult:
     if context.should_stop():
@@ -149,7 +149,7 @@ def _step(
     return result
 
 
-def _cordon(context: UpgradeContext, node: NodePlan) -> str:
+def cordon_node(context: UpgradeContext, node: NodePlan) -> str:
     mark = mark_upgrading(context.api_client, node.node)
     cordoned = cordon(core_api(context.api_client), node.node)
     if mark != CORDONED_BY_GPUCTL:
@@ -157,7 +157,7 @@ def _cordon(context: UpgradeContext, node: NodePlan) -> str:
     return "cordoned" if cordoned else "cordoned (by an earlier run)"
 
 
-def _drain(context: UpgradeContext, node: NodePlan) -> str:
+def drain_node(context: UpgradeContext, node: NodePlan) -> str:
     result = drain(
         core_api(context.api_client),
         node.node,
@@ -221,7 +221,7 @@ def _wait_ready(context: UpgradeContext, node: NodePlan) -> str:
     )
 
 
-def _verify(context: UpgradeContext, node: NodePlan) -> str:
+def prove_node(context: UpgradeContext, node: NodePlan) -> str:
     gpus = ((node.node, node.expected_gpus),) if node.expected_gpus is not None else ()
     options = VerifyOptions(
         expectations=Expectations(node_patterns=(node.node,), gpus_by_pattern=gpus),
@@ -247,7 +247,7 @@ def _fails_upgrade(check: Check, busy: bool) -> bool:
     return (check.failed and check.id != CORDON_CHECK) or (busy and check.id == IN_USE_CHECK)
 
 
-def _uncordon(context: UpgradeContext, node: NodePlan) -> str:
+def uncordon_node(context: UpgradeContext, node: NodePlan) -> str:
     raw = objects.read_node(context.api_client, node.node)
     mark = upgrade_mark(raw) if raw is not None else ""
     if mark == CORDONED_BY_GPUCTL:
