@@ -13,6 +13,7 @@ from gpuctl.diagnose.catalogues import (
     gpu_operator,
     helm,
     host_packages,
+    kernel_module,
     kubelet_device_manager,
     nccl,
     nvml,
@@ -26,6 +27,7 @@ from gpuctl.diagnose.catalogues import (
 CATALOGUES: tuple[Catalogue, ...] = (
     xid.CATALOGUE,
     nvrm.CATALOGUE,
+    kernel_module.CATALOGUE,
     pcie.CATALOGUE,
     thermal.CATALOGUE,
     sxid.CATALOGUE,
