@@ -22,17 +22,78 @@ INTERCONNECT_LABEL = "gpuctl.io/interconnect"
 PASS_FRACTION = 0.8
 
 
+Algorithm = Literal["NVLS", "Ring", ""]  # "": NCCL's default, which the source does not name
+# Hopper and Blackwell GPUs on NVSwitch run all-reduce with NVLink SHARP (multicast on the switch)
+# by default; NCCL turns it off on 2 GPUs or fewer (src/transport/nvls.cc, ncclNvlsInit).
+NVLS_FAMILIES = ("H100", "H200", "H800", "H20", "B200", "GB200")
+_NVLS_SOURCE = (
+    "https://github.com/NVIDIA/nccl/blob/178b6b759074597777ce13438efb0e0ba625e429/src/transport/nvls.cc"
+)
+
+
+def nvls_capable(family: str | None, interconnect: Interconnect, gpus: int) -> bool:
+    """NCCL should run the node's all-reduce with NVLink SHARP (NVLS)."""
+    return interconnect == "nvswitch" and family in NVLS_FAMILIES and gpus > 2
+
+
+@dataclass(frozen=True)
+class NodeHardware:
+    """What a node's all-reduce figure depends on: its GPU family, how they are joined, how many."""
+
+    family: str | None
+    interconnect: Interconnect
+    gpus: int
+
+    @property
+    def nvls(self) -> bool:
+        return nvls_capable(self.family, self.interconnect, self.gpus)
+
+    def describe(self) -> str:
+        joined = {"nvswitch": "NVSwitch", "nvlink": "NVLink bridges", "pcie": "PCIe only"}[self.interconnect]
+        nvls = " with NVLink SHARP (NVLS)" if self.nvls else ""
+        return f"{self.gpus} x {self.family or 'unknown GPU'} on {joined}{nvls}"
+
+
 @dataclass(frozen=True)
 class Expectation:
+    """One cited figure and the configuration it was measured on: `gpus` (the GPU counts of the
+    all-reduce), `interconnect` and `algorithm`; `measured_on` says it as the source does."""
+
     family: str
     interconnect: Interconnect
     busbw_gbps: float
     source: str  # where the figure comes from
     note: str
+    gpus: tuple[int, ...]
+    algorithm: Algorithm
+    measured_on: str
 
     @property
     def minimum_gbps(self) -> float:
         return round(self.busbw_gbps * PASS_FRACTION, 1)
+
+    def mismatch(self, node: NodeHardware) -> str:
+        """Why this row cannot judge `node` ("" when it can): another family or interconnect,
+        another GPU count, or an NVLS figure for a node that cannot run NVLS. A ring figure may
+        judge a node that can run NVLS where no NVLS figure fits (NVLS only beats it)."""
+        if node.family != self.family:
+            return f"the figure is for {self.family}, the node has {node.family or 'an unknown GPU'}"
+        if node.interconnect != self.interconnect:
+            return f"the figure is over {self.interconnect}, the node's GPUs are on {node.interconnect}"
+        if node.gpus not in self.gpus:
+            counts = "/".join(map(str, self.gpus))
+            return f"the figure was measured on {counts} GPUs, the node has {node.gpus}"
+        if self.algorithm == "NVLS" and not node.nvls:
+            return "the figure is NCCL's NVLS, which the node cannot run (NVSwitch, Hopper or later, 3+ GPUs)"
+        return ""
+
+    def reason(self, node: NodeHardware) -> str:
+        """Why the node is held to this figure, for people and `nodes[].nccl.expected_reason`."""
+        algorithm = f", {self.algorithm}" if self.algorithm else ""
+        return (
+            f"{node.describe()}: {self.busbw_gbps:g} GB/s busbw measured on {self.measured_on}{algorithm} "
+            f"({self.source})"
+        )
 
 
 @dataclass(frozen=True)
@@ -45,35 +106,70 @@ class UnknownExpectation:
 
 
 _NCCL_TESTS_212 = "https://github.com/NVIDIA/nccl-tests/issues/212"
+_NCCL_1455 = "https://github.com/NVIDIA/nccl/issues/1455"
+_NVLS_BY_COUNT = "8 x H100 SXM, NCCL_ALGO=NVLS, -b 2G -e 4G: busbw 370 GB/s on 2-4 GPUs, then 420/440/460/480"
 _PCIE_GEN5 = "https://github.com/NVIDIA/nccl/issues/1639"
 _PCIE_GEN5_NOTE = (
-    "8 GPUs on PCIe Gen5 without NVLink reached 28 GB/s; NCCL's maintainer: on PCI systems the CPU "
-    "and memory bandwidth bound it, not the GPU"
+    "8 GPUs on PCIe Gen5 without NVLink reached 28 GB/s (35 GB/s on 4); NCCL's maintainer: on PCI "
+    "systems the CPU and memory bandwidth bound it, not the GPU"
+)
+_RTX5090_GEN5 = "GeForce RTX 5090s on PCIe Gen5 (two Xeon 8480+), no NVLink"
+_GB200_AZURE = (
+    "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6de9586d365feed77e014a73f25198f4d/"
+    "Azure_Results/ND_GB200_v6_results.md"
 )
 
+
+def _row(  # noqa: PLR0917 - the table's rows read as one line each, field by field
+    family: str, interconnect: Interconnect, gpus: tuple[int, ...], algorithm: Algorithm,
+    busbw_gbps: float, measured_on: str, source: str, note: str,
+) -> Expectation:  # fmt: skip
+    return Expectation(family, interconnect, busbw_gbps, source, note, gpus, algorithm, measured_on)
+
+
 TABLE: tuple[Expectation, ...] = (
-    Expectation("H100", "nvswitch", 370.0, _NCCL_TESTS_212,
-                "NCCL's maintainer: effective NVLink4 bandwidth ~370 GB/s busbw (ring); ~480 GB/s peak "
-                "on 8 GPUs with NVLink SHARP at large sizes"),
-    Expectation("H200", "nvswitch", 370.0, "https://github.com/NVIDIA/nccl-tests/issues/272",
-                "8x H200 on NVLink4 measured 475 GB/s peak busbw (NVLS); same NVLink4 ring figure as "
-                "H100 (" + _NCCL_TESTS_212 + ")"),
-    Expectation("H800", "nvswitch", 215.0, "https://github.com/NVIDIA/nccl/issues/1374",
-                "8x H800 (NVLink4 at 400 GB/s bidirectional) measured 215 GB/s busbw"),
-    Expectation("A100", "nvswitch", 230.0, "https://github.com/NVIDIA/nccl-tests/issues/175",
-                "8x A100 single node, all_reduce_perf -b 8 -e 4G -f 2 -g 8: 232.54 GB/s; ~200 GB/s on "
-                "an HPE Apollo 6500 (https://github.com/NVIDIA/nccl-tests/issues/149)"),
-    Expectation("B200", "nvswitch", 830.0, "https://github.com/NVIDIA/nccl/issues/1807",
-                "8x B200 single machine measured 830+ GB/s busbw"),
-    Expectation("GB200", "nvswitch", 834.0, "https://github.com/coreweave/nccl-tests/blob/cb86553328f8c9ed6f9d682971f5f9b17a926ab4/README.md",
-                "GB200 NVL72 single rack (72 GPUs), 8 GiB messages: 834.57 GB/s out-of-place busbw"),
-    Expectation("H100", "nvlink", 115.0, "https://github.com/NVIDIA/nccl/issues/1161",
-                "2x H100 PCIe joined by an NVLink bridge: 115-116 GB/s busbw at 1-4 GiB"),
-    Expectation("A100", "pcie", 20.0, "https://github.com/NVIDIA/nccl-tests/issues/178",
-                "A100s whose traffic crosses PCIe and the CPU (SYS) instead of NVLink: ~20 GB/s busbw"),
-    Expectation("H100", "pcie", 28.0, _PCIE_GEN5, _PCIE_GEN5_NOTE),
-    Expectation("H200", "pcie", 28.0, _PCIE_GEN5, _PCIE_GEN5_NOTE),
-    Expectation("B200", "pcie", 28.0, _PCIE_GEN5, _PCIE_GEN5_NOTE),
+    _row("H100", "nvswitch", (8,), "NVLS", 480.0, "8 x H100 SXM on NVSwitch", _NCCL_TESTS_212,
+         "NCCL's maintainer: all-reduce uses NVLink SHARP by default; on 8 GPUs a peak busbw of ~480 GB/s "
+         "(algbw ~275 GB/s) at large sizes; measured 480 GB/s on 8 GPUs (" + _NCCL_1455 + ")"),
+    _row("H100", "nvswitch", (7,), "NVLS", 460.0, "7 of 8 H100 SXM on NVSwitch", _NCCL_1455, _NVLS_BY_COUNT),
+    _row("H100", "nvswitch", (6,), "NVLS", 440.0, "6 of 8 H100 SXM on NVSwitch", _NCCL_1455, _NVLS_BY_COUNT),
+    _row("H100", "nvswitch", (5,), "NVLS", 420.0, "5 of 8 H100 SXM on NVSwitch", _NCCL_1455, _NVLS_BY_COUNT),
+    _row("H100", "nvswitch", (3, 4), "NVLS", 365.0, "3-4 of 8 H100 SXM on NVSwitch", _NCCL_1455,
+         _NVLS_BY_COUNT),
+    _row("H100", "nvswitch", (2, 3, 4, 5, 6, 7, 8), "Ring", 370.0,
+         "2-8 of 8 H100 SXM on NVSwitch, NCCL_ALGO=RING", _NCCL_TESTS_212,
+         "NCCL's maintainer: effective NVLink4 bandwidth ~370 GB/s busbw with NCCL_ALGO=RING; 365-370 GB/s "
+         "on 2 to 8 GPUs (" + _NCCL_1455 + "); NVLS is off on 2 GPUs (" + _NVLS_SOURCE + ")"),
+    _row("H200", "nvswitch", (8,), "NVLS", 475.0, "8 x H200 on NVLink4 (NVSwitch)",
+         "https://github.com/NVIDIA/nccl-tests/issues/272",
+         "8x H200 on NVLink4 measured 475 GB/s peak busbw (NVLS: above the NVLink4 ring figure)"),
+    _row("H800", "nvswitch", (8,), "NVLS", 215.0, "8 x H800 on NVSwitch (NVLink4 at 400 GB/s bidirectional)",
+         "https://github.com/NVIDIA/nccl/issues/1374", "8x H800 measured 215 GB/s allreduce busbw (NVLS)"),
+    _row("A100", "nvswitch", (8,), "Ring", 230.0, "8 x A100 SXM4 on NVSwitch (A100 has no NVLS)",
+         "https://github.com/NVIDIA/nccl-tests/issues/175",
+         "8x A100 single node, all_reduce_perf -b 8 -e 4G -f 2 -g 8: 232.54 GB/s; ~200 GB/s on "
+         "an HPE Apollo 6500 (https://github.com/NVIDIA/nccl-tests/issues/149)"),
+    _row("B200", "nvswitch", (8,), "", 830.0, "8 x B200 on NVSwitch in one machine, NCCL 2.27.1 defaults",
+         "https://github.com/NVIDIA/nccl/issues/1807", "8x B200 single machine measured 830+ GB/s busbw"),
+    _row("GB200", "nvswitch", (4,), "Ring", 680.0, "one GB200 host (4 GPUs on NVSwitch), in-place, NCCL 2.25.1",
+         _GB200_AZURE,
+         "Azure ND GB200 v6, all_reduce_perf on the host's 4 GPUs (Azure/AI-benchmarking-guide issue 7): "
+         "679.61 GB/s in-place busbw at 8 GB; the source calls the algorithm Ring"),
+    _row("GB200", "nvswitch", (72,), "", 834.0, "one GB200 NVL72 rack (72 GPUs on 18 hosts, NVSwitch), NCCL defaults",
+         "https://github.com/coreweave/nccl-tests/blob/cb86553328f8c9ed6f9d682971f5f9b17a926ab4/README.md",
+         "GB200 NVL72 single rack (72 GPUs), 8 GiB messages: 834.57 GB/s out-of-place busbw; an NVLink "
+         "domain across hosts, never one node's figure"),
+    _row("H100", "nvlink", (2,), "Ring", 115.0, "2 x H100 PCIe joined by an NVLink bridge",
+         "https://github.com/NVIDIA/nccl/issues/1161",
+         "2x H100 PCIe joined by an NVLink bridge: 115-116 GB/s busbw at 1-4 GiB (P2P/direct pointer); "
+         "the H100 NVL's bridged pairs"),
+    _row("A100", "pcie", (3,), "Ring", 20.0, "3 x A100 whose traffic crosses PCIe and the CPU (SYS), NCCL defaults",
+         "https://github.com/NVIDIA/nccl-tests/issues/178",
+         "A100s whose traffic crosses PCIe and the CPU (SYS) instead of NVLink: ~20 GB/s busbw (-t 3)"),
+    _row("H100", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
+    _row("H100", "pcie", (4,), "Ring", 35.0, f"4 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
+    _row("H200", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
+    _row("B200", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
 )  # fmt: skip
 
 # `nvidia.com/gpu.product` label values (GPU feature discovery: the NVML name with spaces as
@@ -93,19 +189,43 @@ def gpu_family(product: str) -> str | None:
     return match["family"].upper() if match else None
 
 
-def expected_busbw(product: str, interconnect: Interconnect) -> Expectation | UnknownExpectation:
-    """The expected all-reduce figure for a node labelled `nvidia.com/gpu.product=product`."""
+def expected_for(node: NodeHardware) -> Expectation | UnknownExpectation:
+    """The figure a node is held to: among the rows whose configuration matches the node's, the
+    one of the algorithm NCCL should run (NVLS where the node can), else NCCL's default, else Ring."""
+    matching = [row for row in TABLE if not row.mismatch(node)]
+    order: tuple[Algorithm, ...] = ("NVLS", "", "Ring") if node.nvls else ("Ring", "")
+    for algorithm in order:
+        row = next((row for row in matching if row.algorithm == algorithm), None)
+        if row is not None:
+            return row
+    if node.family is None:
+        return UnknownExpectation(None, node.interconnect, "gpuctl knows no GPU family in the product")
+    measured = sorted({"/".join(map(str, row.gpus)) for row in TABLE if row.family == node.family
+                       and row.interconnect == node.interconnect})  # fmt: skip
+    on = f" (cited figures measured on {', '.join(measured)} GPUs)" if measured else ""
+    return UnknownExpectation(
+        node.family,
+        node.interconnect,
+        f"no cited all-reduce figure for {node.gpus} x {node.family} over {node.interconnect}{on}",
+    )
+
+
+def ring_figure(node: NodeHardware) -> Expectation | None:
+    """The node's ring figure, where one is cited: what it reaches without NVLS."""
+    return next((row for row in TABLE if row.algorithm == "Ring" and not row.mismatch(node)), None)
+
+
+def expected_busbw(
+    product: str, interconnect: Interconnect, gpus: int = 8
+) -> Expectation | UnknownExpectation:
+    """The expected all-reduce figure for a node labelled `nvidia.com/gpu.product=product` whose
+    all-reduce runs over `gpus` GPUs."""
     family = gpu_family(product)
     if family is None:
         return UnknownExpectation(
             None, interconnect, f"gpuctl knows no GPU family in the product {product!r}"
         )
-    for row in TABLE:
-        if row.family == family and row.interconnect == interconnect:
-            return row
-    return UnknownExpectation(
-        family, interconnect, f"no cited all-reduce figure for {family} over {interconnect}"
-    )
+    return expected_for(NodeHardware(family, interconnect, gpus))
 
 
 def low_bandwidth_hint(interconnect: Interconnect) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 # A single-node run over all of a node's GPUs: one process driving every GPU (-g), message sizes
 # from 8 B to 8 GiB doubling each step, so the largest size shows the link's sustained bandwidth.
@@ -72,6 +73,9 @@ class NcclRun:
     out_of_bounds: int | None  # values that failed validation; None: no summary line
     warnings: tuple[str, ...]  # `NCCL WARN` lines
     failures: tuple[str, ...]  # `Test NCCL failure` / `NCCL failure` lines
+    version: str = ""  # `# nccl-tests version 2.18.3 ...` (2.18 and later print it)
+    algorithm: str | None = None  # NVLS | Ring, from NCCL_DEBUG=INFO lines; None: none said
+    transports: tuple[str, ...] = ()  # P2P/CUMEM, SHM, NET/IB, NET/Socket..., in order of first use
 
     @property
     def largest(self) -> NcclRow | None:
@@ -95,6 +99,7 @@ _DEVICE = re.compile(
 _HEADER = re.compile(r"^#\s+(?:size|bytes)\s")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)")
+_VERSION = re.compile(r"^# nccl-tests version (?P<version>\S+)")
 _WARN = re.compile(r"\bNCCL WARN\b")
 _FAILURE = re.compile(r"\bNCCL failure\b")
 # Column names of the table header, old and new (nccl-tests before 2.10 had no `root` column and
@@ -111,7 +116,11 @@ def parse_all_reduce(text: str) -> NcclRun:
     out_of_bounds: int | None = None
     warnings: list[str] = []
     failures: list[str] = []
+    info = [line for line in text.splitlines() if _INFO.search(line)]
+    version = next((found["version"] for line in text.splitlines() if (found := _VERSION.match(line))), "")
     for line in text.splitlines():
+        if _INFO.search(line):
+            continue
         if _WARN.search(line):
             warnings.append(line.strip())
         elif _FAILURE.search(line):
@@ -126,7 +135,43 @@ def parse_all_reduce(text: str) -> NcclRun:
             out_of_bounds = int(bounds["count"])
         elif columns and (row := _row(line.split(), columns)) is not None:
             rows.append(row)
-    return NcclRun(tuple(devices), tuple(rows), avg, out_of_bounds, tuple(warnings), tuple(failures))
+    return NcclRun(
+        tuple(devices), tuple(rows), avg, out_of_bounds, tuple(warnings), tuple(failures),
+        version=version, algorithm=nccl_algorithm(info), transports=nccl_transports(info),
+    )  # fmt: skip
+
+
+# --- what NCCL_DEBUG=INFO says NCCL chose (NVIDIA/nccl: src/transport/nvls.cc, src/transport.cc) ---
+_INFO = re.compile(r"\bNCCL INFO\b")
+# NVLS set up: the NVLS buffers of each rank, or the channel summary with NVLS channels.
+_NVLS_USED = re.compile(r"NCCL INFO (?:NVLS comm 0x|Connected NVLS|.*\b[1-9]\d* nvls channels)")
+# NVLS off: no multicast on the device, no NVLS channel, or only rings built.
+_NVLS_OFF = re.compile(
+    r"NCCL INFO (?:NVLS multicast support is not available|.*\b0 nvls channels|Connected all rings"
+    r"|Channel \d+/\d+ :(?:\s+\d+)+\s*$)"
+)
+_VIA = re.compile(r"\bvia (?P<path>[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)?)")
+
+
+def nccl_algorithm(info_lines: Sequence[str]) -> str | None:
+    """NVLS when NCCL built NVLink SHARP buffers or channels, Ring when it said NVLS is off or
+    built only rings, None when the run printed no such line (NCCL_DEBUG unset)."""
+    if any(_NVLS_USED.search(line) for line in info_lines):
+        return "NVLS"
+    return "Ring" if any(_NVLS_OFF.search(line) for line in info_lines) else None
+
+
+def nccl_transports(info_lines: Sequence[str]) -> tuple[str, ...]:
+    """The transports of the `Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read` lines, as
+    `P2P/CUMEM`, `P2P/direct`, `SHM/direct`, `NET/IB`, `NET/Socket` (IB plugins such as
+    `NET/IBext_v8` read as `NET/IB`), in order of first use."""
+    seen: dict[str, None] = {}
+    for line in info_lines:
+        found = _VIA.search(line)
+        if found:
+            path = found["path"]
+            seen.setdefault("NET/IB" if path.startswith("NET/IB") else path)
+    return tuple(seen)
 
 
 def _device(match: re.Match[str]) -> NcclDevice:
@@ -175,12 +220,34 @@ def _first(columns: list[str], names: Sequence[str]) -> int:
     return next((columns.index(name) for name in names if name in columns), 0)
 
 
-# --- the formatter: what all_reduce_perf prints (nccl-tests src/common.cu, 2.10 and later) ------
-_TABLE_HEADER = (
-    "#                                                              out-of-place                       in-place          \n"  # noqa: E501 - byte for byte
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"  # noqa: E501 - byte for byte
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"  # noqa: E501 - byte for byte
-)  # fmt: skip
+# --- the formatter: what all_reduce_perf prints, in the layout of the release that prints it -----
+# "2.10": nccl-tests 2.10 to 2.16 (src/common.cu): the `# nThread` banner first, fixed-point
+# columns. "2.17": from 2.17.4 (src/util.cu, JSON output, 2025-10) through 2.18.x: a version banner
+# and `# Collective test starting/concluded` lines, numbers through getFloatStr (fewer decimals as
+# they grow), `#wrong` as %6g. PINNED_LAYOUT is the layout of the release the pinned image runs.
+Layout = Literal["2.10", "2.17"]
+# The coreweave/nccl-tests build (the NCCL_TESTS_IMAGE tag's suffix) → the nccl-tests release it
+# compiles: commit 2eedd7c set NCCL_TESTS_COMMITISH=f727aa2a (NVIDIA/nccl-tests, NCCL_TESTS_VERSION
+# 2.18.3) in its Dockerfile. A new pin needs its row here and a capture of that release in
+# tests/corpus/workloads.yaml.
+NCCL_TESTS_BY_BUILD = {"2eedd7c": "2.18.3"}
+PINNED_LAYOUT: Layout = "2.17"
+# What the pinned image's banner says: nccl-tests 2.18.3 built against and running NCCL 2.30.4
+# (NCCL_VERSION_CODE = major*10000 + minor*100 + patch).
+PINNED_BANNER = "# nccl-tests version 2.18.3 nccl-headers=23004 nccl-library=23004"
+
+_TABLE_HEADER = {
+    "2.10": (
+        "#                                                              out-of-place                       in-place          \n"  # noqa: E501 - byte for byte
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"  # noqa: E501 - byte for byte
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"  # noqa: E501 - byte for byte
+    ),
+    "2.17": (
+        "#                                                              out-of-place                       in-place          \n"  # noqa: E501 - byte for byte
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"  # noqa: E501 - byte for byte
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n"  # noqa: E501 - byte for byte
+    ),
+}  # fmt: skip
 
 
 def format_all_reduce(
@@ -189,23 +256,42 @@ def format_all_reduce(
     *,
     avg_busbw_gbps: float | None = None,
     out_of_bounds: int = 0,
+    layout: Layout = PINNED_LAYOUT,
+    info_lines: Sequence[str] = (),
 ) -> str:
     """`all_reduce_perf -b 8 -e 8G -f 2 -g N` output for `devices`, one line per row, then the
-    summary (its average is the mean of every row's two bus bandwidths unless given)."""
-    lines = [_banner(len(devices), rows), "#", "# Using devices", *map(format_device, devices), "#"]
-    table = "".join(f"{format_row(row)}\n" for row in rows)
+    summary (its average is the mean of every row's two bus bandwidths unless given). `info_lines`
+    (NCCL_DEBUG=INFO) come where NCCL prints them: after the device lines, while it sets up."""
     average = avg_busbw_gbps if avg_busbw_gbps is not None else _mean_busbw(rows)
+    table = "".join(f"{format_row(row, layout)}\n" for row in rows)
     summary = f"# Out of bounds values : {out_of_bounds} {'FAILED' if out_of_bounds else 'OK'}\n"
     summary += f"# Avg bus bandwidth    : {average:g} \n"
-    return "\n".join(lines) + "\n" + _TABLE_HEADER + table + summary
+    devices_lines = [*map(format_device, devices), *info_lines]
+    if layout == "2.10":
+        lines = [_banner(len(devices), rows, layout), "#", "# Using devices", *devices_lines, "#"]
+        return "\n".join(lines) + "\n" + _TABLE_HEADER[layout] + table + summary
+    head = [
+        PINNED_BANNER,
+        f"# Collective test starting: {ALL_REDUCE_BINARY}",
+        _banner(len(devices), rows, layout),
+    ]
+    lines = [*head, "#", "# Using devices", *devices_lines, "#"]
+    # src/common.cu: writeResultFooter, finalizeFooter ("#"), then writeErrors ("" when none).
+    tail = f"#\n# Collective test concluded: {ALL_REDUCE_BINARY}\n#\n\n"
+    return "\n".join(lines) + "\n" + _TABLE_HEADER[layout] + table + summary + tail
 
 
-def _banner(gpus: int, rows: Sequence[NcclRow]) -> str:
+def _banner(gpus: int, rows: Sequence[NcclRow], layout: Layout) -> str:
     smallest = min((row.size_bytes for row in rows), default=8)
     largest = max((row.size_bytes for row in rows), default=LARGEST_SIZE_BYTES)
+    if layout == "2.10":
+        return (
+            f"# nThread 1 nGpus {gpus} minBytes {smallest} maxBytes {largest} step: 2(factor) "
+            "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0"
+        )
     return (
         f"# nThread 1 nGpus {gpus} minBytes {smallest} maxBytes {largest} step: 2(factor) "
-        "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0"
+        "warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0"
     )
 
 
@@ -216,24 +302,53 @@ def format_device(device: NcclDevice) -> str:
     )
 
 
-def format_row(row: NcclRow) -> str:
+def format_row(row: NcclRow, layout: Layout = PINNED_LAYOUT) -> str:
     head = f"{row.size_bytes:12d}  {row.count:12d}  {row.dtype:>8}  {row.redop:>6}  {row.root:6d}"
-    out_of_place = _placement(
-        row.out_of_place_time_us, row.out_of_place_algbw_gbps, row.out_of_place_busbw_gbps
-    )
-    in_place = _placement(row.in_place_time_us, row.in_place_algbw_gbps, row.in_place_busbw_gbps)
-    return f"{head}{out_of_place}  {row.out_of_place_wrong:>5}{in_place}  {row.in_place_wrong:>5}"
-
-
-def _placement(time_us: float, algbw: float, busbw: float) -> str:
-    return f"  {_time(time_us):>7}  {algbw:6.2f}  {busbw:6.2f}"
+    out_of_place = (row.out_of_place_time_us, row.out_of_place_algbw_gbps, row.out_of_place_busbw_gbps)
+    in_place = (row.in_place_time_us, row.in_place_algbw_gbps, row.in_place_busbw_gbps)
+    placements = ((*out_of_place, row.out_of_place_wrong), (*in_place, row.in_place_wrong))
+    if layout == "2.10":
+        body = "".join(
+            f"  {_time(time):>7}  {algbw:6.2f}  {busbw:6.2f}  {wrong:>5}"
+            for time, algbw, busbw, wrong in placements
+        )
+    else:
+        body = "".join(
+            f"  {_float(time, 7)}  {_float(algbw, 6)}  {_float(busbw, 6)}  {_wrong(wrong):>6}"
+            for time, algbw, busbw, wrong in placements
+        )
+    return head + body
 
 
 def _time(time_us: float) -> str:
-    """nccl-tests shows fewer decimals as the time grows: 42.56, 135.8, 12646."""
+    """nccl-tests before 2.17 shows fewer decimals as the time grows: 42.56, 135.8, 12646."""
     if time_us >= 10000:
         return f"{time_us:.0f}"
     return f"{time_us:.1f}" if time_us >= 100 else f"{time_us:.2f}"
+
+
+def _float(value: float, width: int) -> str:
+    """src/util.cu getFloatStr: two decimals while the integer part leaves room, then one, then none."""
+    power = 0
+    bound = 1
+    while value >= bound:
+        power += 1
+        bound *= 10
+    if power < width - 2:
+        return f"{value:{width}.2f}"
+    if power < width - 1:
+        return f"{value:{width}.1f}"
+    if power < width + 1:
+        return f"{value:{width}.0f}"
+    return f"{value:{width}.1e}"
+
+
+def _wrong(wrong: str) -> str:
+    """`#wrong` printed with %6g: the count of wrong elements."""
+    try:
+        return f"{float(wrong):g}"
+    except ValueError:
+        return wrong
 
 
 def _mean_busbw(rows: Sequence[NcclRow]) -> float:

@@ -7,7 +7,15 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.verify.model import Check, CheckStatus, CudaGpu, NcclFigures, NodeResult, VerifyResult
+from gpuctl.core.verify.model import (
+    Check,
+    CheckStatus,
+    CudaGpu,
+    FabricFigures,
+    NcclFigures,
+    NodeResult,
+    VerifyResult,
+)
 from gpuctl.core.verify.watch import Change
 from gpuctl.report.safe_text import literal, visible
 from gpuctl.report.tables import emit_table, keep_words_whole, product_name
@@ -61,8 +69,24 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         "level": node.level,
         "cuda": None if node.cuda is None else [_cuda_gpu(gpu) for gpu in node.cuda],
         "nccl": None if node.nccl is None else _nccl(node.nccl),
+        "fabric": None if node.fabric is None else _fabric(node.fabric),
         "unhealthy_gpus": [{"device": device, "reason": reason} for device, reason in node.device_taints],
+        # `--gate` on DRA nodes: each GPU and its per-GPU gate (nodes[].gpus keeps its shape)
+        "gpu_devices": [_gpu_device(device) for device in node.gpu_devices],
         "checks": [check_dict(check) for check in node.checks],
+    }
+
+
+def _gpu_device(device: GpuDevice) -> dict[str, Any]:
+    return {
+        "index": device.index,
+        "uuid": device.uuid,
+        "device": device.device,
+        "pool": device.pool,
+        "driver": device.driver,
+        "ok": device.ok,
+        "gated": device.gated,
+        "rule": device.rule or None,
     }
 
 
@@ -77,6 +101,24 @@ def _nccl(figures: NcclFigures) -> dict[str, Any]:
         "expected_gbps": figures.expected_gbps,
         "size_bytes": figures.size_bytes,
         "gpus": figures.gpus,
+        "algorithm": figures.algorithm,
+        "transport": figures.transport,
+        "expected_reason": figures.expected_reason,
+    }
+
+
+def _fabric(figures: FabricFigures) -> dict[str, Any]:
+    busbw = figures.busbw_gbps
+    return {
+        "group": figures.group,
+        "nodes": list(figures.nodes),
+        "busbw_gbps": None if busbw is None else round(busbw, 2),
+        "expected_gbps": figures.expected_gbps,
+        "transport": figures.transport or None,
+        "nics_seen": figures.nics_seen,
+        "nics_expected": figures.nics_expected,
+        "round": figures.round,
+        "rounds": figures.rounds,
     }
 
 
@@ -105,7 +147,22 @@ def gate_json(gate: GateResult | None) -> dict[str, Any]:
     if gate is None:
         return {}
     names = {key: list(getattr(gate, key)) for key in ("gated", "ungated", "unchanged", "failed")}
-    return {"gate": {"level": gate.level, "dry_run": gate.dry_run, **names, "writes": gate.writes}}
+    conditions = [
+        {"node": node, "status": status, "reason": reason} for node, status, reason in gate.conditions
+    ]
+    return {
+        "gate": {
+            "level": gate.level,
+            "dry_run": gate.dry_run,
+            **names,
+            "writes": gate.writes,
+            "taint_key": gate.taint_key,
+            "mode": gate.mode,
+            "condition": {"type": gate.condition_type, "nodes": conditions},
+            "devices_gated": list(gate.devices_gated),
+            "devices_lifted": list(gate.devices_lifted),
+        }
+    }
 
 
 def _operator_state(result: VerifyResult, node: str) -> str | None:

@@ -56,8 +56,10 @@ def test_nccl_level_passes_healthy_nodes_and_names_each_fault(cli: Any, hgx_clus
     assert all(node["level"] == "nccl" for node in report["nodes"])
     healthy = node_of(report, "hgx-ok")
     assert healthy["cuda"] == [{"index": i, "ok": True, "error": None} for i in range(8)]
-    assert healthy["nccl"]["expected_gbps"] == 370.0
-    assert healthy["nccl"]["busbw_gbps"] >= 0.8 * 370.0
+    assert healthy["nccl"]["expected_gbps"] == 480.0  # NVLink SHARP on 8 H100 (nccl-tests#212)
+    assert healthy["nccl"]["busbw_gbps"] >= 0.8 * 480.0
+    assert (healthy["nccl"]["algorithm"], healthy["nccl"]["transport"]) == ("NVLS", "P2P/CUMEM")
+    assert healthy["nccl"]["expected_reason"].startswith("8 x H100 on NVSwitch with NVLink SHARP (NVLS): 480 GB/s")
     assert healthy["nccl"]["size_bytes"] == 8 * 2**30
     assert healthy["nccl"]["gpus"] == 8
     single = check_of(report, "one-gpu", "nccl.all-reduce")
@@ -85,7 +87,7 @@ def test_nccl_level_passes_healthy_nodes_and_names_each_fault(cli: Any, hgx_clus
     measured = node_of(report, "hgx-nvlink")["nccl"]["busbw_gbps"]
     assert measured <= pcie.busbw_gbps  # type: ignore[union-attr]
     assert f"{measured:.1f} GB/s" in slow["message"]
-    assert "expected 370 GB/s" in slow["message"]
+    assert "expected 480 GB/s" in slow["message"]
     assert "NVLink" in slow["hint"] or "nvlink" in slow["hint"]
     assert hgx_cluster.verification_pods() == []
     assert report["pods_created"] == 4 + 4 + 2  # nvidia-smi, CUDA check, all-reduce (8-GPU nodes left)

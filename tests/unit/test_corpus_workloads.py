@@ -10,8 +10,19 @@ import pytest
 import yaml
 
 from gpuctl.cuda_workload import format_vector_add, parse_vector_add
+from gpuctl.defaults import NCCL_TESTS_IMAGE
 from gpuctl.diagnose.scan import find_all
-from gpuctl.nccl_tests import format_device, format_row, parse_all_reduce
+from gpuctl.nccl_tests import (
+    NCCL_TESTS_BY_BUILD,
+    PINNED_BANNER,
+    PINNED_LAYOUT,
+    NcclRow,
+    all_reduce_rows,
+    format_all_reduce,
+    format_device,
+    format_row,
+    parse_all_reduce,
+)
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ITEMS: list[dict[str, Any]] = yaml.safe_load((CORPUS / "workloads.yaml").read_text(encoding="utf-8"))
@@ -62,7 +73,51 @@ def test_formatter_writes_the_real_device_and_table_lines(item: dict[str, Any]) 
     device_lines = [line for line in lines if line.startswith("#  Rank")]
     row_lines = [line for line in lines if line[:1] == " " and line.split()[0].isdigit()]
     assert [format_device(device) for device in run.devices] == device_lines
-    assert [format_row(row) for row in run.rows] == row_lines
+    assert [format_row(row, item["layout"]) for row in run.rows] == row_lines
+
+
+def _pinned_capture() -> dict[str, Any]:
+    """The capture of the nccl-tests release the pinned image builds (its tag's build suffix)."""
+    build = NCCL_TESTS_IMAGE.rsplit("-", 1)[-1]
+    assert build in NCCL_TESTS_BY_BUILD, f"{NCCL_TESTS_IMAGE}: which nccl-tests release does it build?"
+    version = NCCL_TESTS_BY_BUILD[build]
+    found = [item for item in ALL_REDUCE if item.get("nccl_tests_version") == version]
+    assert found, f"no capture of nccl-tests {version} (the pinned image's) in tests/corpus/workloads.yaml"
+    return found[0]
+
+
+def test_the_pinned_image_has_a_capture_of_its_nccl_tests_release() -> None:
+    item = _pinned_capture()
+    assert item["layout"] == PINNED_LAYOUT
+    assert _text(item).splitlines()[0].startswith(f"# nccl-tests version {NCCL_TESTS_BY_BUILD[_build()]} ")
+    assert PINNED_BANNER.startswith(f"# nccl-tests version {NCCL_TESTS_BY_BUILD[_build()]} ")
+
+
+def _build() -> str:
+    return NCCL_TESTS_IMAGE.rsplit("-", 1)[-1]
+
+
+def test_the_simulated_output_is_byte_compatible_with_the_pinned_release() -> None:
+    """The formatter re-writes the capture of the pinned release from what it parsed, every line
+    from the device list to `# Collective test concluded`, byte for byte (its own banner says the
+    pinned image's NCCL, and NCCL's closing lines follow src/common.cu)."""
+    item = _pinned_capture()
+    real = _text(item).splitlines()
+    run = parse_all_reduce(_text(item))
+    written = format_all_reduce(run.devices, run.rows, avg_busbw_gbps=run.avg_busbw_gbps).splitlines()
+    assert written[1] == real[1]  # "# Collective test starting: all_reduce_perf"
+    assert written[3:][: len(real) - 4] == real[3:-1]
+    concluded = real.index("# Collective test concluded: all_reduce_perf")
+    assert written[concluded] == real[concluded]
+
+
+def test_the_simulated_banner_and_table_are_the_pinned_layout() -> None:
+    rows: tuple[NcclRow, ...] = all_reduce_rows(8, 480.0)
+    text = format_all_reduce([], rows)
+    real = _text(_pinned_capture()).splitlines()
+    header = [line for line in real if line.startswith("#   ") or line.startswith("#       size")]
+    assert all(line in text.splitlines() for line in header)
+    assert text.splitlines()[2].endswith("validation: 1 graph: 0 unalign: 0")
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=[item["id"] for item in ITEMS])

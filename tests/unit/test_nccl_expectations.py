@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import pytest
 
 from gpuctl.diagnose import signature_of
@@ -11,10 +14,15 @@ from gpuctl.nccl_expectations import (
     PASS_FRACTION,
     TABLE,
     Expectation,
+    Interconnect,
+    NodeHardware,
     UnknownExpectation,
     expected_busbw,
+    expected_for,
     gpu_family,
     low_bandwidth_hint,
+    nvls_capable,
+    ring_figure,
 )
 from gpuctl.nccl_tests import all_reduce_rows
 
@@ -33,11 +41,127 @@ def test_family_from_the_product_label(product: str, family: str | None) -> None
     assert gpu_family(product) == family
 
 
-def test_known_model_and_interconnect_has_a_cited_figure() -> None:
+def test_an_8_gpu_h100_nvswitch_node_is_judged_by_the_nvls_figure() -> None:
     found = expected_busbw("NVIDIA-H100-80GB-HBM3", "nvswitch")
     assert isinstance(found, Expectation)
-    assert (found.busbw_gbps, found.minimum_gbps) == (370.0, 296.0)
-    assert found.source.startswith("https://github.com/NVIDIA/")
+    assert (found.busbw_gbps, found.minimum_gbps, found.algorithm, found.gpus) == (480.0, 384.0, "NVLS", (8,))
+    assert found.source == "https://github.com/NVIDIA/nccl-tests/issues/212"
+    ring = ring_figure(NodeHardware("H100", "nvswitch", 8))
+    assert ring is not None
+    assert (ring.busbw_gbps, ring.algorithm) == (370.0, "Ring")
+    assert ring.busbw_gbps < found.minimum_gbps  # a node that lost NVLS fails on bandwidth too
+
+
+@pytest.mark.parametrize(
+    ("hardware", "figure", "algorithm"),
+    [
+        (NodeHardware("H100", "nvswitch", 8), 480.0, "NVLS"),
+        (NodeHardware("H100", "nvswitch", 7), 460.0, "NVLS"),
+        (NodeHardware("H100", "nvswitch", 5), 420.0, "NVLS"),
+        (NodeHardware("H100", "nvswitch", 4), 365.0, "NVLS"),
+        (NodeHardware("H100", "nvswitch", 2), 370.0, "Ring"),  # NCCL turns NVLS off on 2 GPUs
+        (NodeHardware("H200", "nvswitch", 8), 475.0, "NVLS"),
+        (NodeHardware("A100", "nvswitch", 8), 230.0, "Ring"),
+        (NodeHardware("B200", "nvswitch", 8), 830.0, ""),
+        (NodeHardware("GB200", "nvswitch", 4), 680.0, "Ring"),
+        (NodeHardware("GB200", "nvswitch", 72), 834.0, ""),
+        (NodeHardware("H100", "nvlink", 2), 115.0, "Ring"),
+        (NodeHardware("H100", "pcie", 8), 28.0, "Ring"),
+        (NodeHardware("H100", "pcie", 4), 35.0, "Ring"),
+    ],
+    ids=lambda value: value.describe() if isinstance(value, NodeHardware) else str(value),
+)
+def test_each_configuration_gets_its_own_figure(
+    hardware: NodeHardware, figure: float, algorithm: str
+) -> None:
+    found = expected_for(hardware)
+    assert isinstance(found, Expectation)
+    assert (found.busbw_gbps, found.algorithm) == (figure, algorithm)
+    assert found.mismatch(hardware) == ""
+    assert found.reason(hardware).startswith(f"{hardware.describe()}: {figure:g} GB/s busbw measured on ")
+    assert found.source in found.reason(hardware)
+
+
+def test_a_gb200_tray_is_never_judged_by_the_rack_figure() -> None:
+    """The 72-GPU NVL72 figure is an NVLink domain across 18 hosts; one 4-GPU tray has its own."""
+    tray = NodeHardware("GB200", "nvswitch", 4)
+    rack = next(row for row in TABLE if row.family == "GB200" and 72 in row.gpus)
+    assert rack.mismatch(tray) == "the figure was measured on 72 GPUs, the node has 4"
+    found = expected_for(tray)
+    assert isinstance(found, Expectation)
+    assert found is not rack
+    assert found.busbw_gbps < rack.busbw_gbps
+
+
+@pytest.mark.parametrize(
+    "row", TABLE, ids=lambda row: f"{row.family}-{row.interconnect}-{row.gpus}-{row.algorithm}"
+)
+def test_every_row_states_its_configuration_and_refuses_any_other(row: Expectation) -> None:
+    """Each row says the GPUs, interconnect and algorithm its figure was measured on, judges a node
+    of exactly that configuration, and refuses a node of another family, interconnect or count."""
+    assert row.source.startswith("https://github.com/"), row
+    assert row.note
+    assert row.gpus
+    assert row.algorithm in ("NVLS", "Ring", "")
+    assert row.minimum_gbps == round(row.busbw_gbps * PASS_FRACTION, 1)
+    assert re.search(rf"\b{row.gpus[0]}\b", row.measured_on), row.measured_on
+    assert {"nvswitch": "NVSwitch", "nvlink": "NVLink", "pcie": "PCIe"}[row.interconnect] in row.measured_on
+    if row.algorithm == "":
+        assert "default" in row.measured_on  # the source ran NCCL's choice and names none
+    for gpus in row.gpus:
+        node = NodeHardware(row.family, row.interconnect, gpus)
+        assert row.mismatch(node) == ""
+        assert row.algorithm != "NVLS" or node.nvls  # an NVLS figure is only for NVLS hardware
+    other_count = max(row.gpus) + 1
+    assert "measured on" in row.mismatch(NodeHardware(row.family, row.interconnect, other_count))
+    other_family = "A100" if row.family != "A100" else "H100"
+    assert row.mismatch(NodeHardware(other_family, row.interconnect, row.gpus[0])).startswith(
+        "the figure is for"
+    )
+    other_link: Interconnect = "pcie" if row.interconnect != "pcie" else "nvswitch"
+    assert row.mismatch(NodeHardware(row.family, other_link, row.gpus[0])).startswith("the figure is over")
+
+
+def test_no_two_rows_claim_the_same_configuration() -> None:
+    keys = [(row.family, row.interconnect, row.algorithm, gpus) for row in TABLE for gpus in row.gpus]
+    assert len(keys) == len(set(keys))
+    families = {row.family for row in TABLE}
+    assert {"H100", "H200", "A100", "B200", "GB200"} <= families
+
+
+@pytest.mark.parametrize(
+    ("family", "interconnect", "gpus", "capable"),
+    [
+        ("H100", "nvswitch", 3, True), ("H100", "nvswitch", 2, False), ("A100", "nvswitch", 8, False),
+        ("H100", "nvlink", 8, False), ("H100", "pcie", 8, False), ("B200", "nvswitch", 8, True),
+        ("GB200", "nvswitch", 4, True), (None, "nvswitch", 8, False),
+    ],
+)  # fmt: skip
+def test_nvls_is_expected_on_hopper_and_blackwell_nvswitch_nodes_of_3_gpus_or_more(
+    family: str | None, interconnect: Interconnect, gpus: int, capable: bool
+) -> None:
+    assert nvls_capable(family, interconnect, gpus) is capable
+    assert NodeHardware(family, interconnect, gpus).nvls is capable
+
+
+def test_an_nvls_row_refuses_a_node_that_cannot_run_nvls() -> None:
+    nvls_row = next(
+        row for row in TABLE if row.algorithm == "NVLS" and row.family == "H100" and 8 in row.gpus
+    )
+    two = NodeHardware("H100", "nvswitch", 2)
+    assert "measured on" in nvls_row.mismatch(two)
+    ring_only = replace(nvls_row, gpus=(2,))
+    assert ring_only.mismatch(two).startswith("the figure is NCCL's NVLS")
+
+
+def test_a_configuration_without_a_figure_says_which_counts_have_one() -> None:
+    found = expected_for(NodeHardware("H200", "nvswitch", 4))
+    assert isinstance(found, UnknownExpectation)
+    assert (
+        found.reason
+        == "no cited all-reduce figure for 4 x H200 over nvswitch (cited figures measured on 8 GPUs)"
+    )
+    assert isinstance(expected_for(NodeHardware(None, "pcie", 8)), UnknownExpectation)
 
 
 def test_an_hgx_node_with_nvlinks_down_falls_below_its_minimum() -> None:
@@ -59,16 +183,6 @@ def test_unknown_answers_say_why(product: str, interconnect: str, family: str | 
     assert isinstance(found, UnknownExpectation)
     assert found.family == family
     assert found.reason
-
-
-def test_every_row_is_cited_and_unique() -> None:
-    assert len({(row.family, row.interconnect) for row in TABLE}) == len(TABLE)
-    for row in TABLE:
-        assert row.source.startswith("https://github.com/"), row
-        assert row.interconnect in INTERCONNECTS
-        assert row.note
-        assert row.minimum_gbps == round(row.busbw_gbps * PASS_FRACTION, 1)
-    assert {"H100", "A100", "B200"} <= {row.family for row in TABLE}
 
 
 @pytest.mark.parametrize("interconnect", INTERCONNECTS)

@@ -123,7 +123,7 @@ def _devices(count: int) -> list[NcclDevice]:
 
 def test_formatted_run_has_the_real_header_and_summary_lines() -> None:
     real = CAPTURE.read_text(encoding="utf-8").splitlines()
-    written = format_all_reduce(_devices(8), all_reduce_rows(8, 370.0)).splitlines()
+    written = format_all_reduce(_devices(8), all_reduce_rows(8, 370.0), layout="2.10").splitlines()
     assert written[0].startswith("# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor)")
     assert written[1:3] == real[1:3]  # "#", "# Using devices"
     table_header = [line for line in real if line.startswith("#  ") and not line.startswith("#  Rank")]

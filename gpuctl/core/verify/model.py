@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 RUN_LABEL_KEY = "gpuctl.io/verify-run"  # the label every verification pod of one run carries
 # The proof levels, shallowest first: each includes the ones before it (`verify --level`).
-LEVELS = ("smi", "cuda", "nccl")
+LEVELS = ("smi", "cuda", "nccl", "fabric")
 
 
 class CheckStatus(str, Enum):
@@ -118,6 +118,40 @@ class NcclFigures:
     expected_gbps: float | None
     size_bytes: int | None
     gpus: int
+    algorithm: str | None = None  # what NCCL_DEBUG=INFO says NCCL ran: NVLS | Ring; None: not said
+    transport: str | None = None  # its transports, e.g. "P2P/CUMEM", "NET/IB, P2P/CUMEM"
+    expected_reason: str | None = None  # why expected_gbps: the node's configuration and its cited row
+
+
+@dataclass(frozen=True)
+class FabricFigures:
+    """A node's multi-node all-reduce (`nodes[].fabric`): the group it was judged in, the run that
+    decided its verdict (its nodes, bus bandwidth and the figure they were held to), the network
+    NCCL used on it and the NICs it found there, and the rounds its group took."""
+
+    group: str  # what its nodes share: GPU model, fabric, NICs x link speed, topology labels
+    nodes: tuple[str, ...]  # the nodes of the deciding run
+    busbw_gbps: float | None
+    expected_gbps: float | None
+    transport: str  # as NCCL names it (IB, IBext, Socket, Libfabric), "" when none was seen
+    nics_seen: int | None
+    nics_expected: int | None
+    round: int  # the round whose run decided (1: the whole group's)
+    rounds: int  # the rounds its group took
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """One GPU of a DRA node as the gate saw it (`nodes[].gpu_devices[]`)."""
+
+    index: int | None
+    uuid: str
+    device: str  # the device's name in its ResourceSlice (gpu-2)
+    pool: str
+    driver: str
+    ok: bool | None  # the CUDA check on it in this run (None: not run on it)
+    gated: bool  # a DeviceTaintRule of the gate keeps it from claims (after this run)
+    rule: str = ""  # that rule's name
 
 
 @dataclass(frozen=True)
@@ -133,9 +167,12 @@ class NodeResult:
     level: str = "smi"  # the proof level it was held to (--level)
     cuda: tuple[CudaGpu, ...] | None = None  # --level cuda and deeper: each GPU's CUDA check, once run
     nccl: NcclFigures | None = None  # --level nccl: its all-reduce, once run
+    fabric: FabricFigures | None = None  # --level fabric: its multi-node all-reduce, once run
     # (device, taint and its source) of the GPUs a device taint keeps from claims (DRA nodes)
     device_taints: tuple[tuple[str, str], ...] = ()
     busy: bool = False  # its workloads held every GPU: no verification pod ran (see gpu.in-use)
+    # `verify --gate` on a DRA node: each GPU, its CUDA verdict and whether the gate keeps it out
+    gpu_devices: tuple[GpuDevice, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -272,6 +309,12 @@ class ProofOptions:
     cuda_image: str = CUDA_SAMPLE_IMAGE
     nccl_image: str = NCCL_TESTS_IMAGE
     min_busbw_gbps: float | None = None  # replaces the expected all-reduce figure
+    # --level fabric: extended resources each worker pod requests (`--fabric-resource NAME=COUNT`:
+    # rdma/ib=1, vpc.amazonaws.com/efa=4), the host's network namespace (`--fabric-host-network`)
+    # and the IPC_LOCK capability RDMA memory registration may need (`--fabric-ipc-lock`).
+    fabric_resources: tuple[tuple[str, int], ...] = ()
+    fabric_host_network: bool = False
+    fabric_ipc_lock: bool = False
 
 
 @dataclass(frozen=True)
@@ -306,3 +349,4 @@ class PodEvaluation:
     pod_seconds: float | None = None
     cuda: tuple[CudaGpu, ...] | None = None  # a CUDA check pod's GPUs
     nccl: NcclFigures | None = None  # an all-reduce pod's figures
+    fabric: FabricFigures | None = None  # a multi-node all-reduce's figures for the node

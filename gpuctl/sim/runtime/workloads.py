@@ -2,14 +2,23 @@
 GPU, gpuctl.cuda_workload) and nccl-tests' all_reduce_perf, printed through the same formatters
 the parsers are proven against on real captures. The node's scenario decides what fails:
 `host.fabricManager: stopped` on an NVSwitch node (every GPU: error 802), `eccErrors: N` (the
-first N GPUs: uncorrectable ECC), `nvlinkDown: N` (the all-reduce at the PCIe figure), and
-`workloads` overrides the output as `nvidiaSmi` does."""
+first N GPUs: uncorrectable ECC), `nvlinkDown: N` (the all-reduce at the PCIe figure), `nvls:
+false` (ring where NVLink SHARP was due), `nvlinks: N` (fewer active NVLinks per GPU), and
+`workloads` overrides the output as `nvidiaSmi` does. all_reduce_perf prints the NCCL_DEBUG=INFO
+lines NCCL 2.30 prints about what it chose (multicast, rings, NVLS buffers, channels, transports)."""
 
 from __future__ import annotations
 
 from gpuctl import nvidia_smi
 from gpuctl.cuda_workload import ECC_UNCORRECTABLE, MARKER, NO_DEVICE, SYSTEM_NOT_READY, format_cuda_check
-from gpuctl.nccl_expectations import Expectation, Interconnect, expected_busbw
+from gpuctl.nccl_expectations import (
+    Expectation,
+    Interconnect,
+    NodeHardware,
+    expected_for,
+    gpu_family,
+    ring_figure,
+)
 from gpuctl.nccl_tests import NcclDevice, all_reduce_rows, format_all_reduce
 from gpuctl.sim.scenario import NodeSpec, NvidiaSmiOverride
 
@@ -43,9 +52,59 @@ def cuda_check(spec: NodeSpec, indices: list[int]) -> tuple[str, int]:
     return format_cuda_check(errors)
 
 
-def _busbw(spec: NodeSpec, interconnect: Interconnect) -> float:
-    expected = expected_busbw(spec.gpu_product, interconnect)
-    return expected.busbw_gbps if isinstance(expected, Expectation) else FALLBACK_BUSBW_GBPS[interconnect]
+# NVLinks per GPU (NVLink2 V100 6, NVLink3 A100 12, H800 8, NVLink4 H100/H200 18, NVLink5 B200 18):
+# the whole of a GPU's links, which `nvlinks: N` lowers in proportion.
+NVLINKS_PER_GPU = {"V100": 6, "A100": 12, "H800": 8, "H100": 18, "H200": 18, "B200": 18, "GB200": 18}
+# NVLink SHARP's gain over ring on all-reduce, where no ring figure is cited: "a 30% improvement"
+# (NCCL's maintainer, https://github.com/NVIDIA/nccl/issues/1442).
+NVLS_GAIN = 1.3
+
+
+def _figure(hardware: NodeHardware) -> float:
+    expected = expected_for(hardware)
+    if isinstance(expected, Expectation):
+        return expected.busbw_gbps
+    return FALLBACK_BUSBW_GBPS[hardware.interconnect]
+
+
+def _busbw(spec: NodeSpec, hardware: NodeHardware, nvls: bool) -> float:
+    """What the node's links sustain: its figure, ring's where NVLS was due but is off, in
+    proportion to the NVLinks still active."""
+    busbw = _figure(hardware)
+    if hardware.nvls and not nvls:
+        ring = ring_figure(hardware)
+        busbw = ring.busbw_gbps if ring is not None else busbw / NVLS_GAIN
+    links = NVLINKS_PER_GPU.get(hardware.family or "", 0)
+    if spec.nvlinks is not None and hardware.interconnect != "pcie" and links:
+        busbw *= min(spec.nvlinks, links) / links
+    return busbw
+
+
+def nccl_info_lines(host: str, gpus: int, *, nvls_support: bool, nvls: bool) -> list[str]:
+    """What NCCL 2.30 prints with NCCL_DEBUG=INFO while one process sets up `gpus` GPUs (shapes
+    quoted from NVIDIA/nccl issues #2094 and #1453 and an 8 x H800 log): multicast support, the
+    ring, each rank's P2P connection, NVLS buffers when NVLS runs, the channel summary."""
+
+    def line(rank: int, text: str) -> str:
+        return f"{host}:1:{100 + rank} [{rank}] NCCL INFO {text}"
+
+    order = "".join(f"{rank:>4}" for rank in range(gpus))
+    available = "" if nvls_support else "not "
+    lines = ["NCCL version 2.30.4+cuda12.9"]
+    lines += [line(r, f"NVLS multicast support is {available}available on dev {r} (NVLS_NCHANNELS 16)")
+              for r in range(gpus)]  # fmt: skip
+    lines.append(line(0, f"Channel 00/24 :{order}"))
+    lines += [line(r, f"Channel 00/0 : {r}[{r}] -> {(r + 1) % gpus}[{(r + 1) % gpus}] via P2P/CUMEM/read")
+              for r in range(gpus)]  # fmt: skip
+    lines += [line(r, "Connected all rings") for r in range(gpus)]
+    if nvls:
+        lines += [line(r, f"NVLS comm 0x{0x55d0_0000_0000 + r * 0x1000:x} headRank {r} nHeads {gpus} "
+                          "buffSize 1048576 memSize 2097152 nvlsPerRankSize 201326592 "
+                          f"nvlsTotalSize {201326592 * gpus}") for r in range(gpus)]  # fmt: skip
+    channels = 16 if nvls else 0
+    lines += [line(r, f"24 coll channels, 24 collnet channels, {channels} nvls channels, 32 p2p channels, "
+                      "32 p2p channels per peer") for r in range(gpus)]  # fmt: skip
+    return lines
 
 
 def all_reduce(spec: NodeSpec, visible: list[nvidia_smi.Gpu]) -> tuple[str, int]:
@@ -58,9 +117,14 @@ def all_reduce(spec: NodeSpec, visible: list[nvidia_smi.Gpu]) -> tuple[str, int]
         NcclDevice(rank, spec.name, rank, gpu.pci_bus_id.lower()[-7:], gpu.name, pid=1)
         for rank, gpu in enumerate(visible)
     ]
+    hardware = NodeHardware(gpu_family(spec.gpu_product), interconnect, len(devices))
+    nvls = hardware.nvls and spec.nvls
     # one GPU has no bus to measure (the all-reduce's bus factor is 0)
-    rows = all_reduce_rows(len(devices), _busbw(spec, interconnect)) if len(devices) > 1 else ()
-    return format_all_reduce(devices, rows), 0
+    if len(devices) < 2:
+        return format_all_reduce(devices, ()), 0
+    rows = all_reduce_rows(len(devices), _busbw(spec, hardware, nvls))
+    info = nccl_info_lines(spec.name, len(devices), nvls_support=nvls, nvls=nvls)
+    return format_all_reduce(devices, rows, info_lines=info), 0
 
 
 def _interconnect(spec: NodeSpec) -> Interconnect:

@@ -1,6 +1,8 @@
 """`--level nccl`: nccl-tests' all_reduce_perf across all the pod's GPUs (nodes with 2 or more),
-its bus bandwidth at the largest message size held to the figure its GPU model and interconnect
-should give (gpuctl.nccl_expectations) or to `--min-busbw`.
+its bus bandwidth at the largest message size held to the figure the node's configuration should
+give (gpuctl.nccl_expectations: GPU model, interconnect, GPU count, NVLink SHARP) or to
+`--min-busbw`. The pod runs it with NCCL_DEBUG=INFO, so the run says which algorithm and transport
+NCCL chose: a node that should run NVLink SHARP (NVLS) and ran ring fails, naming NVLS.
 
 The interconnect comes from the node label `gpuctl.io/interconnect` (nvswitch|nvlink|pcie): GPU
 feature discovery publishes no such label (`nvidia.com/gpu.clique` names a multi-node NVLink
@@ -23,7 +25,9 @@ from gpuctl.nccl_expectations import (
     PASS_FRACTION,
     Expectation,
     Interconnect,
-    expected_busbw,
+    NodeHardware,
+    expected_for,
+    gpu_family,
     low_bandwidth_hint,
 )
 from gpuctl.nccl_tests import NcclRun, all_reduce_args, parse_all_reduce
@@ -47,6 +51,8 @@ class Target:
     source: str
     interconnect: Interconnect | None
     why_none: str = ""
+    algorithm: str = ""  # the algorithm its figure was measured with ("NVLS" is enforced)
+    reason: str | None = None  # the node's configuration and the cited row it is judged by
 
 
 def interconnect_of(node: NodeInfo) -> Interconnect | None:
@@ -54,19 +60,31 @@ def interconnect_of(node: NodeInfo) -> Interconnect | None:
     return next((known for known in INTERCONNECTS if known == value), None)
 
 
-def target_of(node: NodeInfo, proof: ProofOptions) -> Target:
+def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8) -> Target:
+    """What the node's all-reduce over `gpus` GPUs is held to: --min-busbw, else the cited figure
+    of its configuration (model, interconnect, GPU count, NVLS), else none (and why)."""
     interconnect = interconnect_of(node)
     if proof.min_busbw_gbps is not None:
-        return Target(proof.min_busbw_gbps, proof.min_busbw_gbps, "--min-busbw", interconnect)
+        minimum = proof.min_busbw_gbps
+        return Target(minimum, minimum, "--min-busbw", interconnect, reason=f"--min-busbw {minimum:g}")
     if interconnect is None:
         return Target(
             None, None, "", None, f"the node has no {INTERCONNECT_LABEL} label (nvswitch|nvlink|pcie)"
         )
-    expected = expected_busbw(node.product_label, interconnect)
+    family = gpu_family(node.product_label)
+    if family is None:
+        why = f"gpuctl knows no GPU family in the product {node.product_label!r}"
+        return Target(None, None, "", interconnect, why)
+    hardware = NodeHardware(family, interconnect, gpus)
+    expected = expected_for(hardware)
     if not isinstance(expected, Expectation):
         return Target(None, None, "", interconnect, expected.reason)
-    source = f"{expected.family} over {interconnect}: {expected.source}"
-    return Target(expected.minimum_gbps, expected.busbw_gbps, source, interconnect)
+    algorithm = f", {expected.algorithm}" if expected.algorithm else ""
+    source = f"{gpus} x {family} over {interconnect}{algorithm}: {expected.source}"
+    return Target(
+        expected.minimum_gbps, expected.busbw_gbps, source, interconnect,
+        algorithm=expected.algorithm, reason=expected.reason(hardware),
+    )  # fmt: skip
 
 
 def _size(size_bytes: int | None) -> str:
@@ -87,7 +105,8 @@ class NcclLevel(ProofLevel):
         return proof.nccl_image
 
     def command(self, gpus: int) -> tuple[str, ...]:
-        return all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE)
+        # NCCL_DEBUG=INFO: NCCL prints the algorithm (NVLS buffers, rings) and transports it set up.
+        return ("env", "NCCL_DEBUG=INFO", *all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE))
 
     def not_applicable(self, gpus: int) -> str:
         return f"not applicable: {gpus} GPU" if gpus < 2 else ""
@@ -96,11 +115,13 @@ class NcclLevel(ProofLevel):
         self, text: str, outcome: PodOutcome, node: NodeInfo, gpus: int, options: VerifyOptions
     ) -> PodEvaluation:
         run = parse_all_reduce(text)
-        target = target_of(node, options.proof)
+        target = target_of(node, options.proof, gpus)
         largest = run.largest
         figures = NcclFigures(
-            run.busbw_gbps, target.expected_gbps, largest.size_bytes if largest else None, gpus
-        )
+            run.busbw_gbps, target.expected_gbps, largest.size_bytes if largest else None, gpus,
+            algorithm=run.algorithm, transport=", ".join(run.transports) or None,
+            expected_reason=target.reason,
+        )  # fmt: skip
         if not run.completed or outcome.exit_code not in (0, None) or run.busbw_gbps is None:
             return PodEvaluation((self._run_failed(text, run, outcome, node, options),), nccl=figures)
         if run.out_of_bounds:
@@ -140,10 +161,24 @@ def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInf
     expected = (
         f"expected {target.expected_gbps:g} GB/s ({target.source}), pass at >= {target.minimum_gbps:g} GB/s"
     )
+    hint = low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name))
+    if target.algorithm == "NVLS" and run.algorithm not in (None, "NVLS"):
+        message = f"NCCL ran {run.algorithm} where NVLS (NVLink SHARP) was expected: {measured}; {expected}"
+        return failed(CHECK_ID, message, NVLS_HINT.format(node=command_line(node.name)) + f"; {hint}")
     if (run.busbw_gbps or 0.0) >= target.minimum_gbps:
         return passed(CHECK_ID, f"{measured}; {expected}")
-    hint = low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name))
     return failed(CHECK_ID, f"{measured}, below expectation: {expected}", hint)
+
+
+# Why NCCL set up no NVLS on an NVSwitch node, and how to see it: NCCL_DEBUG=INFO says "NVLS
+# multicast support is not available" when the GPUs cannot join a multicast group (Fabric Manager
+# or the fabric not ready, an old driver, NVLS turned off by NCCL_NVLS_ENABLE=0).
+NVLS_HINT = (
+    "NVLink SHARP needs the NVSwitch fabric ready and multicast: on {node} `nvidia-smi -q | grep -A2 "
+    "-i fabric` (State: Completed, Status: Success) and `systemctl status nvidia-fabricmanager`; "
+    "check that NCCL_NVLS_ENABLE is not 0 in the pod and that the driver is R530 or newer (CUDA 12.1 "
+    "multicast); the pod log's `NCCL INFO NVLS multicast support is not available` line confirms it"
+)
 
 
 NCCL = NcclLevel()
