@@ -177,7 +177,30 @@ RULES: tuple[Rule, ...] = (
     ),
     *(
         Rule(BOOTSTRAP, parameter, (_CHART_STACKS,), _NO_CHART, "{gpuctl} --stack operator {flag}")
-        for parameter in ("helm", "chart")
+        for parameter in ("chart",)
+    ),
+    # --migrate back to the device plugin removes the DRA driver's release with the user's helm
+    Rule(
+        BOOTSTRAP,
+        "helm",
+        (_CHART_STACKS, When("migrate", (True,))),
+        _NO_CHART,
+        "{gpuctl} --stack operator {flag}",
+    ),
+    Rule(
+        BOOTSTRAP,
+        "migrate",
+        (When("phase", ("cluster",)),),
+        "only the cluster phase moves the GPU nodes from one stack to another",
+        "gpuctl bootstrap --phase cluster --stack dra {flag}",
+    ),
+    Rule(
+        BOOTSTRAP,
+        "migrate",
+        (When("stack", ("device-plugin", "dra"), or_default=True),),
+        "the GPU Operator's nodes are moved by the Operator; --migrate moves gpuctl's device plugin "
+        "and DRA driver",
+        "gpuctl bootstrap --phase cluster --stack dra {flag}",
     ),
     Rule(
         STACKS,
@@ -279,6 +302,16 @@ RULES: tuple[Rule, ...] = (
         "the gate judges nodes by their verification pods, and --no-pods creates none",
         "gpuctl verify {flag}",
     ),
+    *(
+        Rule(
+            ("verify",),
+            parameter,
+            (When("gate"),),
+            "it says how --gate gates the nodes it judges",
+            "gpuctl verify --gate {flag}",
+        )
+        for parameter in ("gate_taint", "gate_mode", "gate_condition")
+    ),
     Rule(
         BOOTSTRAP,
         "no_gate",
@@ -308,23 +341,33 @@ RULES: tuple[Rule, ...] = (
         for parameter, levels, why, example in (
             (
                 "cuda_image",
-                ("cuda", "nccl"),
-                "only --level cuda and nccl run the CUDA check",
+                ("cuda", "nccl", "fabric"),
+                "only --level cuda, nccl and fabric run the CUDA check",
                 "{gpuctl} --level cuda {flag}",
             ),
             (
                 "nccl_image",
-                ("nccl",),
-                "only --level nccl runs the all-reduce",
+                ("nccl", "fabric"),
+                "only --level nccl and fabric run the all-reduce",
                 "{gpuctl} --level nccl {flag}",
             ),
             (
                 "min_busbw",
-                ("nccl",),
-                "only --level nccl measures the bus bandwidth",
+                ("nccl", "fabric"),
+                "only --level nccl and fabric measure the bus bandwidth",
                 "{gpuctl} --level nccl {flag}",
             ),
         )
+    ),
+    *(
+        Rule(
+            ("verify",),
+            parameter,
+            (When("level", ("fabric",)),),
+            "only --level fabric runs pods across nodes",
+            "gpuctl verify --level fabric {flag}",
+        )
+        for parameter in ("fabric_resource", "fabric_host_network", "fabric_ipc_lock")
     ),
     # taint-gpu-nodes
     Rule(

@@ -45,6 +45,7 @@ class Level(str, Enum):
     smi = "smi"
     cuda = "cuda"
     nccl = "nccl"
+    fabric = "fabric"
 
 
 LevelOption = Annotated[
@@ -52,7 +53,8 @@ LevelOption = Annotated[
     typer.Option(
         "--level",
         help="Proof level: smi (nvidia-smi sees the GPUs), cuda (+ CUDA vectorAdd on every GPU), "
-        "nccl (+ an NCCL all-reduce across each node's GPUs, judged against its model and interconnect).",
+        "nccl (+ an NCCL all-reduce across each node's GPUs, judged against its model and interconnect), "
+        "fabric (+ all-reduce across alike nodes over the network, the node that drags a group down named).",
     ),
 ]
 CudaImageOption = Annotated[
@@ -68,6 +70,31 @@ MinBusbwOption = Annotated[
         "--level nccl: the all-reduce bus bandwidth (GB/s) each node must reach, instead of the figure "
         "for its GPU model and gpuctl.io/interconnect label.",
         "GBPS",
+    ),
+]
+
+FabricResourceOption = Annotated[
+    Optional[list[str]],  # noqa: UP045 - Typer needs Optional[] on Python 3.10
+    typer.Option(
+        "--fabric-resource",
+        help="--level fabric: a network resource NAME=COUNT each worker pod requests (repeatable), "
+        "e.g. rdma/ib=1 or vpc.amazonaws.com/efa=4.",
+    ),
+]
+FabricHostNetworkOption = Annotated[
+    bool,
+    typer.Option(
+        "--fabric-host-network",
+        help="--level fabric: run the worker and launcher pods in the host's network namespace "
+        "(not allowed by the restricted Pod Security profile).",
+    ),
+]
+FabricIpcLockOption = Annotated[
+    bool,
+    typer.Option(
+        "--fabric-ipc-lock",
+        help="--level fabric: give the pods IPC_LOCK, which RDMA memory registration needs where the "
+        "container runtime's memlock limit is not unlimited (not allowed by the restricted profile).",
     ),
 ]
 

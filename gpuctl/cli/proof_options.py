@@ -12,9 +12,27 @@ if TYPE_CHECKING:
     from gpuctl.core.verify.model import ProofOptions
 
 
-def proof_options(level: Level, cuda_image: str, nccl_image: str, min_busbw: float | None) -> ProofOptions:
+def proof_options(
+    level: Level,
+    cuda_image: str,
+    nccl_image: str,
+    min_busbw: float | None,
+    *,
+    fabric: tuple[list[str], bool, bool] = ([], False, False),
+) -> ProofOptions:
+    """`fabric`: --fabric-resource values, --fabric-host-network, --fabric-ipc-lock."""
+    from gpuctl.cli.fabric_options import fabric_resources
     from gpuctl.core.verify.model import ProofOptions
 
     check("--cuda-image", cuda_image, image_problem, CUDA_SAMPLE_IMAGE)
     check("--nccl-image", nccl_image, image_problem, NCCL_TESTS_IMAGE)
-    return ProofOptions(level.value, cuda_image, nccl_image, min_busbw)
+    resources, host_network, ipc_lock = fabric
+    return ProofOptions(
+        level.value,
+        cuda_image,
+        nccl_image,
+        min_busbw,
+        fabric_resources=fabric_resources(resources),
+        fabric_host_network=host_network,
+        fabric_ipc_lock=ipc_lock,
+    )

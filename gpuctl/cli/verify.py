@@ -18,6 +18,9 @@ from gpuctl.cli.number_options import number_option
 from gpuctl.cli.options import (
     Context,
     CudaImageOption,
+    FabricHostNetworkOption,
+    FabricIpcLockOption,
+    FabricResourceOption,
     Kubeconfig,
     Level,
     LevelOption,
@@ -27,6 +30,13 @@ from gpuctl.cli.options import (
     VerifyOutput,
 )
 from gpuctl.cli.proof_options import proof_options
+from gpuctl.cli.verify_gate_options import (
+    GateConditionOption,
+    GateModeOption,
+    GateTaintOption,
+    gate_options,
+    with_gate_toleration,
+)
 from gpuctl.cli.verify_metrics import (
     MetricsAddrOption,
     PushgatewayCaOption,
@@ -38,6 +48,8 @@ from gpuctl.cli.verify_metrics import (
 from gpuctl.cli.verify_reports import ReportOption, check_report_file, emit_verify
 from gpuctl.defaults import (
     CUDA_SAMPLE_IMAGE,
+    GATE_CONDITION_TYPE,
+    GATE_TAINT_KEY,
     GPUCTL_NAMESPACE,
     NCCL_TESTS_IMAGE,
     VERIFICATION_PODS_SELECTOR,
@@ -54,6 +66,7 @@ if TYPE_CHECKING:
     from gpuctl.core.verify import VerifyOptions, VerifyResult
     from gpuctl.core.verify.model import ProofOptions
     from gpuctl.core.verify.progress import PodProgress
+    from gpuctl.core.verify_gate import GateOptions
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
@@ -156,6 +169,9 @@ def command(
     cuda_image: CudaImageOption = CUDA_SAMPLE_IMAGE,
     nccl_image: NcclImageOption = NCCL_TESTS_IMAGE,
     min_busbw: MinBusbwOption = None,
+    fabric_resource: FabricResourceOption = None,
+    fabric_host_network: FabricHostNetworkOption = False,
+    fabric_ipc_lock: FabricIpcLockOption = False,
     report_file: ReportOption = None,
     watch: Annotated[
         bool,
@@ -167,12 +183,16 @@ def command(
         typer.Option(
             "--gate",
             help="Taint the GPU nodes that fail at --level gpuctl.io/unproven=LEVEL:NoSchedule, "
-            "untaint those that pass (every round with --watch).",
+            "untaint those that pass (every round with --watch); publish the node condition "
+            "GPUProven on each; on DRA nodes keep a GPU that fails alone out by a DeviceTaintRule.",
         ),
     ] = False,
     metrics_addr: MetricsAddrOption = None,
     pushgateway: PushgatewayOption = None,
     pushgateway_ca: PushgatewayCaOption = None,
+    gate_taint: GateTaintOption = GATE_TAINT_KEY,
+    gate_mode: GateModeOption = "taint",
+    gate_condition: GateConditionOption = GATE_CONDITION_TYPE,
 ) -> None:
     from gpuctl.cli.signals import interruptible
     from gpuctl.kube.client import load_api_client
@@ -193,8 +213,16 @@ def command(
         no_pods=no_pods,
         allow_empty=allow_empty,
         toleration=toleration or [],
-        proof=proof_options(level, cuda_image, nccl_image, min_busbw),
+        proof=proof_options(
+            level,
+            cuda_image,
+            nccl_image,
+            min_busbw,
+            fabric=(fabric_resource or [], fabric_host_network, fabric_ipc_lock),
+        ),
     )
+    gating = gate_options(gate, gate_taint, gate_mode, gate_condition)
+    options = with_gate_toleration(options, gating)
     api_client = load_api_client(kubeconfig, context)
     check_report_file(report_file, _inputs(kubeconfig, expect_gpus, pushgateway_ca))
     with round_outputs(
@@ -205,9 +233,9 @@ def command(
         context=context,
     ) as outputs:
         if watch:
-            _watch(api_client, options, output, interval, gate, outputs=outputs)
+            _watch(api_client, options, output, interval, gating, outputs=outputs)
         with interruptible(_interrupted_cleanup(options)), _progress() as progress:
-            result = _verified(api_client, options, gate, progress)
+            result = _verified(api_client, options, gating, progress)
         if result.kept_pods and output not in (Output.table, Output.wide):
             sys.stderr.write(report.kept_pods_note(result) + "\n")  # stdout holds the document
         outputs.record(result)
@@ -231,20 +259,18 @@ def _inputs(kubeconfig: Path | None, expect_gpus: str | None, pushgateway_ca: st
 
 
 def _verified(
-    api_client: Any, options: VerifyOptions, gate: bool, progress: PodProgress | None = None
+    api_client: Any, options: VerifyOptions, gate: GateOptions | None, progress: PodProgress | None = None
 ) -> VerifyResult:
-    """One verify run; with --gate, the gate applied to its verdict (each GPU node judged)."""
-    from gpuctl.core.gate import apply_gate
+    """One verify run; with --gate, the gate applied to its verdict (each GPU node judged:
+    gpuctl.core.verify_gate; a busy node's gate stays as it is)."""
     from gpuctl.core.verify.run import verify
+    from gpuctl.core.verify_gate import gate_verified
 
     result = verify(api_client, options, progress)
-    if not gate:
+    if gate is None:
         return result
-    # A busy node (its workloads hold every GPU) was not judged: its gate stays as it is.
-    verdicts = {node.name: node.ok for node in result.nodes if not node.busy}
     # A refused write (no `patch nodes`) ends the command with exit 3, after the report is out.
-    applied = apply_gate(api_client, verdicts=verdicts, level=options.proof.level, keep_refusal=True)
-    return dataclasses.replace(result, gate=applied)
+    return gate_verified(api_client, result, gate, options.proof.level)
 
 
 def _raise_gate_refusal(result: VerifyResult) -> None:
@@ -259,7 +285,7 @@ def _watch(
     options: VerifyOptions,
     output: Output,
     interval: float,
-    gate: bool,
+    gate: GateOptions | None,
     *,
     outputs: RoundOutputs,
 ) -> None:

@@ -12,6 +12,7 @@ from gpuctl.core.verify.model import (
     CheckStatus,
     CudaGpu,
     FabricFigures,
+    GpuDevice,
     NcclFigures,
     NodeResult,
     VerifyResult,

@@ -144,6 +144,16 @@ class WorkloadOverrides:
 
 
 @dataclass(frozen=True)
+class NetworkSpec:
+    """`network`: the fabric that joins GPU nodes (ib | roce | efa | none; "": not said), its NICs
+    per node and each NIC's link speed in Gb/s."""
+
+    fabric: str = ""
+    nics_per_node: int = 0
+    link_gbps: int = 0
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     """One simulated node, after `{i}` expansion."""
 
@@ -174,8 +184,23 @@ class NodeSpec:
     fabric_manager: str = "running"  # running | stopped (`host.fabricManager`; matters with nvswitch)
     nvlink_down: int = 0  # GPUs with inactive NVLinks: the all-reduce runs at the PCIe figure
     ecc_errors: int = 0  # GPUs with an uncorrectable ECC error: vectorAdd fails on them
+    # `nvls: false`: NVLink SHARP unavailable (no multicast), so NCCL runs ring at the ring figure;
+    # `nvlinks: N`: active NVLinks per GPU (None: all), the all-reduce lowered in proportion.
+    nvls: bool = True
+    nvlinks: int | None = None
     workloads: WorkloadOverrides = WorkloadOverrides()
     container_failure: ContainerFailure | None = None
+    # The network between nodes (`network`, top level or per node: fabric, nicsPerNode, linkGbps;
+    # fabric "": not said, no gpuctl.io/fabric labels) and its faults in a multi-node all-reduce:
+    # NICs down (NCCL lists only the active ones), NICs whose links trained slower (silent), and
+    # NCCL falling back to TCP sockets (`ncclTransport: socket`).
+    network: NetworkSpec = NetworkSpec()
+    nics_down: int = 0
+    nics_slow: int = 0
+    nccl_transport: str = "auto"  # auto | socket
+    # `nodes[].draSlices`: published | never (the DRA kubelet plugin runs and is ready but its
+    # ResourceSlice never reaches the API server, as when it cannot reach it).
+    dra_slices: str = "published"
 
     @property
     def host_can_advertise(self) -> bool:
@@ -204,6 +229,9 @@ class Scenario:
     extra_namespaces: tuple[str, ...] = field(default=())
     gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
     dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
+    # `draApi`: the API serves resource.k8s.io though every node starts on the device plugin (a
+    # cluster about to move its GPUs to DRA, as every 1.34+ API server serves it).
+    dra_api: bool = False
     # Seconds a list's continue token lives (`listTokenTTLSeconds`) and a watch stays open, which
     # is also the compaction interval (`watchTTLSeconds`); 0: for ever, as before.
     list_token_ttl_seconds: float = 0.0
@@ -218,7 +246,7 @@ class Scenario:
     def uses_dra(self) -> bool:
         """Some node gets its GPUs through DRA: the API serves resource.k8s.io (cached: the scenario
         is frozen, and the kubelet and scheduler ask on every pod of a 5,000-node cluster)."""
-        return any(node.gpu_allocation == "dra" for node in self.nodes)
+        return self.dra_api or any(node.gpu_allocation == "dra" for node in self.nodes)
 
     @cached_property
     def dra_137(self) -> bool:
@@ -245,11 +273,13 @@ _TOP_KEYS = {
     "namespaces",
     "gpuAllocation",
     "draDriver",
+    "draApi",
     "gpuOperator",
     "listTokenTTLSeconds",
     "watchTTLSeconds",
     "eventTTLSeconds",
     "idleTimeoutSeconds",
+    "network",
 }
 _NODE_KEYS = {
     "name",
@@ -273,10 +303,18 @@ _NODE_KEYS = {
     "interconnect",
     "nvlinkDown",
     "eccErrors",
+    "nvls",
+    "nvlinks",
     "workloads",
     "containerFailure",
+    "network",
+    "nicsDown",
+    "nicsSlow",
+    "ncclTransport",
+    "draSlices",
 }
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+MAX_NVLINKS = 18  # NVLinks per GPU at most (NVLink4 on H100/H200, NVLink5 on B200): `nvlinks`
 RBAC_MODES = ("allow-all", "enforce")
 
 
@@ -323,8 +361,9 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
     nodes: list[NodeSpec] = []
     seen: dict[str, str] = {}
     allocation = top.choice("gpuAllocation", "device-plugin", GPU_ALLOCATIONS)
+    network = _parse_network(top, NetworkSpec())
     for index, raw in enumerate(raw_nodes):
-        for node in _parse_node_group(raw, f"nodes[{index}]", source, allocation):
+        for node in _parse_node_group(raw, f"nodes[{index}]", source, allocation, network=network):
             if node.name in seen:
                 top.fail(
                     f"nodes[{index}].name", f"duplicate node name {node.name!r} (also {seen[node.name]})"
@@ -346,6 +385,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         extra_namespaces=top.string_list("namespaces", ()),
         gpu_allocation=allocation,
         dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
+        dra_api=top.boolean("draApi", False),
         gpu_operator=_parse_gpu_operator(top),
         list_token_ttl_seconds=top.number("listTokenTTLSeconds", 0.0),
         watch_ttl_seconds=top.number("watchTTLSeconds", 0.0),
@@ -378,7 +418,9 @@ def _parse_forbidden(top: Fields) -> tuple[str, ...]:
     return tuple(" ".join(entry.split()) for entry in entries)
 
 
-def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list[NodeSpec]:
+def _parse_node_group(
+    raw: Any, path: str, source: str, allocation: str, *, network: NetworkSpec | None = None
+) -> list[NodeSpec]:
     node = Fields(raw, path, source, _NODE_KEYS)
     if not node.has("name"):
         node.fail(node.at("name"), "required")
@@ -394,6 +436,8 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
         node.fail(node.at("unhealthyGpus"), f"must be <= gpus ({gpus})")
     host = Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit", "fabricManager"})
     faulty = {key: node.integer(key, 0) for key in ("nvlinkDown", "eccErrors")}
+    if node.integer("nvlinks", 0) > MAX_NVLINKS:
+        node.fail(node.at("nvlinks"), f"must be <= {MAX_NVLINKS} (the NVLinks of an H100 or B200 GPU)")
     for key, faulty_gpus in faulty.items():
         if faulty_gpus > gpus:
             node.fail(node.at(key), f"must be <= gpus ({gpus})")
@@ -420,8 +464,12 @@ def _parse_node_group(raw: Any, path: str, source: str, allocation: str) -> list
         fabric_manager=host.choice("fabricManager", "running", ("running", "stopped")),
         nvlink_down=faulty["nvlinkDown"],
         ecc_errors=faulty["eccErrors"],
+        nvls=node.boolean("nvls", True),
+        nvlinks=node.integer("nvlinks", 0) if node.has("nvlinks") else None,
         workloads=_parse_workloads(node, source),
         container_failure=_parse_container_failure(node, source),
+        **_node_network(node, network or NetworkSpec()),
+        dra_slices=node.choice("draSlices", "published", ("published", "never")),
     )
     names = [pattern.replace("{i}", str(i)) for i in range(count)]
     for name in names[:1]:
@@ -518,3 +566,34 @@ def _parse_container_failure(node: Fields, source: str) -> ContainerFailure | No
 
 def default_scenario_path() -> Path:
     return Path(__file__).parent / "scenarios" / "default.yaml"
+
+
+NETWORK_FABRICS = ("ib", "roce", "efa", "none")
+NCCL_TRANSPORTS = ("auto", "socket")
+
+
+def _parse_network(fields: Fields, default: NetworkSpec) -> NetworkSpec:
+    """`network` (top level: every node's; per node: overrides it), each key defaulting to `default`."""
+    if not fields.has("network"):
+        return default
+    keys = {"fabric", "nicsPerNode", "linkGbps"}
+    network = Fields(fields.data["network"], fields.at("network"), fields.source, keys)
+    fabric = network.choice("fabric", default.fabric or "ib", NETWORK_FABRICS)
+    nics = network.integer("nicsPerNode", default.nics_per_node or (0 if fabric == "none" else 8))
+    link = network.integer("linkGbps", default.link_gbps or (0 if fabric == "none" else 400))
+    return NetworkSpec(fabric, nics, link)
+
+
+def _node_network(node: Fields, default: NetworkSpec) -> dict[str, Any]:
+    """A node's network and its faults (`network`, `nicsDown`, `nicsSlow`, `ncclTransport`)."""
+    network = _parse_network(node, default)
+    faults = {key: node.integer(key, 0) for key in ("nicsDown", "nicsSlow")}
+    for key, nics in faults.items():
+        if nics > network.nics_per_node:
+            node.fail(node.at(key), f"must be <= network.nicsPerNode ({network.nics_per_node})")
+    return {
+        "network": network,
+        "nics_down": faults["nicsDown"],
+        "nics_slow": faults["nicsSlow"],
+        "nccl_transport": node.choice("ncclTransport", "auto", NCCL_TRANSPORTS),
+    }

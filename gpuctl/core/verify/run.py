@@ -217,6 +217,7 @@ def _node_result(node: NodeInfo, snapshot: ClusterSnapshot, options: VerifyOptio
         options.proof.level,
         next((level.cuda for level in levels if level.cuda is not None), None),
         next((level.nccl for level in levels if level.nccl is not None), None),
+        fabric=next((level.fabric for level in levels if level.fabric is not None), None),
         device_taints=allocation.device_taints(node, snapshot),
         busy=in_use is not None and held.busy,
     )

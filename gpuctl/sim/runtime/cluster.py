@@ -14,6 +14,7 @@ from gpuctl.sim.runtime import (
     disruption,
     dra,
     dra_claims,
+    fabric_workload,
     host_nodes,
     kubelet,
     mig_containers,
@@ -61,6 +62,7 @@ class Cluster(ClusterState):
         disruption.watch(self)
         self.init_gates.append(operand_pods.init_blocked)
         self.container_programs.append(operand_pods.outcome)
+        self.container_programs.append(fabric_workload.outcome)  # mpirun and its workers' sshd
 
     # -- start-up ------------------------------------------------------------------------------
     def _populate(self) -> None:

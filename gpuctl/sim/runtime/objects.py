@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gpuctl.fabric_expectations import fabric_labels
 from gpuctl.nccl_expectations import INTERCONNECT_LABEL
 from gpuctl.sim.runtime.store import rfc3339
 from gpuctl.sim.scenario import NodeSpec, Scenario
@@ -80,6 +81,8 @@ def node_labels(spec: NodeSpec) -> dict[str, str]:
         labels["nvidia.com/dra-kubelet-plugin"] = "true"  # selects the DRA driver's kubelet plugin
     if spec.interconnect:
         labels[INTERCONNECT_LABEL] = spec.interconnect
+    if spec.network.fabric:  # what verify --level fabric groups and judges nodes by
+        labels.update(fabric_labels(spec.network.fabric, spec.network.nics_per_node, spec.network.link_gbps))
     labels.update(dict(spec.labels))
     return labels
 

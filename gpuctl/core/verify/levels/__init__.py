@@ -21,5 +21,6 @@ _DEEPER: dict[str, ProofLevel] = {"cuda": CUDA, "nccl": NCCL}
 
 
 def levels_through(level: str) -> tuple[ProofLevel, ...]:
-    """The deeper levels `--level level` runs, in order (none for smi)."""
-    return tuple(_DEEPER[name] for name in LEVELS[1 : LEVELS.index(level) + 1])
+    """The deeper levels `--level level` runs on each node, in order (none for smi); fabric, which
+    runs across nodes, follows them (rounds.py, fabric.py)."""
+    return tuple(_DEEPER[name] for name in LEVELS[1 : LEVELS.index(level) + 1] if name in _DEEPER)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.stacks.registry import allocation_of
 from gpuctl.core.verify.levels import levels_through
+from gpuctl.core.verify.levels.fabric import CHECK_ID as FABRIC_CHECK
+from gpuctl.core.verify.levels.fabric import FabricRounds
 from gpuctl.core.verify.model import PodEvaluation, passed, skipped
 from gpuctl.core.verify.pod_run import PlannedPod, PodRun
 
@@ -30,8 +32,10 @@ if TYPE_CHECKING:
 
 def not_run(options: VerifyOptions, why: str) -> tuple[PodEvaluation, ...]:
     """The deeper levels' checks of a node no pod could run on, skipped for the same reason."""
-    return tuple(
-        PodEvaluation((skipped(level.check_id, why),)) for level in levels_through(options.proof.level)
+    fabric = (PodEvaluation((skipped(FABRIC_CHECK, why),)),) if options.proof.level == "fabric" else ()
+    return (
+        *(PodEvaluation((skipped(level.check_id, why),)) for level in levels_through(options.proof.level)),
+        *fabric,
     )
 
 
@@ -67,6 +71,20 @@ class LevelRounds:
                 )
                 self.snapshot.levels[node.name] = (*self.snapshot.levels.get(node.name, ()), evaluation)
                 failed_at[node.name] = why or _first_failure(evaluation)
+        if self.options.proof.level == "fabric":
+            self._fabric(nodes, failed_at)
+
+    def _fabric(self, nodes: list[NodeInfo], failed_at: dict[str, str]) -> None:
+        """The multi-node all-reduce over the nodes that passed every level before it."""
+        ready = [node for node in nodes if not failed_at[node.name]]
+        rounds = FabricRounds(self.batch.api_client, self.batch, self.options, self.run_id, self.progress)
+        results = rounds.run(ready, {node.name: self._gpus(node) for node in ready}) if ready else {}
+        for node in nodes:
+            why = failed_at[node.name] or "no multi-node run"
+            evaluation = results.get(node.name) or PodEvaluation(
+                (skipped(FABRIC_CHECK, f"not run: {why} failed"),)
+            )
+            self.snapshot.levels[node.name] = (*self.snapshot.levels.get(node.name, ()), evaluation)
 
     def _gpus(self, node: NodeInfo) -> int:
         """The GPUs each of the node's pods gets: what its allocation hands out, else what the
