@@ -21,6 +21,28 @@ GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"
 GATE_TAINT_KEY = "gpuctl.io/unproven"
 GATE_TAINT_EFFECT = "NoSchedule"
 PROVEN_ANNOTATION = "gpuctl.io/proven-level"
+# `verify --gate-mode`: taint (gpuctl owns the gate taint, and publishes the condition) or
+# condition (gpuctl only publishes the condition; a NodeReadinessRule's controller owns the taint).
+GATE_MODES = ("taint", "condition")
+# The node condition a gated verify publishes (gpuctl.core.node_condition), written by server-side
+# apply to nodes/status under its own field manager.
+GATE_CONDITION_TYPE = "GPUProven"
+CONDITION_FIELD_MANAGER = "gpuctl-gpu-proven"
+# The NodeReadinessRule API (kubernetes-sigs/node-readiness-controller) `render --readiness-rule`
+# writes, and the taint key prefix its controller requires.
+READINESS_RULE_API = "readiness.node.x-k8s.io/v1alpha1"
+READINESS_TAINT_PREFIX = "readiness.k8s.io/"
+# On DRA nodes (Kubernetes 1.37), a GPU that failed while the node's others passed is kept from
+# claims by a DeviceTaintRule gpuctl owns (label gpuctl.io/gate=device), not by the node taint.
+DEVICE_GATE_LABEL = "gpuctl.io/gate"
+DEVICE_GATE_NODE_LABEL = "gpuctl.io/gated-node"
+
+
+def is_gate_taint_key(key: str) -> bool:
+    """A taint key of a gate (gpuctl's own, or a Node Readiness Controller rule's `--gate-taint`):
+    the proof tolerates it, and a DaemonSet that does not is a warning, not a failure."""
+    return key == GATE_TAINT_KEY or key.startswith(READINESS_TAINT_PREFIX)
+
 
 # gpuctl's own namespace: verification pods, the RBAC ServiceAccount.
 GPUCTL_NAMESPACE = "gpuctl-system"
@@ -60,27 +82,35 @@ NCCL_TESTS_ALL_REDUCE = "/opt/nccl-tests/build/all_reduce_perf"
 DEVICE_PLUGIN_VERSION = "v0.20.1"
 DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}"
 
-# NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`). v26.7.1:
-# the first patch release of NVIDIA/gpu-operator's release-26.7 branch (commit 10ee5b36 is
-# v26.7.0's tree, 2026-08-20; the 26.7.1 packages were published 2026-10-09). 26.7 brings the
+# NVIDIA's GPU Operator chart (`bootstrap --stack operator`, `render --stack operator`). v26.7.2:
+# the second patch release of NVIDIA/gpu-operator's release-26.7 branch (commit 10ee5b36 is
+# v26.7.0's tree, 2026-08-20; the 26.7.1 packages were published 2026-10-09, the 26.7.2 packages
+# 2026-10-21: Chainguard advisory CGA-wh6m-qw6p-wx3f, package gpu-operator-26.7, fixed in
+# 26.7.2-r2). 26.7.2 deploys DRA driver v0.5.1 in GPUCluster mode. 26.7 brings the
 # GPUCluster mode (nvidia.com/v1alpha1, cluster-scoped singleton `gpu-cluster`, chart value
 # gpuCluster.deployCR): it cannot coexist with a ClusterPolicy (controllers/
 # gpucluster_controller.go validatePrerequisites, clusterpolicy_controller.go Reconcile).
 OPERATOR_CHART = "nvidia/gpu-operator"
 OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
-OPERATOR_CHART_VERSION = "v26.7.1"
+OPERATOR_CHART_VERSION = "v26.7.2"
 OPERATOR_RELEASE = "gpu-operator"
 OPERATOR_NAMESPACE = "gpu-operator"
 
-# The DRA driver for NVIDIA GPUs (`bootstrap --stack dra`, `render --stack dra`). 0.5.0: the
-# version NVIDIA's GPU Operator v26.7 deploys (NVIDIA/gpu-operator release-26.7
-# deployments/gpu-operator/values.yaml draDriver.version, commit 10ee5b36); its chart lives in
-# kubernetes-sigs/dra-driver-nvidia-gpu (deployments/helm/dra-driver-nvidia-gpu, 0.5.0-dev on main
-# at commit 95932046 after v0.4.1), published under the OCI path below. On resource.k8s.io/v1 the
-# chart's DeviceClass gpu.nvidia.com carries `extendedResourceName: nvidia.com/gpu`
+# The DRA driver for NVIDIA GPUs (`bootstrap --stack dra`, `render --stack dra`). 0.5.1: the patch
+# release of v0.5.0 (kubernetes-sigs/dra-driver-nvidia-gpu issue #1365, "Release v0.5.0",
+# 2026-08-18), the version GPU Operator v26.7.2 deploys; v26.7.0 deployed 0.5.0 (NVIDIA/
+# gpu-operator release-26.7 deployments/gpu-operator/values.yaml draDriver.version, commit
+# 10ee5b36). Its chart lives in kubernetes-sigs/dra-driver-nvidia-gpu (deployments/helm/
+# dra-driver-nvidia-gpu), published under the OCI path below. On resource.k8s.io/v1 the chart's
+# DeviceClass gpu.nvidia.com carries `extendedResourceName: nvidia.com/gpu`
 # (templates/deviceclass-gpu.yaml), which Kubernetes 1.37 honours (DRAExtendedResource, GA).
+# Since v0.5 the kubelet plugin reports GPU health as device taints on its ResourceSlice instead
+# of removing the device (pull request #983, "Add taints on health events"): a critical Xid
+# taints the device `gpu.nvidia.com/xid=<Xid>:NoSchedule` (pull request #1390 checks that shape;
+# a non-fatal Xid gets effect None), and the taint stays until the plugin restarts (the sim
+# follows: gpuctl.sim.runtime.dra.UNHEALTHY_TAINT_KEY).
 DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
-DRA_DRIVER_CHART_VERSION = "0.5.0"
+DRA_DRIVER_CHART_VERSION = "0.5.1"
 DRA_DRIVER_RELEASE = "dra-driver-nvidia-gpu"
 DRA_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
 DRA_DEVICE_CLASS = "gpu.nvidia.com"

@@ -47,6 +47,15 @@ class GateResult:
     # patch node ...`), and its hint; "" when none was
     refused: str = ""
     refused_hint: str = ""
+    # `verify --gate`: the taint key and mode it gated with, the GPUProven condition it published
+    # (node, status, reason) and, on DRA nodes, the DeviceTaintRules it created and deleted
+    # ("node/device"); see gpuctl.core.verify_gate.
+    taint_key: str = GATE_TAINT_KEY
+    mode: str = "taint"
+    condition_type: str = ""
+    conditions: tuple[tuple[str, str, str], ...] = ()
+    devices_gated: tuple[str, ...] = ()
+    devices_lifted: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,13 +66,13 @@ class GateResult:
         return UnreachableError(self.refused, hint=self.refused_hint) if self.refused else None
 
 
-def gate_taint(level: str) -> Taint:
-    return Taint(key=GATE_TAINT_KEY, value=level, effect=GATE_TAINT_EFFECT)
+def gate_taint(level: str, key: str = GATE_TAINT_KEY) -> Taint:
+    return Taint(key=key, value=level, effect=GATE_TAINT_EFFECT)
 
 
-def gate_level(taints: Iterable[Taint]) -> str | None:
+def gate_level(taints: Iterable[Taint], key: str = GATE_TAINT_KEY) -> str | None:
     """The level a node is gated at (its gate taint's value), None when it is not gated."""
-    return next((t.value for t in taints if t.key == GATE_TAINT_KEY and t.effect == GATE_TAINT_EFFECT), None)
+    return next((t.value for t in taints if t.key == key and t.effect == GATE_TAINT_EFFECT), None)
 
 
 def proven_annotation(level: str, when: datetime) -> str:
@@ -74,8 +83,8 @@ def _taints_of(node: JsonDict) -> list[JsonDict]:
     return list(dig(node, "spec", "taints", default=None) or [])
 
 
-def _gated_at(node: JsonDict) -> str | None:
-    return gate_level(Taint.from_json(taint) for taint in _taints_of(node))
+def _gated_at(node: JsonDict, key: str = GATE_TAINT_KEY) -> str | None:
+    return gate_level((Taint.from_json(taint) for taint in _taints_of(node)), key)
 
 
 def _proven_level(node: JsonDict) -> str | None:
@@ -88,10 +97,13 @@ def _has_annotation(node: JsonDict) -> bool:
     return dig(node, "metadata", "annotations", PROVEN_ANNOTATION, default=None) is not None
 
 
-def verdict_fields(node: JsonDict, *, passed: bool, level: str, proven: str) -> JsonDict | None:
+def verdict_fields(
+    node: JsonDict, *, passed: bool, level: str, proven: str, key: str = GATE_TAINT_KEY
+) -> JsonDict | None:
     """The patch that makes `node` right for its verdict at `level` (None: it is right already).
-    `proven`: the annotation a passing node gets when its annotation names another level."""
-    plan = plan_taints(_taints_of(node), gate_taint(level), remove=passed)
+    `proven`: the annotation a passing node gets when its annotation names another level; `key`:
+    the gate taint's key (`verify --gate-taint`)."""
+    plan = plan_taints(_taints_of(node), gate_taint(level, key), remove=passed)
     fields: JsonDict = {"spec": {"taints": plan.taints}} if plan.verb else {}
     if passed and _proven_level(node) != level:
         fields["metadata"] = {"annotations": {PROVEN_ANNOTATION: proven}}
@@ -115,6 +127,7 @@ def _run(
     level: str,
     dry_run: bool,
     keep_refusal: bool = False,
+    key: str = GATE_TAINT_KEY,
 ) -> GateResult:
     """Write every named node that exists with its planner; sort the outcomes by what the gate did.
     A write the API server refuses (403) or does not answer raises, or with `keep_refusal` fails
@@ -136,7 +149,7 @@ def _run(
         writes = list(pool.map(write_one, nodes))
     outcome: dict[str, list[str]] = {"gated": [], "ungated": [], "unchanged": [], "failed": []}
     for write in writes:
-        outcome[_outcome(write, gated_after[name_of(write.node)], level)].append(name_of(write.node))
+        outcome[_outcome(write, gated_after[name_of(write.node)], level, key)].append(name_of(write.node))
     return GateResult(
         level=level,
         dry_run=dry_run,
@@ -150,11 +163,11 @@ def _run(
     )
 
 
-def _outcome(write: TaintWrite, gated: bool, level: str) -> str:
+def _outcome(write: TaintWrite, gated: bool, level: str, key: str = GATE_TAINT_KEY) -> str:
     """`write.node` is the node as last read before the write, so its taint is the one before."""
     if write.error:
         return "failed"
-    before = _gated_at(write.node)
+    before = _gated_at(write.node, key)
     if write.written and gated and before != level:
         return "gated"
     if write.written and not gated and before is not None:
@@ -169,16 +182,27 @@ def apply_gate(
     level: str,
     dry_run: bool = False,
     keep_refusal: bool = False,
+    taint_key: str = GATE_TAINT_KEY,
 ) -> GateResult:
     """Gate the GPU nodes that failed at `level`, ungate those that passed; `verdicts`: GPU node
     name → passed at that level. Nodes that no longer exist are left out. `keep_refusal`: a refused
-    write is kept in the result (GateResult.refusal) instead of raised."""
+    write is kept in the result (GateResult.refusal) instead of raised. `taint_key`: the gate
+    taint's key (`verify --gate-taint`, e.g. a readiness.k8s.io/ key)."""
     proven = proven_annotation(level, datetime.now(tz=UTC))
     planners: dict[str, _Planner] = {
-        name: partial(verdict_fields, passed=ok, level=level, proven=proven) for name, ok in verdicts.items()
+        name: partial(verdict_fields, passed=ok, level=level, proven=proven, key=taint_key)
+        for name, ok in verdicts.items()
     }
     gated_after = {name: not ok for name, ok in verdicts.items()}
-    return _run(api_client, planners, gated_after, level=level, dry_run=dry_run, keep_refusal=keep_refusal)
+    return _run(
+        api_client,
+        planners,
+        gated_after,
+        level=level,
+        dry_run=dry_run,
+        keep_refusal=keep_refusal,
+        key=taint_key,
+    )
 
 
 def gate_new_nodes(api_client: Any, *, nodes: Iterable[str], level: str, dry_run: bool = False) -> GateResult:

@@ -37,9 +37,17 @@ class ClaimAllocation:
     devices: tuple[str, ...]  # device names, in the driver's pools
 
 
-def claim_template(version: str, name: str, labels: dict[str, str], device_class: str) -> JsonDict:
-    """All devices of `device_class` on the node the pod lands on (allocation mode All)."""
+def claim_template(
+    version: str, name: str, labels: dict[str, str], device_class: str, tolerated: tuple[str, ...] = ()
+) -> JsonDict:
+    """All devices of `device_class` on the node the pod lands on (allocation mode All);
+    `tolerated`: device taint keys the request tolerates (gpuctl's own gate, so that a gated GPU
+    is proven again)."""
     request: JsonDict = {"deviceClassName": device_class, "allocationMode": "All"}
+    if tolerated:
+        request["tolerations"] = [
+            {"key": key, "operator": "Exists", "effect": "NoSchedule"} for key in sorted(set(tolerated))
+        ]
     if version != "v1beta1":  # v1beta2 and v1 nest a plain request under `exactly`
         request = {"exactly": request}
     return {

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.defaults import DRA_DEVICE_CLASS
+from gpuctl.defaults import DEVICE_GATE_LABEL, DRA_DEVICE_CLASS
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.raw import JsonDict, dig, get_list, name_of
+from gpuctl.kube.raw import JsonDict, dig, get_list, labels_of, name_of
 from gpuctl.kube.rest_requests import get_json
 
 if TYPE_CHECKING:
@@ -40,6 +40,12 @@ class DraDevice:
     pool: str = ""  # the ResourceSlice pool it is published in (NVIDIA's driver: the node's name)
     # Kubernetes 1.37: the DeviceTaintRule (by name) behind each of `taints` not in the slice itself
     rules: tuple[tuple[str, str], ...] = ()
+    index: int | None = None  # the GPU's index on its node (the driver's `index` attribute)
+    # gpuctl's own gate (`verify --gate` on DRA): the DeviceTaintRule that keeps this GPU from
+    # claims until it is proven again, and its taint key. Not among `taints`: verify's claims
+    # tolerate it, so that the next run proves the GPU again.
+    gated: str = ""
+    gate_key: str = ""
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -178,8 +184,17 @@ def _rule_selects(selector: JsonDict, device: DraDevice) -> bool:
     return all(selector.get(key) in (None, "", value) for key, value in wanted.items())
 
 
+def is_gate_rule(rule: JsonDict) -> bool:
+    """A DeviceTaintRule of gpuctl's own gate (`verify --gate` on DRA)."""
+    return labels_of(rule).get(DEVICE_GATE_LABEL) == "device"
+
+
 def with_taint_rules(nodes: dict[str, DraNode], rules: list[JsonDict]) -> dict[str, DraNode]:
-    """The nodes' devices with the blocking taints of the DeviceTaintRules that select them."""
+    """The nodes' devices with the blocking taints of the DeviceTaintRules that select them; a
+    device gpuctl's gate keeps out is marked `gated` instead."""
+    gates = [rule for rule in rules if is_gate_rule(rule)]
+    nodes = _with_gates(nodes, gates) if gates else nodes
+    rules = [rule for rule in rules if not is_gate_rule(rule)]
     blocking = [
         (name_of(rule), dig(rule, "spec", "deviceSelector", default={}) or {}, dig(rule, "spec", "taint"))
         for rule in rules
@@ -207,6 +222,25 @@ def with_taint_rules(nodes: dict[str, DraNode], rules: list[JsonDict]) -> dict[s
             )
         tainted[node_name] = DraNode(node_name, tuple(devices))
     return tainted
+
+
+def _with_gates(nodes: dict[str, DraNode], gates: list[JsonDict]) -> dict[str, DraNode]:
+    selected = [
+        (name_of(rule), dig(rule, "spec", "deviceSelector", default={}) or {}, dig(rule, "spec", "taint"))
+        for rule in gates
+    ]
+    marked = {}
+    for node_name, node in nodes.items():
+        devices = []
+        for device in node.devices:
+            rule = next(((n, t) for n, selector, t in selected if _rule_selects(selector, device)), None)
+            devices.append(
+                replace(device, gated=rule[0], gate_key=str((rule[1] or {}).get("key", "")))
+                if rule
+                else device
+            )
+        marked[node_name] = DraNode(node_name, tuple(devices))
+    return marked
 
 
 def _items(body: JsonDict | int) -> list[JsonDict]:
@@ -244,8 +278,10 @@ def device_from_json(device: JsonDict, pool: str = "") -> DraDevice:
     attributes = dig(device, "attributes", default=None) or dig(device, "basic", "attributes", default={})
     taints = dig(device, "taints", default=None) or dig(device, "basic", "taints", default=[]) or []
     blocking = tuple(_taint_text(t) for t in taints if t.get("effect") in BLOCKING_EFFECTS)
+    index = _attribute(attributes, "index")
     return DraDevice(
         name=str(device.get("name") or ""),
+        index=int(index) if index.isdigit() else None,
         type=_attribute(attributes, "type") or "gpu",
         uuid=_attribute(attributes, "uuid"),
         product=_attribute(attributes, "productName"),

@@ -51,7 +51,7 @@ def test_the_driver_publishes_every_gpu_node_and_a_second_run_changes_nothing(
     assert first["cluster"]["stack"] == "dra"
     helm = first["cluster"]["helm"]
     assert helm["action"] == "installed"
-    assert helm["chart"] == "dra-driver-nvidia-gpu-0.5.0"
+    assert helm["chart"] == "dra-driver-nvidia-gpu-0.5.1"
     assert helm["values"]["gpuResourcesEnabledOverride"] is True
     assert helm["values"]["kubeletPlugin"]["tolerations"][0]["key"] == "nvidia.com/gpu"
     nodes = first["cluster"]["nodes"]

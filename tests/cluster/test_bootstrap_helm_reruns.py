@@ -51,7 +51,7 @@ def test_a_packaged_chart_is_installed_once_and_a_rerun_upgrades_nothing(
     first = _bootstrap(cli, cluster, package, "-o", "json")
     assert first.exit_code == 0, first.output
     helm = json.loads(first.stdout)["cluster"]["helm"]
-    assert (helm["action"], helm["chart"]) == ("installed", "gpu-operator-v26.7.1")
+    assert (helm["action"], helm["chart"]) == ("installed", "gpu-operator-v26.7.2")
     assert "--version" not in helm["command"]  # helm ignores it for a local chart
 
     before = writes(cluster)
@@ -60,7 +60,7 @@ def test_a_packaged_chart_is_installed_once_and_a_rerun_upgrades_nothing(
     report = json.loads(again.stdout)["cluster"]
     assert (report["helm"]["action"], report["helm"]["deployed_chart"]) == (
         "unchanged",
-        "gpu-operator-v26.7.1",
+        "gpu-operator-v26.7.2",
     )
     assert report["writes"] == 0
     assert writes(cluster) == before  # helm sent nothing either: no new release revision

@@ -51,7 +51,7 @@ def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: A
     assert code == 0, result.output
     helm = data["cluster"]["helm"]
     assert helm["action"] == "would-install"
-    assert helm["chart"] == "gpu-operator-v26.7.1"
+    assert helm["chart"] == "gpu-operator-v26.7.2"
     assert helm["command"].startswith(
         f"{HELM} --kubeconfig {cluster.kubeconfig} upgrade --install gpu-operator "
     )
@@ -70,8 +70,8 @@ def test_check_prints_the_exact_helm_command_and_writes_nothing(sim: Any, cli: A
         ]
     )  # fmt: skip
     assert Helm(cluster, tmp_path / "helm").json("list", "-A") == []  # nothing installed
-    assert "would-install gpu-operator-v26.7.1" in table.stdout
-    assert "+# chart: gpu-operator-v26.7.1" in table.stdout  # the diff: no release yet → the values
+    assert "would-install gpu-operator-v26.7.2" in table.stdout
+    assert "+# chart: gpu-operator-v26.7.2" in table.stdout  # the diff: no release yet → the values
     assert "+  enabled: false" in table.stdout
     assert "upgrade --install gpu-operator" in table.stdout
 
@@ -83,7 +83,7 @@ def test_the_release_is_installed_with_gpuctls_values(sim: Any, cli: Any, tmp_pa
     helm = Helm(cluster, tmp_path / "helm")
     releases = helm.json("list", "-n", NAMESPACE)
     assert [(r["name"], r["chart"], r["status"]) for r in releases] == [
-        ("gpu-operator", "gpu-operator-v26.7.1", "deployed")
+        ("gpu-operator", "gpu-operator-v26.7.2", "deployed")
     ]
     values = helm.json("get", "values", "gpu-operator", "-n", NAMESPACE)
     assert values["driver"] == {"enabled": False}
@@ -285,7 +285,7 @@ def test_check_on_an_installed_release_shows_what_the_upgrade_would_change(
     assert code == 0, result.output
     helm = data["cluster"]["helm"]
     assert (helm["action"], helm["deployed_chart"], helm["release_status"]) == (
-        "would-upgrade", "gpu-operator-v26.7.1", "deployed",
+        "would-upgrade", "gpu-operator-v26.7.2", "deployed",
     )  # fmt: skip
     assert " toolkit:\n-  enabled: false\n+  enabled: true\n" in helm["diff"]
     (release,) = Helm(cluster, tmp_path / "helm").json("list", "-n", NAMESPACE)

@@ -43,7 +43,7 @@ def test_install_upgrade_list_values_uninstall(sim: Any, tmp_path: Path) -> None
     helm.ok(*INSTALL, "--set", "driver.enabled=false")  # the same values again: a no-op upgrade
     releases = helm.json("list", "-n", NAMESPACE)
     assert [(r["name"], r["revision"], r["status"], r["chart"]) for r in releases] == [
-        (RELEASE, "2", "deployed", "gpu-operator-v26.7.1")
+        (RELEASE, "2", "deployed", "gpu-operator-v26.7.2")
     ]
     assert helm.json("get", "values", RELEASE, "-n", NAMESPACE) == {"driver": {"enabled": False}}
     secrets = kubectl.ok("get", "secrets", "-n", NAMESPACE, "-l", "owner=helm", "-o", "name").split()

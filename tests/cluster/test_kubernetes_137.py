@@ -165,7 +165,7 @@ def test_device_taints_are_counted_as_unhealthy_gpus_with_their_reason(sim: Any,
     assert code == 1
     nodes = by_name(report)
     assert nodes["gpu-0"]["unhealthy_gpus"] == [
-        {"device": "gpu-3", "reason": "gpu.nvidia.com/unhealthy=Xid79:NoSchedule"}
+        {"device": "gpu-3", "reason": "gpu.nvidia.com/xid=79:NoSchedule"}
     ]
     assert nodes["gpu-1"]["unhealthy_gpus"] == [
         {"device": "gpu-2", "reason": "example.com/maintenance=fan:NoSchedule (DeviceTaintRule gpu-1-fan)"}

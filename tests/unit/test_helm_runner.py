@@ -89,15 +89,15 @@ def test_a_chart_helm_cannot_read_is_helms_own_error(tmp_path: Path) -> None:
 
 
 def test_chart_arguments_for_each_kind_of_reference() -> None:
-    assert Chart("nvidia/gpu-operator", "v26.7.1", "https://helm.ngc.nvidia.com/nvidia").args() == [
-        "gpu-operator", "--repo", "https://helm.ngc.nvidia.com/nvidia", "--version", "v26.7.1",
+    assert Chart("nvidia/gpu-operator", "v26.7.2", "https://helm.ngc.nvidia.com/nvidia").args() == [
+        "gpu-operator", "--repo", "https://helm.ngc.nvidia.com/nvidia", "--version", "v26.7.2",
     ]  # fmt: skip
     assert Chart("oci://registry.example/charts/gpu-operator", "1.2.3").args() == [
         "oci://registry.example/charts/gpu-operator", "--version", "1.2.3",
     ]  # fmt: skip
     assert Chart("myrepo/gpu-operator", "1.0").args() == ["myrepo/gpu-operator", "--version", "1.0"]
     assert Chart(str(CHART), "ignored").args() == [str(CHART)]
-    assert chart_identity(Chart(str(CHART))) == "gpu-operator-v26.7.1"
+    assert chart_identity(Chart(str(CHART))) == "gpu-operator-v26.7.2"
     assert chart_identity(Chart("oci://r/charts/gpu-operator", "1.2.3")) == "gpu-operator-1.2.3"
 
 

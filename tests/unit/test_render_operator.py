@@ -62,7 +62,7 @@ def test_stack_dra_renders_the_dra_driver_values() -> None:
     assert plugin["nodeSelector"] == {"pool": "gpu"}
     assert (
         "helm upgrade --install dra-driver-nvidia-gpu "
-        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu --version 0.5.0 "
+        "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu --version 0.5.1 "
         "--namespace dra-driver-nvidia-gpu"
     ) in rendered.stdout
 

@@ -61,8 +61,8 @@ def test_components_name_every_pin(capsys: pytest.CaptureFixture[str]) -> None:
     assert by_name["k8s-device-plugin"]["artifact"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.1"
     assert by_name["nvidia-container-toolkit"]["version"] == "1.20.0-1"
     assert by_name["nvidia-driver"]["version"] == "580 (branch)"
-    assert by_name["gpu-operator"]["version"] == "v26.7.1"
-    assert by_name["dra-driver-nvidia-gpu"]["version"] == "0.5.0"
+    assert by_name["gpu-operator"]["version"] == "v26.7.2"
+    assert by_name["dra-driver-nvidia-gpu"]["version"] == "0.5.1"
     assert by_name["cuda-sample-image"]["artifact"].startswith("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-")
     assert by_name["nccl-tests-image"]["override"] == "verify --nccl-image"
 

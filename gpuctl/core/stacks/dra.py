@@ -110,7 +110,10 @@ class DraStack(ChartStack, GpuAllocation):
         mapped, also on the unlabelled claims the scheduler creates for its pods)."""
         inventory = snapshot.dra.inventory
         watch_all = inventory.extended_resource == GPU_RESOURCE
-        return DraRun(api_client, inventory.version, namespace, run_id, watch_all=watch_all)
+        gates = tuple(
+            device.gate_key for node in inventory.nodes.values() for device in node.devices if device.gate_key
+        )
+        return DraRun(api_client, inventory.version, namespace, run_id, watch_all=watch_all, tolerated=gates)
 
     def planned_pods(
         self,
@@ -127,7 +130,7 @@ class DraStack(ChartStack, GpuAllocation):
             raise TypeError("a DRA node's verification pod needs the run's claim template")
         template = run.template
         name = verification_pod_name(node, run_id, workload=options.workload)
-        if dra.extended_resource_mapped(node, snapshot.dra):
+        if _via_extended_resource(node, snapshot):
             gpus = dra.claimable(snapshot.dra.published(node))
             return [PlannedPod(name, node, lambda: verification_pod(node, gpus, run_id, options))]
 
@@ -151,11 +154,7 @@ class DraStack(ChartStack, GpuAllocation):
         ran = snapshot.evaluations.get(node.name)
         allocation = snapshot.claims.get(node.name)
         claim = dra.claim_check(node, snapshot.dra, allocation, ran)
-        if (
-            ran is None
-            or claim.status is CheckStatus.SKIP
-            or not dra.extended_resource_mapped(node, snapshot.dra)
-        ):
+        if ran is None or claim.status is CheckStatus.SKIP or not _via_extended_resource(node, snapshot):
             return (claim,)
         return (claim, dra.extended_resource_check(node, snapshot.dra, allocation))
 
@@ -167,6 +166,14 @@ class DraStack(ChartStack, GpuAllocation):
 
     def cluster_checks(self, snapshot: ClusterSnapshot, nodes: list[NodeInfo]) -> list[Check]:
         return dra.cluster_checks(snapshot.dra, nodes)
+
+
+def _via_extended_resource(node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
+    """The verification pod asks for nvidia.com/gpu (Kubernetes 1.37's mapping), except on a node
+    with GPUs gpuctl's gate keeps out: the claim kube-scheduler creates for such a pod tolerates no
+    device taint, so the run's own claim template (which tolerates the gate) proves them again."""
+    gated = any(device.gated for device in snapshot.dra.published(node).devices)
+    return dra.extended_resource_mapped(node, snapshot.dra) and not gated
 
 
 DRA = DraStack()

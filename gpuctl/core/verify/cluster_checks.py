@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gpuctl.core.verify.model import Check, NodeResult, VerifyOptions, failed, passed, skipped, warned
-from gpuctl.defaults import GATE_TAINT_KEY
+from gpuctl.defaults import is_gate_taint_key
 from gpuctl.kube.daemonsets import AUTO_TOLERATED_PREFIX, DaemonSetInfo
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo, Taint
 
@@ -86,7 +86,9 @@ def daemonset_tolerations(daemonsets: list[DaemonSetInfo], gpu_nodes: list[NodeI
     )
     # The gate alone is a warning (see node_checks.taint_toleration).
     make = (
-        failed if any(ds.is_device_plugin and taint.key != GATE_TAINT_KEY for ds, taint in gaps) else warned
+        failed
+        if any(ds.is_device_plugin and not is_gate_taint_key(taint.key) for ds, taint in gaps)
+        else warned
     )
     return make("cluster.daemonset-tolerations", text[:500], hint)
 

@@ -23,7 +23,14 @@ class DraRun:
     """Create the run's ResourceClaimTemplate, watch its claims, and always delete both."""
 
     def __init__(
-        self, api_client: ApiClient, version: str, namespace: str, run_id: str, *, watch_all: bool = False
+        self,
+        api_client: ApiClient,
+        version: str,
+        namespace: str,
+        run_id: str,
+        *,
+        watch_all: bool = False,
+        tolerated: tuple[str, ...] = (),
     ) -> None:
         self.api_client = api_client
         self.version = version
@@ -37,13 +44,14 @@ class DraRun:
         self.watch: ClaimWatch | None = None
         self.created = False
         self.allocations: dict[str, ClaimAllocation] = {}
+        self.tolerated = tolerated  # device taint keys of gpuctl's gate: gated GPUs are proven again
 
     def start(self) -> None:
         """Watch first, so that no allocation is missed; then create the template."""
         self.watch = ClaimWatch(self.api_client, self.version, self.namespace, self.watch_selector)
         self.watch.start()
         self.created = True  # set before the request: an interrupted create is cleaned up too
-        template = claim_template(self.version, self.template, self.labels, DRA_DEVICE_CLASS)
+        template = claim_template(self.version, self.template, self.labels, DRA_DEVICE_CLASS, self.tolerated)
         create_template(self.api_client, self.version, self.namespace, template)
 
     def finish(self) -> dict[str, ClaimAllocation]:

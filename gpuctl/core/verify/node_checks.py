@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuctl.core.verify.model import IN_USE_CHECK, Check, Held, failed, passed, skipped, warned
 from gpuctl.core.verify.sharing import physical_capacity
-from gpuctl.defaults import GATE_TAINT_KEY
+from gpuctl.defaults import is_gate_taint_key
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
 from gpuctl.kube.nodes import ENFORCED_EFFECTS, NodeInfo
@@ -149,7 +149,9 @@ def taint_toleration(node: NodeInfo, plugins: list[DaemonSetInfo]) -> Check:
     if untolerated:
         # A plugin pod already running stays on a gated node (NoSchedule), so the node can still be
         # proven; one that restarts would not come back: worth a warning, not a failed node.
-        only_gate = all(f"✗ {GATE_TAINT_KEY}" in entry for entry in untolerated)
+        only_gate = all(
+            is_gate_taint_key(taint.key) for ds in plugins for taint in blocking if not ds.tolerates(taint)
+        )
         return (warned if only_gate else failed)(
             "taint.toleration",
             "device plugin does not tolerate the node's taint: " + "; ".join(untolerated),

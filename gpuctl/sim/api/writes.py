@@ -324,6 +324,10 @@ def _apply(
     if existing is None:
         return create(cluster, resource, namespace, applied, dry_run, writer=None, admit=admit), True
     result = _merge_into_existing(resource, existing, applied, subresource)
+    if subresource == "status":  # the status write keeps the object's metadata, but not its owners
+        managed = (applied.get("metadata") or {}).get("managedFields")
+        if managed is not None:
+            result["metadata"]["managedFields"] = managed
     return _store_update(cluster, resource, existing, result, dry_run, admit), False
 
 

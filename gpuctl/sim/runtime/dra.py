@@ -35,7 +35,11 @@ PLUGIN_DAEMONSET = "dra-driver-nvidia-gpu-kubelet-plugin"
 PLUGIN_IMAGE = f"registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v{DRA_DRIVER_CHART_VERSION}"
 PLUGIN_BINARY = "gpu-kubelet-plugin"
 NODE_LABEL = "nvidia.com/dra-kubelet-plugin"  # the sim marks the nodes whose GPUs go through DRA
-UNHEALTHY_TAINT_KEY = "gpu.nvidia.com/unhealthy"
+# What the kubelet plugin (v0.5, gpuctl.defaults DRA_DRIVER_CHART_VERSION) puts on a device after a
+# critical Xid: `gpu.nvidia.com/xid=<Xid>:NoSchedule` (dra-driver-nvidia-gpu pull requests #983
+# and #1390); the sim's unhealthy GPUs had Xid 79 (fallen off the bus).
+UNHEALTHY_TAINT_KEY = "gpu.nvidia.com/xid"
+UNHEALTHY_XID = "79"
 NO_DRIVER_ERROR = (
     "Error: failed to create device library: failed to locate driver libraries: "
     'error locating "libnvidia-ml.so.1"'
@@ -149,7 +153,7 @@ def _gpu_device(gpu: nvidia_smi.Gpu, spec: NodeSpec) -> Obj:
         "capacity": {"memory": {"value": f"{spec.gpu_memory_mib}Mi"}},
     }
     if gpu.index >= spec.gpus - spec.unhealthy_gpus:
-        device["taints"] = [{"key": UNHEALTHY_TAINT_KEY, "value": "Xid79", "effect": "NoSchedule"}]
+        device["taints"] = [{"key": UNHEALTHY_TAINT_KEY, "value": UNHEALTHY_XID, "effect": "NoSchedule"}]
     return device
 
 
@@ -219,7 +223,7 @@ def publish(cluster: ClusterState, node_name: str) -> None:
     """The plugin on `node_name` is up: publish its devices (none when it cannot load NVML)."""
     node = cluster.store.get("nodes", "", node_name)
     spec = cluster.node_spec(node_name)
-    if node is None or spec.driver == "missing" or spec.gpus == 0:
+    if node is None or spec.driver == "missing" or spec.gpus == 0 or spec.dra_slices == "never":
         return
     if cluster.store.get(SLICES, "", slice_name(node_name)) is None:
         cluster.store.add(SLICES, _slice(node, spec), cluster.created_at if cluster.settling else None)
