@@ -74,7 +74,7 @@ class NcclRun:
     warnings: tuple[str, ...]  # `NCCL WARN` lines
     failures: tuple[str, ...]  # `Test NCCL failure` / `NCCL failure` lines
     version: str = ""  # `# nccl-tests version 2.18.3 ...` (2.18 and later print it)
-    algorithm: str | None = None  # NVLS | Ring, from NCCL_DEBUG=INFO lines; None: none said
+    algorithm: str | None = None  # NVLS | Ring | Tree, from NCCL_DEBUG=INFO lines; None: none said
     transports: tuple[str, ...] = ()  # P2P/CUMEM, SHM, NET/IB, NET/Socket..., in order of first use
 
     @property
@@ -145,17 +145,22 @@ def parse_all_reduce(text: str) -> NcclRun:
 _INFO = re.compile(r"\bNCCL INFO\b")
 # NVLS set up: the NVLS buffers of each rank, or the channel summary with NVLS channels.
 _NVLS_USED = re.compile(r"NCCL INFO (?:NVLS comm 0x|Connected NVLS|.*\b[1-9]\d* nvls channels)")
-# NVLS off: no multicast on the device, no NVLS channel, or only rings built.
-_NVLS_OFF = re.compile(
-    r"NCCL INFO (?:NVLS multicast support is not available|.*\b0 nvls channels|Connected all rings"
-    r"|Channel \d+/\d+ :(?:\s+\d+)+\s*$)"
-)
+# NVLS off: no multicast on the device, or no NVLS channel. (Rings are built on NVLS runs too, so
+# ring lines alone say nothing.)
+_NVLS_OFF = re.compile(r"NCCL INFO (?:NVLS multicast support is not available|.*\b0 nvls channels)")
+_ALGO_SET = re.compile(r"NCCL INFO NCCL_ALGO set by environment to (?P<algos>\S+)")
 _VIA = re.compile(r"\bvia (?P<path>[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)?)")
 
 
 def nccl_algorithm(info_lines: Sequence[str]) -> str | None:
-    """NVLS when NCCL built NVLink SHARP buffers or channels, Ring when it said NVLS is off or
-    built only rings, None when the run printed no such line (NCCL_DEBUG unset)."""
+    """NVLS when NCCL built NVLink SHARP buffers or channels, Ring when it said NVLS is off (no
+    multicast, no NVLS channel), None when the run printed no such line (NCCL_DEBUG unset)."""
+    # NCCL_ALGO limits what runs even where NVLS buffers were set up (`NCCL_ALGO set by environment
+    # to ring,tree` beside `16 nvls channels`): the first algorithm it allows, as NCCL names it.
+    forced = next((found["algos"] for line in info_lines if (found := _ALGO_SET.search(line))), None)
+    if forced is not None and "nvls" not in forced.lower():
+        first = forced.rstrip(".").split(",")[0].strip()
+        return {"ring": "Ring", "tree": "Tree"}.get(first.lower(), first)
     if any(_NVLS_USED.search(line) for line in info_lines):
         return "NVLS"
     return "Ring" if any(_NVLS_OFF.search(line) for line in info_lines) else None

@@ -151,6 +151,18 @@ class NetworkSpec:
     fabric: str = ""
     nics_per_node: int = 0
     link_gbps: int = 0
+    # Extended resources the node offers for its NICs (`resources`, e.g. {rdma/ib: 1} from a network
+    # operator's RDMA device plugin): a pod that requests none of them sees no RDMA device.
+    resources: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuHealthEvent:
+    """`nodes[].gpuHealth[]`: from `after_seconds` after the sim started, GPU `gpu` has `fault`."""
+
+    after_seconds: float
+    gpu: int
+    fault: str  # uncorrectableEcc | none
 
 
 @dataclass(frozen=True)
@@ -190,6 +202,10 @@ class NodeSpec:
     nvlinks: int | None = None
     workloads: WorkloadOverrides = WorkloadOverrides()
     container_failure: ContainerFailure | None = None
+    # `gpuHealth`: device health changes over time (GpuHealthEvent), and the GPUs they leave with
+    # an uncorrectable ECC error at the moment the node's spec is read (ClusterState.health_at)
+    gpu_health: tuple[GpuHealthEvent, ...] = ()
+    ecc_gpus: frozenset[int] = frozenset()
     # The network between nodes (`network`, top level or per node: fabric, nicsPerNode, linkGbps;
     # fabric "": not said, no gpuctl.io/fabric labels) and its faults in a multi-node all-reduce:
     # NICs down (NCCL lists only the active ones), NICs whose links trained slower (silent), and
@@ -307,6 +323,7 @@ _NODE_KEYS = {
     "nvlinks",
     "workloads",
     "containerFailure",
+    "gpuHealth",
     "network",
     "nicsDown",
     "nicsSlow",
@@ -468,6 +485,7 @@ def _parse_node_group(
         nvlinks=node.integer("nvlinks", 0) if node.has("nvlinks") else None,
         workloads=_parse_workloads(node, source),
         container_failure=_parse_container_failure(node, source),
+        gpu_health=_parse_gpu_health(node, source, gpus),
         **_node_network(node, network or NetworkSpec()),
         dra_slices=node.choice("draSlices", "published", ("published", "never")),
     )
@@ -564,6 +582,43 @@ def _parse_container_failure(node: Fields, source: str) -> ContainerFailure | No
     return ContainerFailure(reason=reason, message=failure.string("message", ""))
 
 
+GPU_FAULTS = ("uncorrectableEcc", "none")
+
+
+def _parse_gpu_health(node: Fields, source: str, gpus: int) -> tuple[GpuHealthEvent, ...]:
+    """`gpuHealth: [{afterSeconds, gpu, fault}]`: from `afterSeconds` after the sim started, GPU
+    `gpu` has `fault` (uncorrectableEcc: vectorAdd fails on it; none: healthy again)."""
+    raw = node.data.get("gpuHealth") or []
+    if not isinstance(raw, list):
+        node.fail(node.at("gpuHealth"), "must be a list of {afterSeconds, gpu, fault}")
+    events = []
+    for position, item in enumerate(raw):
+        where = f"{node.at('gpuHealth')}[{position}]"
+        event = Fields(item, where, source, {"afterSeconds", "gpu", "fault"})
+        gpu = event.integer("gpu", 0)
+        if gpu >= gpus:
+            event.fail(event.at("gpu"), f"must be < gpus ({gpus})")
+        if not event.has("fault"):
+            event.fail(event.at("fault"), f"required: one of {', '.join(GPU_FAULTS)}")
+        events.append(
+            GpuHealthEvent(event.number("afterSeconds", 0.0), gpu, event.choice("fault", "none", GPU_FAULTS))
+        )
+    return tuple(sorted(events, key=lambda e: e.after_seconds))
+
+
+def ecc_gpus_at(spec: NodeSpec, elapsed: float) -> frozenset[int]:
+    """The GPUs `gpuHealth` leaves with an uncorrectable ECC error `elapsed` seconds in."""
+    faulty: set[int] = set()
+    for event in spec.gpu_health:
+        if event.after_seconds > elapsed:
+            break
+        if event.fault == "uncorrectableEcc":
+            faulty.add(event.gpu)
+        else:
+            faulty.discard(event.gpu)
+    return frozenset(faulty)
+
+
 def default_scenario_path() -> Path:
     return Path(__file__).parent / "scenarios" / "default.yaml"
 
@@ -576,12 +631,34 @@ def _parse_network(fields: Fields, default: NetworkSpec) -> NetworkSpec:
     """`network` (top level: every node's; per node: overrides it), each key defaulting to `default`."""
     if not fields.has("network"):
         return default
-    keys = {"fabric", "nicsPerNode", "linkGbps"}
+    keys = {"fabric", "nicsPerNode", "linkGbps", "resources"}
     network = Fields(fields.data["network"], fields.at("network"), fields.source, keys)
     fabric = network.choice("fabric", default.fabric or "ib", NETWORK_FABRICS)
     nics = network.integer("nicsPerNode", default.nics_per_node or (0 if fabric == "none" else 8))
     link = network.integer("linkGbps", default.link_gbps or (0 if fabric == "none" else 400))
-    return NetworkSpec(fabric, nics, link)
+    return NetworkSpec(fabric, nics, link, _parse_network_resources(network, default.resources))
+
+
+_EXTENDED_RESOURCE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def _parse_network_resources(
+    network: Fields, default: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...]:
+    if not network.has("resources"):
+        return default
+    raw = network.data["resources"]
+    if not isinstance(raw, dict):
+        network.fail(
+            network.at("resources"), f"must be a mapping of resource name to count, got {type_name(raw)}"
+        )
+    for name, count in raw.items():
+        where = f"{network.at('resources')}.{name}"
+        if not isinstance(name, str) or not _EXTENDED_RESOURCE.match(name) or name.startswith("nvidia.com/"):
+            network.fail(where, "not a network resource name like rdma/ib or vpc.amazonaws.com/efa")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            network.fail(where, "must be a whole number >= 1")
+    return tuple(sorted(raw.items()))
 
 
 def _node_network(node: Fields, default: NetworkSpec) -> dict[str, Any]:

@@ -1,11 +1,12 @@
-"""The deeper proof levels' programs in a simulated container: the CUDA check (vectorAdd on each
-GPU, gpuctl.cuda_workload) and nccl-tests' all_reduce_perf, printed through the same formatters
-the parsers are proven against on real captures. The node's scenario decides what fails:
-`host.fabricManager: stopped` on an NVSwitch node (every GPU: error 802), `eccErrors: N` (the
-first N GPUs: uncorrectable ECC), `nvlinkDown: N` (the all-reduce at the PCIe figure), `nvls:
-false` (ring where NVLink SHARP was due), `nvlinks: N` (fewer active NVLinks per GPU), and
-`workloads` overrides the output as `nvidiaSmi` does. all_reduce_perf prints the NCCL_DEBUG=INFO
-lines NCCL 2.30 prints about what it chose (multicast, rings, NVLS buffers, channels, transports)."""
+"""The deeper proof levels' programs in a simulated container: the CUDA check (vectorAdd on each GPU,
+gpuctl.cuda_workload) and nccl-tests' all_reduce_perf, printed through the same formatters the
+parsers are proven against on real captures. The node's scenario decides what fails:
+`host.fabricManager: stopped` on an NVSwitch node (every GPU: error 802), `eccErrors: N` (the first
+N GPUs: uncorrectable ECC), `gpuHealth` (a GPU's ECC error from a time on, until cleared),
+`nvlinkDown: N` (the all-reduce at the PCIe figure), `nvls: false` (ring where NVLink SHARP was
+due), `nvlinks: N` (fewer active NVLinks per GPU), and `workloads` overrides the output as
+`nvidiaSmi` does. all_reduce_perf prints the NCCL_DEBUG=INFO lines NCCL 2.30 prints about what it
+chose (multicast, rings, NVLS buffers, channels, transports)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,11 @@ def cuda_check(spec: NodeSpec, indices: list[int]) -> tuple[str, int]:
     if not indices:
         return format_cuda_check([NO_DEVICE])
     errors = [
-        SYSTEM_NOT_READY if _fabric_down(spec) else ECC_UNCORRECTABLE if gpu < spec.ecc_errors else None
+        SYSTEM_NOT_READY
+        if _fabric_down(spec)
+        else ECC_UNCORRECTABLE
+        if gpu < spec.ecc_errors or gpu in spec.ecc_gpus
+        else None
         for gpu in indices
     ]
     return format_cuda_check(errors)
@@ -81,8 +86,8 @@ def _busbw(spec: NodeSpec, hardware: NodeHardware, nvls: bool) -> float:
 
 
 def nccl_info_lines(host: str, gpus: int, *, nvls_support: bool, nvls: bool) -> list[str]:
-    """What NCCL 2.30 prints with NCCL_DEBUG=INFO while one process sets up `gpus` GPUs (shapes
-    quoted from NVIDIA/nccl issues #2094 and #1453 and an 8 x H800 log): multicast support, the
+    """What NCCL prints with NCCL_DEBUG=INFO while one process sets up `gpus` GPUs (the line shapes
+    of NCCL 2.2x-2.30 logs, e.g. NVIDIA/nccl issue 2094's multicast line): multicast support, the
     ring, each rank's P2P connection, NVLS buffers when NVLS runs, the channel summary."""
 
     def line(rank: int, text: str) -> str:
@@ -98,9 +103,9 @@ def nccl_info_lines(host: str, gpus: int, *, nvls_support: bool, nvls: bool) -> 
               for r in range(gpus)]  # fmt: skip
     lines += [line(r, "Connected all rings") for r in range(gpus)]
     if nvls:
-        lines += [line(r, f"NVLS comm 0x{0x55d0_0000_0000 + r * 0x1000:x} headRank {r} nHeads {gpus} "
-                          "buffSize 1048576 memSize 2097152 nvlsPerRankSize 201326592 "
-                          f"nvlsTotalSize {201326592 * gpus}") for r in range(gpus)]  # fmt: skip
+        lines += [line(r, f"NVLS comm 0x{0x55D0_0000_0000 + r * 0x1000:x} headRank {r} nHeads {gpus} "
+                          f"nvlsRanks {gpus} buffSize 1048576 nvlsPerRankSize 33554432 "
+                          f"nvlsTotalSize {33554432 * gpus}") for r in range(gpus)]  # fmt: skip
     channels = 16 if nvls else 0
     lines += [line(r, f"24 coll channels, 24 collnet channels, {channels} nvls channels, 32 p2p channels, "
                       "32 p2p channels per peer") for r in range(gpus)]  # fmt: skip
