@@ -6,7 +6,8 @@ A host of `--host` is a worker pod of the launcher's namespace (its `hostname.su
 headless Service's DNS names it). The run sustains what its slowest host carries: its active NICs
 (`network.nicsPerNode` less `nicsDown`) at the per-NIC figure (gpuctl.fabric_expectations), a
 quarter of it on each of its `nicsSlow` NICs; a host with `ncclTransport: socket` (or no RDMA
-fabric) moves everything over TCP. The cluster hands `outcome` to the kubelet
+fabric, or whose worker was given none of the NICs' resources where the node offers them as
+`network.resources`) moves everything over TCP. The cluster hands `outcome` to the kubelet
 (ClusterState.container_programs), which knows nothing of MPI.
 """
 
@@ -20,6 +21,7 @@ from gpuctl import nvidia_smi
 from gpuctl.fabric_expectations import per_nic
 from gpuctl.fabric_nccl import SimHost, format_multi_node
 from gpuctl.sim.runtime.containers import FOREVER, Outcome
+from gpuctl.sim.runtime.predicates import pod_other_extended_requests
 from gpuctl.sim.runtime.state import ClusterState
 from gpuctl.sim.scenario import NodeSpec
 
@@ -56,8 +58,9 @@ def outcome(cluster: ClusterState, pod: Obj, container: Obj) -> Outcome | None:
     if missing or not hosts:
         return Outcome(log=UNRESOLVED.format(host=missing[0] if missing else "(none)"), exit_code=1)
     sim_hosts = [_sim_host(cluster, workers[host]) for host in hosts]
-    specs = [cluster.node_spec(workers[host]["spec"]["nodeName"]) for host in hosts]
-    busbw = min(_host_busbw(spec) for spec in specs)
+    busbw = min(
+        _host_busbw(cluster.node_spec(workers[host]["spec"]["nodeName"]), workers[host]) for host in hosts
+    )
     return Outcome(log=format_multi_node(sim_hosts, busbw), run_seconds=run_seconds)
 
 
@@ -73,12 +76,17 @@ def _hosts(argv: list[str]) -> list[str]:
     return []
 
 
-def _uses_rdma(spec: NodeSpec) -> bool:
-    return spec.network.fabric in ("ib", "roce", "efa") and spec.nccl_transport != "socket"
+def _uses_rdma(spec: NodeSpec, worker: Obj) -> bool:
+    """NCCL finds an RDMA device in the worker: the node has a fabric, the pod was given one of the
+    NICs' resources where the node offers them as such, and nothing forces the fallback."""
+    offered = {name for name, _ in spec.network.resources}
+    requested = set(pod_other_extended_requests(worker))
+    given = not offered or bool(offered & requested)
+    return spec.network.fabric in ("ib", "roce", "efa") and spec.nccl_transport != "socket" and given
 
 
-def _host_busbw(spec: NodeSpec) -> float:
-    if not _uses_rdma(spec):
+def _host_busbw(spec: NodeSpec, worker: Obj) -> float:
+    if not _uses_rdma(spec, worker):
         return SOCKET_BUSBW_GBPS
     figure, _source = per_nic(spec.network.link_gbps)
     active = spec.network.nics_per_node - spec.nics_down
@@ -93,7 +101,7 @@ def _sim_host(cluster: ClusterState, worker: Obj) -> SimHost:
     spec = cluster.node_spec(worker["spec"]["nodeName"])
     name = nvidia_smi.product_name(spec.gpu_product)
     active = max(0, spec.network.nics_per_node - spec.nics_down)
-    rdma = _uses_rdma(spec) and active > 0
+    rdma = _uses_rdma(spec, worker) and active > 0
     return SimHost(
         name=dig_spec(worker, "hostname"),
         address=str((worker.get("status") or {}).get("podIP") or "10.244.0.2"),

@@ -134,6 +134,7 @@ def node(spec: NodeSpec, index: int, scenario: Scenario) -> Obj:
         "memory": spec.memory,
         "pods": "110",
     }
+    resources.update({name: str(count) for name, count in spec.network.resources})  # e.g. rdma/ib
     node_spec: Obj = {"podCIDR": f"10.244.{index % 256}.0/24", "podCIDRs": [f"10.244.{index % 256}.0/24"]}
     if taints:
         node_spec["taints"] = taints

@@ -170,6 +170,19 @@ def pod_device_requests(pod: Obj) -> dict[str, int]:
     return wanted
 
 
+def pod_other_extended_requests(pod: Obj) -> dict[str, int]:
+    """Extended resources other than NVIDIA's a pod's containers request (rdma/ib,
+    vpc.amazonaws.com/efa): names with a domain, as Kubernetes spells extended resources."""
+    wanted: dict[str, int] = {}
+    for container in pod.get("spec", {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        merged = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+        for name, value in merged.items():
+            if "/" in name and not name.startswith(DEVICE_RESOURCE_PREFIX) and quantity_to_int(value) > 0:
+                wanted[name] = wanted.get(name, 0) + quantity_to_int(value)
+    return wanted
+
+
 def allocatable_devices(node: Obj, name: str) -> int:
     return quantity_to_int((node.get("status", {}).get("allocatable") or {}).get(name, 0))
 

@@ -16,6 +16,7 @@ from gpuctl.sim.runtime.predicates import (
     allocatable_devices,
     matches_node_selection,
     pod_device_requests,
+    pod_other_extended_requests,
     tolerates,
     untolerated_taint,
 )
@@ -105,11 +106,19 @@ def filter_reason(pod: Obj, node: Obj, capacity: _Capacity) -> str | None:
     why, extended = _claims_reason(pod, node, capacity)
     if why:
         return why
+    return _resources_reason(pod, node, capacity, extended)
+
+
+def _resources_reason(pod: Obj, node: Obj, capacity: _Capacity, extended: dict[str, int]) -> str | None:
+    """The first extended resource the node lacks for `pod` (those in `extended` are claims')."""
     for name, wanted in sorted(pod_device_requests(pod).items()):
         if name in extended:
             continue
         used = capacity.devices_used(node["metadata"]["name"], name)
         if allocatable_devices(node, name) - used < wanted:
+            return f"Insufficient {name}"
+    for name, wanted in sorted(pod_other_extended_requests(pod).items()):  # a NIC's rdma/ib, efa
+        if allocatable_devices(node, name) < wanted:
             return f"Insufficient {name}"
     return None
 

@@ -180,6 +180,12 @@ def judge_run(output: RunOutput, group: Group, options: VerifyOptions) -> Judged
     nodes = len(output.nodes)
     if launcher is None:
         return JudgedRun(named, True, f"the {nodes}-node all-reduce could not start")
+    if launcher.state == "timeout":  # every node of the run is unproven; a rerun would wait as long
+        late = f"the {nodes}-node all-reduce did not finish before --timeout ran out"
+        hint = "rerun with a larger --timeout, and --keep-pods to read the launcher's log"
+        for node in output.nodes:
+            named.setdefault(node.name, (late, hint))
+        return JudgedRun(named, True, late)
     log = launcher.log or launcher.message
     networks = host_networks(log)
     seen = [(node, networks[host]) for host, node in output.hostnames.items() if host in networks]

@@ -1,0 +1,214 @@
+"""`gpuctl verify --level fabric` against the simulated cluster: four 8 x H100 NVSwitch nodes with
+8 x 400G InfiniBand each, one per fault (NVLS lost, four NICs down, NCCL on TCP sockets) and one
+healthy, fail exactly where the fault is and are gated exactly so; a NIC that trained slower,
+which NCCL's lines do not show, is found by splitting the group; nothing is left behind after
+success, failure or Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+from typing import Any
+
+import pytest
+
+from tests.interrupt import interrupt_when
+from tests.polling import wait_until
+
+HGX = {"gpus": 8, "interconnect": "nvswitch", "gpuProduct": "NVIDIA-H100-80GB-HBM3"}
+IB_400G = {"fabric": "ib", "nicsPerNode": 8, "linkGbps": 400}
+FABRIC_CHECK = "fabric.all-reduce"
+
+
+def _scenario(nodes: list[dict[str, Any]], **top: Any) -> dict[str, Any]:
+    return {
+        "devicePlugin": "installed",
+        "podStartSeconds": 0.05,
+        "podRunSeconds": 0.05,
+        "network": IB_400G,
+        "nodes": [{**HGX, **node} for node in nodes],
+        **top,
+    }
+
+
+def _ready(cluster: Any, nodes: int) -> Any:
+    wait_until(lambda: list(cluster.allocatable_gpus().values()) == [8] * nodes, "GPUs advertised")
+    return cluster
+
+
+def _verify(cli: Any, cluster: Any, *args: str) -> tuple[int, dict[str, Any]]:
+    result = cli(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--level", "fabric", *args]
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.exit_code, json.loads(result.stdout)
+
+
+def _node(report: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(node for node in report["nodes"] if node["name"] == name)
+
+
+def _check(report: dict[str, Any], name: str, check_id: str) -> dict[str, Any]:
+    return next(check for check in _node(report, name)["checks"] if check["id"] == check_id)
+
+
+def _failing(report: dict[str, Any]) -> dict[str, list[str]]:
+    return {
+        node["name"]: [check["id"] for check in node["checks"] if check["status"] == "fail"]
+        for node in report["nodes"]
+        if not node["ok"]
+    }
+
+
+def _left_behind(cluster: Any) -> list[str]:
+    """Verification pods, and the Services and Secrets a fabric run makes, still in the cluster."""
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(cluster.api_client())
+    selector = "app.kubernetes.io/managed-by=gpuctl,app.kubernetes.io/component=verify"
+    services = core.list_service_for_all_namespaces(label_selector=selector).items
+    secrets = core.list_secret_for_all_namespaces(label_selector=selector).items
+    return [
+        *(f"pod/{pod.metadata.name}" for pod in cluster.verification_pods()),
+        *(f"service/{item.metadata.name}" for item in services),
+        *(f"secret/{item.metadata.name}" for item in secrets),
+    ]
+
+
+def _gate_taints(cluster: Any) -> dict[str, str]:
+    from kubernetes import client
+
+    nodes = client.CoreV1Api(cluster.api_client()).list_node().items
+    return {
+        node.metadata.name: taint.value
+        for node in nodes
+        for taint in node.spec.taints or []
+        if taint.key == "gpuctl.io/unproven"
+    }
+
+
+@pytest.fixture
+def four_nodes(sim: Any) -> Any:
+    nodes = [
+        {"name": "hgx-healthy"},
+        {"name": "hgx-no-nvls", "nvls": False},
+        {"name": "hgx-nics-down", "nicsDown": 4},
+        {"name": "hgx-socket", "ncclTransport": "socket"},
+    ]
+    return _ready(sim(_scenario(nodes)), 4)
+
+
+def test_each_fault_fails_at_its_own_check_and_nowhere_else(cli: Any, four_nodes: Any) -> None:
+    code, report = _verify(cli, four_nodes)
+    assert code == 1
+    assert _failing(report) == {
+        "hgx-no-nvls": ["nccl.all-reduce"],
+        "hgx-nics-down": [FABRIC_CHECK],
+        "hgx-socket": [FABRIC_CHECK],
+    }
+    healthy = _check(report, "hgx-healthy", FABRIC_CHECK)
+    assert healthy["status"] == "pass", healthy
+    nvls = _check(report, "hgx-no-nvls", "nccl.all-reduce")
+    assert "NVLS" in nvls["message"]
+    assert (
+        _node(report, "hgx-no-nvls")["nccl"]["busbw_gbps"]
+        < _node(report, "hgx-no-nvls")["nccl"]["expected_gbps"]
+    )
+    assert _check(report, "hgx-no-nvls", FABRIC_CHECK)["status"] == "skip"
+    nics = _check(report, "hgx-nics-down", FABRIC_CHECK)
+    assert "4 of the node's 8 InfiniBand NICs" in nics["message"]
+    assert "ibstat" in nics["hint"]
+    socket = _check(report, "hgx-socket", FABRIC_CHECK)
+    assert "TCP sockets" in socket["message"]
+    assert "no RDMA device" in socket["message"]
+    assert "--fabric-resource" in socket["hint"]
+    figures = _node(report, "hgx-socket")["fabric"]
+    assert figures["transport"] == "Socket"
+    assert figures["group"] == "NVIDIA-H100-80GB-HBM3, ib 8x400G"
+    assert _node(report, "hgx-nics-down")["fabric"]["nics_seen"] == 4
+    assert _node(report, "hgx-healthy")["fabric"]["nics_seen"] == 8
+    assert _left_behind(four_nodes) == []
+
+
+def test_the_gate_takes_exactly_the_failing_nodes(cli: Any, four_nodes: Any) -> None:
+    code, report = _verify(cli, four_nodes, "--gate")
+    assert code == 1
+    assert _gate_taints(four_nodes) == {
+        "hgx-no-nvls": "fabric",
+        "hgx-nics-down": "fabric",
+        "hgx-socket": "fabric",
+    }
+    assert sorted(report["gate"]["gated"]) == ["hgx-nics-down", "hgx-no-nvls", "hgx-socket"]
+    assert _left_behind(four_nodes) == []
+
+
+def test_a_silently_slow_node_is_found_by_splitting_the_group(cli: Any, sim: Any) -> None:
+    nodes = [{"name": f"hgx-{index}"} for index in range(8)]
+    nodes[5]["nicsSlow"] = 1  # a port that trained at a quarter of its speed: NCCL lists it as usual
+    cluster = _ready(sim(_scenario(nodes)), 8)
+    code, report = _verify(cli, cluster)
+    assert code == 1
+    assert _failing(report) == {"hgx-5": [FABRIC_CHECK]}
+    slow = _check(report, "hgx-5", FABRIC_CHECK)
+    assert "paired with" in slow["message"]
+    assert "which passed" in slow["message"]
+    rounds = _node(report, "hgx-5")["fabric"]["rounds"]
+    assert rounds <= math.ceil(math.log2(8)) + 1, rounds  # halves to a pair, then one paired round
+    assert _check(report, "hgx-0", FABRIC_CHECK)["status"] == "pass"
+    assert _left_behind(cluster) == []
+
+
+def test_a_pair_with_no_node_that_passed_fails_naming_both(cli: Any, sim: Any) -> None:
+    cluster = _ready(sim(_scenario([{"name": "hgx-a"}, {"name": "hgx-b", "nicsSlow": 2}])), 2)
+    code, report = _verify(cli, cluster)
+    assert code == 1
+    assert _failing(report) == {"hgx-a": [FABRIC_CHECK], "hgx-b": [FABRIC_CHECK]}
+    assert "hgx-b" in _check(report, "hgx-a", FABRIC_CHECK)["message"]
+
+
+def test_healthy_fabric_passes_and_a_node_alone_is_not_applicable(cli: Any, sim: Any) -> None:
+    nodes = [{"name": "hgx-0"}, {"name": "hgx-1"}, {"name": "l40s-0", "gpuProduct": "NVIDIA-L40S", "gpus": 8}]
+    cluster = _ready(sim(_scenario(nodes)), 3)
+    code, report = _verify(cli, cluster)
+    assert code == 0, _failing(report)
+    assert _node(report, "hgx-0")["fabric"]["nodes"] == ["hgx-0", "hgx-1"]
+    assert _node(report, "hgx-0")["fabric"]["busbw_gbps"] >= 0.8 * 384
+    alone = _check(report, "l40s-0", FABRIC_CHECK)
+    assert alone["status"] == "pass"
+    assert "only node of its group" in alone["message"]
+    assert _left_behind(cluster) == []
+
+
+def test_the_network_resource_decides_whether_the_pods_get_the_nics(cli: Any, sim: Any) -> None:
+    offered = {**IB_400G, "resources": {"rdma/ib": 1}}
+    cluster = _ready(sim(_scenario([{"name": "hgx-0"}, {"name": "hgx-1"}], network=offered)), 2)
+    code, report = _verify(cli, cluster)  # no --fabric-resource: the pods see no RDMA device
+    assert code == 1
+    assert "no RDMA device" in _check(report, "hgx-0", FABRIC_CHECK)["message"]
+    code, report = _verify(cli, cluster, "--fabric-resource", "rdma/ib=1")
+    assert code == 0, _failing(report)
+    assert _node(report, "hgx-1")["fabric"]["transport"] == "IB"
+    code, report = _verify(cli, cluster, "--fabric-resource", "rdma/roce=1")  # not offered
+    assert code == 1
+    check = _check(report, "hgx-0", FABRIC_CHECK)
+    assert "worker pod did not run (unschedulable)" in check["message"]
+    assert "rdma/roce" in check["message"]
+    assert _left_behind(cluster) == []
+
+
+def test_ctrl_c_during_the_fabric_round_leaves_nothing(sim: Any) -> None:
+    # Each pod runs 1.5 s, so the fabric round's workers are there long enough to be seen.
+    cluster = _ready(sim(_scenario([{"name": "hgx-0"}, {"name": "hgx-1"}], podRunSeconds=1.5)), 2)
+
+    def workers_running() -> bool:
+        return any(
+            (pod.metadata.labels or {}).get("gpuctl.io/fabric-role") == "worker"
+            for pod in cluster.verification_pods()
+        )
+
+    args = ["verify", "--kubeconfig", str(cluster.kubeconfig), "--level", "fabric"]
+    exit_code, stderr = interrupt_when(args, workers_running, [signal.SIGINT])
+    assert exit_code == 130, stderr
+    assert "Traceback" not in stderr
+    assert _left_behind(cluster) == []
