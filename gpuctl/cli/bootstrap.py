@@ -203,6 +203,16 @@ def command(
     drain_timeout: Annotated[
         float, number_option(DRAIN_TIMEOUT, "Seconds one node's drain may take (budgets may hold it).")
     ] = 300.0,
+    migrate: Annotated[
+        bool,
+        typer.Option(
+            "--migrate",
+            help="Move the GPU nodes from the stack serving them (device plugin or DRA driver) to "
+            "--stack, node by node under running work: cordon, drain, relabel gpuctl.io/gpu-stack, "
+            "wait until the new stack serves the node and the old has left, verify, uncordon; the old "
+            "stack goes after its last node. --stack dra needs Kubernetes 1.37+.",
+        ),
+    ] = False,
     ask_become_pass: Annotated[
         bool,
         typer.Option(
@@ -251,8 +261,8 @@ def command(
         node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
     )
     helm_runner = None
-    if stack in (Stack.OPERATOR, Stack.DRA) and phase in (Phase.cluster, Phase.all):
-        helm_runner = _helm(helm, kubeconfig, context)
+    if (stack in (Stack.OPERATOR, Stack.DRA) or migrate) and phase in (Phase.cluster, Phase.all):
+        helm_runner = _helm(helm, kubeconfig, context)  # --migrate: a DRA driver to add or remove
     request = BootstrapRequest(
         phase=phase.value,
         inventory=inventory,
@@ -281,6 +291,7 @@ def command(
         upgrade=UpgradeOptions(
             max_unavailable=int(max_unavailable), force_drain=force_drain, drain_timeout_s=drain_timeout
         ),
+        migrate=migrate,
     )
     with interruptible("ansible-playbook stopped, verification pods deleted; a rerun continues"):
         result = _run(
@@ -327,6 +338,7 @@ def _run(
 ) -> BootstrapRun:
     from gpuctl.core.bootstrap import run_bootstrap
     from gpuctl.core.upgrade.phase import UpgradeHooks
+    from gpuctl.report.bootstrap_migration import print_migration_plan
     from gpuctl.report.bootstrap_progress import LiveProgress, PlainProgress
     from gpuctl.report.bootstrap_upgrade import print_plan
     from gpuctl.report.console import make_console
@@ -336,6 +348,7 @@ def _run(
     errors = make_console(stderr=True)
     # The node-by-node plan goes to stderr before any node is touched (with --check, into the report).
     on_plan = None if request.check else partial(print_plan, console=errors)
+    on_migration_plan = None if request.check else partial(print_migration_plan, console=errors)
     if not live:
         # Not a terminal: the wait for the GPUs says what it waits for in plain lines on stderr.
         waiting = PlainProgress(errors)
@@ -345,6 +358,7 @@ def _run(
             on_cluster_progress=waiting.update_nodes,
             reboot_plan=plan,
             upgrade_hooks=UpgradeHooks(on_plan, waiting.step),
+            on_migration_plan=on_migration_plan,
         )
     with LiveProgress(make_console()) as progress:
         return run_bootstrap(
@@ -354,6 +368,7 @@ def _run(
             on_cluster_progress=progress.update_nodes,
             reboot_plan=plan,
             upgrade_hooks=UpgradeHooks(on_plan, progress.step),
+            on_migration_plan=on_migration_plan,
         )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gpuctl.core.bootstrap import BootstrapResult, BootstrapRun, ClusterResult, HostOutcome, failed_task_hint
 from gpuctl.report import verify as verify_report
+from gpuctl.report.bootstrap_migration import migration_json, print_migration
 from gpuctl.report.bootstrap_upgrade import print_upgrade, upgrade_json
 from gpuctl.report.console import make_console
 from gpuctl.report.safe_text import literal
@@ -35,6 +36,7 @@ def to_json(run: BootstrapRun) -> dict[str, Any]:
         "cluster": cluster_json(run.cluster) if run.cluster else None,
         "verify": verify_report.to_json(run.verify) if run.verify else None,
         "upgrade": upgrade_json(run.upgrade) if run.upgrade else None,
+        "migration": migration_json(run.migration) if run.migration else None,
         "resume": run.resume_command,
         "duration_s": round(sum(p.duration_s for p in run.phases), 2),
     }
@@ -263,6 +265,8 @@ def print_table(run: BootstrapRun, console: Console) -> None:
         print_upgrade(run.upgrade, console, make_console(stderr=True))
     if run.cluster is not None:
         _print_cluster(run.cluster, console)
+    if run.migration is not None:
+        print_migration(run.migration, console, make_console(stderr=True))
     if run.verify is not None:
         verify_report.print_table(run.verify, console)
     phases = ", ".join(f"{p.name} {'ok' if p.ok else 'FAILED'} ({p.duration_s:.1f}s)" for p in run.phases)

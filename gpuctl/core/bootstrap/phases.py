@@ -18,6 +18,8 @@ from gpuctl.core.bootstrap.host import BootstrapResult
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.gate import apply_gate
+from gpuctl.core.migrate import MigrationRequest, MigrationResult, run_migration
+from gpuctl.core.migrate.run import MigrationPlanHook
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import UpgradeOptions, UpgradeResult
@@ -57,6 +59,7 @@ class BootstrapRequest:
     proof: ProofOptions = field(default_factory=ProofOptions)  # --level and its images
     gate: bool = True  # gate the nodes never proven (cluster phase), ungate those verified (not --no-gate)
     upgrade: UpgradeOptions = field(default_factory=UpgradeOptions)  # nodes of the cluster, node by node
+    migrate: bool = False  # --migrate: the cluster phase moves the GPU nodes to cluster.stack, node by node
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class BootstrapRun:
     expected_gpus: tuple[tuple[str, int | None], ...] = ()  # node → GPUs it must show
     host_of_node: tuple[tuple[str, str], ...] = ()  # node → its inventory host (with --inventory)
     upgrade: UpgradeResult | None = None  # the host phase's node-by-node part, when it had one
+    migration: MigrationResult | None = None  # the cluster phase with --migrate
 
     @property
     def ok(self) -> bool:
@@ -95,6 +99,9 @@ class BootstrapRun:
             options += ("--stack", self.request.cluster.stack.value)
         if self.upgrade is not None and failed == "host":
             options += upgrade_flags(self.request)
+        if self.request.migrate:
+            options = (*options, *(() if "--stack" in options else ("--stack", Stack.DEVICE_PLUGIN.value)))
+            options += ("--migrate", *upgrade_flags(self.request))
         hosts = self.hosts_to_fix
         if hosts:
             inventory = self.request.inventory or "INVENTORY"
@@ -166,11 +173,22 @@ def _run_phase(
     progress: dict[str, Callable[[Any], None] | None],
     reboot_plan: RebootPlan | None,
     hooks: UpgradeHooks | None = None,
+    on_migration_plan: MigrationPlanHook | None = None,
 ) -> Any:
     if name == "host":
         return run_host_phase(request, api_client, reboot_plan, on_progress=progress.get("host"), hooks=hooks)
     if api_client is None:
         raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
+    if name == "cluster" and request.migrate:
+        migration = MigrationRequest(
+            cluster=request.cluster,
+            upgrade=request.upgrade,
+            proof=request.proof,
+            gate=request.gate,
+            timeout_s=request.verify_timeout_s,
+        )
+        on_step = hooks.on_step if hooks is not None else None
+        return run_migration(api_client, migration, expected, on_plan=on_migration_plan, on_step=on_step)
     if name == "cluster":
         return apply_cluster_layer(
             api_client,
@@ -202,6 +220,7 @@ def run_bootstrap(
     on_cluster_progress: Callable[[list[NodeReadiness]], None] | None = None,
     reboot_plan: RebootPlan | None = None,
     upgrade_hooks: UpgradeHooks | None = None,
+    on_migration_plan: MigrationPlanHook | None = None,
 ) -> BootstrapRun:
     """Run the requested phases in order; stop at the first that fails. Hosts are matched to
     nodes first, so a bad mapping is an error before anything is written. `reboot_plan`: the
@@ -232,10 +251,14 @@ def run_bootstrap(
             progress=progress,
             reboot_plan=reboot_plan,
             hooks=upgrade_hooks,
+            on_migration_plan=on_migration_plan,
         )
+        if isinstance(result, MigrationResult):
+            results["migration"] = result
         if isinstance(result, HostPhaseResult):
             results["upgrade"] = result.upgrade
-        results[name] = result.host if isinstance(result, HostPhaseResult) else result
+        if not isinstance(result, MigrationResult):
+            results[name] = result.host if isinstance(result, HostPhaseResult) else result
         outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))
         if not result.ok:
             break
@@ -248,6 +271,7 @@ def run_bootstrap(
         tuple(sorted(expected.items())),
         tuple(sorted(hosts.items())),
         results.get("upgrade"),
+        migration=results.get("migration"),
     )
 
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from gpuctl.core.bootstrap.host import BootstrapResult, HostOutcome, run_host_bootstrap
 from gpuctl.core.bootstrap.reboots import RebootPlan
@@ -24,6 +24,7 @@ from gpuctl.core.upgrade.run import StepProgress, UpgradeContext, run_upgrade
 from gpuctl.errors import ConfigError, ExitCode
 
 INVENTORY_HINT = "pass --inventory PATH (see inventories/sample/)"
+Done = TypeVar("Done")
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -175,10 +176,15 @@ def merged_host_result(
 def finish_step_in_flight(plan: UpgradePlan, context: UpgradeContext) -> UpgradeResult:
     """Run the plan in a worker thread; a KeyboardInterrupt here (Ctrl-C, SIGTERM) asks it to stop
     after the step in flight, and the result says it was interrupted."""
+    return in_worker_thread(lambda should_stop: run_upgrade(plan, replace(context, should_stop=should_stop)))
+
+
+def in_worker_thread(work: Callable[[Callable[[], bool]], Done]) -> Done:
+    """`work(should_stop)` in a worker thread; a KeyboardInterrupt in this one makes `should_stop`
+    true, and this thread waits for `work` to end (node-by-node work stops after its step in flight)."""
     stop = threading.Event()
-    work = replace(context, should_stop=stop.is_set)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuctl-upgrade") as pool:
-        future = pool.submit(run_upgrade, plan, work)
+        future = pool.submit(work, stop.is_set)
         while True:
             try:
                 return future.result()

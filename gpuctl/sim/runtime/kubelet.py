@@ -406,8 +406,12 @@ def refresh_node_gpus(cluster: ClusterState, node_name: str) -> None:
         capacity, allocatable, gfd = plugin_runtime.node_resources(cluster, node_name, status)
         labels.update({"nvidia.com/gpu.present": "true", **gfd, **_driver_labels(spec.driver_version)})
     else:
-        capacity = {k: v for k, v in capacity.items() if not k.startswith("nvidia.com/")}
-        allocatable = {k: v for k, v in allocatable.items() if not k.startswith("nvidia.com/")}
+        # A resource a device plugin had registered stays in capacity at 0 once the plugin has gone,
+        # as the kubelet reports it (pkg/kubelet/nodestatus/setters.go, MachineInfo: "Set capacity
+        # for removed resource to 0 on device removal"), so a node the plugin left is told apart
+        # from one that never had it.
+        capacity = {k: ("0" if k.startswith("nvidia.com/") else v) for k, v in capacity.items()}
+        allocatable = {k: ("0" if k.startswith("nvidia.com/") else v) for k, v in allocatable.items()}
     if (
         capacity == status["capacity"]
         and allocatable == status["allocatable"]

@@ -1,0 +1,193 @@
+"""Which GPU nodes a migration moves, in which batches, and whether the cluster can move at all.
+
+A node has moved when it carries the stack label (model.STACK_LABEL) of the new stack and no
+unfinished mark of an earlier run (gpuctl.kube.upgrade_marks); every other GPU node moves, in name
+order, the first a batch of its own (the canary), then `max_unavailable` at a time, as the
+upgrade's batches. Refused before anything is written (exit 2): the GPU Operator's nodes, a
+cluster where no stack serves the nodes yet, and a move to DRA on a cluster older than 1.37,
+whose scheduler cannot serve a pod's `nvidia.com/gpu` from DRA devices.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from gpuctl.core.migrate.model import STACK_LABEL, MigrationPlan
+from gpuctl.core.stacks import Stack
+from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
+from gpuctl.core.upgrade.plan import batch_number
+from gpuctl.core.verify.dra import kubelet_minor
+from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
+from gpuctl.errors import ConfigError
+from gpuctl.kube.client import api_call
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.dra import served_version
+from gpuctl.kube.drain import plan_drain
+from gpuctl.kube.gpu_operator import operator_mode
+from gpuctl.kube.nodes import NodeInfo, list_nodes
+from gpuctl.kube.rest_requests import get_json
+from gpuctl.kube.upgrade_marks import CORDONED_BEFORE, UPGRADE_ANNOTATION, core_api
+from gpuctl.shell import command_line
+
+if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo
+
+# DRAExtendedResource is GA in 1.37: kube-scheduler serves an extended resource request from a
+# DeviceClass's extendedResourceName, and the kubelet reads the claim it made for the pod.
+EXTENDED_RESOURCE_MINOR = (1, 37)
+SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
+WORKLOAD_CHANGE = (
+    f"or change the workloads first: replace `resources.limits: {{{GPU_RESOURCE}: N}}` with a "
+    f"ResourceClaim (spec.resourceClaims naming a ResourceClaimTemplate whose request has "
+    f"deviceClassName {DRA_DEVICE_CLASS} and count N), then run "
+    f"`gpuctl bootstrap --phase cluster --stack dra`"
+)
+
+
+def source_of(target: Stack) -> Stack:
+    return Stack.DEVICE_PLUGIN if target is Stack.DRA else Stack.DRA
+
+
+def stack_daemonsets(daemonsets: list[DaemonSetInfo], stack: Stack) -> list[DaemonSetInfo]:
+    """The DaemonSets that serve a node's GPUs the `stack` way (the device plugin's or DRA's plugin)."""
+    if stack is Stack.DRA:
+        return [ds for ds in daemonsets if ds.is_dra_plugin]
+    return [ds for ds in daemonsets if ds.is_device_plugin]
+
+
+def _minor(version: str) -> tuple[int, int]:
+    found = re.match(r"^v?(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
+def refuse_unsupported(api_client: ApiClient, target: Stack, to_move: list[NodeInfo]) -> None:
+    """Exit 2 before any write where the workloads could not keep running as they are."""
+    mode = operator_mode(api_client)
+    if mode:
+        raise ConfigError(
+            f"the GPU Operator ({mode}) serves this cluster's GPUs: --migrate moves gpuctl's device "
+            "plugin and DRA driver, not the Operator's operands",
+            hint="move the Operator's nodes with the Operator itself, or uninstall it and run "
+            "`gpuctl bootstrap --phase cluster` first",
+        )
+    if target is not Stack.DRA or not to_move:
+        return
+    if not served_version(api_client):
+        raise ConfigError(
+            "--stack dra --migrate: the API server does not serve resource.k8s.io (DRA)",
+            hint="upgrade the cluster to Kubernetes 1.37 or later, then rerun",
+        )
+    with api_call("get", "the server's version"):
+        server = str(get_json(api_client, "/version").get("gitVersion", ""))
+    old = [f"kubelet of {node.name} is {node.system.get('kubeletVersion', '?')}"
+           for node in to_move if kubelet_minor(node) < EXTENDED_RESOURCE_MINOR]  # fmt: skip
+    if _minor(server) < EXTENDED_RESOURCE_MINOR:
+        old.insert(0, f"the API server is {server or 'of unknown version'}")
+    if old:
+        raise ConfigError(
+            f"--stack dra --migrate needs Kubernetes 1.37 or later, where a DeviceClass's "
+            f"extendedResourceName serves pods that request {GPU_RESOURCE} from DRA devices "
+            f"(DRA extended resources), so running workloads keep their requests: {'; '.join(old)}",
+            hint=f"upgrade the control plane and the GPU nodes' kubelets to 1.37, {WORKLOAD_CHANGE}",
+        )
+
+
+def refuse_nothing_serving(source: Stack, target: Stack, present: bool, unlabelled: list[str]) -> None:
+    if present or not unlabelled:
+        return
+    names = ", ".join(unlabelled[:5])
+    raise ConfigError(
+        f"--migrate: no {source.value} serves the GPU nodes ({names}) to move them from",
+        hint="install the stack without --migrate: "
+        f"`gpuctl bootstrap --phase cluster --stack {target.value}`",
+    )
+
+
+Notes = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def sharing_notes(nodes: list[NodeInfo], source: Stack) -> Notes:
+    """(what of the old stack's GPU sharing the new stack keeps, what it cannot), in words."""
+    if source is Stack.DRA:
+        return ("the device plugin is rendered with this command's --sharing and --mig-strategy",), ()
+    carried: list[str] = [f"{GPU_RESOURCE} requests: served by DeviceClass {DRA_DEVICE_CLASS} "
+                          f"(extendedResourceName {GPU_RESOURCE}), one whole GPU each"]  # fmt: skip
+    not_carried: list[str] = []
+    strategies = {node.labels.get(SHARING_LABEL, "none") for node in nodes} - {"none", ""}
+    if "time-slicing" in strategies:
+        replicas = sorted({node.labels.get(REPLICAS_LABEL, "?") for node in nodes})
+        not_carried.append(
+            f"time-slicing ({', '.join(replicas)} replicas per GPU): gpuctl's DRA values keep the "
+            "driver's TimeSlicingSettings gate off, so a pod gets a whole GPU; pods that must share "
+            "one reference a single ResourceClaim"
+        )
+    if "mps" in strategies:
+        not_carried.append(
+            "MPS: the DRA driver's MPSSupport gate is off in gpuctl's values, so a pod gets a whole GPU"
+        )
+    mig = {node.labels.get(MIG_STRATEGY_LABEL, "none") for node in nodes} - {"none", ""}
+    if mig:
+        carried.append("MIG devices: published by the DRA driver as DeviceClass mig.nvidia.com devices")
+        not_carried.append(
+            f"MIG strategy {', '.join(sorted(mig))}: {GPU_RESOURCE} maps to whole GPUs only; pods "
+            "that requested MIG resources (nvidia.com/mig-*) must claim from mig.nvidia.com"
+        )
+    return tuple(carried), tuple(not_carried)
+
+
+def plan_migration(
+    api_client: ApiClient,
+    target: Stack,
+    expected: dict[str, int | None],
+    options: UpgradeOptions,
+) -> MigrationPlan:
+    """The plan for moving every expected GPU node to `target`; ConfigError (exit 2) where it cannot."""
+    source = source_of(target)
+    nodes = {node.name: node for node in list_nodes(api_client) if node.name in expected}
+    to_move = [
+        node
+        for name, node in sorted(nodes.items())
+        if node.labels.get(STACK_LABEL) != target.value or UPGRADE_ANNOTATION in node.annotations
+    ]
+    present = bool(stack_daemonsets(list_gpu_daemonsets(api_client), source))
+    refuse_unsupported(api_client, target, to_move)
+    refuse_nothing_serving(
+        source, target, present, [node.name for node in to_move if STACK_LABEL not in node.labels]
+    )
+    core = core_api(api_client)
+    planned: list[NodePlan] = []
+    for node in to_move:
+        drain = plan_drain(core, node.name, force=options.force_drain)
+        mark = node.annotations.get(UPGRADE_ANNOTATION, "")
+        planned.append(
+            NodePlan(
+                host=node.name,
+                node=node.name,
+                batch=batch_number(len(planned), options.max_unavailable),
+                changes=(f"{source.value} -> {target.value}",),
+                evict=tuple(str(pod) for pod in drain.evict),
+                refused=tuple((str(pod), why) for pod, why in drain.refused),
+                cordoned_before=mark == CORDONED_BEFORE if mark else node.unschedulable,
+                expected_gpus=expected.get(node.name) or _advertised(node),
+                check_note="unfinished by an earlier run" if mark else "",
+                resuming=bool(mark),
+            )
+        )
+    moved = tuple(name for name in sorted(nodes) if name not in {node.name for node in to_move})
+    carried, not_carried = sharing_notes(to_move, source) if to_move else ((), ())
+    return MigrationPlan(
+        source, target, tuple(planned), moved, options.max_unavailable, carried, not_carried, present
+    )
+
+
+def _advertised(node: NodeInfo) -> int | None:
+    return node.gpu_allocatable or None
+
+
+def resume_command(target: Stack, flags: tuple[str, ...]) -> str:
+    stack = ("--stack", target.value)
+    return command_line("gpuctl", "bootstrap", "--phase", "cluster", *stack, "--migrate", *flags)

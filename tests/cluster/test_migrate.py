@@ -1,0 +1,218 @@
+"""`gpuctl bootstrap --phase cluster --stack dra --migrate` and back, through the CLI against the
+simulated cluster (Kubernetes 1.37, a real helm and the stand-in DRA driver chart): three 4-GPU
+nodes on gpuctl's device plugin with a 3-replica Deployment asking for nvidia.com/gpu behind a
+PodDisruptionBudget of minAvailable 2 move node by node. The sim's own store is watched while it
+runs: how many nodes are cordoned at once, and how many of the Deployment's pods are ready."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from gpuctl.sim.runtime.store import Change
+from tests.cluster.test_bootstrap_cluster import gpu_nodes, writes
+from tests.helm import DRA_CHART, HELM, needs_helm
+from tests.polling import wait_until
+
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), needs_helm]
+
+NAMESPACE = "default"
+APP = "trainer"
+STACK_LABEL = "gpuctl.io/gpu-stack"
+GPU = "nvidia.com/gpu"
+
+
+def scenario(*extra_nodes: dict[str, Any]) -> dict[str, Any]:
+    """A 1.37 cluster that serves resource.k8s.io, its GPU nodes without any stack yet."""
+    return {
+        "kubernetesVersion": "v1.37.0",
+        "podStartSeconds": 0.05,
+        "draApi": True,
+        "draDriver": "absent",
+        "nodes": [{"name": "cpu-0"}, gpu_nodes(count=3, gpus=4), *extra_nodes],
+    }
+
+
+class Watched:
+    """What the sim's store went through: the most GPU nodes cordoned at once, and the fewest of
+    the Deployment's pods ready once all three had been."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.lock = threading.Lock()
+        self.cordoned: set[str] = set()
+        self.most_cordoned = 0
+        self.ready: set[str] = set()
+        self.fewest_ready: int | None = None
+        store = cluster.server.cluster.store
+        with store.lock:  # what is there now, then every change after it
+            for pod in store.items("pods"):
+                self._pod(Change(0, "pods", "ADDED", pod, None))
+            store.watch("nodes", self._node)
+            store.watch("pods", self._pod)
+
+    def _node(self, change: Change) -> None:
+        name = change.obj["metadata"]["name"]
+        with self.lock:
+            if change.kind != "DELETED" and (change.obj.get("spec") or {}).get("unschedulable"):
+                self.cordoned.add(name)
+            else:
+                self.cordoned.discard(name)
+            self.most_cordoned = max(self.most_cordoned, len(self.cordoned))
+
+    def _pod(self, change: Change) -> None:
+        meta = change.obj["metadata"]
+        if (meta.get("labels") or {}).get("app") != APP:
+            return
+        conditions = (change.obj.get("status") or {}).get("conditions") or []
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        with self.lock:
+            if change.kind != "DELETED" and ready and not meta.get("deletionTimestamp"):
+                self.ready.add(meta["uid"])
+            else:
+                self.ready.discard(meta["uid"])
+            if self.fewest_ready is not None or len(self.ready) == 3:
+                self.fewest_ready = min(self.fewest_ready or 3, len(self.ready))
+
+
+def run(cli: Any, cluster: Any, *args: str) -> tuple[int, dict[str, Any], Any]:
+    result = cli(
+        [
+            "bootstrap", "--phase", "cluster", "--kubeconfig", str(cluster.kubeconfig), "-o", "json",
+            "--timeout", "60", *args,
+        ]
+    )  # fmt: skip
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, json.loads(result.stdout) if result.stdout.strip() else {}, result
+
+
+def migrate(cli: Any, cluster: Any, stack: str, *args: str) -> tuple[int, dict[str, Any], Any]:
+    chart = ("--chart", str(DRA_CHART)) if stack == "dra" else ()
+    return run(cli, cluster, "--stack", stack, "--helm", HELM, *chart, "--migrate", *args)
+
+
+def workload(cluster: Any) -> Any:
+    """The Deployment (nvidia.com/gpu: 1, tolerating the GPU taint) and its budget; returns its spec."""
+    from kubernetes.client import AppsV1Api, PolicyV1Api
+
+    api = cluster.api_client()
+    container = {"name": "train", "image": "registry.k8s.io/pause:3.10", "resources": {"limits": {GPU: "1"}}}
+    body = {
+        "metadata": {"name": APP},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": APP}},
+            "template": {
+                "metadata": {"labels": {"app": APP}},
+                "spec": {
+                    "containers": [container],
+                    "tolerations": [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}],
+                },
+            },
+        },
+    }
+    AppsV1Api(api).create_namespaced_deployment(NAMESPACE, body)
+    selector = {"matchLabels": {"app": APP}}
+    budget = {"metadata": {"name": APP}, "spec": {"minAvailable": 2, "selector": selector}}
+    PolicyV1Api(api).create_namespaced_pod_disruption_budget(NAMESPACE, budget)
+    wait_until(lambda: len(running(cluster)) == 3, "the Deployment's 3 pods running")
+    return AppsV1Api(api).read_namespaced_deployment(APP, NAMESPACE).spec.to_dict()
+
+
+def running(cluster: Any) -> dict[str, str]:
+    """The Deployment's running pods → their nodes."""
+    from kubernetes.client import CoreV1Api
+
+    pods = CoreV1Api(cluster.api_client()).list_namespaced_pod(NAMESPACE, label_selector=f"app={APP}").items
+    return {
+        pod.metadata.name: pod.spec.node_name
+        for pod in pods
+        if pod.status.phase == "Running" and pod.metadata.deletion_timestamp is None
+    }
+
+
+def nodes(cluster: Any) -> dict[str, Any]:
+    from kubernetes.client import CoreV1Api
+
+    return {node.metadata.name: node for node in CoreV1Api(cluster.api_client()).list_node().items}
+
+
+def plugin_pods(cluster: Any) -> list[str]:
+    from kubernetes.client import CoreV1Api
+
+    pods = CoreV1Api(cluster.api_client()).list_pod_for_all_namespaces().items
+    return [pod.metadata.name for pod in pods if pod.metadata.name.startswith("nvidia-device-plugin")]
+
+
+def verify(cli: Any, cluster: Any) -> tuple[int, dict[str, Any]]:
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "60"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def on_the_device_plugin(cli: Any, cluster: Any) -> None:
+    code, _, result = run(cli, cluster, "--no-gate")
+    assert code == 0, result.output
+
+
+def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    on_the_device_plugin(cli, cluster)
+    spec = workload(cluster)
+    watched = Watched(cluster)
+
+    code, data, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    migration = data["migration"]
+    assert (migration["from"], migration["to"]) == ("device-plugin", "dra")
+    assert [(n["name"], n["batch"], n["outcome"]) for n in migration["nodes"]] == [
+        ("gpu-0", 1, "migrated"),
+        ("gpu-1", 2, "migrated"),
+        ("gpu-2", 3, "migrated"),
+    ]
+    for node in migration["nodes"]:
+        steps = [(step["step"], step["status"]) for step in node["steps"]]
+        assert steps == [(s, "ok") for s in ("cordon", "drain", "move", "serve", "verify", "uncordon")]
+    assert migration["removed"] == ["daemonset kube-system/nvidia-device-plugin-daemonset"]
+    assert migration["verify"]["ok"] is True
+    assert {n["gpu_allocation"] for n in migration["verify"]["nodes"]} == {"dra"}
+    # the plan went to stderr before the first node was touched
+    plan = result.stderr[: result.stderr.index("gpu-0: cordon")]
+    assert "migration device-plugin -> dra" in plan
+    assert "canary: gpu-0" in plan
+    # never two nodes out at once, and the budget kept: never fewer than 2 of the 3 pods ready
+    assert watched.most_cordoned == 1
+    assert watched.fewest_ready == 2
+    assert len(running(cluster)) == 3
+    assert set(running(cluster).values()) <= {"gpu-0", "gpu-1", "gpu-2"}
+    from kubernetes.client import AppsV1Api
+
+    assert AppsV1Api(cluster.api_client()).read_namespaced_deployment(APP, NAMESPACE).spec.to_dict() == spec
+    assert plugin_pods(cluster) == []
+    for name in ("gpu-0", "gpu-1", "gpu-2"):
+        node = nodes(cluster)[name]
+        assert node.metadata.labels[STACK_LABEL] == "dra"
+        assert not node.spec.unschedulable
+        assert node.status.capacity[GPU] == "0"  # the plugin left: the kubelet reports 0
+    code, report = verify(cli, cluster)
+    assert code == 0, report
+
+    before = writes(cluster)
+    code, again, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    assert again["migration"]["nodes"] == []
+    assert again["migration"]["moved"] == ["gpu-0", "gpu-1", "gpu-2"]
+    assert writes(cluster) == before  # a second run changes nothing
+
+    code, back, result = migrate(cli, cluster, "device-plugin")
+    assert code == 0, result.output
+    assert [n["outcome"] for n in back["migration"]["nodes"]] == ["migrated"] * 3
+    assert back["migration"]["removed"] == ["helm release dra-driver-nvidia-gpu/dra-driver-nvidia-gpu"]
+    assert watched.most_cordoned == 1
+    assert watched.fewest_ready == 2
+    assert len(running(cluster)) == 3
+    assert set(running(cluster).values()) <= {"gpu-0", "gpu-1", "gpu-2"}
+    code, report = verify(cli, cluster)
+    assert code == 0, report
+    assert {n["gpu_allocation"] for n in report["nodes"]} == {"device-plugin"}
