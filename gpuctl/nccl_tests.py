@@ -10,10 +10,11 @@ real captures). Standard library only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 # A single-node run over all of a node's GPUs: one process driving every GPU (-g), message sizes
 # from 8 B to 8 GiB doubling each step, so the largest size shows the link's sustained bandwidth.
@@ -177,6 +178,65 @@ def nccl_transports(info_lines: Sequence[str]) -> tuple[str, ...]:
             path = found["path"]
             seen.setdefault("NET/IB" if path.startswith("NET/IB") else path)
     return tuple(seen)
+
+
+def parse_all_reduce_json(text: str) -> NcclRun:
+    """Read the report `all_reduce_perf -J FILE` writes (nccl-tests 2.17 and later, src/util.cu):
+    `config.devices`, `results` (each size's `out_of_place`/`in_place` time, `alg_bw`, `bus_bw`,
+    `nwrong`), `out_of_bounds.count`, `average_bus_bandwidth.bandwidth` and `errors`. A text that
+    is not such a report reads as a run with that failure."""
+    try:
+        report = json.loads(text)
+    except ValueError as error:
+        return NcclRun((), (), None, None, (), (f"not an nccl-tests JSON report: {error}",))
+    if not isinstance(report, dict):
+        return NcclRun((), (), None, None, (), ("not an nccl-tests JSON report: not an object",))
+    config = report.get("config") or {}
+    devices = tuple(_json_device(device) for device in config.get("devices") or [])
+    rows = tuple(row for row in map(_json_row, report.get("results") or []) if row is not None)
+    average = (report.get("average_bus_bandwidth") or {}).get("bandwidth")
+    bounds = (report.get("out_of_bounds") or {}).get("count")
+    errors = tuple(str(error) for error in report.get("errors") or [] if error)
+    return NcclRun(
+        devices, rows, None if average is None else float(average), None if bounds is None else int(bounds),
+        (), errors,
+    )  # fmt: skip
+
+
+def _json_device(device: dict[str, Any]) -> NcclDevice:
+    return NcclDevice(
+        rank=int(device.get("rank", 0)),
+        host=str(device.get("hostname", "")),
+        device=int(device.get("device", 0)),
+        bus_id=str(device.get("device_hex", "")),
+        name=str(device.get("device_info", "")),
+        pid=int(device.get("pid", 0)),
+        group=int(device.get("group", 0)),
+    )
+
+
+def _json_row(result: dict[str, Any]) -> NcclRow | None:
+    """One `results` entry; `out_of_place` is null when only in-place ran (trace replay)."""
+    in_place = result.get("in_place")
+    if not isinstance(in_place, dict) or "size" not in result:
+        return None
+    out_of_place = result.get("out_of_place") or in_place
+
+    def figures(placement: dict[str, Any]) -> tuple[float, float, float, str]:
+        wrong = placement.get("nwrong")
+        time_us = placement.get("time", placement.get("cpu_time", 0.0))
+        return (float(time_us), float(placement.get("alg_bw", 0.0)), float(placement.get("bus_bw", 0.0)),
+                "N/A" if wrong is None else f"{float(wrong):g}")  # fmt: skip
+
+    out_time, out_algbw, out_busbw, out_wrong = figures(out_of_place)
+    in_time, in_algbw, in_busbw, in_wrong = figures(in_place)
+    return NcclRow(
+        size_bytes=int(result["size"]), count=int(result.get("count", 0)), dtype=str(result.get("type", "")),
+        redop=str(result.get("redop", "")), root=int(str(result.get("root", "-1")).strip() or -1),
+        out_of_place_time_us=out_time, out_of_place_algbw_gbps=out_algbw, out_of_place_busbw_gbps=out_busbw,
+        in_place_time_us=in_time, in_place_algbw_gbps=in_algbw, in_place_busbw_gbps=in_busbw,
+        out_of_place_wrong=out_wrong, in_place_wrong=in_wrong,
+    )  # fmt: skip
 
 
 def _device(match: re.Match[str]) -> NcclDevice:

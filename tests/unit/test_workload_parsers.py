@@ -3,6 +3,7 @@ real captures of test_corpus_workloads.py: failures, cut-off runs, older nccl-te
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,18 +23,16 @@ from gpuctl.cuda_workload import (
 )
 from gpuctl.nccl_tests import (
     NcclDevice,
+    NcclRun,
     all_reduce_args,
     all_reduce_rows,
     format_all_reduce,
     parse_all_reduce,
+    parse_all_reduce_json,
 )
 
-CAPTURE = (
-    Path(__file__).resolve().parents[1]
-    / "corpus"
-    / "workloads"
-    / "all-reduce-perf-h100-80gb-hbm3-2x8gpus.txt"
-)
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "workloads"
+CAPTURE = CORPUS / "all-reduce-perf-h100-80gb-hbm3-2x8gpus.txt"
 H100 = "NVIDIA H100 80GB HBM3"
 
 
@@ -176,3 +175,98 @@ def test_failed_validation_is_reported() -> None:
 
 def test_the_command_drives_every_gpu_of_the_node() -> None:
     assert all_reduce_args(8) == ("all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8")
+
+
+# --- layouts still in use, and the -J report ------------------------------------------------------
+# nccl-tests 2.20.0, the newest release in use (its table keeps 2.17's columns), quoted from
+# https://github.com/NVIDIA/dgx-spark-playbooks/pull/103 (2 x GB10) as the thread shows it: the
+# header lines without the trailing blanks nccl-tests prints, the run up to its second size.
+NEWEST = (
+    "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
+    "# Collective test starting: all_reduce_perf\n"
+    "# nThread 1 nGpus 1 minBytes 8192 maxBytes 8589934592 step: 2(factor) warmup iters: 10 iters: 100 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"  # noqa: E501 - verbatim
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid 1666603 on spark-d708 device  0 [000f:01:00] NVIDIA GB10\n"
+    "#  Rank  1 Group  0 Pid 1669515 on spark-dbf4 device  0 [000f:01:00] NVIDIA GB10\n"
+    "#\n"
+    "#                                                              out-of-place                       in-place\n"  # noqa: E501 - verbatim
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"  # noqa: E501 - verbatim
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n"  # noqa: E501 - verbatim
+    "        8192          2048     float     sum      -1    35.15    0.23    0.23       0    30.33    0.27    0.27       0\n"  # noqa: E501 - verbatim
+    "       16384          4096     float     sum      -1    31.67    0.52    0.52       0    30.75    0.53    0.53       0\n"  # noqa: E501 - verbatim
+)
+
+
+def test_the_newest_layout_parses() -> None:
+    run = parse_all_reduce(NEWEST)
+    assert run.version == "2.20.0"
+    assert [device.host for device in run.devices] == ["spark-d708", "spark-dbf4"]
+    assert [(row.size_bytes, row.out_of_place_busbw_gbps, row.in_place_busbw_gbps) for row in run.rows] == [
+        (8192, 0.23, 0.27), (16384, 0.52, 0.53),
+    ]  # fmt: skip
+    assert run.busbw_gbps == 0.53
+    assert not run.completed  # quoted before its summary
+
+
+def _json_report(run: NcclRun) -> str:
+    """The -J report of `run`, key for key as nccl-tests 2.18.3 writes it (src/util.cu at f727aa2a:
+    jsonOutputInit, writeDeviceReport, writeBenchmarkLine*, writeResultFooter, writeErrors)."""
+
+    def placement(time_us: float, algbw: float, busbw: float, wrong: str) -> dict[str, object]:
+        return {"time": time_us, "alg_bw": algbw, "bus_bw": busbw, "nwrong": float(wrong)}
+
+    devices = [
+        {"rank": d.rank, "group": d.group, "pid": d.pid, "hostname": d.host, "device": d.device,
+         "device_hex": d.bus_id, "device_info": d.name}
+        for d in run.devices
+    ]  # fmt: skip
+    results = [
+        {"size": r.size_bytes, "count": r.count, "type": r.dtype, "redop": r.redop, "root": f"{r.root:6d}",
+         "out_of_place": placement(
+             r.out_of_place_time_us, r.out_of_place_algbw_gbps, r.out_of_place_busbw_gbps,
+             r.out_of_place_wrong,
+         ),
+         "in_place": placement(
+             r.in_place_time_us, r.in_place_algbw_gbps, r.in_place_busbw_gbps, r.in_place_wrong
+         ),
+         "actual_iterations": 20, "experiment_name": ""}
+        for r in run.rows
+    ]  # fmt: skip
+    report = {
+        "version": 1, "start_time": "2026-09-22 10:00:00", "args": ["all_reduce_perf", "-J", "r.json"],
+        "env": [], "nccl_version": 23005,
+        "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": 500000, "maximum_bytes": 1500000,
+                   "step_bytes": 100000, "warmup_iters": 1, "iterations": 20, "aggregated_iterations": 1,
+                   "validation": 1, "graph": 0, "blocking_collectives": False, "parallel_init": False,
+                   "devices": devices},
+        "results": results,
+        "out_of_bounds": {"count": run.out_of_bounds, "okay": True},
+        "average_bus_bandwidth": {"bandwidth": run.avg_busbw_gbps, "okay": "unchecked"},
+        "errors": [], "end_time": "2026-09-22 10:00:05",
+    }  # fmt: skip
+    return json.dumps(report)
+
+
+def test_the_json_report_reads_as_the_text_of_the_same_run() -> None:
+    text = (CORPUS / "all-reduce-perf-h100-nvl-2x2gpus-nccl-tests-2.18.3.txt").read_text(encoding="utf-8")
+    from_text = parse_all_reduce(text)
+    from_json = parse_all_reduce_json(_json_report(from_text))
+    assert from_json.devices == from_text.devices
+    assert from_json.rows == from_text.rows
+    assert (from_json.avg_busbw_gbps, from_json.out_of_bounds, from_json.busbw_gbps) == (9.11404, 0, 11.24)
+    assert from_json.completed
+
+
+def test_a_json_report_with_errors_or_no_report_at_all_is_a_failed_run() -> None:
+    broken = json.loads(
+        _json_report(parse_all_reduce(format_all_reduce(_devices(2), all_reduce_rows(2, 20.0))))
+    )
+    broken["errors"] = ["unhandled cuda error (run with NCCL_DEBUG=INFO for details)"]
+    run = parse_all_reduce_json(json.dumps(broken))
+    assert run.failures == ("unhandled cuda error (run with NCCL_DEBUG=INFO for details)",)
+    assert not run.completed
+    assert (
+        parse_all_reduce_json("# nThread 1 nGpus 8").failures[0].startswith("not an nccl-tests JSON report")
+    )
+    assert parse_all_reduce_json("[]").failures == ("not an nccl-tests JSON report: not an object",)
