@@ -78,6 +78,7 @@ _CLUSTER_REACHED = (
 _NODE_BY_NODE = (
     "only the host phase upgrading the nodes of the cluster a kubeconfig reaches goes node by node"
 )
+_MIGRATE = When("migrate", (True,))  # the cluster phase moving the GPU nodes to another stack
 _NODE_BY_NODE_EXAMPLE = "gpuctl bootstrap --phase host -i hosts.yml --kubeconfig PATH {flag}"
 _CLUSTER = When("phase", ("cluster", "all"))
 _PLUGIN_OR_OPERATOR = When("stack", ("device-plugin", "operator"))
@@ -139,7 +140,7 @@ RULES: tuple[Rule, ...] = (
         rule
         for parameter in ("max_unavailable", "drain_timeout", "force_drain")
         for rule in (
-            Rule(BOOTSTRAP, parameter, (_HOST,), _NODE_BY_NODE, _NODE_BY_NODE_EXAMPLE),
+            Rule(BOOTSTRAP, parameter, (_HOST, _MIGRATE), _NODE_BY_NODE, _NODE_BY_NODE_EXAMPLE),
             Rule(BOOTSTRAP, parameter, _CLUSTER_REACHED, _NODE_BY_NODE, _NODE_BY_NODE_EXAMPLE),
         )
     ),
@@ -183,7 +184,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         BOOTSTRAP,
         "helm",
-        (_CHART_STACKS, When("migrate", (True,))),
+        (_CHART_STACKS, _MIGRATE),
         _NO_CHART,
         "{gpuctl} --stack operator {flag}",
     ),

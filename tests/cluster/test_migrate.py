@@ -216,3 +216,107 @@ def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> Non
     code, report = verify(cli, cluster)
     assert code == 0, report
     assert {n["gpu_allocation"] for n in report["nodes"]} == {"device-plugin"}
+
+
+def test_a_node_whose_dra_plugin_never_publishes_stops_the_move_and_the_rollback_brings_it_back(
+    sim: Any, cli: Any
+) -> None:
+    silent = gpu_nodes(count=1, name="gpu-0", draSlices="never")
+    cluster = sim({**scenario(), "nodes": [{"name": "cpu-0"}, silent, gpu_nodes(count=2, name="gpu-n{i}")]})
+    on_the_device_plugin(cli, cluster)
+    workload(cluster)
+
+    code, data, result = migrate(cli, cluster, "dra", "--timeout", "5")
+    assert code == 1, result.output
+    (canary, *others) = data["migration"]["nodes"]
+    assert (canary["name"], canary["outcome"]) == ("gpu-0", "failed")
+    failed = canary["steps"][-1]
+    assert failed["step"] == "serve"
+    assert failed["message"].startswith("node gpu-0: dra published no ResourceSlice for it after 5s")
+    assert "the node stays cordoned" in failed["hint"]
+    assert [(node["name"], node["steps"], node["outcome"]) for node in others] == [
+        ("gpu-n0", [], "pending"),
+        ("gpu-n1", [], "pending"),
+    ]
+    assert data["migration"]["removed"] == []
+    assert data["resume"] == "gpuctl bootstrap --phase cluster --stack dra --migrate"
+    after = nodes(cluster)
+    assert after["gpu-0"].spec.unschedulable is True
+    assert after["gpu-0"].metadata.annotations["gpuctl.io/upgrade"] == "cordoned"
+    for name in ("gpu-n0", "gpu-n1"):  # untouched: still on the device plugin, schedulable
+        assert after[name].metadata.labels[STACK_LABEL] == "device-plugin"
+        assert not after[name].spec.unschedulable
+        assert after[name].status.allocatable[GPU] == "4"
+    assert len(running(cluster)) == 3
+
+    # the rollback: the node that was moving goes back, and the DRA driver goes with its last node
+    code, back, result = migrate(cli, cluster, "device-plugin")
+    assert code == 0, result.output
+    assert [(n["name"], n["resuming"], n["outcome"]) for n in back["migration"]["nodes"]] == [
+        ("gpu-0", True, "migrated")
+    ]
+    assert back["migration"]["removed"] == ["helm release dra-driver-nvidia-gpu/dra-driver-nvidia-gpu"]
+    assert not nodes(cluster)["gpu-0"].spec.unschedulable
+    code, report = verify(cli, cluster)
+    assert code == 0, report
+
+
+def test_check_prints_the_plan_and_writes_nothing(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    on_the_device_plugin(cli, cluster)
+    workload(cluster)
+    before = writes(cluster)
+    code, data, result = migrate(cli, cluster, "dra", "--check", "--max-unavailable", "2")
+    assert code == 0, result.output
+    migration = data["migration"]
+    assert [(n["name"], n["batch"], n["outcome"]) for n in migration["nodes"]] == [
+        ("gpu-0", 1, "planned"),
+        ("gpu-1", 2, "planned"),
+        ("gpu-2", 2, "planned"),
+    ]
+    assert all(len(n["evict"]) == 1 for n in migration["nodes"])  # one of the Deployment's pods each
+    assert migration["carried"][0].startswith("nvidia.com/gpu requests: served by DeviceClass gpu.nvidia.com")
+    assert writes(cluster) == before
+    table = cli(
+        ["bootstrap", "--phase", "cluster", "--kubeconfig", str(cluster.kubeconfig), "--stack", "dra",
+         "--helm", HELM, "--chart", str(DRA_CHART), "--migrate", "--check"]
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    assert "migration device-plugin -> dra" in table.stdout
+    assert "canary: gpu-0" in table.stdout
+
+
+def test_a_cluster_before_1_37_is_refused_with_what_to_change_in_the_workloads(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), "kubernetesVersion": "v1.34.1"})
+    on_the_device_plugin(cli, cluster)
+    before = writes(cluster)
+    code, _, result = migrate(cli, cluster, "dra")
+    assert code == 2, result.output
+    first, hint = result.stderr.splitlines()[:2]
+    assert first.startswith("error: --stack dra --migrate needs Kubernetes 1.37 or later")
+    assert "the API server is v1.34.1" in first
+    assert "ResourceClaimTemplate" in hint
+    assert "deviceClassName gpu.nvidia.com" in hint
+    assert writes(cluster) == before
+
+
+def test_migrate_refuses_the_operator_stack_and_other_phases(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    for args, why in (
+        (["--phase", "cluster", "--stack", "operator"], "--migrate does not apply to --stack operator"),
+        (["--phase", "verify"], "--migrate does not apply to --phase verify"),
+    ):
+        result = cli(["bootstrap", "--kubeconfig", str(cluster.kubeconfig), *args, "--migrate"])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"error: {why} ("), result.stderr
+
+
+def test_a_cluster_the_gpu_operator_serves_is_refused_before_any_write(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), "gpuOperator": {"driver": {"enabled": False}}})
+    before = writes(cluster)
+    code, _, result = migrate(cli, cluster, "dra")
+    assert code == 2, result.output
+    assert result.stderr.startswith("error: the GPU Operator (ClusterPolicy) serves this cluster's GPUs"), (
+        result.stderr
+    )
+    assert writes(cluster) == before
