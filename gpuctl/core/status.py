@@ -56,6 +56,8 @@ class DraSummary:
     tainted: int
     # (device, taint with its source: the slice or a DeviceTaintRule): the GPUs counted unhealthy
     unhealthy: tuple[tuple[str, str], ...] = ()
+    # (device, DeviceTaintRule, taint key): the GPUs `verify --gate` keeps out until proven again
+    gated: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,11 @@ class StatusResult:
 def _dra_summary(published: DraNode | None, allocated: int) -> DraSummary | None:
     if published is None:
         return None
-    claimable = sum(1 for device in published.devices if not device.taints)
+    claimable = sum(1 for device in published.devices if not device.taints and not device.gated)
     count = published.gpus or published.mig_devices
-    return DraSummary(count, min(claimable, count), allocated, len(published.tainted), published.unhealthy)
+    gated = tuple((d.name, d.gated, d.gate_key) for d in published.devices if d.gated)
+    tainted = len(published.tainted)
+    return DraSummary(count, min(claimable, count), allocated, tainted, published.unhealthy, gated)
 
 
 def _node_summary(

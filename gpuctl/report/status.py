@@ -49,10 +49,21 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                     {"device": device, "reason": reason}
                     for device, reason in (node.dra.unhealthy if node.dra else ())
                 ],
+                # the GPUs `verify --gate` keeps out (DeviceTaintRule) until they are proven again
+                "gated_devices": [
+                    {"device": device, "rule": rule, "taint_key": key}
+                    for device, rule, key in (node.dra.gated if node.dra else ())
+                ],
             }
             for node in result.nodes
         ],
     }
+
+
+def _gate_text(node: GpuNodeSummary) -> str:
+    """The node's gate level, then the GPUs gated alone (`gpu-2 gated`)."""
+    devices = [f"{device} gated" for device, _, _ in (node.dra.gated if node.dra else ())]
+    return ", ".join([*([node.gate] if node.gate else []), *devices]) or "-"
 
 
 def _dra_json(node: GpuNodeSummary) -> dict[str, int] | None:
@@ -145,7 +156,7 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
             _sharing_text(node),
             node.driver,
             ", ".join(node.taints) or "-",
-            node.gate or "-",
+            _gate_text(node),
             _ready_text(node.ready, node.schedulable),
             *(_wide_cells(node) if wide else ()),
         )

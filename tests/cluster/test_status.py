@@ -95,6 +95,7 @@ def test_status_json_inventory(sim: Callable[..., Any], cli: Callable[..., Any])
         "dra",
         "gate",
         "unhealthy_gpus",
+        "gated_devices",
     }
     assert (nodes["gpu-0"]["gpu_allocation"], nodes["gpu-0"]["dra"]) == ("device-plugin", None)
     assert nodes["gpu-0"]["gpus"] == {"capacity": 8, "allocatable": 8, "in_use": 0}

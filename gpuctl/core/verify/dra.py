@@ -152,7 +152,12 @@ def devices_untainted(node: NodeInfo, published: DraNode) -> Check:
     if not tainted:
         return passed("gpu.allocatable", f"{len(published.devices)} device(s) claimable, none tainted")
     names = "; ".join(f"{device.name} {', '.join(device.reasons)}" for device in tainted)
-    unhealthy = any("unhealthy" in taint for device in tainted for taint in device.taints)
+    # the driver's health taint: gpu.nvidia.com/xid=<Xid> since v0.5 (gpu.nvidia.com/unhealthy before)
+    unhealthy = any(
+        taint.startswith((f"{DRA_DEVICE_CLASS}/xid=", f"{DRA_DEVICE_CLASS}/unhealthy"))
+        for device in tainted
+        for taint in device.taints
+    )
     found = diagnose("Received unhealthy notification for device: -", "plugin-log", node=node.name)
     if unhealthy and found is not None:
         return failed(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from gpuctl.sim.runtime import (
@@ -27,7 +29,7 @@ from gpuctl.sim.runtime import (
 from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.runtime.state import ClusterState
 from gpuctl.sim.runtime.store import rfc3339
-from gpuctl.sim.scenario import Scenario
+from gpuctl.sim.scenario import Scenario, ecc_gpus_at
 
 Obj = dict[str, Any]
 OPERATOR_SETTLE_PASSES = 8  # each gets the operands one stage further (driver, toolkit, plugin, validator)
@@ -125,6 +127,8 @@ class Cluster(ClusterState):
         the nvidia runtime (else, as on a real node, no GPU is injected), emulated otherwise.
         `devices`: what the plugin allocated, so MIG devices show in nvidia-smi as given."""
         spec = self.node_spec(node_name)
+        if spec.gpu_health:  # the scenario's device health changes, as of now
+            spec = replace(spec, ecc_gpus=ecc_gpus_at(spec, time.monotonic() - self.started_monotonic))
         link = self.host_links.get(node_name)
         if link is not None and spec.toolkit == "configured":
             return host_nodes.run_on_host(link, argv)

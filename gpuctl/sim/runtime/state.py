@@ -78,6 +78,7 @@ class ClusterState(ABC):
         self.node_specs: dict[str, NodeSpec] = {spec.name: spec for spec in scenario.nodes}
         self.node_index = {spec.name: index for index, spec in enumerate(scenario.nodes)}
         self.created_at = time.time() - INITIAL_AGE_SECONDS  # for objects present at start
+        self.started_monotonic = time.monotonic()  # the clock of the scenario's `gpuHealth` events
         self.settling = False  # start-up: controllers run synchronously, no events are recorded
         # the kubelet's (and its device manager's)
         self.runtime: dict[str, PodRuntime] = {}  # by pod uid

@@ -1,0 +1,125 @@
+"""Per-GPU gates on DRA (Kubernetes 1.37), through the CLI against the sim: a node whose only
+failure is one GPU's uncorrectable ECC error stays schedulable while a DeviceTaintRule keeps that
+GPU alone from claims; once the fault clears (the scenario's `gpuHealth` timeline), the next
+`--watch` round proves the GPU again and only then removes the rule."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+from tests.cluster.test_gate_ecosystem import condition_of, taint_keys, verify_json
+from tests.interrupt import interrupt, running
+from tests.polling import wait_until
+
+CLEARS_AFTER_S = 25.0  # the first run must be over by then (it takes seconds)
+
+
+def scenario() -> dict[str, Any]:
+    return {
+        "kubernetesVersion": "v1.37.0",
+        "podStartSeconds": 0.05,
+        "gpuAllocation": "dra",
+        "nodes": [
+            {"name": "gpu-ok", "gpus": 8},
+            {
+                "name": "gpu-ecc",
+                "gpus": 8,
+                "gpuHealth": [
+                    {"afterSeconds": 0, "gpu": 2, "fault": "uncorrectableEcc"},
+                    {"afterSeconds": CLEARS_AFTER_S, "gpu": 2, "fault": "none"},
+                ],
+            },
+        ],
+    }
+
+
+def published(cluster: Any) -> dict[str, int]:
+    from kubernetes.client import ResourceV1Api
+
+    slices = ResourceV1Api(cluster.api_client()).list_resource_slice().items
+    return {item.spec.node_name: len(item.spec.devices or []) for item in slices}
+
+
+def gate_rules(cluster: Any) -> list[dict[str, Any]]:
+    from kubernetes.client import ResourceV1Api
+
+    api = cluster.api_client()
+    rules = ResourceV1Api(api).list_device_taint_rule(label_selector="gpuctl.io/gate=device").items
+    return [api.sanitize_for_serialization(rule) for rule in rules]
+
+
+def _next_line(process: subprocess.Popen[str], timeout: float) -> dict[str, Any] | None:
+    assert process.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            return None
+        if line.strip():
+            found: dict[str, Any] = json.loads(line)
+            return found
+    return None
+
+
+def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    wait_until(lambda: published(cluster) == {"gpu-ok": 8, "gpu-ecc": 8}, "GPUs published")
+    code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert code == 1, stderr
+    # both nodes stay schedulable: the failure is confined to one GPU
+    assert taint_keys(cluster, "gpu-ok") == {}
+    assert taint_keys(cluster, "gpu-ecc") == {}
+    rules = gate_rules(cluster)
+    assert [rule["spec"]["deviceSelector"] for rule in rules] == [
+        {"driver": "gpu.nvidia.com", "pool": "gpu-ecc", "device": "gpu-2"}
+    ]
+    assert rules[0]["spec"]["taint"] == {"key": "gpuctl.io/unproven", "value": "cuda", "effect": "NoSchedule"}
+    assert report["gate"]["devices_gated"] == ["gpu-ecc/gpu-2"]
+    nodes = {node["name"]: node for node in report["nodes"]}
+    gated = [(d["device"], d["index"], d["ok"]) for d in nodes["gpu-ecc"]["gpu_devices"] if d["gated"]]
+    assert gated == [("gpu-2", 2, False)]
+    assert all(d["uuid"].startswith("GPU-") for d in nodes["gpu-ecc"]["gpu_devices"])
+    assert not any(d["gated"] for d in nodes["gpu-ok"]["gpu_devices"])
+    # nodes[].gpus keeps its shape
+    assert set(nodes["gpu-ecc"]["gpus"]) >= {"expected", "capacity", "allocatable", "seen"}
+    healthy, sick = condition_of(cluster, "gpu-ok"), condition_of(cluster, "gpu-ecc")
+    assert healthy is not None
+    assert sick is not None
+    assert (healthy["status"], healthy["reason"]) == ("True", "CudaProven")
+    assert (sick["status"], sick["reason"]) == ("False", "CudaWorkload")
+    # status shows the gated GPU
+    status = cli(["status", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    rows = {node["name"]: node for node in json.loads(status.stdout)["nodes"]}
+    assert [d["device"] for d in rows["gpu-ecc"]["gated_devices"]] == ["gpu-2"]
+    # a second run proves the gated GPU again (its claim tolerates the gate) and keeps it gated
+    code, report, _ = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert code == 1
+    assert report["gate"]["devices_gated"] == []
+    assert report["gate"]["devices_lifted"] == []
+    assert len(gate_rules(cluster)) == 1
+    # after the fault clears, the next --watch round proves the GPU and only then lifts the rule
+    argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5", "-o", "json"]
+    argv += ["--level", "cuda", "--gate", "--kubeconfig", str(cluster.kubeconfig)]
+    lifted: dict[str, Any] | None = None
+    with running(argv) as process:
+        deadline = time.monotonic() + CLEARS_AFTER_S + 90
+        while lifted is None and time.monotonic() < deadline:
+            line = _next_line(process, deadline - time.monotonic())
+            if line is None:
+                break
+            if line["verify"]["gate"]["devices_lifted"]:
+                lifted = line["verify"]
+        stderr = interrupt(process)
+    assert lifted is not None, f"the rule was never lifted: {stderr}"
+    assert lifted["gate"]["devices_lifted"] == ["gpu-ecc/gpu-2"]
+    ecc = next(node for node in lifted["nodes"] if node["name"] == "gpu-ecc")
+    assert ecc["ok"] is True
+    assert [gpu["ok"] for gpu in ecc["cuda"]] == [True] * 8
+    assert gate_rules(cluster) == []
+    recovered = condition_of(cluster, "gpu-ecc")
+    assert recovered is not None
+    assert (recovered["status"], recovered["reason"]) == ("True", "CudaProven")
