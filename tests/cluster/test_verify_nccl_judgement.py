@@ -7,6 +7,7 @@ proportion, and --min-busbw still replaces the figure."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,11 @@ from gpuctl.sim.runtime.workloads import nccl_info_lines
 H100 = "NVIDIA-H100-80GB-HBM3"
 HGX = {"gpus": 8, "interconnect": "nvswitch", "gpuProduct": H100}
 NVLS_FIGURE = 480.0  # 8 x H100 on NVSwitch, NVLS (nccl-tests#212)
+# A real failed run with NCCL_DEBUG=INFO (tests/corpus/workloads.yaml: nccl-tests issue 287).
+RTX_5090_FAILURE = (
+    Path(__file__).resolve().parents[1]
+    / "corpus/workloads/all-reduce-perf-rtx-5090-2gpus-nccl-debug-info-cuda-failure.txt"
+).read_text(encoding="utf-8")
 
 
 def _all_reduce_at(busbw_gbps: float, name: str) -> str:
@@ -63,6 +69,7 @@ def cluster(sim: Any) -> Any:
         {"name": "no-nvls", **HGX, "nvls": False},
         {"name": "twelve-links", **HGX, "nvlinks": 12},
         {"name": "v100", "gpus": 8, "interconnect": "nvlink", "gpuProduct": "Tesla-V100-SXM2-16GB"},
+        {"name": "rtx-fails", "gpus": 2, "workloads": {"nccl": {"stdout": RTX_5090_FAILURE, "exitCode": 1}}},
     ]
     running = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": nodes})
     wait_until(lambda: len(running.allocatable_gpus()) == len(nodes), "GPUs advertised")
@@ -99,6 +106,18 @@ def test_the_pass_fraction_is_held_on_both_sides_and_nvls_is_named(cli: Any, clu
     assert links["busbw_gbps"] == pytest.approx(NVLS_FIGURE * 12 / 18, rel=0.01)
     assert links["algorithm"] == "NVLS"
     assert "nvidia-smi nvlink -s" in _check(report, "twelve-links")["hint"]
+    # A real failed run: the cause is the CUDA failure NCCL warned of last, not the warnings it
+    # survived earlier (a topology search falling back); what NCCL had set up is still recorded.
+    failed = _check(report, "rtx-fails")
+    assert failed["status"] == "fail"
+    assert failed["message"].startswith(
+        "all_reduce_perf exited 1 before its summary: GENOA-06: Test NCCL failure common.cu:392 "
+    )
+    assert failed["diagnosis"] == "nccl.cuda-failure"
+    assert "'invalid argument'" in failed["message"]
+    chosen = _node(report, "rtx-fails")["nccl"]
+    assert (chosen["algorithm"], chosen["transport"]) == ("Ring", "SHM/direct")
+
     # No cited 8 x V100 figure yet: measured and warned about, never judged by another row.
     v100 = _check(report, "v100")
     assert v100["status"] == "warn"

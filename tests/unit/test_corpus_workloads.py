@@ -28,6 +28,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ITEMS: list[dict[str, Any]] = yaml.safe_load((CORPUS / "workloads.yaml").read_text(encoding="utf-8"))
 VECTOR_ADD = [item for item in ITEMS if item["kind"] == "vectoradd"]
 ALL_REDUCE = [item for item in ITEMS if item["kind"] == "all_reduce_perf"]
+FAILURES = [item for item in ITEMS if item["kind"] == "all_reduce_perf_failure"]
 
 
 def _text(item: dict[str, Any]) -> str:
@@ -120,6 +121,20 @@ def test_the_simulated_banner_and_table_are_the_pinned_layout() -> None:
     assert text.splitlines()[2].endswith("validation: 1 graph: 0 unalign: 0")
 
 
-@pytest.mark.parametrize("item", ITEMS, ids=[item["id"] for item in ITEMS])
+@pytest.mark.parametrize("item", FAILURES, ids=[item["id"] for item in FAILURES])
+def test_a_real_failed_run_is_read_as_failed_with_what_nccl_chose(item: dict[str, Any]) -> None:
+    run = parse_all_reduce(_text(item))
+    expect = item["expect"]
+    assert (len(run.devices), len(run.rows), run.completed) == (expect["devices"], expect["rows"], False)
+    assert (run.algorithm, list(run.transports)) == (expect["algorithm"], expect["transports"])
+    assert run.failures == (expect["failure"],)
+    assert run.warnings[-1] == expect["last_warning"]
+    assert expect["diagnosis"] in [d.signature_id for d in find_all(_text(item))]
+
+
+HEALTHY = [item for item in ITEMS if item not in FAILURES]
+
+
+@pytest.mark.parametrize("item", HEALTHY, ids=[item["id"] for item in HEALTHY])
 def test_healthy_workload_output_raises_no_alarm(item: dict[str, Any]) -> None:
     assert [d.signature_id for d in find_all(_text(item))] == []

@@ -137,7 +137,12 @@ class NcclLevel(ProofLevel):
     def _run_failed(
         self, text: str, run: NcclRun, outcome: PodOutcome, node: NodeInfo, options: VerifyOptions
     ) -> Check:
-        found = self.diagnose_output(text, node, options)
+        # NCCL prints the cause as the last `NCCL WARN` before the test's failure line (then only
+        # `-> N` returns): diagnosed first, so an earlier warning it survived does not name it.
+        nearest = "\n".join((*run.warnings[-1:], *run.failures))
+        found = (
+            self.diagnose_output(nearest, node, options) if run.failures else None
+        ) or self.diagnose_output(text, node, options)
         first = next(iter(run.failures), "") or next(
             (line.strip() for line in text.splitlines() if line.strip()), outcome.reason or outcome.state
         )
