@@ -122,9 +122,6 @@ def format_multi_node(hosts: Sequence[SimHost], busbw_gbps: float) -> str:
         for rank, (host, device) in enumerate((h, d) for h in hosts for d in range(h.gpus))
     ]
     rows = all_reduce_rows(len(devices), busbw_gbps) if len(devices) > 1 else ()
-    text = format_all_reduce(devices, rows)
-    banner, rest = text.split("\n", 1)
-    banner = re.sub(r"nGpus \d+", "nGpus 1", banner)  # -g 1: each rank drives one GPU
-    header_at = rest.index("#        ")  # the table's first header line
     info = [NCCL_VERSION_LINE] + [line for host in hosts for line in _host_lines(host, 1000)]
-    return "\n".join([banner, rest[:header_at].rstrip("\n"), *info]) + "\n" + rest[header_at:]
+    text = format_all_reduce(devices, rows, info_lines=info)
+    return re.sub(r"nGpus \d+", "nGpus 1", text, count=1)  # -g 1: each rank drives one GPU

@@ -23,6 +23,8 @@ SECRETS = "/api/v1/namespaces/{namespace}/secrets"
 PODS = "/api/v1/namespaces/{namespace}/pods"
 MPIJOBS = "/apis/kubeflow.org/v2beta1/namespaces/{namespace}/mpijobs"
 MPIJOB_GROUP_VERSION = "/apis/kubeflow.org/v2beta1"
+LAUNCHER_LOG_BASE_BYTES = 256 * 1024
+LAUNCHER_LOG_BYTES_PER_RANK = 2048
 # What each kind is called in messages and `kubectl delete` (its plural).
 KINDS = {SERVICES: "services", SECRETS: "secrets", MPIJOBS: "mpijobs"}
 
@@ -61,6 +63,20 @@ def delete_pods(api_client: ApiClient, namespace: str, selector: str) -> None:
         rest_requests.delete_collection(
             api_client, PODS, {"labelSelector": selector, "gracePeriodSeconds": 0}, namespace=namespace
         )
+
+
+def read_launcher_log(api_client: ApiClient, namespace: str, name: str, container: str, ranks: int) -> str:
+    """A launcher's log, whole up to a limit that grows with its ranks: NCCL's INFO lines of every
+    rank come before nccl-tests' table (a few lines of about 150 bytes per rank), and both count."""
+    from kubernetes.client.exceptions import ApiException
+
+    limit = LAUNCHER_LOG_BASE_BYTES + ranks * LAUNCHER_LOG_BYTES_PER_RANK
+    query: rest_requests.Query = {"container": container, "limitBytes": limit}
+    try:
+        with api_call("get", f"pods/log in namespace {namespace}"):
+            return rest_requests.read_log(api_client, namespace, name, query)
+    except ApiException as error:
+        return f"(log unavailable: {error.reason})"
 
 
 def mpijobs_served(api_client: ApiClient) -> bool:

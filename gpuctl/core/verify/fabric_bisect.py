@@ -5,9 +5,10 @@ output names nodes by their own evidence (NCCL on TCP sockets, NICs missing, a w
 could not run) fails those nodes, and the rest run again without them. A run that falls short
 with no node named is split in halves, each run in the next round, until the slow part is down to
 a pair; each node of it then runs paired with a node that passed, so only the node that drags the
-group down fails: about log2(n) + 1 rounds for one bad node among n. A node left with no passing
-node to pair with keeps the verdict its last run gave it (a pair that fell short fails both,
-naming the pair).
+group down fails: about log2(n) + 1 rounds for one bad node among n. While no node has passed,
+suspects run in pairs that never ran together (twice each at most: three nodes, one slow, take
+five rounds). A node left with no passing node to pair with keeps the verdict its last run gave
+it (a pair that fell short fails both, naming the pair).
 
 Runs of one round share no node: each worker pod takes all of its node's GPUs.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 Run = tuple[str, ...]  # the node names of one multi-node all-reduce
+CROSS_TRIES = 2  # runs a suspect may make with another suspect while no node has passed
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class GroupBisection:
     good: list[str] = field(default_factory=list)  # passed: partners for the suspects
     waiting: dict[str, Decision] = field(default_factory=dict)  # suspect → verdict if never paired
     pairs: dict[Run, str] = field(default_factory=dict)  # a suspect's run with a passed node
+    ran: set[frozenset[str]] = field(default_factory=set)  # every run so far, as a set of nodes
+    crossed: dict[str, int] = field(default_factory=dict)  # suspect → its runs with another suspect
     rounds: int = 0
 
     def __post_init__(self) -> None:
@@ -73,11 +77,30 @@ class GroupBisection:
             pair = (suspect, partners.pop(0))
             self.pairs[pair] = suspect
             runs.append(pair)
+        if not self.good:
+            runs += self._cross_pairs(busy)
+        self.ran.update(frozenset(run) for run in runs)
         if runs:
             self.rounds += 1
         else:  # no passing node to pair the rest with: their last run's verdict stands
             self.decided.update(self.waiting)
             self.waiting.clear()
+        return runs
+
+    def _cross_pairs(self, busy: set[str]) -> list[Run]:
+        """No node has passed yet: pair suspects that never ran as a pair (twice each at most), so
+        a pair that passes gives the others a partner (three nodes, one slow: its two others)."""
+        runs: list[Run] = []
+        free = [name for name in self.waiting if name not in busy and self.crossed.get(name, 0) < CROSS_TRIES]
+        while free:
+            first = free.pop(0)
+            second = next((other for other in free if frozenset((first, other)) not in self.ran), None)
+            if second is None:
+                continue
+            free.remove(second)
+            runs.append((first, second))
+            for name in (first, second):
+                self.crossed[name] = self.crossed.get(name, 0) + 1
         return runs
 
     def record(self, run: Run, verdict: RunVerdict, round_no: int) -> None:
@@ -102,6 +125,7 @@ class GroupBisection:
         for name in names:
             self.decided[name] = Decision(verdict.pass_status, verdict.measured, "", run, round_no, verdict)
             self.good.append(name)
+            self.waiting.pop(name, None)
 
     def _retry(self, rest: Run, run: Run, verdict: RunVerdict, round_no: int) -> None:
         if len(rest) >= 2:

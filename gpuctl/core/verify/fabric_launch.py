@@ -126,7 +126,11 @@ class FabricLauncher:
         for name, index in launcher_names.items():
             outcome = ended.get(name) or PodOutcome(name, "timeout", "Running")
             if outcome.state in ("succeeded", "failed"):
-                outcome = replace(outcome, log=self.batch.read_log(name, LAUNCHER))
+                ranks = sum(gpus for _, gpus in runs[index])
+                log = fabric_objects.read_launcher_log(
+                    self.api_client, self.options.namespace, name, LAUNCHER, ranks
+                )
+                outcome = replace(outcome, log=log)
             outputs[index].launcher = outcome
         return outputs
 
