@@ -190,8 +190,9 @@ GPU = (
     ),
     sig(
         "smi.not-found", "nvidia-smi", "runtime",
-        r"executable file not found in \$PATH|\"nvidia-smi\": executable file not found|"
-        r"nvidia-smi: (command )?not found",
+        # Only nvidia-smi's own name: another program missing from an image is the image's fault
+        # (container-runtime.exec-not-found).
+        r"\"nvidia-smi\": executable file not found|nvidia-smi: (command )?not found",
         "nvidia-smi does not exist in the container: the NVIDIA runtime did not inject it (the "
         "runtime is not configured on the node, the cluster needs a RuntimeClass, or on kind/nvkind "
         "the host's toolkit does not accept the device list as volume mounts)",

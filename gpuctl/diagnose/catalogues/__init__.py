@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuctl.diagnose.catalogue import Catalogue, Entry, Hit, words_of
 from gpuctl.diagnose.catalogues import (
+    container_runtime,
     container_toolkit,
     cuda,
     dcgm,
@@ -40,6 +41,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     kubelet_device_manager.CATALOGUE,
     dra.CATALOGUE,
     container_toolkit.CATALOGUE,
+    container_runtime.CATALOGUE,
     gpu_operator.CATALOGUE,
     host_packages.CATALOGUE,
     helm.CATALOGUE,
