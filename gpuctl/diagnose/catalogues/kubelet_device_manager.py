@@ -516,6 +516,55 @@ _NVIDIA_PLUGIN = (
         source=_NVIDIA_MAIN,
     ),
     Entry(
+        "platform-not-detected",
+        "device plugin sees no NVIDIA driver in its container",
+        "the device plugin found neither NVML nor a Tegra platform inside its container, so it "
+        "advertises no GPU: the container runtime did not inject the driver (the NVIDIA runtime is "
+        "not the default and the DaemonSet has no `runtimeClassName: nvidia`, or the NVIDIA "
+        "Container Toolkit is not configured on the node), or the plugin runs on a node without "
+        "GPUs (the plugin's own hints: `did you configure the NVIDIA Container Toolkit?`, `did you "
+        "set the docker default runtime to nvidia?`)",
+        "on {node}: `gpuctl preflight -i INVENTORY --limit {node}`; configure the runtime with "
+        "`gpuctl bootstrap --phase host -i INVENTORY --limit {node}` (or give the plugin's DaemonSet "
+        "`runtimeClassName: nvidia`); keep the plugin off nodes without GPUs with a nodeSelector; "
+        "then `{plugin_restart}`",
+        "toolkit",
+        texts=(
+            "Incompatible platform detected",
+            "Unsupported platform detected",
+            "platform detection failed",
+            "did you configure the NVIDIA Container Toolkit?",
+            "did you set the docker default runtime to `nvidia`?",
+        ),
+        source=_NVIDIA + "internal/plugin/factory.go",
+    ),
+    Entry(
+        "sharing-replicas-invalid",
+        "time-slicing or MPS config names more GPUs than the node has",
+        "the device plugin's sharing config (timeSlicing or mps `resources`) cannot be applied on "
+        "this node: it asks to replicate more GPUs than the node has, or gives MPS more replicas "
+        "than the GPU's MPS server takes clients (the limit is printed after `exceeded:`), so the "
+        "plugin or its MPS control daemon does not start",
+        "fix the `sharing:` section of the plugin config for {node} (`devices:` a count or list the "
+        "node has, `replicas:` within the limit), or label the node for another config "
+        "(`nvidia.com/device-plugin.config`); then `{plugin_restart}`",
+        "config",
+        texts=("devices to be replicated, but only", "maximum allowed replicas exceeded"),
+        source=_NVIDIA + "internal/rm/device_map.go",
+    ),
+    Entry(
+        "imex-channel-missing",
+        "IMEX channel device node missing",
+        "the device plugin is configured to hand out an IMEX channel (`imex.channelIDs`, "
+        "`imex.required`) but /dev/nvidia-caps-imex-channels/channel0 does not exist on the node: "
+        "the driver creates no IMEX channel unless asked to",
+        "on {node}: create the channel (`sudo nvidia-modprobe -i 0:1`, or load the driver with "
+        "`NVreg_CreateImexChannel0=1`), or drop `imex.required`; then `{plugin_restart}`",
+        "config",
+        texts=("requested IMEX channel",),
+        source=_NVIDIA + "internal/imex/imex.go",
+    ),
+    Entry(
         "mig-enabled-mixed",
         "GPUs with and without MIG under the single strategy",
         "the device plugin runs the `single` MIG strategy, which needs every GPU of the node in the "
