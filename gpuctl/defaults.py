@@ -32,6 +32,7 @@ CONDITION_FIELD_MANAGER = "gpuctl-gpu-proven"
 # writes, and the taint key prefix its controller requires.
 READINESS_RULE_API = "readiness.node.x-k8s.io/v1alpha1"
 READINESS_TAINT_PREFIX = "readiness.k8s.io/"
+DEFAULT_READINESS_TAINT = f"{READINESS_TAINT_PREFIX}gpu-proven"  # `render --readiness-taint`
 # On DRA nodes (Kubernetes 1.37), a GPU that failed while the node's others passed is kept from
 # claims by a DeviceTaintRule gpuctl owns (label gpuctl.io/gate=device), not by the node taint.
 DEVICE_GATE_LABEL = "gpuctl.io/gate"

@@ -305,6 +305,16 @@ RULES: tuple[Rule, ...] = (
     ),
     *(
         Rule(
+            RENDER,
+            parameter,
+            (When("readiness_rule"),),
+            "it is the NodeReadinessRule's",
+            "gpuctl render --readiness-rule {flag}",
+        )
+        for parameter in ("readiness_taint", "readiness_condition")
+    ),
+    *(
+        Rule(
             ("verify",),
             parameter,
             (When("gate"),),

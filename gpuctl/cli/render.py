@@ -28,9 +28,11 @@ from gpuctl.cli.stack_options import (
     dra_settings,
 )
 from gpuctl.defaults import (
+    DEFAULT_READINESS_TAINT,
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
     DEVICE_PLUGIN_VERSION,
+    GATE_CONDITION_TYPE,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
@@ -169,6 +171,25 @@ def command(
             "monitoring.coreos.com/v1) that scrapes it.",
         ),
     ] = False,
+    readiness_rule: Annotated[
+        bool,
+        typer.Option(
+            "--readiness-rule",
+            help="Also a NodeReadinessRule (readiness.node.x-k8s.io, the Node Readiness Controller) "
+            "that taints GPU nodes until verify's node condition is True (verify --gate --gate-mode "
+            "condition).",
+        ),
+    ] = False,
+    readiness_taint: Annotated[
+        str,
+        typer.Option("--readiness-taint", metavar="KEY", help="The taint key of --readiness-rule."),
+    ] = DEFAULT_READINESS_TAINT,
+    readiness_condition: Annotated[
+        str,
+        typer.Option(
+            "--readiness-condition", metavar="TYPE", help="The node condition --readiness-rule waits for."
+        ),
+    ] = GATE_CONDITION_TYPE,
 ) -> None:
     from gpuctl.core.render import (
         parse_rbac_subject,
@@ -208,6 +229,9 @@ def command(
         gpuctl_image=gpuctl_image,
         verify_deployment=verify_deployment,
         service_monitor=service_monitor,
+        readiness_rule=readiness_rule,
+        readiness_taint=readiness_taint,
+        readiness_condition=readiness_condition,
     )
     result = render_manifests(options)
     if out is None:

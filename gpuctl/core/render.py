@@ -12,12 +12,16 @@ from gpuctl.core.stacks.registry import STACKS, stack_for
 from gpuctl.defaults import (
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
+    GATE_CONDITION_TYPE,
     GATE_TAINT_KEY,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
+    READINESS_RULE_API,
+    READINESS_TAINT_PREFIX,
     RUNTIME_CLASS,
 )
 from gpuctl.errors import ConfigError, ExitCode
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL as GPU_PRESENT_LABEL
 from gpuctl.kube.nodes import TAINT_EFFECTS
 from gpuctl.names import qualified_name_problem
 from gpuctl.output_paths import stage_output
@@ -304,6 +308,34 @@ def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:
     return files
 
 
+def readiness_rule_files(options: RenderOptions) -> list[RenderedFile]:
+    """A NodeReadinessRule (readiness.node.x-k8s.io) that has the Node Readiness Controller own
+    the GPU gate taint from verify's node condition (`verify --gate --gate-mode condition`)."""
+    key = options.readiness_taint
+    problem = qualified_name_problem(key)
+    if not key.startswith(READINESS_TAINT_PREFIX) or problem or key.count("/") != 1:
+        raise ConfigError(
+            f"--readiness-taint {key!r}: "
+            + (problem or f"the Node Readiness Controller only manages keys under {READINESS_TAINT_PREFIX}"),
+            hint=f"e.g. --readiness-taint {READINESS_TAINT_PREFIX}gpu-proven",
+        )
+    problem = qualified_name_problem(options.readiness_condition)
+    if problem:
+        raise ConfigError(
+            f"--readiness-condition {options.readiness_condition!r}: {problem}",
+            hint=f"e.g. --readiness-condition {GATE_CONDITION_TYPE} (what `verify --gate` publishes)",
+        )
+    rule = render_template(
+        "node-readiness-rule.yaml.j2",
+        api_version=READINESS_RULE_API,
+        rule_name="gpuctl-gpu-proven",
+        condition_type=options.readiness_condition,
+        taint_key=key,
+        node_label=GPU_PRESENT_LABEL,
+    )
+    return [RenderedFile("node-readiness-rule.yaml", rule)]
+
+
 def render_stack(options: RenderOptions) -> list[RenderedFile]:
     """The files of the chosen stack alone, its options checked first: the static device plugin
     (+ sharing config, + the MPS control daemon for MPS) and RuntimeClass, or the Helm values of
@@ -322,6 +354,8 @@ def render_manifests(options: RenderOptions) -> RenderResult:
         files.extend(verify_cronjob_files(options))
     if options.verify_deployment:
         files.extend(verify_deployment_files(options))
+    if options.readiness_rule:
+        files.extend(readiness_rule_files(options))
     return RenderResult(files=tuple(files))
 
 

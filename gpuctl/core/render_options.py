@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.settings import DraSettings, OperatorSettings
 from gpuctl.defaults import (
+    DEFAULT_READINESS_TAINT,
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
+    GATE_CONDITION_TYPE,
     GATE_TAINT_EFFECT,
     GATE_TAINT_KEY,
     GPU_TAINT_EFFECT,
@@ -61,6 +63,10 @@ class RenderOptions:
     # `gpuctl verify --watch --metrics-addr` in a Deployment with its metrics Service (+ its RBAC)
     verify_deployment: bool = False
     service_monitor: bool = False  # and a prometheus-operator ServiceMonitor scraping it
+    # a NodeReadinessRule (Node Readiness Controller) turning verify's node condition into a taint
+    readiness_rule: bool = False
+    readiness_taint: str = DEFAULT_READINESS_TAINT
+    readiness_condition: str = GATE_CONDITION_TYPE
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # --stack operator's chart
     dra: DraSettings = field(default_factory=DraSettings)  # --stack dra's chart
 

@@ -41,7 +41,7 @@ def published(cluster: Any) -> dict[str, int]:
     from kubernetes.client import ResourceV1Api
 
     slices = ResourceV1Api(cluster.api_client()).list_resource_slice().items
-    return {item.spec.node_name: len(item.spec.devices or []) for item in slices}
+    return {str(item.spec.node_name): len(item.spec.devices or []) for item in slices}
 
 
 def gate_rules(cluster: Any) -> list[dict[str, Any]]:

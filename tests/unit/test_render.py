@@ -335,6 +335,7 @@ def test_every_template_is_reachable_from_render() -> None:
         RenderOptions(stack=Stack.DRA),
         RenderOptions(verify_cronjob=True, gpuctl_image="example.org/gpuctl:0.1.0"),
         RenderOptions(verify_deployment=True, service_monitor=True, gpuctl_image="example.org/gpuctl:0.1.0"),
+        RenderOptions(readiness_rule=True),
     ):
         produced |= {rendered.filename for rendered in render_manifests(options).files}
     mine = {name for name in template_names() if name != "verify-pod.yaml.j2"}
