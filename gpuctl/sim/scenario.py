@@ -275,6 +275,8 @@ class Scenario:
     # `gpuOperator`: the GPU Operator is installed at start, with this ClusterPolicy spec (the
     # chart's values keys: driver.enabled, toolkit.enabled ...); None: not installed.
     gpu_operator: dict[str, Any] | None = field(default=None, hash=False)
+    # `mpiOperator`: installed (Kubeflow's MPI Operator runs: MPIJobs are served and played) | absent
+    mpi_operator: str = "absent"
 
 
 _TOP_KEYS = {
@@ -296,6 +298,7 @@ _TOP_KEYS = {
     "eventTTLSeconds",
     "idleTimeoutSeconds",
     "network",
+    "mpiOperator",
 }
 _NODE_KEYS = {
     "name",
@@ -404,6 +407,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
         dra_api=top.boolean("draApi", False),
         gpu_operator=_parse_gpu_operator(top),
+        mpi_operator=top.choice("mpiOperator", "absent", ("absent", "installed")),
         list_token_ttl_seconds=top.number("listTokenTTLSeconds", 0.0),
         watch_ttl_seconds=top.number("watchTTLSeconds", 0.0),
         event_ttl_seconds=top.number("eventTTLSeconds", EVENT_TTL_SECONDS),

@@ -125,7 +125,7 @@ def test_each_fault_fails_at_its_own_check_and_nowhere_else(cli: Any, four_nodes
     assert "--fabric-resource" in socket["hint"]
     figures = _node(report, "hgx-socket")["fabric"]
     assert figures["transport"] == "Socket"
-    assert figures["group"] == "NVIDIA-H100-80GB-HBM3, ib 8x400G"
+    assert figures["group"] == "8 x NVIDIA-H100-80GB-HBM3, ib 8x400G"
     assert _node(report, "hgx-nics-down")["fabric"]["nics_seen"] == 4
     assert _node(report, "hgx-healthy")["fabric"]["nics_seen"] == 8
     assert _left_behind(four_nodes) == []
@@ -212,3 +212,38 @@ def test_ctrl_c_during_the_fabric_round_leaves_nothing(sim: Any) -> None:
     assert exit_code == 130, stderr
     assert "Traceback" not in stderr
     assert _left_behind(cluster) == []
+
+
+def test_where_mpijobs_are_served_the_runs_are_mpijobs(cli: Any, sim: Any) -> None:
+    nodes = [{"name": "hgx-0"}, {"name": "hgx-1"}, {"name": "hgx-2", "nicsDown": 2}]
+    cluster = _ready(sim(_scenario(nodes, mpiOperator="installed")), 3)
+    code, report = _verify(cli, cluster)
+    assert code == 1
+    assert _failing(report) == {"hgx-2": [FABRIC_CHECK]}
+    assert "6 of the node's 8" in _check(report, "hgx-2", FABRIC_CHECK)["message"]
+    from kubernetes.client import CoreV1Api, CustomObjectsApi
+
+    core = CoreV1Api(cluster.api_client())
+    made = [
+        event.message
+        for event in core.list_event_for_all_namespaces().items
+        if event.involved_object.kind == "MPIJob" and event.reason == "SuccessfulCreatePod"
+    ]
+    # round 1: three workers and a launcher; round 2 (without hgx-2): two and a launcher
+    assert len(made) == 7, made
+    assert sum("launcher" in message for message in made) == 2
+    left = CustomObjectsApi(cluster.api_client()).list_cluster_custom_object(
+        "kubeflow.org", "v2beta1", "mpijobs"
+    )
+    assert left["items"] == []
+    wait_until(
+        lambda: core.list_service_for_all_namespaces().items == [] or _only_default_services(core), "GC"
+    )
+    assert _left_behind(cluster) == []
+
+
+def _only_default_services(core: Any) -> bool:
+    return all(
+        service.metadata.namespace in ("default", "kube-system")
+        for service in core.list_service_for_all_namespaces().items
+    )

@@ -54,7 +54,8 @@ def worker_host(index: int, service: str) -> str:
     return f"w{index}.{service}"
 
 
-def _labels(run_id: str, service: str, round_no: int, role: str) -> dict[str, str]:
+def fabric_labels(run_id: str, service: str, round_no: int, role: str) -> dict[str, str]:
+    """The labels of everything one run makes: verify's run labels, the run, its round, the role."""
     return {
         MANAGED_BY: "gpuctl",
         COMPONENT: "verify",
@@ -133,15 +134,20 @@ def worker_pod(
     # NCCL's shared-memory transport needs more than the container's 64 MiB /dev/shm
     spec["volumes"].append({"name": "dev-shm", "emptyDir": {"medium": "Memory"}})
     container["volumeMounts"].append({"name": "dev-shm", "mountPath": "/dev/shm"})
-    return _pod(f"{service}-w{index}", _labels(run_id, service, round_no, WORKER), node, spec)
+    return _pod(f"{service}-w{index}", fabric_labels(run_id, service, round_no, WORKER), node, spec)
 
 
-def mpirun_command(hosts: list[tuple[str, int]]) -> list[str]:
-    """mpirun over `hosts` (DNS name, GPUs), one rank per GPU, NCCL's debug lines on."""
+SSH_ARGS = f"-p {SSH_PORT} -i {SSH_MOUNT}/id_ed25519 -o StrictHostKeyChecking=no"
+
+
+def mpirun_command(hosts: list[tuple[str, int]], *, ssh_args: str = SSH_ARGS) -> list[str]:
+    """mpirun over `hosts` (DNS name, GPUs), one rank per GPU, NCCL's debug lines on; `ssh_args`
+    how it logs in to the workers ("": as the environment says, e.g. MPI Operator's)."""
     ranks = sum(gpus for _, gpus in hosts)
     command = ["mpirun", "-np", str(ranks), "-H", ",".join(f"{host}:{gpus}" for host, gpus in hosts)]
-    command += ["--bind-to", "none", "--mca", "plm_rsh_args",
-                f"-p {SSH_PORT} -i {SSH_MOUNT}/id_ed25519 -o StrictHostKeyChecking=no"]  # fmt: skip
+    command += ["--bind-to", "none"]
+    if ssh_args:
+        command += ["--mca", "plm_rsh_args", ssh_args]
     for variable in NCCL_ENV:
         command += ["-x", variable]
     return [*command, NCCL_TESTS_ALL_REDUCE, *ALL_REDUCE_ARGS]
@@ -163,7 +169,7 @@ def launcher_pod(
         "resources": {"requests": {"cpu": "100m"}},
     }
     spec = _pod_spec(node, options, container, secret)
-    return _pod(f"{service}-launcher", _labels(run_id, service, round_no, LAUNCHER), node, spec)
+    return _pod(f"{service}-launcher", fabric_labels(run_id, service, round_no, LAUNCHER), node, spec)
 
 
 def _pod(name: str, labels: dict[str, str], node: NodeInfo, spec: JsonDict) -> JsonDict:
@@ -177,7 +183,7 @@ def _pod(name: str, labels: dict[str, str], node: NodeInfo, spec: JsonDict) -> J
 
 def headless_service(run_id: str, service: str, round_no: int) -> JsonDict:
     """The Service that gives run `service`'s workers their DNS names (`w0.SERVICE`)."""
-    labels = _labels(run_id, service, round_no, "service")
+    labels = fabric_labels(run_id, service, round_no, "service")
     return {
         "apiVersion": "v1",
         "kind": "Service",

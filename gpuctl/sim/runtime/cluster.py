@@ -20,6 +20,7 @@ from gpuctl.sim.runtime import (
     host_nodes,
     kubelet,
     mig_containers,
+    mpi_operator,
     objects,
     operand_pods,
     operator,
@@ -52,6 +53,7 @@ class Cluster(ClusterState):
             **{
                 replicasets.PASS: functools.partial(replicasets.reconcile, self),
                 disruption.PASS: functools.partial(disruption.reconcile, self),
+                mpi_operator.PASS: functools.partial(mpi_operator.reconcile, self),
             },
         )
         scheduler.watch(self)
@@ -62,6 +64,8 @@ class Cluster(ClusterState):
         operator.watch(self)
         replicasets.watch(self)
         disruption.watch(self)
+        if self.scenario.mpi_operator == "installed":
+            mpi_operator.watch(self)
         self.init_gates.append(operand_pods.init_blocked)
         self.container_programs.append(operand_pods.outcome)
         self.container_programs.append(fabric_workload.outcome)  # mpirun and its workers' sshd
@@ -94,6 +98,8 @@ class Cluster(ClusterState):
             dra.install(self, created)
             if self.scenario.gpu_operator is not None:
                 operator.install(self, self.scenario.gpu_operator, created)
+            if self.scenario.mpi_operator == "installed":
+                mpi_operator.install(self, created)
             # Settle synchronously: a cluster that "already has" the device plugin is up before
             # start() returns, without events, as if it had been running for a day.
             self.settling = True

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.verify.fabric_bisect import Decision, GroupBisection, RunVerdict
 from gpuctl.core.verify.fabric_launch import FabricLauncher, RunOutput
+from gpuctl.core.verify.fabric_mpijob import MpiJobLauncher
 from gpuctl.core.verify.model import Check, CheckStatus, FabricFigures, PodEvaluation, passed
 from gpuctl.fabric_expectations import (
     FABRIC_LABEL,
@@ -29,6 +30,7 @@ from gpuctl.fabric_expectations import (
     node_fabric,
 )
 from gpuctl.fabric_nccl import HostNet, host_networks
+from gpuctl.kube.fabric_objects import mpijobs_served
 from gpuctl.nccl_tests import parse_all_reduce
 from gpuctl.shell import command_line
 
@@ -59,10 +61,10 @@ class Group:
     expectation: FabricExpectation | None
 
 
-def describe_key(key: tuple[str, ...]) -> str:
+def describe_key(key: tuple[str, ...], gpus: int) -> str:
     product, fabric, nics, link, *topology = key
     network = f"{fabric} {nics}x{link}G" if fabric and fabric != "none" else fabric or "no fabric labels"
-    return ", ".join([product or "unknown GPU", network, *topology])
+    return ", ".join([f"{gpus} x {product or 'unknown GPU'}", network, *topology])
 
 
 class FabricRounds:
@@ -77,7 +79,12 @@ class FabricRounds:
         progress: PodProgress | None = None,
     ) -> None:
         self.options = options
-        self.launcher = FabricLauncher(api_client, batch, options, run_id, progress)
+        # MPI Operator's MPIJob where its CRD is served (the field's way), else gpuctl's own launcher
+        self.launcher: FabricLauncher | MpiJobLauncher = (
+            MpiJobLauncher(api_client, options, run_id)
+            if mpijobs_served(api_client)
+            else FabricLauncher(api_client, batch, options, run_id, progress)
+        )
         self.rounds = 0
 
     def run(self, nodes: list[NodeInfo], gpus_of: dict[str, int]) -> dict[str, PodEvaluation]:
@@ -107,17 +114,19 @@ class FabricRounds:
     def _groups(
         self, nodes: list[NodeInfo], gpus_of: dict[str, int], results: dict[str, PodEvaluation]
     ) -> list[Group]:
-        grouped: dict[tuple[str, ...], list[NodeInfo]] = {}
+        grouped: dict[tuple[tuple[str, ...], int], list[NodeInfo]] = {}
         for node in nodes:
             if node_fabric(node.labels).fabric == "none":
                 results[node.name] = PodEvaluation(
                     (passed(CHECK_ID, "not applicable: the node has no RDMA fabric (gpuctl.io/fabric=none)"),)
                 )
                 continue
-            grouped.setdefault(group_key(node.labels, node.product_label), []).append(node)
+            # the GPUs each worker takes too: an MPIJob's workers share one template
+            key = (group_key(node.labels, node.product_label), gpus_of[node.name])
+            grouped.setdefault(key, []).append(node)
         return [
             Group(
-                describe_key(key),
+                describe_key(*key),
                 tuple(members),
                 {node.name: gpus_of[node.name] for node in members},
                 _group_expectation(members),
