@@ -129,6 +129,18 @@ def test_each_fault_fails_at_its_own_check_and_nowhere_else(cli: Any, four_nodes
     assert _node(report, "hgx-nics-down")["fabric"]["nics_seen"] == 4
     assert _node(report, "hgx-healthy")["fabric"]["nics_seen"] == 8
     assert _left_behind(four_nodes) == []
+    _assert_valid(report)  # the shipped gpuctl.verify/v1 schema, nodes[].fabric and level included
+
+
+def _assert_valid(document: dict[str, Any]) -> None:
+    from jsonschema import Draft202012Validator
+
+    from gpuctl.report.schemas import load_schema
+
+    validator = Draft202012Validator(load_schema(document["schema"]))
+    errors = [f"{list(error.path)}: {error.message}" for error in validator.iter_errors(document)]
+    assert not errors, errors
+    assert {node["level"] for node in document["nodes"]} == {"fabric"}
 
 
 def test_the_gate_takes_exactly_the_failing_nodes(cli: Any, four_nodes: Any) -> None:
