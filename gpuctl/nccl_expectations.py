@@ -151,11 +151,13 @@ TABLE: tuple[Expectation, ...] = (
          "an HPE Apollo 6500 (https://github.com/NVIDIA/nccl-tests/issues/149)"),
     _row("B200", "nvswitch", (8,), "", 830.0, "8 x B200 on NVSwitch in one machine, NCCL 2.27.1 defaults",
          "https://github.com/NVIDIA/nccl/issues/1807", "8x B200 single machine measured 830+ GB/s busbw"),
-    _row("GB200", "nvswitch", (4,), "Ring", 680.0, "one GB200 host (4 GPUs on NVSwitch), in-place, NCCL 2.25.1",
+    _row("GB200", "nvswitch", (4,), "Ring", 680.0,
+         "one GB200 host (4 GPUs on NVSwitch), in-place, NCCL 2.25.1",
          _GB200_AZURE,
          "Azure ND GB200 v6, all_reduce_perf on the host's 4 GPUs (Azure/AI-benchmarking-guide issue 7): "
          "679.61 GB/s in-place busbw at 8 GB; the source calls the algorithm Ring"),
-    _row("GB200", "nvswitch", (72,), "", 834.0, "one GB200 NVL72 rack (72 GPUs on 18 hosts, NVSwitch), NCCL defaults",
+    _row("GB200", "nvswitch", (72,), "", 834.0,
+         "one GB200 NVL72 rack (72 GPUs on 18 hosts, NVSwitch), NCCL defaults",
          "https://github.com/coreweave/nccl-tests/blob/cb86553328f8c9ed6f9d682971f5f9b17a926ab4/README.md",
          "GB200 NVL72 single rack (72 GPUs), 8 GiB messages: 834.57 GB/s out-of-place busbw; an NVLink "
          "domain across hosts, never one node's figure"),
@@ -163,7 +165,8 @@ TABLE: tuple[Expectation, ...] = (
          "https://github.com/NVIDIA/nccl/issues/1161",
          "2x H100 PCIe joined by an NVLink bridge: 115-116 GB/s busbw at 1-4 GiB (P2P/direct pointer); "
          "the H100 NVL's bridged pairs"),
-    _row("A100", "pcie", (3,), "Ring", 20.0, "3 x A100 whose traffic crosses PCIe and the CPU (SYS), NCCL defaults",
+    _row("A100", "pcie", (3,), "Ring", 20.0,
+         "3 x A100 whose traffic crosses PCIe and the CPU (SYS), NCCL defaults",
          "https://github.com/NVIDIA/nccl-tests/issues/178",
          "A100s whose traffic crosses PCIe and the CPU (SYS) instead of NVLink: ~20 GB/s busbw (-t 3)"),
     _row("H100", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),

@@ -59,7 +59,8 @@ def test_nccl_level_passes_healthy_nodes_and_names_each_fault(cli: Any, hgx_clus
     assert healthy["nccl"]["expected_gbps"] == 480.0  # NVLink SHARP on 8 H100 (nccl-tests#212)
     assert healthy["nccl"]["busbw_gbps"] >= 0.8 * 480.0
     assert (healthy["nccl"]["algorithm"], healthy["nccl"]["transport"]) == ("NVLS", "P2P/CUMEM")
-    assert healthy["nccl"]["expected_reason"].startswith("8 x H100 on NVSwitch with NVLink SHARP (NVLS): 480 GB/s")
+    reason = healthy["nccl"]["expected_reason"]
+    assert reason.startswith("8 x H100 on NVSwitch with NVLink SHARP (NVLS): 480 GB/s")
     assert healthy["nccl"]["size_bytes"] == 8 * 2**30
     assert healthy["nccl"]["gpus"] == 8
     single = check_of(report, "one-gpu", "nccl.all-reduce")

@@ -106,6 +106,10 @@ def test_the_pass_fraction_is_held_on_both_sides_and_nvls_is_named(cli: Any, clu
     assert links["busbw_gbps"] == pytest.approx(NVLS_FIGURE * 12 / 18, rel=0.01)
     assert links["algorithm"] == "NVLS"
     assert "nvidia-smi nvlink -s" in _check(report, "twelve-links")["hint"]
+    assert _check(report, "twelve-links")["message"].endswith(
+        "; `nvidia-smi nvlink -s`: GPU 0: 12 of 18 NVLinks active; GPU 1: 12 of 18 NVLinks active; "
+        "GPU 2: 12 of 18 NVLinks active (and 5 more GPUs)"
+    )
     # A real failed run: the cause is the CUDA failure NCCL warned of last, not the warnings it
     # survived earlier (a topology search falling back); what NCCL had set up is still recorded.
     failed = _check(report, "rtx-fails")

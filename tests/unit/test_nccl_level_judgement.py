@@ -137,11 +137,28 @@ def test_the_target_names_the_configuration_and_its_source() -> None:
     assert unknown.why_none == "gpuctl knows no GPU family in the product 'Acme-9000'"
 
 
-def test_the_command_turns_nccl_debug_info_on() -> None:
-    command = NCCL.command(8)
-    assert command[:2] == ("env", "NCCL_DEBUG=INFO")
-    assert command[2].endswith("/all_reduce_perf")
-    assert command[-2:] == ("-g", "8")
+def test_the_command_prints_the_links_then_runs_the_all_reduce_with_nccl_debug_info() -> None:
+    shell, flag, script = NCCL.command(8)
+    assert (shell, flag) == ("sh", "-c")
+    assert script == (
+        "nvidia-smi nvlink -s; exec env NCCL_DEBUG=INFO /opt/nccl-tests/build/all_reduce_perf "
+        "-b 8 -e 8G -f 2 -g 8"
+    )
+
+
+def test_a_slow_node_names_the_gpus_whose_nvlinks_are_down() -> None:
+    status = "".join(
+        f"GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{gpu})\n"
+        + "".join(
+            f"\t Link {link}: {'26.562 GB/s' if gpu or link < 12 else '<inactive>'}\n" for link in range(18)
+        )
+        for gpu in range(8)
+    )
+    check, _ = _judge(status + _output(350.0, NVLS_RUN))
+    assert check.status.value == "fail"
+    assert check.message.endswith("; `nvidia-smi nvlink -s`: GPU 0: 12 of 18 NVLinks active")
+    check, _ = _judge(status + _output(470.0, NVLS_RUN))
+    assert check.status.value == "pass"
 
 
 # --- the INFO lines of real runs -----------------------------------------------------------------

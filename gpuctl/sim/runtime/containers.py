@@ -202,6 +202,14 @@ def _gpu_program(argv: list[str], spec: NodeSpec, indices: list[int]) -> Callabl
             indices,
             functools.partial(workloads.all_reduce, spec, visible_gpus(spec, indices)),
         )
+    if binary == "sh" and len(argv) >= 3 and workloads.is_all_reduce_script(argv[2]):
+        # the NCCL level's script: `nvidia-smi nvlink -s`, then the all-reduce (an override replaces both)
+        return functools.partial(
+            _workload,
+            spec,
+            indices,
+            functools.partial(workloads.nvlink_and_all_reduce, spec, visible_gpus(spec, indices), indices),
+        )
     if binary == "sh" and len(argv) >= 3 and workloads.is_cuda_check(argv[2]):
         return functools.partial(
             _workload, spec, indices, functools.partial(workloads.cuda_check, spec, indices)

@@ -20,7 +20,8 @@ from gpuctl.nccl_expectations import (
     gpu_family,
     ring_figure,
 )
-from gpuctl.nccl_tests import NcclDevice, all_reduce_rows, format_all_reduce
+from gpuctl.nccl_tests import ALL_REDUCE_BINARY, NcclDevice, all_reduce_rows, format_all_reduce
+from gpuctl.nvlink_status import COMMAND as NVLINK_COMMAND
 from gpuctl.sim.scenario import NodeSpec, NvidiaSmiOverride
 
 # What a node's links reach when no cited figure fits its model (GB/s): a PCIe Gen4 x16 node.
@@ -29,6 +30,11 @@ FALLBACK_BUSBW_GBPS = {"nvswitch": 200.0, "nvlink": 100.0, "pcie": 20.0}
 
 def is_cuda_check(script: str) -> bool:
     return MARKER in script
+
+
+def is_all_reduce_script(script: str) -> bool:
+    """The NCCL level's `sh -c` script: nvidia-smi's link status, then all_reduce_perf."""
+    return NVLINK_COMMAND in script and ALL_REDUCE_BINARY in script
 
 
 def _overridden(override: NvidiaSmiOverride | None) -> tuple[str, int] | None:
@@ -112,6 +118,30 @@ def nccl_info_lines(host: str, gpus: int, *, nvls_support: bool, nvls: bool) -> 
     return lines
 
 
+# The speed `nvidia-smi nvlink -s` shows per active link (GB/s): NVLink3 on A100 25 (a real A100
+# capture in tests/corpus/nvidia-smi), NVLink4 on Hopper 26.562, NVLink5 on Blackwell 53.125.
+NVLINK_SPEED_GBPS = {"A100": "25", "H800": "26.562", "H100": "26.562", "H200": "26.562", "B200": "53.125",
+                     "GB200": "53.125"}  # fmt: skip
+
+
+def nvlink_status(spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[int]) -> str:
+    """`nvidia-smi nvlink -s` over the container's GPUs: every link of an NVLink GPU at its speed,
+    `<inactive>` for the links `nvlinks: N` leaves down and for every link of the `nvlinkDown`
+    GPUs; a GPU on PCIe only lists no link."""
+    family = gpu_family(spec.gpu_product) or ""
+    links = 0 if spec.interconnect == "pcie" else NVLINKS_PER_GPU.get(family, 0)
+    active = links if spec.nvlinks is None else min(spec.nvlinks, links)
+    speed = NVLINK_SPEED_GBPS.get(family, "25")
+    lines = []
+    for gpu, node_index in zip(visible, indices, strict=False):
+        lines.append(f"GPU {gpu.index}: {gpu.name} (UUID: {gpu.uuid})")
+        up = 0 if node_index < spec.nvlink_down else active
+        lines += [
+            f"\t Link {link}: {speed + ' GB/s' if link < up else '<inactive>'}" for link in range(links)
+        ]
+    return "".join(f"{line}\n" for line in lines)
+
+
 def all_reduce(spec: NodeSpec, visible: list[nvidia_smi.Gpu]) -> tuple[str, int]:
     """all_reduce_perf over the container's GPUs at what the node's links sustain."""
     override = _overridden(spec.workloads.nccl)
@@ -136,3 +166,14 @@ def _interconnect(spec: NodeSpec) -> Interconnect:
     if spec.interconnect == "nvlink":
         return "nvlink"
     return "pcie" if spec.interconnect == "pcie" else "nvswitch"
+
+
+def nvlink_and_all_reduce(
+    spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[int]
+) -> tuple[str, int]:
+    """The NCCL level's script: the link status, then the all-reduce (a `workloads.nccl` override
+    is the whole output, as for all_reduce_perf alone)."""
+    if spec.workloads.nccl is not None:
+        return all_reduce(spec, visible)
+    text, code = all_reduce(spec, visible)
+    return nvlink_status(spec, visible, indices) + text, code

@@ -31,6 +31,8 @@ from gpuctl.nccl_expectations import (
     low_bandwidth_hint,
 )
 from gpuctl.nccl_tests import NcclRun, all_reduce_args, parse_all_reduce
+from gpuctl.nvlink_status import COMMAND as NVLINK_STATUS
+from gpuctl.nvlink_status import links_down, parse_nvlink_status
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -105,8 +107,11 @@ class NcclLevel(ProofLevel):
         return proof.nccl_image
 
     def command(self, gpus: int) -> tuple[str, ...]:
-        # NCCL_DEBUG=INFO: NCCL prints the algorithm (NVLS buffers, rings) and transports it set up.
-        return ("env", "NCCL_DEBUG=INFO", *all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE))
+        # First the GPUs' NVLinks as the node sees them (`nvidia-smi nvlink -s`: the NVIDIA runtime
+        # mounts nvidia-smi into GPU containers), then the all-reduce with NCCL_DEBUG=INFO, so NCCL
+        # prints the algorithm (NVLS buffers, rings) and transports it set up.
+        all_reduce = command_line("env", "NCCL_DEBUG=INFO", *all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE))
+        return ("sh", "-c", f"{NVLINK_STATUS}; exec {all_reduce}")
 
     def not_applicable(self, gpus: int) -> str:
         return f"not applicable: {gpus} GPU" if gpus < 2 else ""
@@ -132,7 +137,8 @@ class NcclLevel(ProofLevel):
                 + low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name)),
             )
             return PodEvaluation((check,), nccl=figures)
-        return PodEvaluation((_bandwidth(run, figures, target, node),), nccl=figures)
+        down = links_down(parse_nvlink_status(text))
+        return PodEvaluation((_bandwidth(run, figures, target, node, down),), nccl=figures)
 
     def _run_failed(
         self, text: str, run: NcclRun, outcome: PodOutcome, node: NodeInfo, options: VerifyOptions
@@ -152,7 +158,9 @@ class NcclLevel(ProofLevel):
         return failed(CHECK_ID, f"{message[:240]} — {found.cause}", found.hint, found.signature_id)
 
 
-def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInfo) -> Check:
+def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInfo, down: str = "") -> Check:
+    """Pass at the target's minimum; below it, or ring where NVLS was due, fail with the figures
+    and what `nvidia-smi nvlink -s` says is down (`down`, "" when nothing)."""
     size = _size(figures.size_bytes)
     measured = f"all-reduce bus bandwidth {run.busbw_gbps:.1f} GB/s at {size} on {figures.gpus} GPUs"
     if target.minimum_gbps is None:
@@ -169,10 +177,12 @@ def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInf
     hint = low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name))
     if target.algorithm == "NVLS" and run.algorithm not in (None, "NVLS"):
         message = f"NCCL ran {run.algorithm} where NVLS (NVLink SHARP) was expected: {measured}; {expected}"
+        message += f"; {down}" if down else ""
         return failed(CHECK_ID, message, NVLS_HINT.format(node=command_line(node.name)) + f"; {hint}")
     if (run.busbw_gbps or 0.0) >= target.minimum_gbps:
         return passed(CHECK_ID, f"{measured}; {expected}")
-    return failed(CHECK_ID, f"{measured}, below expectation: {expected}", hint)
+    message = f"{measured}, below expectation: {expected}" + (f"; {down}" if down else "")
+    return failed(CHECK_ID, message, hint)
 
 
 # Why NCCL set up no NVLS on an NVSwitch node, and how to see it: NCCL_DEBUG=INFO says "NVLS
