@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from gpuctl.sim.api.api_errors import ApiError, forbidden, forbidden_path
 from gpuctl.sim.api.messages import Request
@@ -51,39 +52,64 @@ class Decision:
 
 
 def request_attributes(request: Request) -> Attributes:
-    """The attributes of an HTTP request, as the API server's RequestInfoFactory reads them."""
-    parts = [part for part in request.path.split("/") if part]
+    """The attributes of an HTTP request, as the API server's RequestInfoFactory reads them
+    (k8s.io/apiserver pkg/endpoints/request/requestinfo.go; tests/unit/test_rbac_request_attributes.py
+    holds its test table)."""
+    url = urlsplit(request.target)
+    parts = [part for part in url.path.split("/") if part]
     if parts[:1] == ["api"] and len(parts) >= 3:
         group, rest = "", parts[2:]
     elif parts[:1] == ["apis"] and len(parts) >= 4:
         group, rest = parts[1], parts[3:]
-    else:
-        return Attributes(verb=request.method.lower(), resource_request=False, path=request.path)
+    else:  # the path as sent: a rule for `/version/` is not one for `/version`
+        return Attributes(verb=request.method.lower(), resource_request=False, path=url.path or "/")
+    # The query as the API server decodes it: the first of repeated parameters counts.
+    query = {key: values[0] for key, values in parse_qs(url.query, keep_blank_values=True).items()}
     verb = _VERB_OF_METHOD.get(request.method, request.method.lower())
     if rest[0] in _SPECIAL_VERBS and len(rest) > 1:
         verb, rest = rest[0], rest[1:]
     namespace = ""
-    if rest[0] == "namespaces" and len(rest) > 1:
+    if rest[0] == "namespaces" and len(rest) > 1 and not (len(rest) == 2 and verb == "patch"):
+        # A server-side apply creating a namespace PATCHes /namespaces/NAME: no namespace of its own.
         namespace = rest[1]
         if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
             rest = rest[2:]
+    if verb == "proxy":  # the rest of a proxied path is the target's, not a subresource
+        rest = rest[:2]
     resource, name, subresource = [*rest, "", "", ""][:3]
     if not name and verb == "get":
-        verb = "watch" if request.flag("watch") else "list"
-    if not name and verb in ("list", "watch"):
-        name = _name_from_field_selector(request.query.get("fieldSelector", ""))
-    if not name and request.method == "DELETE":
+        verb = "watch" if _query_bool(query.get("watch")) else "list"
+        name = _name_from_field_selector(query.get("fieldSelector", ""))
+    if not name and verb == "delete":
         verb = "deletecollection"
     return Attributes(verb, True, group, resource, subresource, namespace, name)
 
 
+def _query_bool(value: str | None) -> bool:
+    """A boolean query parameter as kube's conversion reads it (Convert_Slice_string_To_bool):
+    only an absent one, `0` and `false` (any case) are false; `watch=` and `watch=yes` are true."""
+    return value is not None and value != "0" and value.lower() != "false"
+
+
 def _name_from_field_selector(selector: str) -> str:
-    """A list or watch of one object by `metadata.name=NAME` is authorised for that name."""
-    for term in selector.split(","):
+    """A list or watch of one object by `metadata.name=NAME` is authorised for that name; a selector
+    that does not parse (a term without an operator) names nothing, nor does a name that cannot
+    be a path segment."""
+    terms = [term.strip() for term in selector.split(",")] if selector else []
+    if any(not any(operator in term for operator in ("=", "!=")) for term in terms):
+        return ""
+    for term in terms:
+        if "!=" in term:
+            continue
         field, _, value = term.replace("==", "=").partition("=")
-        if field.strip() == "metadata.name" and not field.endswith("!"):
+        if field.strip() == "metadata.name" and _path_segment_name(value.strip()):
             return value.strip()
     return ""
+
+
+def _path_segment_name(name: str) -> bool:
+    """k8s.io/apimachinery path.IsValidPathSegmentName."""
+    return name not in ("", ".", "..") and "/" not in name and "%" not in name
 
 
 def review_attributes(spec: Obj) -> Attributes:
