@@ -259,3 +259,45 @@ def _only_default_services(core: Any) -> bool:
         service.metadata.namespace in ("default", "kube-system")
         for service in core.list_service_for_all_namespaces().items
     )
+
+
+MPIJOB_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "mpijobs.kubeflow.org"},
+    "spec": {
+        "group": "kubeflow.org",
+        "names": {"kind": "MPIJob", "listKind": "MPIJobList", "plural": "mpijobs", "singular": "mpijob"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v2beta1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+def test_a_run_that_never_starts_times_out_and_leaves_nothing(cli: Any, sim: Any) -> None:
+    """The MPIJob CRD installed but no MPI Operator running: no pod ever comes."""
+    from kubernetes.client import ApiextensionsV1Api, CustomObjectsApi
+
+    cluster = _ready(sim(_scenario([{"name": "hgx-0"}, {"name": "hgx-1"}])), 2)
+    ApiextensionsV1Api(cluster.api_client()).create_custom_resource_definition(MPIJOB_CRD)
+    code, report = _verify(cli, cluster, "--timeout", "2")
+    assert code == 1
+    for name in ("hgx-0", "hgx-1"):
+        check = _check(report, name, FABRIC_CHECK)
+        assert check["status"] == "fail"
+        assert "before --timeout ran out" in check["message"]
+        assert "MPI Operator" in check["hint"]
+    left = CustomObjectsApi(cluster.api_client()).list_cluster_custom_object(
+        "kubeflow.org", "v2beta1", "mpijobs"
+    )
+    assert left["items"] == []
+    assert _left_behind(cluster) == []

@@ -255,6 +255,13 @@ def _own_evidence(host: HostNet, fabric: NodeFabric, node: str) -> tuple[str, st
 
 
 def _worker_failed(state: str, message: str, node: str, options: VerifyOptions) -> tuple[str, str]:
+    if state == "timeout":
+        late = "its all-reduce worker pod did not run before --timeout ran out"
+        hint = (
+            "rerun with a larger --timeout and --keep-pods to read the pods' events; where MPIJobs "
+            "are served, check that the MPI Operator runs (it makes the pods)"
+        )
+        return late, hint
     describe = command_line("kubectl", "describe", "node", node)
     hint = (
         f"`{describe}`: a network resource of --fabric-resource the node does not offer leaves the "
