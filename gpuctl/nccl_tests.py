@@ -405,7 +405,8 @@ def _float(value: float, width: int) -> str:
         return f"{value:{width}.1f}"
     if power < width + 1:
         return f"{value:{width}.0f}"
-    return f"{value:{width}.1e}"
+    # (getFloatStr's `width >= 8` branch is never reached: `width >= 7` comes first)
+    return f"{value:{width}.1e}" if width >= 7 else f"{value:{width}.0e}"
 
 
 def _wrong(wrong: str) -> str:

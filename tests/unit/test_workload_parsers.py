@@ -270,3 +270,20 @@ def test_a_json_report_with_errors_or_no_report_at_all_is_a_failed_run() -> None
         parse_all_reduce_json("# nThread 1 nGpus 8").failures[0].startswith("not an nccl-tests JSON report")
     )
     assert parse_all_reduce_json("[]").failures == ("not an nccl-tests JSON report: not an object",)
+
+
+@pytest.mark.parametrize(
+    ("value", "width", "printed"),
+    [
+        (0.0, 6, "  0.00"), (188.69, 7, " 188.69"), (1463.07, 7, "1463.07"), (10292.6, 7, "10292.6"),
+        (162826.0, 7, " 162826"), (1234567.0, 7, "1234567"), (12345678.0, 7, "1.2e+07"),
+        (999.99, 6, "999.99"), (1807.89, 6, "1807.9"), (14563.56, 6, " 14564"), (109655.01, 6, "109655"),
+        (1777718.25, 6, " 2e+06"),
+    ],
+)  # fmt: skip
+def test_numbers_are_printed_as_nccl_tests_2_17_prints_them(value: float, width: int, printed: str) -> None:
+    """src/util.cu getFloatStr (nccl-tests 2.18.3): two decimals while the integer part leaves room
+    in the column, then one, then none, then exponent notation."""
+    from gpuctl.nccl_tests import _float
+
+    assert _float(value, width) == printed
