@@ -301,3 +301,14 @@ def test_a_run_that_never_starts_times_out_and_leaves_nothing(cli: Any, sim: Any
     )
     assert left["items"] == []
     assert _left_behind(cluster) == []
+
+
+def test_dra_nodes_are_left_out_not_failed(cli: Any, sim: Any) -> None:
+    cluster = sim(_scenario([{"name": "dra-0"}, {"name": "dra-1"}], gpuAllocation="dra"))
+    code, report = _verify(cli, cluster)
+    for name in ("dra-0", "dra-1"):
+        check = _check(report, name, FABRIC_CHECK)
+        assert check["status"] == "skip", check
+        assert "DRA" in check["message"]
+    assert code == 0, _failing(report)
+    assert _left_behind(cluster) == []

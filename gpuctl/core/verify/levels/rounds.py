@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.registry import allocation_of
 from gpuctl.core.verify.levels import levels_through
 from gpuctl.core.verify.levels.fabric import CHECK_ID as FABRIC_CHECK
@@ -20,7 +21,6 @@ from gpuctl.core.verify.model import PodEvaluation, passed, skipped
 from gpuctl.core.verify.pod_run import PlannedPod, PodRun
 
 if TYPE_CHECKING:
-    from gpuctl.core.stacks import Stack
     from gpuctl.core.stacks.base import VerificationRun
     from gpuctl.core.verify.levels.base import ProofLevel
     from gpuctl.core.verify.model import VerifyOptions
@@ -77,13 +77,17 @@ class LevelRounds:
     def _fabric(self, nodes: list[NodeInfo], failed_at: dict[str, str]) -> None:
         """The multi-node all-reduce over the nodes that passed every level before it."""
         ready = [node for node in nodes if not failed_at[node.name]]
+        # Its workers request nvidia.com/gpu: a node whose GPUs go to pods through DRA claims is
+        # left out rather than failed for a resource it does not advertise.
+        dra = {node.name for node in ready if allocation_of(node, self.snapshot).stack is Stack.DRA}
+        ready = [node for node in ready if node.name not in dra]
         rounds = FabricRounds(self.batch.api_client, self.batch, self.options, self.run_id, self.progress)
         results = rounds.run(ready, {node.name: self._gpus(node) for node in ready}) if ready else {}
         for node in nodes:
-            why = failed_at[node.name] or "no multi-node run"
-            evaluation = results.get(node.name) or PodEvaluation(
-                (skipped(FABRIC_CHECK, f"not run: {why} failed"),)
-            )
+            why = f"not run: {failed_at[node.name] or 'no multi-node run'} failed"
+            if node.name in dra:
+                why = "not run: the multi-node workers request nvidia.com/gpu, which DRA nodes do not serve"
+            evaluation = results.get(node.name) or PodEvaluation((skipped(FABRIC_CHECK, why),))
             self.snapshot.levels[node.name] = (*self.snapshot.levels.get(node.name, ()), evaluation)
 
     def _gpus(self, node: NodeInfo) -> int:
