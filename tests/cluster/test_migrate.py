@@ -320,3 +320,38 @@ def test_a_cluster_the_gpu_operator_serves_is_refused_before_any_write(sim: Any,
         result.stderr
     )
     assert writes(cluster) == before
+
+
+def test_ctrl_c_stops_after_the_step_in_flight_and_a_rerun_finishes(sim: Any, cli: Any) -> None:
+    import sys
+
+    from tests.interrupt import interrupt
+    from tests.interrupt import running as process_of
+
+    cluster = sim(scenario())
+    on_the_device_plugin(cli, cluster)
+    workload(cluster)
+    args = [
+        "bootstrap", "--phase", "cluster", "--kubeconfig", str(cluster.kubeconfig), "--stack", "dra",
+        "--helm", HELM, "--chart", str(DRA_CHART), "--migrate", "--timeout", "60",
+    ]  # fmt: skip
+    with process_of([sys.executable, "-m", "gpuctl", *args]) as process:
+        # the first node's cordon is the step in flight, or just done
+        wait_until(lambda: process.poll() is not None or nodes(cluster)["gpu-0"].spec.unschedulable,
+                   "gpu-0 cordoned", timeout=120)  # fmt: skip
+        stderr = interrupt(process)
+    assert process.returncode == 130, stderr
+    after = nodes(cluster)
+    assert after["gpu-0"].metadata.annotations["gpuctl.io/upgrade"] == "cordoned"
+    for name in ("gpu-1", "gpu-2"):
+        assert after[name].metadata.labels[STACK_LABEL] == "device-plugin"
+        assert not after[name].spec.unschedulable
+
+    code, data, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    assert [(n["name"], n["resuming"], n["outcome"]) for n in data["migration"]["nodes"]] == [
+        ("gpu-0", True, "migrated"),
+        ("gpu-1", False, "migrated"),
+        ("gpu-2", False, "migrated"),
+    ]
+    assert len(running(cluster)) == 3
