@@ -10,6 +10,9 @@ the lines read here (shapes from public captures):
     ai-vtraining-prd-10-193-84-3:93569:93569 [0] NCCL INFO NET/Socket : Using [0]em1:10.193.84.3<0> [1]tunl0:10.227.47.12<0>
     ai-vtraining-prd-10-193-84-3:93569:93569 [0] NCCL INFO Using network Socket
         https://github.com/NVIDIA/nccl/issues/428
+    8h200-3:6310:6318 [0] NCCL INFO NET/OFI Selected Provider is efa (found 16 nics)
+    8h200-2:6831:6840 [0] NCCL INFO Using network Libfabric
+        https://github.com/NVIDIA/nccl/issues/1597 (EFA, the aws-ofi-nccl plugin)
 
 NCCL's IB transport lists only the ports in the ACTIVE state (src/transport/net_ib.cc), so a node
 with NICs down lists fewer. The table of sizes and bandwidths is nccl-tests' own (gpuctl.nccl_tests).
@@ -83,7 +86,8 @@ def host_networks(text: str) -> dict[str, HostNet]:
 @dataclass(frozen=True)
 class SimHost:
     """One host of a simulated multi-node run: its name (as the pod's hostname), address, GPUs,
-    the network its ranks use ("IB" or "Socket"), the RDMA NICs NCCL lists, their link layer."""
+    the network its ranks use ("IB", "Libfabric" or "Socket"), the RDMA NICs NCCL lists, their
+    link layer."""
 
     name: str
     address: str
@@ -103,7 +107,10 @@ def _host_lines(host: SimHost, pid: int) -> list[str]:
     for device in range(host.gpus):
         rank_pid = pid + device
         lines.append(_info(host, rank_pid, device, f"Bootstrap : Using eth0:{host.address}<0>"))
-        if host.network == "Socket":
+        if host.network == "Libfabric":  # aws-ofi-nccl's lines on EFA
+            found = f"NET/OFI Selected Provider is efa (found {host.nics} nics)"
+            lines.append(_info(host, rank_pid, device, found))
+        elif host.network == "Socket":
             lines.append(_info(host, rank_pid, device, _NO_DEVICE + "."))
             lines.append(_info(host, rank_pid, device, f"NET/Socket : Using [0]eth0:{host.address}<0>"))
         else:

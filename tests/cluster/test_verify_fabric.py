@@ -312,3 +312,15 @@ def test_dra_nodes_are_left_out_not_failed(cli: Any, sim: Any) -> None:
         assert "DRA" in check["message"]
     assert code == 0, _failing(report)
     assert _left_behind(cluster) == []
+
+
+def test_efa_nodes_are_judged_by_their_nics_too(cli: Any, sim: Any) -> None:
+    efa = {"fabric": "efa", "nicsPerNode": 32, "linkGbps": 100, "resources": {"vpc.amazonaws.com/efa": 32}}
+    nodes = [{"name": "p5-0"}, {"name": "p5-1"}, {"name": "p5-2", "nicsDown": 16}]
+    cluster = _ready(sim(_scenario(nodes, network=efa)), 3)
+    code, report = _verify(cli, cluster, "--fabric-resource", "vpc.amazonaws.com/efa=32")
+    assert code == 1
+    assert _failing(report) == {"p5-2": [FABRIC_CHECK]}
+    assert "16 of the node's 32 EFA NICs" in _check(report, "p5-2", FABRIC_CHECK)["message"]
+    healthy = _node(report, "p5-0")["fabric"]
+    assert (healthy["transport"], healthy["nics_seen"], healthy["expected_gbps"]) == ("Libfabric", 32, 384.0)

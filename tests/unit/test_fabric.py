@@ -38,6 +38,18 @@ SOCKET_CAPTURE = (
     "ai-vtraining-prd-10-193-84-3:93569:93569 [0] NCCL INFO Using network Socket\n"
 )
 
+# https://github.com/NVIDIA/nccl/issues/1597
+EFA_CAPTURE = (
+    "8h200-3:6310:6318 [0] NCCL INFO NET/OFI Selected Provider is efa (found 16 nics)\n"
+    "8h200-2:6831:6840 [0] NCCL INFO Using network Libfabric\n"
+)
+
+
+def test_efa_hosts_say_their_nics_and_network() -> None:
+    hosts = host_networks(EFA_CAPTURE)
+    assert hosts["8h200-3"].rdma_nics == 16
+    assert hosts["8h200-2"].network == "Libfabric"
+
 
 def test_a_host_on_infiniband_lists_its_nics_and_network() -> None:
     host = host_networks(IB_CAPTURE)["h100-4"]

@@ -107,7 +107,7 @@ def _sim_host(cluster: ClusterState, worker: Obj) -> SimHost:
         address=str((worker.get("status") or {}).get("podIP") or "10.244.0.2"),
         gpus=max(1, spec.gpus),
         gpu_name=name,
-        network="IB" if rdma else "Socket",
+        network=("Libfabric" if spec.network.fabric == "efa" else "IB") if rdma else "Socket",
         nics=active if rdma else 0,
         link_layer="RoCE" if spec.network.fabric == "roce" else "IB",
     )

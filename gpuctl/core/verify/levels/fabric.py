@@ -243,7 +243,7 @@ def _own_evidence(host: HostNet, fabric: NodeFabric, node: str) -> tuple[str, st
     if rdma and fabric.nics and host.networks and host.rdma_nics < fabric.nics:
         message = (
             f"NCCL found {host.rdma_nics} of the node's {fabric.nics} {name} NICs active "
-            f"(NET/IB listed {host.rdma_nics}): {fabric.nics - host.rdma_nics} NIC(s) down"
+            f"(NCCL listed {host.rdma_nics}): {fabric.nics - host.rdma_nics} NIC(s) down"
         )
         hint = (
             f"on {command_line(node)}: `ibstat` or `ibv_devinfo` (ports not PORT_ACTIVE: reseat or replace "
