@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import itertools
 import os
 import re
 import shlex
@@ -188,10 +187,8 @@ def _sleep_seconds(argument: str) -> float:
 
 
 def _gpu_program(argv: list[str], spec: NodeSpec, indices: list[int]) -> Callable[[], Outcome] | None:
-    """nvidia-smi, all_reduce_perf or the CUDA check's script (`sh -c`), when `argv` runs one
-    (also behind `env NAME=VALUE ...`, as the all-reduce runs with NCCL_DEBUG=INFO)."""
-    if os.path.basename(argv[0]) == "env":
-        argv = list(itertools.dropwhile(lambda part: "=" in part, argv[1:])) or argv
+    """nvidia-smi, all_reduce_perf, the CUDA check's script or the NCCL level's (`sh -c`), when
+    `argv` runs one."""
     binary = os.path.basename(argv[0])
     if binary == "nvidia-smi":
         return functools.partial(_nvidia_smi, argv[1:], spec, indices)
