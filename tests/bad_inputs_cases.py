@@ -535,6 +535,7 @@ def _more() -> list[Case]:
     from tests import (
         bad_inputs_api,
         bad_inputs_bootstrap,
+        bad_inputs_fabric,
         bad_inputs_flags,
         bad_inputs_io,
         bad_inputs_newcomer,
@@ -554,6 +555,7 @@ def _more() -> list[Case]:
         *bad_inputs_rbac.cases(),
         *bad_inputs_sim.cases(),
         *bad_inputs_newcomer.cases(),
+        *bad_inputs_fabric.cases(),
     ]
 
 
