@@ -155,10 +155,18 @@ def test_a_pod_without_n_is_looked_up_in_the_contexts_namespace(
 
 
 def test_unreachable_cluster_exits_3(cli: Any, sim: Any) -> None:
+    """Exit 3 with one line naming the server and the request that could not reach it, and a hint."""
     cluster = sim({"nodes": [{"name": "g", "gpus": 1}]})
+    url = cluster.url
     cluster.server.stop()
     result = cli("explain", "node/g", "--kubeconfig", cluster.kubeconfig)
     assert result.exit_code == 3, result.output
+    first, hint = result.stderr.splitlines()
+    assert first.startswith(f"error: cannot reach the cluster at {url} (get node g): "), first
+    assert hint.startswith("hint: ")
+    assert "kubectl cluster-info" in hint
+    assert result.stdout == ""
+    assert "Traceback" not in result.output
 
 
 def test_explain_node_names_a_crash_looping_plugins_cause_from_its_log(sim: Any, cli: Any) -> None:

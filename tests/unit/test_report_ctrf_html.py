@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 
+from gpuctl.core.gate import GateResult
 from gpuctl.core.verify.model import (
     CudaGpu,
     GpuCounts,
@@ -26,7 +27,7 @@ from gpuctl.core.verify.model import (
 )
 from gpuctl.report.ctrf import to_ctrf
 from gpuctl.report.html_page import CSP, to_html
-from gpuctl.report.verify import to_json, to_junit
+from gpuctl.report.verify import gate_json, to_json, to_junit
 
 CTRF_SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "ctrf" / "ctrf.schema.json").read_text())
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\"' onmouseover=x \x1b[2J</details>"
@@ -74,13 +75,11 @@ def _levelled() -> dict[str, Any]:
         )
         for node, busbw in zip(result.nodes, (471.25, 120.5), strict=True)
     )
-    document = to_json(replace(result, nodes=(fast, slow)))
-    document["gate"] = {
-        "taint": "gpuctl.io/unproven:NoSchedule",
-        "tainted": ["gpu-1"],
-        "untainted": ["gpu-0"],
-    }
-    return document
+    # The gate block as `verify --gate` writes it (gate_json of the gate's result), not a made-up one.
+    gate = GateResult(
+        level="nccl", dry_run=False, gated=("gpu-1",), ungated=("gpu-0",), unchanged=(), writes=2
+    )
+    return {**to_json(replace(result, nodes=(fast, slow))), **gate_json(gate)}
 
 
 def test_ctrf_is_valid_and_has_junits_cases_and_times() -> None:
@@ -171,7 +170,10 @@ def test_page_counts_groups_and_level_results() -> None:
     assert "120.5 GB/s bus bandwidth, expected 450 GB/s (27%)" in text
     assert "471.2 GB/s bus bandwidth, expected 450 GB/s (105%)" in text
     assert "CUDA: 1/2 GPU(s) ran vectorAdd" in text
-    assert "tainted gpu-1" in text
+    assert "gated gpu-1" in text
+    assert "ungated gpu-0" in text
+    assert "taint_key gpuctl.io/unproven" in text
+    assert "level nccl" in text
     assert "proof level nccl" in text
 
 
