@@ -25,7 +25,7 @@ PASS_FRACTION = 0.8
 Algorithm = Literal["NVLS", "Ring", ""]  # "": NCCL's default, which the source does not name
 # Hopper and Blackwell GPUs on NVSwitch run all-reduce with NVLink SHARP (multicast on the switch)
 # by default; NCCL turns it off on 2 GPUs or fewer (src/transport/nvls.cc, ncclNvlsInit).
-NVLS_FAMILIES = ("H100", "H200", "H800", "H20", "B200", "GB200")
+NVLS_FAMILIES = ("H100", "H200", "H800", "B200", "GB200")
 _NVLS_SOURCE = (
     "https://github.com/NVIDIA/nccl/blob/178b6b759074597777ce13438efb0e0ba625e429/src/transport/nvls.cc"
 )

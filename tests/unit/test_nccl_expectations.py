@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,17 @@ def test_cuda_error_inside_an_nccl_warning_gets_the_cuda_diagnosis() -> None:
     """NCCL wraps CUDA errors; the CUDA row names the cause, not the generic NCCL one."""
     line = "gpu-0:1:2 [0] init.cc:123 NCCL WARN Cuda failure 'system not yet initialized'"
     assert [d.signature_id for d in find_all(line)] == ["gpu.fabric-not-ready"]
+
+
+def test_the_expectations_page_lists_every_row_as_the_table_has_it() -> None:
+    """docs/nccl-expectations.md: one table line per row, its cells the row's own."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "nccl-expectations.md").read_text(encoding="utf-8")
+    lines = [line for line in page.splitlines() if line.startswith("| ") and "<https://" in line]
+    expected = [
+        f"| {row.family} | {row.interconnect} | {', '.join(map(str, row.gpus))} | "
+        f"{row.algorithm or 'NCCL default'} | {row.busbw_gbps:g} | {row.minimum_gbps:g} | "
+        f"{row.measured_on} | <{row.source}> |"
+        for row in TABLE
+    ]
+    assert lines == expected
+    assert f"passes at {PASS_FRACTION:.0%}".replace("%", " %") in page
