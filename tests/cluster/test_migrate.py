@@ -156,6 +156,25 @@ def on_the_device_plugin(cli: Any, cluster: Any) -> None:
     assert code == 0, result.output
 
 
+def assert_served_through_dra(cluster: Any) -> None:
+    """No device plugin pod left, every GPU node labelled for DRA and open, its nvidia.com/gpu
+    capacity at 0, and each of the Deployment's pods served its nvidia.com/gpu from a DRA device on
+    its node: the claim the scheduler made for it."""
+    assert plugin_pods(cluster) == []
+    for name in ("gpu-0", "gpu-1", "gpu-2"):
+        node = nodes(cluster)[name]
+        assert node.metadata.labels[STACK_LABEL] == "dra"
+        assert not node.spec.unschedulable
+        assert node.status.capacity[GPU] == "0"  # the plugin left: the kubelet reports 0
+    for name, node_name in running(cluster).items():
+        pod = json.load(cluster.open(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}"))
+        claim_name = pod["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        path = f"/apis/resource.k8s.io/v1/namespaces/{NAMESPACE}/resourceclaims/{claim_name}"
+        allocation = json.load(cluster.open(path))["status"]["allocation"]
+        (term,) = allocation["nodeSelector"]["nodeSelectorTerms"]
+        assert term["matchFields"][0]["values"] == [node_name]
+
+
 def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> None:
     cluster = sim(scenario())
     on_the_device_plugin(cli, cluster)
@@ -174,9 +193,15 @@ def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> Non
     for node in migration["nodes"]:
         steps = [(step["step"], step["status"]) for step in node["steps"]]
         assert steps == [(s, "ok") for s in ("cordon", "drain", "move", "serve", "verify", "uncordon")]
+        # drained, the node was proven with all its GPUs, through DRA, before it was opened
+        assert node["steps"][3]["message"] == "dra serves 4 GPU(s); device-plugin has left"
+        assert node["steps"][4]["message"] == "proven at level smi: 4 GPU(s) seen"
     assert migration["removed"] == ["daemonset kube-system/nvidia-device-plugin-daemonset"]
     assert migration["verify"]["ok"] is True
     assert {n["gpu_allocation"] for n in migration["verify"]["nodes"]} == {"dra"}
+    for node in migration["verify"]["nodes"]:  # through a claim, or busy with the Deployment's pods
+        claim = next(check for check in node["checks"] if check["id"] == "dra.claim")
+        assert claim["status"] == ("skip" if node["busy"] else "pass"), claim
     # the plan went to stderr before the first node was touched
     plan = result.stderr[: result.stderr.index("gpu-0: cordon")]
     assert "migration device-plugin -> dra" in plan
@@ -189,12 +214,7 @@ def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> Non
     from kubernetes.client import AppsV1Api
 
     assert AppsV1Api(cluster.api_client()).read_namespaced_deployment(APP, NAMESPACE).spec.to_dict() == spec
-    assert plugin_pods(cluster) == []
-    for name in ("gpu-0", "gpu-1", "gpu-2"):
-        node = nodes(cluster)[name]
-        assert node.metadata.labels[STACK_LABEL] == "dra"
-        assert not node.spec.unschedulable
-        assert node.status.capacity[GPU] == "0"  # the plugin left: the kubelet reports 0
+    assert_served_through_dra(cluster)
     code, report = verify(cli, cluster)
     assert code == 0, report
 
@@ -355,3 +375,14 @@ def test_ctrl_c_stops_after_the_step_in_flight_and_a_rerun_finishes(sim: Any, cl
         ("gpu-2", False, "migrated"),
     ]
     assert len(running(cluster)) == 3
+
+
+def test_the_plan_names_the_sharing_dra_does_not_carry(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    code, _, result = run(cli, cluster, "--no-gate", "--sharing", "time-slicing", "--replicas", "2")
+    assert code == 0, result.output
+    code, data, result = migrate(cli, cluster, "dra", "--check")
+    assert code == 0, result.output
+    (not_carried,) = data["migration"]["not_carried"]
+    assert not_carried.startswith("time-slicing (2 replicas per GPU): gpuctl's DRA values keep the driver's")
+    assert [n["expected_gpus"] for n in data["migration"]["nodes"]] == [4, 4, 4]  # physical GPUs
