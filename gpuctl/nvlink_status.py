@@ -57,3 +57,18 @@ def links_down(gpus: tuple[GpuLinks, ...]) -> str:
     named = "; ".join(f"GPU {gpu.index}: {gpu.active} of {most} NVLinks active" for gpu in short[:3])
     more = f" (and {len(short) - 3} more GPUs)" if len(short) > 3 else ""
     return f"`{COMMAND}`: {named}{more}"
+
+
+def links_summary(gpus: tuple[GpuLinks, ...]) -> str:
+    """The node's links in one phrase for the expectation's reason ("" without NVLinks listed):
+    `8 GPUs x 18 of 18 NVLinks active at 26.562 GB/s`, or each GPU's count when they differ."""
+    if not any(gpu.total for gpu in gpus):
+        return ""
+    speeds = sorted({speed for gpu in gpus for speed in gpu.speeds_gbps if speed is not None})
+    at = f" at {'/'.join(f'{speed:g}' for speed in speeds)} GB/s" if speeds else ""
+    counts = {(gpu.active, gpu.total) for gpu in gpus}
+    if len(counts) == 1:
+        active, total = counts.pop()
+        return f"`{COMMAND}`: {len(gpus)} GPUs x {active} of {total} NVLinks active{at}"
+    each = ", ".join(f"GPU {gpu.index} {gpu.active} of {gpu.total}" for gpu in gpus)
+    return f"`{COMMAND}`: NVLinks active {each}{at}"

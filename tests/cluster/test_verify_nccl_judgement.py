@@ -134,7 +134,9 @@ def test_min_busbw_still_replaces_the_nvls_figure(cli: Any, cluster: Any) -> Non
     ring = _node(report, "no-nvls")
     assert ring["ok"] is True  # --min-busbw judges bandwidth only
     assert ring["nccl"]["expected_gbps"] == 250.0
-    assert ring["nccl"]["expected_reason"] == "--min-busbw 250"
+    assert ring["nccl"]["expected_reason"] == (
+        "--min-busbw 250; `nvidia-smi nvlink -s`: 8 GPUs x 18 of 18 NVLinks active at 26.562 GB/s"
+    )
     assert _node(report, "at-60")["ok"] is True  # 288 GB/s >= 250
     assert _node(report, "twelve-links")["ok"] is True  # 320 GB/s >= 250
     assert code == 1  # the V100 node's all-reduce (nvlink) is below 250
@@ -146,6 +148,13 @@ def test_expected_reason_names_the_configuration_and_its_source(cli: Any, cluste
     hardware = NodeHardware("H100", "nvswitch", 8)
     row = expected_for(hardware)
     assert isinstance(row, Expectation)
-    assert healthy["expected_reason"] == row.reason(hardware)
+    assert healthy["expected_reason"] == (
+        f"{row.reason(hardware)}; `nvidia-smi nvlink -s`: 8 GPUs x 18 of 18 NVLinks active at 26.562 GB/s"
+    )
+    twelve = _node(report, "twelve-links")["nccl"]["expected_reason"]
+    assert twelve.endswith("; `nvidia-smi nvlink -s`: 8 GPUs x 12 of 18 NVLinks active at 26.562 GB/s")
+    assert _node(report, "at-95")["nccl"]["expected_reason"] == row.reason(
+        hardware
+    )  # its output lists no link
     assert "https://github.com/NVIDIA/nccl-tests/issues/212" in healthy["expected_reason"]
     assert healthy["transport"] == "P2P/CUMEM"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuctl.nvlink_status import GpuLinks, links_down, parse_nvlink_status
+from gpuctl.nvlink_status import GpuLinks, links_down, links_summary, parse_nvlink_status
 from gpuctl.sim.runtime.workloads import nvlink_status
 from gpuctl.sim.scenario import NodeSpec
 
@@ -58,3 +58,15 @@ def test_the_simulated_output_reads_back_with_the_scenarios_links() -> None:
     assert [
         gpu.total for gpu in parse_nvlink_status(nvlink_status(pcie, visible_gpus(pcie, [0, 1]), [0, 1]))
     ] == [0, 0]
+
+
+def test_the_summary_says_how_many_links_each_gpu_has_active_and_at_what_speed() -> None:
+    gpus = parse_nvlink_status(A100.read_text(encoding="utf-8"))[:2]
+    assert links_summary(gpus) == "`nvidia-smi nvlink -s`: 2 GPUs x 12 of 12 NVLinks active at 25 GB/s"
+    full = GpuLinks(0, "H100", "", (26.562,) * 18)
+    short = GpuLinks(1, "H100", "", (26.562,) * 12 + (None,) * 6)
+    assert links_summary((full, short)) == (
+        "`nvidia-smi nvlink -s`: NVLinks active GPU 0 18 of 18, GPU 1 12 of 18 at 26.562 GB/s"
+    )
+    assert links_summary((GpuLinks(0, "L4", "", ()),)) == ""
+    assert links_summary(()) == ""

@@ -32,7 +32,7 @@ from gpuctl.nccl_expectations import (
 )
 from gpuctl.nccl_tests import NcclRun, all_reduce_args, parse_all_reduce
 from gpuctl.nvlink_status import COMMAND as NVLINK_STATUS
-from gpuctl.nvlink_status import links_down, parse_nvlink_status
+from gpuctl.nvlink_status import links_down, links_summary, parse_nvlink_status
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -121,11 +121,15 @@ class NcclLevel(ProofLevel):
     ) -> PodEvaluation:
         run = parse_all_reduce(text)
         target = target_of(node, options.proof, gpus)
+        links = parse_nvlink_status(text)
+        summary = links_summary(links)
+        # The reason names what the node showed: the GPUs' active NVLinks and their speed.
+        reason = f"{target.reason}; {summary}" if target.reason and summary else target.reason
         largest = run.largest
         figures = NcclFigures(
             run.busbw_gbps, target.expected_gbps, largest.size_bytes if largest else None, gpus,
             algorithm=run.algorithm, transport=", ".join(run.transports) or None,
-            expected_reason=target.reason,
+            expected_reason=reason,
         )  # fmt: skip
         if not run.completed or outcome.exit_code not in (0, None) or run.busbw_gbps is None:
             return PodEvaluation((self._run_failed(text, run, outcome, node, options),), nccl=figures)
@@ -137,7 +141,7 @@ class NcclLevel(ProofLevel):
                 + low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name)),
             )
             return PodEvaluation((check,), nccl=figures)
-        down = links_down(parse_nvlink_status(text))
+        down = links_down(links)
         return PodEvaluation((_bandwidth(run, figures, target, node, down),), nccl=figures)
 
     def _run_failed(
