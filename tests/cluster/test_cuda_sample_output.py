@@ -1,0 +1,117 @@
+"""The CUDA check against the pinned program: the sim's vectorAdd output is, byte for byte, what the
+pinned cuda-sample image printed in a cited capture (tests/corpus/workloads.yaml), the pin cannot
+move without a capture of its CUDA release, and real failing vectorAdd output (quoted verbatim in
+tests/corpus/failures.yaml with its source) drives the parser and the diagnosis through
+`gpuctl verify --level cuda`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuctl.cuda_workload import MARKER
+from gpuctl.defaults import CUDA_SAMPLE_IMAGE
+from tests.cluster.test_verify_dra import checks_of, verify_json
+
+CORPUS = Path(__file__).parents[1] / "corpus"
+WORKLOADS: list[dict[str, Any]] = yaml.safe_load((CORPUS / "workloads.yaml").read_text(encoding="utf-8"))
+FAILURES: list[dict[str, Any]] = yaml.safe_load((CORPUS / "failures.yaml").read_text(encoding="utf-8"))
+# The real vectorAdd failure lines (GPU Operator validators running the sample), by corpus id.
+VECTOR_ADD_FAILURES = (
+    "cuda-vectoradd-system-not-ready-validator",
+    "cuda-vectoradd-driver-insufficient-blackwell",
+    "cuda-vectoradd-no-device-validator",
+    "cuda-vectoradd-devices-busy-mig",
+)
+# `Failed to allocate device vector A (error code ...)!`: the line the sample prints on a CUDA error.
+SAMPLE_FAILURE = re.compile(r"^Failed to allocate device vector A \(error code (?P<error>.+)\)!$")
+
+
+def _release(image: str) -> str:
+    """The CUDA release in a cuda-sample tag: vectoradd-cuda12.5.0-ubuntu22.04 -> cuda12.5.0."""
+    found = re.search(r":vectoradd-(cuda\d+(?:\.\d+)*)", image)
+    assert found is not None, image
+    return found.group(1)
+
+
+def _pinned_capture() -> dict[str, Any]:
+    """The cited vectorAdd capture of the pinned image's CUDA release."""
+    release = _release(CUDA_SAMPLE_IMAGE)
+    captures = [
+        item
+        for item in WORKLOADS
+        if item["kind"] == "vectoradd" and f"cuda-sample:vectoradd-{release}" in item["component"]
+    ]
+    assert captures, (
+        f"no capture of {CUDA_SAMPLE_IMAGE}'s vectorAdd ({release}) in tests/corpus/workloads.yaml"
+    )
+    return captures[0]
+
+
+def test_the_pinned_cuda_sample_has_a_cited_capture_of_its_release() -> None:
+    capture = _pinned_capture()
+    assert capture["source"].startswith("https://github.com/")
+    assert (CORPUS / capture["file"]).read_text(encoding="utf-8").endswith("Test PASSED\nDone\n")
+    # The pin moving to another release leaves this capture behind: the lookup above then fails.
+    assert _release(CUDA_SAMPLE_IMAGE) == "cuda12.5.0"
+
+
+def _segments(log: str) -> dict[int, str]:
+    """Each GPU's output between the check script's markers."""
+    found = re.findall(
+        rf"^{re.escape(MARKER)} gpu (\d+) begin\n(.*?)^{re.escape(MARKER)} gpu \1 exit 0\n",
+        log,
+        re.MULTILINE | re.DOTALL,
+    )
+    return {int(index): text for index, text in found}
+
+
+def test_the_sims_vector_add_is_byte_for_byte_the_pinned_capture(sim: Any, cli: Any) -> None:
+    from kubernetes.client import CoreV1Api
+
+    cluster = sim(
+        {"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": [{"name": "gpu-0", "gpus": 2}]}
+    )
+    code, report = verify_json(cli, cluster, "--level", "cuda", "--keep-pods", "--timeout", "30")
+    assert code == 0, report
+    core = CoreV1Api(cluster.api_client())
+    pods = [pod for pod in cluster.verification_pods() if pod.spec.containers[0].name == "cuda-check"]
+    assert len(pods) == 1
+    pod = pods[0]
+    assert pod.spec.containers[0].image == CUDA_SAMPLE_IMAGE
+    log = core.read_namespaced_pod_log(pod.metadata.name, pod.metadata.namespace, container="cuda-check")
+    capture = (CORPUS / _pinned_capture()["file"]).read_text(encoding="utf-8")
+    assert _segments(log) == {0: capture, 1: capture}
+
+
+def _failure(item_id: str) -> dict[str, Any]:
+    return next(item for item in FAILURES if item["id"] == item_id)
+
+
+def test_real_failing_vector_add_output_is_parsed_and_diagnosed(sim: Any, cli: Any) -> None:
+    nodes = []
+    for number, item_id in enumerate(VECTOR_ADD_FAILURES):
+        line = _failure(item_id)["text"]
+        stdout = f"{MARKER} gpu 0 begin\n{line}\n{MARKER} gpu 0 exit 1\n"
+        nodes.append(
+            {"name": f"gpu-{number}", "gpus": 1, "workloads": {"cuda": {"stdout": stdout, "exitCode": 1}}}
+        )
+    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": nodes})
+    code, report = verify_json(cli, cluster, "--level", "cuda", "--timeout", "30")
+    assert code == 1, report
+    for number, item_id in enumerate(VECTOR_ADD_FAILURES):
+        item = _failure(item_id)
+        check = checks_of(report, f"gpu-{number}")["cuda.workload"]
+        assert check["status"] == "fail", item_id
+        assert check["diagnosis"] == item["expect"]["signature"], (item_id, check)
+        assert check["message"].startswith("vectorAdd failed on 1 of 1 GPU(s) (GPU 0): "), check
+        sample_line = SAMPLE_FAILURE.match(item["text"])
+        if sample_line is not None:  # the sample's own line, alone: the parser names its CUDA error
+            assert check["message"].startswith(
+                f"vectorAdd failed on 1 of 1 GPU(s) (GPU 0): {sample_line['error']} — "
+            ), check
+        node = next(node for node in report["nodes"] if node["name"] == f"gpu-{number}")
+        assert [gpu["ok"] for gpu in node["cuda"]] == [False]
