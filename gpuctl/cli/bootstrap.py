@@ -85,6 +85,11 @@ pods without a controller or with emptyDir refused unless --force-drain), the ho
 reboot (as the inventory's policy allows), wait until Ready with their GPUs, verify at --level,
 uncordon (a node cordoned before stays cordoned). The first failing step stops the run with that
 node cordoned; rerunning the same command finishes it. --check prints the plan.
+--phase cluster --stack dra|device-plugin --migrate moves the GPU nodes from the other stack the
+same way (canary, --max-unavailable, drains within budgets): cordon, drain, relabel
+gpuctl.io/gpu-stack, wait until the new stack serves the node and the old has left it, verify,
+uncordon; the old stack goes after its last node, then the cluster is verified. Workloads asking
+for nvidia.com/gpu keep running unchanged (DRA: Kubernetes 1.37+, else exit 2).
 Exit 0 all phases passed, 1 a phase failed (a host, an object conflict, helm, a node without its
 GPUs, a verify check), 2 bad inventory or flag, a host matching no node, or no helm for --stack
 operator, 3 hosts or cluster unreachable, 130 interrupted.

@@ -14,6 +14,7 @@ import pytest
 
 from gpuctl.sim.runtime.store import Change
 from tests.cluster.test_bootstrap_cluster import gpu_nodes, writes
+from tests.cluster.test_json_schemas import _assert_valid as assert_valid
 from tests.helm import DRA_CHART, HELM, needs_helm
 from tests.polling import wait_until
 
@@ -183,6 +184,7 @@ def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> Non
 
     code, data, result = migrate(cli, cluster, "dra")
     assert code == 0, result.output
+    assert_valid(data)  # gpuctl.bootstrap/v1, its `migration` included
     migration = data["migration"]
     assert (migration["from"], migration["to"]) == ("device-plugin", "dra")
     assert [(n["name"], n["batch"], n["outcome"]) for n in migration["nodes"]] == [
@@ -294,6 +296,7 @@ def test_check_prints_the_plan_and_writes_nothing(sim: Any, cli: Any) -> None:
         ("gpu-1", 2, "planned"),
         ("gpu-2", 2, "planned"),
     ]
+    assert_valid(data)
     assert all(len(n["evict"]) == 1 for n in migration["nodes"])  # one of the Deployment's pods each
     assert migration["carried"][0].startswith("nvidia.com/gpu requests: served by DeviceClass gpu.nvidia.com")
     assert writes(cluster) == before
