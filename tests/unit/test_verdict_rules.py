@@ -1,0 +1,175 @@
+"""The small rules a verdict rests on, each on both sides of its boundary: a node's ok/proven/busy,
+what a person reads first, the busy rule of held GPUs, the gate taint's level, which checks halt an
+upgrade, a step's status, and which findings of `explain` are causes and which consequences."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, cast
+
+import pytest
+
+# The way the command loads the upgrade (bootstrap first): gpuctl.core.upgrade.run alone, loaded
+# first, meets an import cycle through gpuctl.core.bootstrap.
+import gpuctl.core.bootstrap  # noqa: F401 -- imported for the load order, not a name
+from gpuctl.core.explain import CAUSE, CONSEQUENCE, roles
+from gpuctl.core.gate import gate_level, gate_taint
+from gpuctl.core.upgrade.model import NodePlan
+from gpuctl.core.upgrade.run import CORDON_CHECK, StepFailed, UpgradeContext, _fails_upgrade, run_step
+from gpuctl.core.verify.model import (
+    IN_USE_CHECK,
+    CheckStatus,
+    GpuCounts,
+    Held,
+    NodeResult,
+    failed,
+    passed,
+    skipped,
+    warned,
+)
+from gpuctl.defaults import GATE_TAINT_EFFECT, GATE_TAINT_KEY
+from gpuctl.diagnose import Diagnosis
+from gpuctl.errors import GpuctlError
+from gpuctl.kube.nodes import Taint
+
+COUNTS = GpuCounts(expected=2, capacity=2, allocatable=2, seen=2)
+
+
+def _node(*checks: Any, busy: bool = False) -> NodeResult:
+    return NodeResult("gpu-0", COUNTS, tuple(checks), busy=busy)
+
+
+def test_one_failed_check_fails_a_node_and_warnings_and_skips_do_not() -> None:
+    fine = _node(passed("a", "ok"), warned("b", "meh"), skipped("c", "n/a"))
+    assert (fine.ok, fine.proven) == (True, True)
+    broken = _node(passed("a", "ok"), failed("b", "bad"))
+    assert (broken.ok, broken.proven) == (False, False)
+
+
+def test_a_busy_node_passes_unproven() -> None:
+    busy = _node(passed("a", "ok"), warned(IN_USE_CHECK, "all held"), busy=True)
+    assert (busy.ok, busy.proven) == (True, False)
+    assert (_node(failed("a", "bad"), busy=True).proven, _node(passed("a", "ok"), busy=False).proven) == (
+        False,
+        True,
+    )
+
+
+def test_the_first_problem_is_the_first_failure_before_any_warning() -> None:
+    node = _node(passed("a", "ok"), warned("b", "meh"), failed("c", "bad"), failed("d", "worse"))
+    assert node.first_problem is not None
+    assert node.first_problem.id == "c"
+    only_warnings = _node(passed("a", "ok"), warned("b", "meh"), warned("e", "also"))
+    assert only_warnings.first_problem is not None
+    assert only_warnings.first_problem.id == "b"
+    assert _node(passed("a", "ok"), skipped("s", "n/a")).first_problem is None
+
+
+def test_the_check_constructors_give_their_status_and_fields() -> None:
+    made = (passed("p", "m"), failed("f", "m", "h", "d"), warned("w", "m", "h", "d"), skipped("s", "m"))
+    assert [(c.id, c.status, c.message) for c in made] == [
+        ("p", CheckStatus.PASS, "m"),
+        ("f", CheckStatus.FAIL, "m"),
+        ("w", CheckStatus.WARN, "m"),
+        ("s", CheckStatus.SKIP, "m"),
+    ]
+    assert [(c.hint, c.diagnosis) for c in made[1:3]] == [("h", "d"), ("h", "d")]
+    assert [c.failed for c in made] == [False, True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("devices", "free", "busy"),
+    [(0, 0, False), (1, 0, True), (1, 1, False), (4, 0, True), (3, 1, False), (2, -1, True)],
+)
+def test_busy_is_every_gpu_held_and_none_free(devices: int, free: int, busy: bool) -> None:
+    assert Held(devices=devices, free=free).busy is busy
+
+
+def test_the_gate_level_is_the_value_of_the_gate_taint_with_the_gate_effect() -> None:
+    taint = gate_taint("cuda")
+    assert (taint.key, taint.value, taint.effect) == (GATE_TAINT_KEY, "cuda", GATE_TAINT_EFFECT)
+    assert gate_level([Taint("other", "x", GATE_TAINT_EFFECT), taint]) == "cuda"
+    assert gate_level([Taint(GATE_TAINT_KEY, "cuda", "PreferNoSchedule")]) is None
+    assert gate_level([Taint("other", "cuda", GATE_TAINT_EFFECT)]) is None
+    assert gate_level([]) is None
+    assert gate_level([gate_taint("smi", "example.com/gate")], "example.com/gate") == "smi"
+
+
+@pytest.mark.parametrize(
+    ("check", "busy", "halts"),
+    [
+        (failed("nvidia-smi.gpus", "1 GPU(s) seen, 2 requested"), False, True),
+        (failed(CORDON_CHECK, "cordoned"), False, False),  # the upgrade cordoned it itself
+        (passed("nvidia-smi.gpus", "2 seen"), False, False),
+        (warned(IN_USE_CHECK, "all held"), True, True),  # drained, yet held: not proven
+        (warned(IN_USE_CHECK, "all held"), False, False),
+        (passed(IN_USE_CHECK, "1 held"), False, False),
+        (warned("device-plugin.log", "odd line"), True, False),
+    ],
+)
+def test_which_checks_halt_an_upgrade(check: Any, busy: bool, halts: bool) -> None:
+    assert _fails_upgrade(check, busy) is halts
+
+
+PLAN = NodePlan(
+    host="host-0",
+    node="gpu-0",
+    batch=1,
+    changes=(),
+    evict=(),
+    refused=(),
+    cordoned_before=False,
+    expected_gpus=2,
+)
+
+
+def _context(stop: bool = False) -> tuple[UpgradeContext, list[tuple[str, str, str | None]]]:
+    """A context for run_step, which reads only should_stop and on_step (None: not needed)."""
+    seen: list[tuple[str, str, str | None]] = []
+    context = UpgradeContext(
+        api_client=cast(Any, None),
+        options=cast(Any, None),
+        run_hosts=cast(Any, None),
+        stack=cast(Any, None),
+        proof=cast(Any, None),
+        gate=False,
+        timeout_s=1.0,
+        should_stop=lambda: stop,
+        on_step=lambda node, step, result: seen.append((node, step, result.status if result else None)),
+    )
+    return context, seen
+
+
+def _raise(error: Exception) -> Any:
+    def action(_: NodePlan) -> str:
+        raise error
+
+    return action
+
+
+def test_a_step_is_ok_failed_or_interrupted() -> None:
+    context, seen = _context()
+    ok = run_step("drain", PLAN, lambda node: f"drained {node.node}", context)
+    assert (ok.step, ok.status, ok.message) == ("drain", "ok", "drained gpu-0")
+    assert seen == [("gpu-0", "drain", None), ("gpu-0", "drain", "ok")]
+    halted = run_step("verify", PLAN, _raise(StepFailed("nvidia-smi.gpus: 1 seen", "look")), context)
+    assert (halted.status, halted.message, halted.hint) == ("failed", "nvidia-smi.gpus: 1 seen", "look")
+    error = run_step("cordon", PLAN, _raise(GpuctlError("not authorised", hint="ask")), context)
+    assert (error.status, error.message, error.hint) == ("failed", "not authorised", "ask")
+    stopping, seen_stopping = _context(stop=True)
+    stopped = run_step("host", PLAN, lambda _: "never", stopping)
+    assert (stopped.status, seen_stopping) == ("interrupted", [])
+
+
+def _finding(category: str) -> Diagnosis:
+    return Diagnosis("row", "evidence", "cause", "hint", category)
+
+
+def test_findings_of_the_roots_rank_are_causes_and_higher_ranks_consequences() -> None:
+    assert roles([]) == []
+    driver = _finding("driver")
+    assert roles([driver]) == [CAUSE]
+    same = replace(driver, signature_id="other")
+    later = _finding("scheduling")
+    assert driver.rank < later.rank  # the driver layer explains a pod that cannot be scheduled
+    assert roles([driver, same, later]) == [CAUSE, CAUSE, CONSEQUENCE]
