@@ -98,6 +98,12 @@ class PodBatch:
 
         return [self.executor.submit(work) for _ in range(max(1, min(self.workers, count)))]
 
+    def forget(self, names: set[str]) -> None:
+        """Pods deleted before the batch ends (a multi-node round's workers, whose GPUs the next
+        round needs): no longer among those the batch created and --keep-pods keeps."""
+        with self._lock:
+            self.created_names = [name for name in self.created_names if name not in names]
+
     # --- following --------------------------------------------------------------------------
     def follow(
         self,

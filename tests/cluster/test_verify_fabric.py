@@ -324,3 +324,21 @@ def test_efa_nodes_are_judged_by_their_nics_too(cli: Any, sim: Any) -> None:
     assert "16 of the node's 32 EFA NICs" in _check(report, "p5-2", FABRIC_CHECK)["message"]
     healthy = _node(report, "p5-0")["fabric"]
     assert (healthy["transport"], healthy["nics_seen"], healthy["expected_gbps"]) == ("Libfabric", 32, 384.0)
+
+
+def test_keep_pods_keeps_the_launchers_with_the_restricted_shape(cli: Any, sim: Any) -> None:
+    cluster = _ready(sim(_scenario([{"name": "hgx-0"}, {"name": "hgx-1"}])), 2)
+    code, report = _verify(cli, cluster, "--keep-pods")
+    assert code == 0, _failing(report)
+    pods = {pod.metadata.name: pod for pod in cluster.verification_pods()}
+    assert sorted(pods) == sorted(report["kept_pods"])
+    fabric = [pod for pod in pods.values() if (pod.metadata.labels or {}).get("gpuctl.io/fabric-role")]
+    assert [pod.metadata.labels["gpuctl.io/fabric-role"] for pod in fabric] == ["launcher"]
+    launcher = fabric[0]
+    security = launcher.spec.containers[0].security_context
+    assert security.capabilities.drop == ["ALL"]
+    assert security.run_as_non_root is True
+    assert launcher.spec.host_network is None
+    assert launcher.spec.containers[0].command[:3] == ["mpirun", "-np", "16"]
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])  # a later run starts afresh
+    assert result.exit_code == 0, result.stdout + result.stderr

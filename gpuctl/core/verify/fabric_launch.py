@@ -72,6 +72,7 @@ class FabricLauncher:
         self.secret_made = False
         self.pods_created = 0
         self.refused: dict[str, PodOutcome] = {}  # pods of the last creation the API refused
+        self.round_workers: set[str] = set()  # the worker pods of the round under way
 
     def run_round(self, round_no: int, runs: list[tuple[tuple[NodeInfo, int], ...]]) -> list[RunOutput]:
         """Each run's output; `runs`: per run its nodes with the GPUs each worker takes."""
@@ -115,6 +116,7 @@ class FabricLauncher:
             self.progress.planned(
                 nodes=len(workers), pods=len(workers) + len(launchers), timeout_s=self.options.timeout_s
             )
+        self.round_workers = {pod["metadata"]["name"] for pod in workers}
         self._create(workers)
         started = self._wait_for_workers(round_no, outputs, workers, deadline)
         ready = {index: pod for index, pod in launchers.items() if index in started}
@@ -185,6 +187,7 @@ class FabricLauncher:
         with --keep-pods the launchers stay (their logs), the workers still go."""
         pods = f"{selector},{FABRIC_ROLE_LABEL}={WORKER}" if self.options.keep_pods else selector
         fabric_objects.delete_pods(self.api_client, self.options.namespace, pods)
+        self.batch.forget(self.round_workers)
         fabric_objects.delete_labelled(self.api_client, self.options.namespace, SERVICES, selector)
 
     def clean_up(self) -> None:
