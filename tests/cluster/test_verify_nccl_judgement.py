@@ -70,6 +70,8 @@ def cluster(sim: Any) -> Any:
         {"name": "twelve-links", **HGX, "nvlinks": 12},
         {"name": "v100", "gpus": 8, "interconnect": "nvlink", "gpuProduct": "Tesla-V100-SXM2-16GB"},
         {"name": "rtx-fails", "gpus": 2, "workloads": {"nccl": {"stdout": RTX_5090_FAILURE, "exitCode": 1}}},
+        # an HGX node labelled pcie by mistake: its topology shows NVSwitch
+        {"name": "mislabelled", **HGX, "labels": {"gpuctl.io/interconnect": "pcie"}},
     ]
     running = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": nodes})
     wait_until(lambda: len(running.allocatable_gpus()) == len(nodes), "GPUs advertised")
@@ -121,6 +123,12 @@ def test_the_pass_fraction_is_held_on_both_sides_and_nvls_is_named(cli: Any, clu
     assert "'invalid argument'" in failed["message"]
     chosen = _node(report, "rtx-fails")["nccl"]
     assert (chosen["algorithm"], chosen["transport"]) == ("Ring", "SHM/direct")
+
+    # Held to what its GPUs have (nvidia-smi topo -m), not the PCIe figure its label names.
+    mislabelled = _node(report, "mislabelled")["nccl"]
+    assert mislabelled["expected_gbps"] == NVLS_FIGURE
+    assert "(labelled pcie; `nvidia-smi topo -m` shows nvswitch)" in mislabelled["expected_reason"]
+    assert _node(report, "mislabelled")["ok"] is True
 
     # No cited 8 x V100 figure yet: measured and warned about, never judged by another row.
     v100 = _check(report, "v100")

@@ -137,12 +137,12 @@ def test_the_target_names_the_configuration_and_its_source() -> None:
     assert unknown.why_none == "gpuctl knows no GPU family in the product 'Acme-9000'"
 
 
-def test_the_command_prints_the_links_then_runs_the_all_reduce_with_nccl_debug_info() -> None:
+def test_the_command_prints_links_and_topology_then_runs_the_all_reduce_with_nccl_debug_info() -> None:
     shell, flag, script = NCCL.command(8)
     assert (shell, flag) == ("sh", "-c")
     assert script == (
-        "nvidia-smi nvlink -s; exec env NCCL_DEBUG=INFO /opt/nccl-tests/build/all_reduce_perf "
-        "-b 8 -e 8G -f 2 -g 8"
+        "nvidia-smi nvlink -s; nvidia-smi topo -m; exec env NCCL_DEBUG=INFO "
+        "/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 8"
     )
 
 
@@ -207,3 +207,51 @@ def test_the_parser_reads_the_version_and_keeps_info_lines_out_of_the_table() ->
     assert (run.version, run.algorithm, run.transports) == ("2.18.3", "NVLS", ("P2P/CUMEM",))
     assert len(run.rows) == 1
     assert (run.warnings, run.failures) == ((), ())
+
+
+def _topology(cell: str, gpus: int = 8) -> str:
+    """An `nvidia-smi topo -m` matrix whose GPU pairs are all joined by `cell`."""
+    header = "\t" + "\t".join(f"GPU{gpu}" for gpu in range(gpus)) + "\tCPU Affinity\tNUMA Affinity\n"
+    rows = "".join(
+        f"GPU{gpu}\t" + "\t".join(" X " if other == gpu else cell for other in range(gpus)) + "\t0-31\t0\n"
+        for gpu in range(gpus)
+    )
+    return header + rows
+
+
+def _links(active: int, total: int = 18, gpus: int = 8) -> str:
+    return "".join(
+        f"GPU {gpu}: NVIDIA H100 80GB HBM3 (UUID: GPU-{gpu})\n"
+        + "".join(
+            f"\t Link {link}: {'26.562 GB/s' if link < active else '<inactive>'}\n" for link in range(total)
+        )
+        for gpu in range(gpus)
+    )
+
+
+def test_a_node_labelled_slower_than_its_topology_is_held_to_what_its_gpus_have() -> None:
+    """Labelled pcie, but every GPU pair over all 18 NVLinks: NVSwitch, so the NVLS figure, not 28 GB/s."""
+    pcie = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "gpuctl.io/interconnect": "pcie"}
+    output = _links(18) + _topology("NV18") + _output(300.0, NVLS_RUN)
+    check, figures = _judge(output, node=_node(8, pcie))
+    assert check.status.value == "fail"
+    assert figures is not None
+    assert figures.expected_gbps == 480.0
+    assert "(labelled pcie; `nvidia-smi topo -m` shows nvswitch)" in check.message
+    assert figures.expected_reason is not None
+    assert "(labelled pcie; `nvidia-smi topo -m` shows nvswitch)" in figures.expected_reason
+    # the label is kept where the topology shows less (NVLinks down): the node is held to more
+    check, figures = _judge(_links(18) + _topology("SYS") + _output(300.0, NVLS_RUN))
+    assert figures is not None
+    assert figures.expected_gbps == 480.0
+    assert "labelled" not in check.message
+    # without the link list NV18 everywhere proves NVLink but no switch: held to NVLink, which has
+    # no cited 8-GPU figure, so warned rather than passed by the PCIe figure
+    check, figures = _judge(_topology("NV18") + _output(30.0, RING_RUN), node=_node(8, pcie))
+    assert figures is not None
+    assert (check.status.value, figures.expected_gbps) == ("warn", None)
+    assert "no cited all-reduce figure for 8 x H100 over nvlink" in check.message
+    # and a PCIe matrix on a PCIe-labelled node changes nothing
+    check, figures = _judge(_topology("SYS") + _output(30.0, RING_RUN), node=_node(8, pcie))
+    assert figures is not None
+    assert (check.status.value, figures.expected_gbps) == ("pass", 28.0)

@@ -168,6 +168,48 @@ def _interconnect(spec: NodeSpec) -> Interconnect:
     return "pcie" if spec.interconnect == "pcie" else "nvswitch"
 
 
+# `nvidia-smi topo -m`'s legend, as the driver prints it under the matrix (a real capture:
+# tests/corpus/nvidia-smi/linux-tesla-v100-4gpu.topo-m.txt).
+_TOPOLOGY_LEGEND = """
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+"""
+
+
+def topology(spec: NodeSpec, indices: list[int]) -> str:
+    """`nvidia-smi topo -m` over the container's GPUs: on NVSwitch every pair over all the GPU's
+    active NVLinks, on NVLink bridges each even/odd pair, else the PCIe path (NODE within a CPU's
+    half of the GPUs, SYS across); a GPU whose links are down (`nvlinkDown`) reaches the others over
+    PCIe."""
+    family = gpu_family(spec.gpu_product) or ""
+    links = NVLINKS_PER_GPU.get(family, 0) if spec.interconnect != "pcie" else 0
+    active = links if spec.nvlinks is None else min(spec.nvlinks, links)
+    half = max(spec.gpus // 2, 1)
+
+    def cell(first: int, second: int) -> str:
+        if first == second:
+            return " X "
+        up = active and first >= spec.nvlink_down and second >= spec.nvlink_down
+        bridged = spec.interconnect == "nvlink" and first // 2 == second // 2
+        if up and (spec.interconnect != "nvlink" or bridged):
+            return f"NV{active}"
+        return "NODE" if first // half == second // half else "SYS"
+
+    lines = ["\t" + "\t".join(f"GPU{gpu}" for gpu in range(len(indices))) + "\tCPU Affinity\tNUMA Affinity"]
+    for gpu, node_index in enumerate(indices):
+        numa = node_index // half
+        cells = "\t".join(cell(node_index, other) for other in indices)
+        lines.append(f"GPU{gpu}\t{cells}\t{numa * 32}-{numa * 32 + 31}\t{numa}")
+    return "\n".join(lines) + "\n" + _TOPOLOGY_LEGEND
+
+
 def nvlink_and_all_reduce(
     spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[int]
 ) -> tuple[str, int]:
@@ -176,4 +218,4 @@ def nvlink_and_all_reduce(
     if spec.workloads.nccl is not None:
         return all_reduce(spec, visible)
     text, code = all_reduce(spec, visible)
-    return nvlink_status(spec, visible, indices) + text, code
+    return nvlink_status(spec, visible, indices) + topology(spec, indices) + text, code

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from gpuctl.core.verify.levels.base import ProofLevel
 from gpuctl.core.verify.model import Check, NcclFigures, PodEvaluation, failed, passed, warned
 from gpuctl.defaults import NCCL_TESTS_ALL_REDUCE
+from gpuctl.gpu_topology import COMMAND as TOPOLOGY
+from gpuctl.gpu_topology import faster, joined_by, parse_topology
 from gpuctl.nccl_expectations import (
     INTERCONNECT_LABEL,
     INTERCONNECTS,
@@ -62,10 +64,14 @@ def interconnect_of(node: NodeInfo) -> Interconnect | None:
     return next((known for known in INTERCONNECTS if known == value), None)
 
 
-def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8) -> Target:
+def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8, seen: Interconnect | None = None) -> Target:
     """What the node's all-reduce over `gpus` GPUs is held to: --min-busbw, else the cited figure
-    of its configuration (model, interconnect, GPU count, NVLS), else none (and why)."""
-    interconnect = interconnect_of(node)
+    of its configuration (model, interconnect, GPU count, NVLS), else none (and why). `seen`: what
+    `nvidia-smi topo -m` showed; where it is faster than the label, the node is held to it (a
+    node labelled pcie whose GPUs share NVSwitch is not judged by the PCIe figure)."""
+    labelled = interconnect_of(node)
+    interconnect = seen if labelled and seen and faster(seen, labelled) else labelled
+    relabel = f" (labelled {labelled}; `{TOPOLOGY}` shows {seen})" if interconnect != labelled else ""
     if proof.min_busbw_gbps is not None:
         minimum = proof.min_busbw_gbps
         return Target(minimum, minimum, "--min-busbw", interconnect, reason=f"--min-busbw {minimum:g}")
@@ -82,10 +88,10 @@ def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8) -> Target:
     if not isinstance(expected, Expectation):
         return Target(None, None, "", interconnect, expected.reason)
     algorithm = f", {expected.algorithm}" if expected.algorithm else ""
-    source = f"{gpus} x {family} over {interconnect}{algorithm}: {expected.source}"
+    source = f"{gpus} x {family} over {interconnect}{relabel}{algorithm}: {expected.source}"
     return Target(
         expected.minimum_gbps, expected.busbw_gbps, source, interconnect,
-        algorithm=expected.algorithm, reason=expected.reason(hardware),
+        algorithm=expected.algorithm, reason=expected.reason(hardware) + relabel,
     )  # fmt: skip
 
 
@@ -107,11 +113,12 @@ class NcclLevel(ProofLevel):
         return proof.nccl_image
 
     def command(self, gpus: int) -> tuple[str, ...]:
-        # First the GPUs' NVLinks as the node sees them (`nvidia-smi nvlink -s`: the NVIDIA runtime
-        # mounts nvidia-smi into GPU containers), then the all-reduce with NCCL_DEBUG=INFO, so NCCL
-        # prints the algorithm (NVLS buffers, rings) and transports it set up.
+        # First the GPUs' NVLinks and topology as the node sees them (`nvidia-smi nvlink -s`,
+        # `nvidia-smi topo -m`: the NVIDIA runtime mounts nvidia-smi into GPU containers), then the
+        # all-reduce with NCCL_DEBUG=INFO, so NCCL prints the algorithm (NVLS buffers, rings) and
+        # transports it set up.
         all_reduce = command_line("env", "NCCL_DEBUG=INFO", *all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE))
-        return ("sh", "-c", f"{NVLINK_STATUS}; exec {all_reduce}")
+        return ("sh", "-c", f"{NVLINK_STATUS}; {TOPOLOGY}; exec {all_reduce}")
 
     def not_applicable(self, gpus: int) -> str:
         return f"not applicable: {gpus} GPU" if gpus < 2 else ""
@@ -120,8 +127,9 @@ class NcclLevel(ProofLevel):
         self, text: str, outcome: PodOutcome, node: NodeInfo, gpus: int, options: VerifyOptions
     ) -> PodEvaluation:
         run = parse_all_reduce(text)
-        target = target_of(node, options.proof, gpus)
         links = parse_nvlink_status(text)
+        seen = joined_by(parse_topology(text), max((gpu.total for gpu in links), default=0))
+        target = target_of(node, options.proof, gpus, seen)
         summary = links_summary(links)
         # The reason names what the node showed: the GPUs' active NVLinks and their speed.
         reason = f"{target.reason}; {summary}" if target.reason and summary else target.reason
