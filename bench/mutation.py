@@ -1,0 +1,250 @@
+"""Mutation testing of the code that decides a verdict: mutmut changes one operator, constant or
+condition at a time in each judgement module and runs the tests that reach the changed function; a
+mutant no test fails on is a wrong verdict the tests cannot see.
+
+    python bench/mutation.py [--budget-s 2400] [--children 2] [--module PATH ...] [--keep]
+
+Prints `mutation: K/N killed` (N the mutants generated, K those a test failed on; a mutant that
+made its tests time out counts as killed, one the budget left unrun counts as not killed) and each
+survivor as file:line with the line before and after. The run happens in a copy of the repository
+in a temporary folder, so the working tree is never mutated. The survivors judged equivalent (no
+input can tell them from the original) are listed in docs/mutation.md with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# The modules that decide a verdict. The nccl level is listed last: its survivors are looked at last.
+MODULES = (
+    "gpuctl/core/verify/model.py",
+    "gpuctl/core/gate.py",
+    "gpuctl/core/verify/pod_judgement.py",
+    "gpuctl/core/verify/node_checks.py",
+    "gpuctl/core/verify/cluster_checks.py",
+    "gpuctl/core/verify/expectations.py",
+    "gpuctl/core/verify/levels/base.py",
+    "gpuctl/core/verify/levels/cuda.py",
+    "gpuctl/core/verify/levels/rounds.py",
+    "gpuctl/cuda_workload.py",
+    "gpuctl/kube/drain.py",
+    "gpuctl/core/explain.py",
+    "gpuctl/core/upgrade/run.py",
+    "gpuctl/core/verify/levels/nccl.py",
+    "gpuctl/nccl_expectations.py",
+)
+
+# The tests mutants run against (mutmut runs, per mutant, only those that reach its function): the
+# fast unit tests of the judgements and the cluster tests that judge through `gpuctl verify`.
+TESTS = (
+    "tests/unit/test_verdict_rules.py",
+    "tests/unit/test_verify_timeout_outcome.py",
+    "tests/unit/test_verify_real_h200_output.py",
+    "tests/unit/test_workload_parsers.py",
+    "tests/unit/test_nccl_expectations.py",
+    "tests/unit/test_explain.py",
+    "tests/unit/test_gpu_use.py",
+    "tests/cluster/test_verify_thresholds.py",
+    "tests/cluster/test_cuda_sample_output.py",
+    "tests/cluster/test_gate.py",
+    "tests/cluster/test_verify_levels.py",
+    "tests/cluster/test_verify_busy.py",
+    "tests/cluster/test_verify_diagnoses.py",
+    "tests/cluster/test_drain.py",
+)
+
+# What the tests read besides the package and themselves (templates, playbooks, the docs they check).
+COPIED_FOLDERS = ("gpuctl", "tests", "templates", "playbooks", "docs", "inventories")
+COPIED_FILES = ("setup.py", "README.md")
+
+# mutmut's exit codes of a mutant's test run (mutmut.stats.status_by_exit_code).
+KILLED_CODES = {1, 3, 36, 24, -24, 152, 255}
+STATUS = {
+    None: "not run (budget)",
+    33: "no test reaches",
+    5: "no test reaches",
+    34: "skipped",
+    37: "type check",
+}
+SURVIVED_CODES = {0}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    exit_code: int | None
+
+    @property
+    def killed(self) -> bool:
+        return self.exit_code in KILLED_CODES
+
+    @property
+    def survived(self) -> bool:
+        return self.exit_code in SURVIVED_CODES
+
+
+def loop_speed_s() -> float:
+    """The machine's speed: the time of a fixed pure-Python loop."""
+    start = time.perf_counter()
+    total = 0
+    for number in range(2_000_000):
+        total += number % 7
+    return time.perf_counter() - start
+
+
+def prepare(workdir: Path, modules: list[str], tests: list[str]) -> None:
+    """Copy the package and the tests into `workdir` and configure mutmut there."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in COPIED_FOLDERS:
+        shutil.copytree(REPO / folder, workdir / folder, ignore=ignore, dirs_exist_ok=True)
+    for name in COPIED_FILES:
+        shutil.copy2(REPO / name, workdir / name)
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    pyproject += "\n[tool.mutmut]\n" + "\n".join(
+        (
+            'source_paths = ["gpuctl"]',
+            f"also_copy = {json.dumps([*COPIED_FOLDERS[2:], *COPIED_FILES])}",
+            f"only_mutate = {json.dumps(modules)}",
+            f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
+            "timeout_multiplier = 5.0",
+            "timeout_constant = 10.0",
+        )
+    )
+    (workdir / "pyproject.toml").write_text(pyproject + "\n", encoding="utf-8")
+
+
+def run_mutmut(workdir: Path, children: int, budget_s: float) -> tuple[float, str]:
+    """`mutmut run` in `workdir`, stopped at the budget; (seconds taken, how it ended). Its
+    output goes to mutmut.log there; the end of it is printed when mutmut fails."""
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("CI", None)  # a skipped test is no kill either way; CI's skip rule is not under test here
+    log = workdir / "mutmut.log"
+    with (
+        log.open("w", encoding="utf-8") as output,
+        subprocess.Popen(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(children)],
+            cwd=workdir,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        ) as process,
+    ):
+        try:
+            process.wait(timeout=budget_s)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait(timeout=60)
+            return time.monotonic() - started, f"stopped at the budget ({budget_s:.0f} s)"
+    if process.returncode != 0:
+        print(log.read_text(encoding="utf-8", errors="replace")[-3000:], file=sys.stderr)
+        return time.monotonic() - started, f"failed (exit {process.returncode}, its log above)"
+    return time.monotonic() - started, "finished"
+
+
+def mutants(workdir: Path, modules: list[str]) -> list[Mutant]:
+    found: list[Mutant] = []
+    for path in modules:
+        meta = workdir / "mutants" / f"{path}.meta"
+        if not meta.exists():
+            continue
+        codes = json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {})
+        found += [Mutant(name, path, code) for name, code in codes.items()]
+    return found
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {
+        node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def _original_start(source: str, mangled: str) -> int:
+    """The `def` line of the function mutmut names x_NAME (a function) or xǁCLASSǁNAME (a method)."""
+    wanted = [part for part in mangled.removeprefix("x_").removeprefix("x").split("ǁ") if part]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and len(wanted) == 2 and node.name == wanted[0]:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == wanted[1]:
+                    return item.lineno
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and [node.name] == wanted:
+            return node.lineno
+    return 1
+
+
+def describe(workdir: Path, mutant: Mutant) -> str:
+    """`file:line: before -> after`: the first line where the mutant's copy of its function differs
+    from mutmut's copy of the original (both are in the mutated module)."""
+    mangled = mutant.name.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+    mutated_source = (workdir / "mutants" / mutant.path).read_text(encoding="utf-8")
+    functions = _functions(ast.parse(mutated_source))
+    original = functions.get(f"{mangled}__mutmut_orig")
+    changed = functions.get(mutant.name.rsplit(".", 1)[-1])
+    if original is None or changed is None:
+        return f"{mutant.path}: {mutant.name}"
+    before = (ast.get_source_segment(mutated_source, original) or "").splitlines()[1:]
+    after = (ast.get_source_segment(mutated_source, changed) or "").splitlines()[1:]
+    start = _original_start((REPO / mutant.path).read_text(encoding="utf-8"), mangled)
+    for offset, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old != new:
+            return f"{mutant.path}:{start + 1 + offset}: {old.strip()}  ->  {new.strip()}"
+    return f"{mutant.path}:{start}: {mutant.name} (a line removed)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget-s", type=float, default=2400.0, help="stop mutmut after this many seconds")
+    parser.add_argument("--children", type=int, default=os.cpu_count() or 2, help="mutants run at once")
+    parser.add_argument("--module", action="append", help="mutate only this module (repeatable)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
+    args = parser.parse_args()
+    modules = args.module or list(MODULES)
+    tests = [test for test in TESTS if (REPO / test).exists()]
+    speed = loop_speed_s()
+    print(f"machine speed: fixed loop {speed:.3f} s; {len(modules)} modules, {len(tests)} test files")
+    workdir = Path(tempfile.mkdtemp(prefix="gpuctl-mutation-"))
+    try:
+        prepare(workdir, modules, tests)
+        took_s, state = run_mutmut(workdir, args.children, args.budget_s)
+        found = mutants(workdir, modules)
+        killed = [mutant for mutant in found if mutant.killed]
+        survivors = [mutant for mutant in found if mutant.survived]
+        unrun = [mutant for mutant in found if not mutant.killed and not mutant.survived]
+        print(f"mutmut {state} in {took_s:.0f} s with {args.children} children")
+        for path in modules:
+            of_path = [mutant for mutant in found if mutant.path == path]
+            caught = sum(mutant.killed for mutant in of_path)
+            print(f"  {path}: {caught}/{len(of_path)} killed")
+        for mutant in survivors:
+            print(f"survived {describe(workdir, mutant)}")
+        statuses = Counter(STATUS.get(mutant.exit_code, f"exit {mutant.exit_code}") for mutant in unrun)
+        if unrun:
+            print("neither killed nor survived: " + ", ".join(f"{n} {what}" for what, n in statuses.items()))
+        for mutant in unrun:
+            if mutant.exit_code in (33, 5):  # no test reaches its function: a gap, listed as survivors are
+                print(f"no test reaches {describe(workdir, mutant)}")
+        print(f"mutation: {len(killed)}/{len(found)} killed")
+    finally:
+        if args.keep:
+            print(f"kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
