@@ -122,6 +122,7 @@ def test_min_busbw_judges_a_node_without_interconnect_and_warns_without(cli: Any
     assert (code, warned["status"]) == (0, "warn")
     assert "--min-busbw" in warned["hint"]
     assert "gpuctl.io/interconnect" in warned["message"]
+    assert warned["message"].endswith("`nvidia-smi topo -m` shows nvswitch")  # the sim's unlabelled HGX
     code, report = verify_json(cli, cluster, "--level", "nccl", "--min-busbw", "5000")
     assert code == 1
     assert node_of(report, "gpu-0")["nccl"]["expected_gbps"] == 5000.0

@@ -76,8 +76,9 @@ def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8, seen: Intercon
         minimum = proof.min_busbw_gbps
         return Target(minimum, minimum, "--min-busbw", interconnect, reason=f"--min-busbw {minimum:g}")
     if interconnect is None:
+        shows = f"; `{TOPOLOGY}` shows {seen}" if seen else ""
         return Target(
-            None, None, "", None, f"the node has no {INTERCONNECT_LABEL} label (nvswitch|nvlink|pcie)"
+            None, None, "", None, f"the node has no {INTERCONNECT_LABEL} label (nvswitch|nvlink|pcie){shows}"
         )
     family = gpu_family(node.product_label)
     if family is None:
