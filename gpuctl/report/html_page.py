@@ -284,7 +284,7 @@ def _node_detail(node: dict[str, Any]) -> str:
     )
     problems = [check for check in node["checks"] if check["status"] != "pass"]
     passed = [check["id"] for check in node["checks"] if check["status"] == "pass"]
-    parts = [facts, _cuda(node.get("cuda")), _nccl(node.get("nccl"))]
+    parts = [facts, _cuda(node.get("cuda")), _nccl(node.get("nccl")), _fabric(node.get("fabric"))]
     parts.append(_check_rows(problems) if problems else "")
     parts.append(f'<p class="passed">passed: {_text(", ".join(passed))}</p>' if passed else "")
     return "".join(parts)
@@ -332,6 +332,26 @@ def _nccl(figures: dict[str, Any] | None) -> str:
         f'<rect width="{300 * min(ratio, 1.0):.1f}" height="12" fill="{colour}"/></svg>'
     )
     return f'<p class="nccl">{_text(f"{text}, expected {expected:g} GB/s ({ratio:.0%})")} {bar}</p>'
+
+
+def _fabric(figures: dict[str, Any] | None) -> str:
+    """--level fabric: the multi-node run that decided the node, and what NCCL used on it."""
+    if figures is None:
+        return ""
+    nodes = figures.get("nodes") or []
+    busbw, expected = figures.get("busbw_gbps"), figures.get("expected_gbps")
+    measured = "no bandwidth measured" if busbw is None else f"{busbw:.1f} GB/s bus bandwidth"
+    if busbw is not None and expected:
+        measured += f", expected {expected:g} GB/s"
+    network = figures.get("transport") or "unknown"
+    nics = figures.get("nics_seen")
+    if nics is not None:
+        network += f", {nics} of {figures.get('nics_expected') or '?'} NICs"
+    text = (
+        f"fabric all-reduce over {len(nodes)} node(s) (round {figures.get('round')} of "
+        f"{figures.get('rounds')}): {measured}; network {network}; group {figures.get('group')}"
+    )
+    return f'<p class="fabric">{_text(text)}</p>'
 
 
 # `gpuctl status -o html`: the same page, its node grid coloured by what status reads (no proof).

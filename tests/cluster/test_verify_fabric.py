@@ -342,3 +342,11 @@ def test_keep_pods_keeps_the_launchers_with_the_restricted_shape(cli: Any, sim: 
     assert launcher.spec.containers[0].command[:3] == ["mpirun", "-np", "16"]
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig)])  # a later run starts afresh
     assert result.exit_code == 0, result.stdout + result.stderr
+
+
+def test_the_html_page_shows_each_nodes_fabric_run(cli: Any, four_nodes: Any) -> None:
+    result = cli(["verify", "--kubeconfig", str(four_nodes.kubeconfig), "--level", "fabric", "-o", "html"])
+    assert result.exit_code == 1
+    assert "fabric all-reduce over 3 node(s) (round 1 of 1)" in result.stdout  # the NVLS node sits out
+    assert "network Socket, 0 of 8 NICs" in result.stdout
+    assert "network IB, 4 of 8 NICs" in result.stdout
