@@ -173,3 +173,16 @@ def test_vector_add_must_pass_on_every_gpu(sim: Any, cli: Any) -> None:
     cuda = {node["name"]: node["cuda"] for node in report["nodes"]}
     assert [gpu["ok"] for gpu in cuda["gpu-one-fails"]] == [True, False]
     assert [gpu["ok"] for gpu in cuda["gpu-all-pass"]] == [True, True]
+
+
+def test_a_pod_that_starts_within_the_timeout_passes_and_one_that_does_not_fails(sim: Any, cli: Any) -> None:
+    """--timeout decides the verdict of a slow node, whose pod takes 2 s to start (the sim's
+    podStartSeconds): 20 s is enough, 1 s is not."""
+    cluster = sim({**_scenario(_node("gpu-slow")), "podStartSeconds": 2.0})
+    code, report = verify_json(cli, cluster, "--timeout", "20")
+    assert code == 0, report
+    assert _status(report, "gpu-slow", "nvidia-smi.run")[0] == "pass"
+    code, report = verify_json(cli, cluster, "--timeout", "1")
+    assert code == 1, report
+    assert _status(report, "gpu-slow", "pod.scheduled") == ("fail", "not scheduled before --timeout ran out")
+    assert _status(report, "gpu-slow", "nvidia-smi.run") == ("skip", "pod not scheduled")
