@@ -49,6 +49,14 @@ def test_every_nvml_return_code_is_one_entry() -> None:
         ("ggml_cuda_init: failed to initialize CUDA: initialization error", "3"),
         ("NCCL WARN Cuda failure 'unknown error'", "999"),
         ("cudaErrorFabricNotReady", "unknown"),
+        # ollama's spellings (ollama/ollama#12173, #8791): the driver API's code after `init failure:`
+        # and after `cuInit err:`.
+        (
+            "Unable to load cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.570.169: cuda driver "
+            "library init failure: 802",
+            "802",
+        ),
+        ("cuInit err: 500", "500"),
     ],
 )
 def test_cuda_errors_are_read_in_each_spelling(line: str, expected: str) -> None:

@@ -73,18 +73,35 @@ def test_an_nvlink_xid_comes_before_the_application_xid_it_caused() -> None:
     # Two verbatim lines of two threads put in one log: the NVLink Xid 145 of leptonai/gpud#1174
     # and the Xid 45 that NVIDIA/open-gpu-kernel-modules#1150 logged "caused by previous Xid 145".
     log = f"{XID_45}\n{XID_145}\n"
-    assert [d.signature_id for d in find_all(log)] == ["xid.145", "xid.45"]
+    # xid.145 twice: read out of the Xid 45 line ("caused by previous Xid 145") and its own line.
+    assert [d.signature_id for d in find_all(log)] == ["xid.145", "xid.145", "xid.45"]
     root = diagnose(log, "kernel", node="gpu-0")
     assert root is not None
     assert root.signature_id == "xid.145"
+    # In the order a kernel logs them (the cause first), the root's own line names its GPU.
+    root = diagnose(f"{XID_145}\n{XID_45}\n", "kernel", node="gpu-0")
+    assert root is not None
+    assert root.signature_id == "xid.145"
     assert "0018:01:00" in root.hint  # the GPU's PCI address read from the line, in the commands
+
+
+def test_the_xid_a_line_names_as_its_cause_is_reported_first() -> None:
+    # Only the Xid 45 line of NVIDIA/open-gpu-kernel-modules#1150: the NVLink Xid 145 it names
+    # ("caused by previous Xid 145") is the cause, even without the Xid 145's own line.
+    found = find_all(XID_45)
+    assert [d.signature_id for d in found] == ["xid.145", "xid.45"]
+    root = diagnose(XID_45, "kernel", node="gpu-0")
+    assert root is not None
+    assert root.signature_id == "xid.145"
 
 
 def test_xid_74_comes_before_the_application_xids_of_the_same_log() -> None:
     # Verbatim lines of three sources in one log: the Xid 74 NVIDIA's NVSentinel quotes, then the
     # application Xids 13 (leptonai/gpud#46) and 45 (open-gpu-kernel-modules#1150) after it.
     log = f"{XID_13}\n{XID_74}\n{XID_45}\n"
-    assert [d.signature_id for d in find_all(log)] == ["xid.74", "xid.13", "xid.45"]
+    # The Xid 45 line names its cause, Xid 145 (NVLink): after the fatal NVLink Xid 74, before the
+    # application Xids.
+    assert [d.signature_id for d in find_all(log)] == ["xid.74", "xid.145", "xid.13", "xid.45"]
     root = diagnose(log, "kernel", node="gpu-0")
     assert root is not None
     assert root.signature_id == "xid.74"

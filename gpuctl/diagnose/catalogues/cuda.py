@@ -683,6 +683,10 @@ CATALOGUE = Catalogue(
         r"(?P<code>CUDA_ERROR_[A-Z_]+)\b(?!\()",
         # deviceQuery `cudaGetDeviceCount returned 100`, `cuInit failed with error 999`.
         rf"{_API} (?:returned|failed with(?: error)?(?: code)?)\s*:?\s*(?P<code>[1-9]\d{{0,4}})\b",
+        # ollama's and others' `cuInit err: 802`.
+        rf"{_API}\s+err(?:or)?\s*[:=]\s*(?P<code>[1-9]\d{{0,4}})\b",
+        # `cuda driver library init failure: 802`.
+        r"CUDA[\w ]{0,40}? init(?:ialization)? failure:\s*(?P<code>[1-9]\d{0,4})\b",
         # `CUDA error 803`, `CUDA error code 35`, `CUDA Error #2`, TensorRT's `CUDA initialization
         # failure with error 35`.
         r"CUDA[\w ]{0,40}? (?:error|failure with error|failed with error)(?: code)?\s*[:#=]?\s*"

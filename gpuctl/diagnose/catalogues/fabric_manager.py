@@ -162,6 +162,21 @@ _SMI: tuple[Entry, ...] = (
 
 _LOG: tuple[Entry, ...] = (
     Entry(
+        code="config-item-invalid",
+        name="Fabric Manager configuration item invalid",
+        cause="Fabric Manager refused an item of its configuration file (the line names it): a "
+        "path it names does not exist or is not writable on this node (FABRIC_NODE_CONFIG_FILE, "
+        "the topology files, LOG_FILE_NAME, DATABASE_PATH), or a value this release does not take; "
+        "it exits and the GPUs stay out of the fabric (CUDA error 802)",
+        fix="on {node}: compare the named item of /usr/share/nvidia/nvswitch/fabricmanager.cfg with "
+        "the files of the installed Fabric Manager package (the same version as the driver: "
+        "`nv-fabricmanager --version`, `nvidia-smi`); fix the path or value, then `sudo systemctl "
+        "restart nvidia-fabricmanager`",
+        layer="fabric",
+        texts=("fabric manager config file item:",),
+        source=GUIDE,
+    ),
+    Entry(
         code="config-incomplete",
         name="Fabric Manager could not configure the GPUs or NVSwitches",
         cause="Fabric Manager gave up configuring the NVLink fabric: the GPUs' local Fabric Manager "

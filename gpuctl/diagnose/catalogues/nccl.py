@@ -297,6 +297,7 @@ SOCKETS = (
             "socketFinalizeAccept: wrong",
             "message truncated : receiving",
             "collective mismatch error",
+            "may be caused by a collective mismatch around rank",
             "posted incorrect receive info",
             "does not contain rank",
         ),
@@ -423,6 +424,18 @@ IB_SETUP = (
         "network",
         texts=("NET/IB : Got async event", "async fatal event"),
         source=f"{_REPO}/src/transport/net_ib/common.cc",
+    ),
+    Entry(
+        "mlx5-completion-error",
+        "NVIDIA/Mellanox NIC reported a failed work completion",
+        "the mlx5 verbs provider (rdma-core) got a work completion with error from the NIC (the "
+        "dump after it holds the vendor syndrome): an InfiniBand/RoCE transfer failed, so the "
+        "collective's peer sees the connection drop (NCCL's remote error follows): a flapping or "
+        "faulty link, a peer that died, or GPUDirect RDMA blocked by PCIe ACS",
+        _IB_LINK_FIX,
+        "network",
+        texts=("got completion with error",),
+        source="https://github.com/linux-rdma/rdma-core/blob/master/providers/mlx5/cq.c",
     ),
 )
 

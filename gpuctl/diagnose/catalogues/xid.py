@@ -888,6 +888,12 @@ CATALOGUE = Catalogue(
         _KERNEL
         + r"(?P<code>154), GPU recovery action changed from [^()]*\([^)]*\) to \S+ \((?P<action>[^)]+)\)",
         _KERNEL + r"(?P<code>\d+)\b",
+        # Newer drivers name the Xid that caused this one (`NVRM: Xid (PCI:0000:dc:00): 45, ...
+        # caused by previous Xid 149`): that Xid is read too, so the root is reported, not the
+        # consequence, even where the root's own line is not in the text. Its GPU is not read:
+        # the earlier Xid may be another GPU's (an NVLink peer's).
+        r"(?-i:Xid)(?<![A-Za-z]Xid) \([^)\n]{0,40}\): \d+\b[^\n]*? (?-i:caused by previous Xid) "
+        r"(?P<code>\d+)\b",
         # The device plugin: `XidCriticalError: Xid=79 on Device=GPU-...; marking device as
         # unhealthy.` (`on GPU=`, `, All devices will go unhealthy` in older releases).
         r"(?-i:XidCriticalError: Xid=)(?P<code>\d+)(?: on (?:Device|GPU)=(?P<gpu>[\w-]+))?",
