@@ -184,5 +184,10 @@ def test_a_pod_that_starts_within_the_timeout_passes_and_one_that_does_not_fails
     assert _status(report, "gpu-slow", "nvidia-smi.run")[0] == "pass"
     code, report = verify_json(cli, cluster, "--timeout", "1")
     assert code == 1, report
-    assert _status(report, "gpu-slow", "pod.scheduled") == ("fail", "not scheduled before --timeout ran out")
-    assert _status(report, "gpu-slow", "nvidia-smi.run") == ("skip", "pod not scheduled")
+    # Where the pod was when the second ran out depends on the machine's load: scheduling,
+    # starting or running. Either way the node fails, and the failing check says --timeout ran out.
+    assert report["nodes"][0]["ok"] is False
+    failing = [check for check in report["nodes"][0]["checks"] if check["status"] == "fail"]
+    assert len(failing) == 1, failing
+    assert failing[0]["id"] in ("pod.scheduled", "pod.image", "nvidia-smi.run"), failing
+    assert "before --timeout ran out" in failing[0]["message"], failing
