@@ -63,3 +63,26 @@ def test_the_simulated_matrix_reads_back_as_the_scenario_says(
     assert (
         text.splitlines()[-1] == "  NV#  = Connection traversing a bonded set of # NVLinks"
     )  # the real legend
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        NodeSpec(name="hgx", gpus=8, interconnect="nvswitch"),
+        NodeSpec(name="hgx", gpus=8, interconnect="nvswitch", nvls=False, nvlink_down=2),
+        NodeSpec(name="pc", gpus=4, interconnect="pcie"),
+    ],
+    ids=["nvswitch", "degraded", "pcie"],
+)
+def test_the_simulated_script_output_raises_no_alarm(spec: NodeSpec) -> None:
+    """What the NCCL level's pod prints on a simulated node (links, matrix, INFO lines, the table)
+    names no failure: a slow node is judged by its figures, not by a diagnosis of healthy lines."""
+    from gpuctl.diagnose.scan import find_all
+    from gpuctl.sim.runtime.containers import visible_gpus
+    from gpuctl.sim.runtime.workloads import nvlink_and_all_reduce
+
+    text, code = nvlink_and_all_reduce(
+        spec, visible_gpus(spec, list(range(spec.gpus))), list(range(spec.gpus))
+    )
+    assert code == 0
+    assert [found.signature_id for found in find_all(text)] == []
