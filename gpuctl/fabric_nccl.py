@@ -25,10 +25,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpuctl.defaults import NCCL_TESTS_IMAGE
 from gpuctl.nccl_tests import NcclDevice, all_reduce_rows, format_all_reduce
 
-# The NCCL version the pinned nccl-tests image ships (gpuctl.defaults.NCCL_TESTS_IMAGE's tag).
-NCCL_VERSION_LINE = "NCCL version 2.30.4+cuda12.9"
+
+def _nccl_version_line(image: str) -> str:
+    """`NCCL version 2.30.4+cuda12.9`, as NCCL prints it, for the image whose tag names both
+    (`12.9.1-devel-ubuntu22.04-nccl2.30.4-1-...`)."""
+    cuda = re.search(r":(\d+\.\d+)\.", image)
+    nccl = re.search(r"nccl(\d+\.\d+\.\d+)", image)
+    return f"NCCL version {nccl[1] if nccl else '2'}+cuda{cuda[1] if cuda else '12'}"
+
+
+# What the pinned nccl-tests image's NCCL prints first (its version comes from the one pin).
+NCCL_VERSION_LINE = _nccl_version_line(NCCL_TESTS_IMAGE)
 
 _PREFIX = re.compile(
     r"^(?:\[[^\]]*\](?:<\w+>:)?\s*)?"  # mpirun --tag-output's [rank] (or [job,rank]<stdout>:)

@@ -18,7 +18,7 @@ from gpuctl.core.verify.fabric_pods import headless_service, launcher_pod, ssh_s
 from gpuctl.core.verify.model import ProofOptions, VerifyOptions
 from gpuctl.errors import ConfigError
 from gpuctl.fabric_expectations import NodeFabric, expected_fabric_busbw, group_key, node_fabric, per_nic
-from gpuctl.fabric_nccl import SimHost, format_multi_node, host_networks
+from gpuctl.fabric_nccl import NCCL_VERSION_LINE, SimHost, format_multi_node, host_networks
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.nccl_tests import parse_all_reduce
 from gpuctl.sim.scenario import parse_scenario
@@ -83,6 +83,9 @@ def test_the_sims_launcher_output_reads_back() -> None:
     }
     assert networks["w2"].no_rdma_device
     assert "\n# nThread 1 nGpus 1 " in text
+    # the NCCL the pinned image ships (its tag: ...-nccl2.30.4-...), from gpuctl.defaults' one pin
+    assert f"\n{NCCL_VERSION_LINE}\n" in text
+    assert NCCL_VERSION_LINE == "NCCL version 2.30.4+cuda12.9"
 
 
 def test_per_nic_figures_and_their_sources() -> None:

@@ -26,6 +26,7 @@ from gpuctl.core.verify.fabric_pods import (
     worker_host,
     worker_pod,
 )
+from gpuctl.core.verify.pod_manifest import NODE_ANNOTATION
 from gpuctl.kube import fabric_objects
 from gpuctl.kube.fabric_objects import SECRETS, SERVICES
 from gpuctl.kube.pod_states import PodOutcome
@@ -153,7 +154,9 @@ class FabricLauncher:
     ) -> set[int]:
         """Poll until every run's workers run or one of them ended; the runs whose workers all run."""
         selector = f"{FABRIC_ROUND_LABEL}={self.run_id}-{round_no}"
-        node_of = {pod["metadata"]["name"]: pod["metadata"]["annotations"] for pod in workers}
+        node_of = {
+            pod["metadata"]["name"]: pod["metadata"]["annotations"][NODE_ANNOTATION] for pod in workers
+        }
         run_of = {
             pod["metadata"]["name"]: index
             for index, output in enumerate(outputs)
@@ -166,7 +169,7 @@ class FabricLauncher:
             waiting = False
             for name, index in run_of.items():
                 phase = phases.get(name)
-                node = next(iter(node_of[name].values()))
+                node = node_of[name]
                 ended = refused.get(name) or (phase.ended if phase is not None else None)
                 if ended is not None:
                     outputs[index].worker_failures[node] = ended
@@ -177,7 +180,7 @@ class FabricLauncher:
             time.sleep(WAIT_POLL_S)
         for name, index in run_of.items():
             phase = phases.get(name)
-            node = next(iter(node_of[name].values()))
+            node = node_of[name]
             if (phase is None or not phase.running) and node not in outputs[index].worker_failures:
                 outputs[index].worker_failures[node] = PodOutcome(name, "timeout", "Pending")
         return {index for index, output in enumerate(outputs) if not output.worker_failures}
