@@ -56,6 +56,7 @@ TESTS = (
     "tests/unit/test_workload_parsers.py",
     "tests/unit/test_nccl_expectations.py",
     "tests/unit/test_explain.py",
+    "tests/unit/test_explain_since.py",
     "tests/unit/test_gpu_use.py",
     "tests/cluster/test_verify_thresholds.py",
     "tests/cluster/test_cuda_sample_output.py",

@@ -12,7 +12,7 @@ import pytest
 # The way the command loads the upgrade (bootstrap first): gpuctl.core.upgrade.run alone, loaded
 # first, meets an import cycle through gpuctl.core.bootstrap.
 import gpuctl.core.bootstrap  # noqa: F401 -- imported for the load order, not a name
-from gpuctl.core.explain import CAUSE, CONSEQUENCE, roles
+from gpuctl.core.explain import CAUSE, CONSEQUENCE, explain, roles
 from gpuctl.core.gate import gate_level, gate_taint
 from gpuctl.core.upgrade.model import NodePlan
 from gpuctl.core.upgrade.run import CORDON_CHECK, StepFailed, UpgradeContext, _fails_upgrade, run_step
@@ -22,13 +22,16 @@ from gpuctl.core.verify.model import (
     GpuCounts,
     Held,
     NodeResult,
+    OperatorView,
     failed,
     passed,
     skipped,
     warned,
 )
+from gpuctl.cuda_workload import MARKER, VectorAddResult, parse_cuda_check, parse_vector_add
 from gpuctl.defaults import GATE_TAINT_EFFECT, GATE_TAINT_KEY
 from gpuctl.diagnose import Diagnosis
+from gpuctl.diagnose.scan import find_all
 from gpuctl.errors import GpuctlError
 from gpuctl.kube.nodes import Taint
 
@@ -173,3 +176,38 @@ def test_findings_of_the_roots_rank_are_causes_and_higher_ranks_consequences() -
     later = _finding("scheduling")
     assert driver.rank < later.rank  # the driver layer explains a pod that cannot be scheduled
     assert roles([driver, same, later]) == [CAUSE, CAUSE, CONSEQUENCE]
+
+
+def test_a_node_the_operator_does_not_validate_reads_as_absent() -> None:
+    view = OperatorView("gpu-operator", (("gpu-0", "ready"), ("gpu-1", "waiting: cuda")), ())
+    assert (view.state_of("gpu-0"), view.state_of("gpu-1"), view.state_of("gpu-9")) == (
+        "ready",
+        "waiting: cuda",
+        "absent",
+    )
+
+
+def test_a_vector_add_run_that_printed_nothing_fails_with_no_output() -> None:
+    assert parse_vector_add("") == VectorAddResult(passed=False, error="no output")
+    assert parse_vector_add("\n   \n") == VectorAddResult(passed=False, error="no output")
+    assert parse_vector_add("[Vector addition of 50000 elements]\nSegmentation fault\n\n") == VectorAddResult(
+        passed=False, error="Segmentation fault"
+    )
+    (gpu,) = parse_cuda_check(f"{MARKER} gpu 0 begin\n{MARKER} gpu 0 exit 139\n").gpus
+    assert (gpu.passed, gpu.exit_code, gpu.error) == (False, 139, "no output")
+
+
+def test_explain_reports_each_finding_with_its_cause_fix_line_and_role() -> None:
+    text = (
+        "Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA "
+        "runtime version)!\n[Vector addition of 50000 elements]\n"
+    )
+    found = find_all(text)
+    assert found
+    result = explain(text=text)
+    assert [(m.id, m.category, m.cause, m.fix, m.line) for m in result.matches] == [
+        (d.signature_id, d.category, d.cause, d.hint, d.evidence) for d in found
+    ]
+    assert result.matches[0].id == "cuda.driver-too-old"
+    assert result.matches[0].role == CAUSE
+    assert result.nvidia_smi is None  # no nvidia-smi output in it: no GPU table either
