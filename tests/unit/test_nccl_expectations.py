@@ -236,3 +236,49 @@ def test_the_expectations_page_lists_every_row_as_the_table_has_it() -> None:
     ]
     assert lines == expected
     assert f"passes at {PASS_FRACTION:.0%}".replace("%", " %") in page
+
+
+def test_the_configuration_is_described_as_people_say_it() -> None:
+    assert NodeHardware("H100", "nvswitch", 8).describe() == "8 x H100 on NVSwitch with NVLink SHARP (NVLS)"
+    assert NodeHardware("H100", "nvswitch", 2).describe() == "2 x H100 on NVSwitch"
+    assert NodeHardware("H100", "nvlink", 2).describe() == "2 x H100 on NVLink bridges"
+    assert NodeHardware("A100", "pcie", 3).describe() == "3 x A100 on PCIe only"
+    assert NodeHardware(None, "pcie", 4).describe() == "4 x unknown GPU on PCIe only"
+
+
+def test_unknown_families_say_so_exactly() -> None:
+    found = expected_for(NodeHardware(None, "pcie", 8))
+    assert isinstance(found, UnknownExpectation)
+    assert found.reason == "gpuctl knows no GPU family in the product"
+    named = expected_busbw("Acme-Accelerator-9000", "pcie")
+    assert isinstance(named, UnknownExpectation)
+    assert named.reason == "gpuctl knows no GPU family in the product 'Acme-Accelerator-9000'"
+    none_cited = expected_for(NodeHardware("L4", "pcie", 8))
+    assert isinstance(none_cited, UnknownExpectation)
+    assert none_cited.reason == "no cited all-reduce figure for 8 x L4 over pcie"
+
+
+def test_a_row_says_why_it_cannot_judge_a_node() -> None:
+    row = next(row for row in TABLE if row.family == "A100" and row.interconnect == "nvswitch")
+    assert row.mismatch(NodeHardware("H100", "nvswitch", 8)) == "the figure is for A100, the node has H100"
+    assert (
+        row.mismatch(NodeHardware(None, "nvswitch", 8))
+        == "the figure is for A100, the node has an unknown GPU"
+    )
+    assert (
+        row.mismatch(NodeHardware("A100", "pcie", 8))
+        == "the figure is over nvswitch, the node's GPUs are on pcie"
+    )
+    assert (
+        row.mismatch(NodeHardware("A100", "nvswitch", 4))
+        == "the figure was measured on 8 GPUs, the node has 4"
+    )
+    ring = next(
+        row
+        for row in TABLE
+        if row.family == "H100" and row.algorithm == "Ring" and row.interconnect == "nvswitch"
+    )
+    assert (
+        ring.mismatch(NodeHardware("H100", "nvswitch", 9))
+        == "the figure was measured on 2/3/4/5/6/7/8 GPUs, the node has 9"
+    )

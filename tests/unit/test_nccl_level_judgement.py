@@ -255,3 +255,21 @@ def test_a_node_labelled_slower_than_its_topology_is_held_to_what_its_gpus_have(
     check, figures = _judge(_topology("SYS") + _output(30.0, RING_RUN), node=_node(8, pcie))
     assert figures is not None
     assert (check.status.value, figures.expected_gbps) == ("pass", 28.0)
+
+
+def test_the_messages_name_the_size_the_gpus_and_wrong_results() -> None:
+    check, _ = _judge(_output(470.0, NVLS_RUN))
+    assert check.message.startswith(
+        "all-reduce bus bandwidth 470.0 GB/s at 8 GiB on 8 GPUs; expected 480 GB/s"
+    )
+    devices = [
+        NcclDevice(r, "gpu-0", r, f"0000:{0x18 + r:02x}:00", "NVIDIA H100 80GB HBM3", pid=9) for r in range(8)
+    ]
+    row = NcclRow(8, 2, "float", "sum", 20.0, 0.0, 0.0, 20.0, 0.0, 0.0)
+    wrong = format_all_reduce(devices, [row], out_of_bounds=5)
+    check, figures = _judge(wrong)
+    assert check.status.value == "fail"
+    assert check.message == "the all-reduce computed wrong results: 5 value(s) out of bounds"
+    assert "gpuctl verify --level cuda" in check.hint
+    assert figures is not None
+    assert figures.size_bytes == 8
