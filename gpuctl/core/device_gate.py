@@ -113,6 +113,8 @@ def apply_device_gate(
     if inventory.version != "v1":
         return DeviceGateResult()  # DeviceTaintRules are served from Kubernetes 1.37 (v1)
     existing = rule_names(api_client, f"{DEVICE_GATE_LABEL}=device")
+    if existing is None:
+        return DeviceGateResult()  # DeviceTaintRules not served: the node taint gates as before
     gated: list[str] = []
     lifted: list[str] = []
     confined: list[str] = []

@@ -225,6 +225,7 @@ def _rbac_variables(options: RenderOptions, command: str, subject: RbacSubject |
         "username": f"system:serviceaccount:{subject.namespace}:{subject.name}",
         "taint_key": GATE_TAINT_KEY if command == "verify" else options.taint_key,
         "gpu_nodes_only": command == "verify",
+        "condition_type": GATE_CONDITION_TYPE,  # verify's status policy: the condition it writes
     }
 
 

@@ -18,10 +18,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.device_gate import apply_device_gate
+from gpuctl.core.device_gate import DeviceGateResult, apply_device_gate
 from gpuctl.core.gate import GateResult, apply_gate
 from gpuctl.core.node_condition import publish_conditions, verdict_of
 from gpuctl.defaults import GATE_CONDITION_TYPE, GATE_TAINT_KEY
+from gpuctl.errors import UnreachableError
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import VerifyResult
@@ -40,7 +41,11 @@ def gate_verified(api_client: Any, result: VerifyResult, options: GateOptions, l
     """The run's result with what the gate did (`result.gate`, each DRA node's `gpu_devices`).
     A refused write is kept in the gate's result (GateResult.refusal) for the caller to raise
     once the report is out."""
-    devices = apply_device_gate(api_client, nodes=result.nodes, level=level, taint_key=options.taint_key)
+    try:
+        devices = apply_device_gate(api_client, nodes=result.nodes, level=level, taint_key=options.taint_key)
+        device_refusal: UnreachableError | None = None
+    except UnreachableError as error:  # kept, as the node gate's: raised once the report is out
+        devices, device_refusal = DeviceGateResult(), error
     judged = [node for node in result.nodes if not node.busy]
     verdicts = {node.name: node.ok or node.name in devices.confined for node in judged}
     if options.mode == "taint":
@@ -57,7 +62,11 @@ def gate_verified(api_client: Any, result: VerifyResult, options: GateOptions, l
         condition_type=options.condition_type,
         keep_refusal=True,
     )
-    refusal = applied.refused or conditions.refused
+    refusals = [
+        (error.message, error.hint)
+        for error in (device_refusal, applied.refusal(), conditions.refusal())
+        if error is not None
+    ]
     gate = dataclasses.replace(
         applied,
         taint_key=options.taint_key,
@@ -66,8 +75,8 @@ def gate_verified(api_client: Any, result: VerifyResult, options: GateOptions, l
         conditions=conditions.published,
         devices_gated=devices.gated,
         devices_lifted=devices.lifted,
-        refused=refusal,
-        refused_hint=applied.refused_hint if applied.refused else conditions.refused_hint,
+        refused=refusals[0][0] if refusals else "",
+        refused_hint=refusals[0][1] if refusals else "",
     )
     nodes = tuple(dataclasses.replace(node, gpu_devices=devices.of(node.name)) for node in result.nodes)
     return dataclasses.replace(result, nodes=nodes, gate=gate)

@@ -17,9 +17,18 @@ RULES = "devicetaintrules"
 VERSION = "v1"
 
 
-def rule_names(api_client: ApiClient, selector: str) -> set[str]:
-    with api_call("list", RULES):
-        body = get_list(api_client, api_path(VERSION, RULES), query={"labelSelector": selector})
+def rule_names(api_client: ApiClient, selector: str) -> set[str] | None:
+    """The names of the rules `selector` selects; None where DeviceTaintRules are not served
+    (before Kubernetes 1.37, or DRADeviceTaints off)."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        with api_call("list", RULES):
+            body = get_list(api_client, api_path(VERSION, RULES), query={"labelSelector": selector})
+    except ApiException as error:
+        if error.status == 404:
+            return None
+        raise
     return {name_of(rule) for rule in body.get("items") or []}
 
 

@@ -123,3 +123,50 @@ def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: 
     recovered = condition_of(cluster, "gpu-ecc")
     assert recovered is not None
     assert (recovered["status"], recovered["reason"]) == ("True", "CudaProven")
+
+
+def _role_scenario(clears_after_s: float, also_forbidden: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The DRA cluster under the rendered verify role: every request the role does not grant is
+    refused (the sim's `forbidden`, as test_rbac_roles_suffice.py does)."""
+    from gpuctl.core.render import RenderOptions
+    from gpuctl.core.stacks import Stack
+    from gpuctl.defaults import GPUCTL_NAMESPACE
+    from tests.cluster.test_rbac_roles_suffice import _forbidden, _granted
+
+    base = scenario()
+    base["nodes"][1]["gpuHealth"][1]["afterSeconds"] = clears_after_s
+    granted = _granted(RenderOptions(rbac=True, stack=Stack.DRA), "verify")
+    return {**base, "namespaces": [GPUCTL_NAMESPACE], "forbidden": _forbidden(granted, also_forbidden)}
+
+
+def test_the_verify_role_grants_what_device_gates_need(sim: Any, cli: Any) -> None:
+    clears_after_s = 15.0
+    cluster = sim(_role_scenario(clears_after_s))
+    started = time.monotonic()
+    wait_until(lambda: published(cluster) == {"gpu-ok": 8, "gpu-ecc": 8}, "GPUs published")
+    code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert code == 1, stderr
+    assert report["gate"]["devices_gated"] == ["gpu-ecc/gpu-2"]  # create devicetaintrules
+    assert condition_of(cluster, "gpu-ecc") is not None  # patch nodes/status
+    time.sleep(max(0.0, clears_after_s + 1 - (time.monotonic() - started)))
+    code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert code == 0, stderr
+    assert report["gate"]["devices_lifted"] == ["gpu-ecc/gpu-2"]  # delete devicetaintrules
+    assert gate_rules(cluster) == []
+
+
+def test_without_create_devicetaintrules_the_gate_says_so(sim: Any, cli: Any) -> None:
+    cluster = sim(_role_scenario(600.0, ("create devicetaintrules",)))
+    wait_until(lambda: published(cluster) == {"gpu-ok": 8, "gpu-ecc": 8}, "GPUs published")
+    result = cli(
+        ["verify", "--kubeconfig", str(cluster.kubeconfig), "--level", "cuda", "--gate", "-o", "json"]
+    )
+    assert result.exit_code == 3
+    assert "create devicetaintrules" in result.stderr
+    assert "Traceback" not in result.stderr
+    report = json.loads(result.stdout)  # the verdict is reported before the refusal ends the run
+    assert report["gate"]["devices_gated"] == []
+    assert [(n["node"], n["status"]) for n in report["gate"]["condition"]["nodes"]] == [
+        ("gpu-ecc", "False"),
+        ("gpu-ok", "True"),
+    ]

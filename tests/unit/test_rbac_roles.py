@@ -63,6 +63,8 @@ STACKS: dict[str, tuple[RenderOptions, set[str]]] = {
 # The only writes the roles grant: (kind, resource) → verbs beyond get/list/watch.
 WRITES = {
     ("ClusterRole", "nodes"): {"patch"},  # taint-gpu-nodes
+    ("ClusterRole", "nodes/status"): {"patch"},  # verify --gate: the GPUProven condition
+    ("ClusterRole", "devicetaintrules"): {"create", "delete"},  # verify --gate on DRA: per-GPU gates
     ("ClusterRole", "pods/eviction"): {"create"},  # the node-by-node upgrade's drains
     ("Role", "pods"): {"create", "deletecollection"},  # verification pods
     ("Role", "resourceclaimtemplates"): {"create", "deletecollection"},
@@ -166,14 +168,13 @@ def test_node_writes_are_fenced_by_an_admission_policy_per_account(stack: str) -
     if options.rbac_subject is not None:
         assert not policies
         return
-    assert (
-        set(policies)
-        == set(bindings)
-        == ({"gpuctl-verify", "gpuctl-taint"} if options.rbac else {"gpuctl-verify"})
-    )
+    # verify's account has a second policy for its node status writes (the GPUProven condition)
+    verify = {"gpuctl-verify", "gpuctl-verify-status"}
+    assert set(policies) == set(bindings) == (verify | {"gpuctl-taint"} if options.rbac else verify)
     for name, policy in policies.items():
         (condition,) = policy["spec"]["matchConditions"]
-        username = f"system:serviceaccount:{options.verify_namespace}:{name}"
+        account = name.removesuffix("-status")
+        username = f"system:serviceaccount:{options.verify_namespace}:{account}"
         assert condition["expression"] == f"request.userInfo.username == '{username}'"
         assert policy["spec"]["failurePolicy"] == "Fail"
         assert bindings[name]["spec"]["validationActions"] == ["Deny"]

@@ -266,8 +266,12 @@ def test_rbac_roles_are_least_privilege() -> None:
     assert "create" not in cluster_verify[0]["verbs"]  # pods are only created in their namespace
     assert roles["gpuctl-verify-pods"]["metadata"]["namespace"] == "gpuctl-system"
     # DRA claim templates and claims are written only in the verification namespace too.
+    # Cluster-wide, only the gate's DeviceTaintRules (cluster-scoped) are written.
     cluster_dra = [r for r in roles["gpuctl-verify"]["rules"] if r["apiGroups"] == ["resource.k8s.io"]]
-    assert [verb for rule in cluster_dra for verb in rule["verbs"]] == ["list"]
+    writes = {
+        (tuple(rule["resources"]), verb) for rule in cluster_dra for verb in rule["verbs"] if verb != "list"
+    }
+    assert writes == {(("devicetaintrules",), "create"), (("devicetaintrules",), "delete")}
     # Each command's roles are bound to its own account (the upgrade's holds verify's too).
     bindings = [doc for doc in docs if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]
     accounts = {
