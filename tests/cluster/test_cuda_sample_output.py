@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gpuctl.cuda_workload import MARKER
+from gpuctl.cuda_workload import MARKER, NO_RESULT
 from gpuctl.defaults import CUDA_SAMPLE_IMAGE
 from tests.cluster.test_verify_dra import checks_of, verify_json
 
@@ -115,3 +115,46 @@ def test_real_failing_vector_add_output_is_parsed_and_diagnosed(sim: Any, cli: A
             ), check
         node = next(node for node in report["nodes"] if node["name"] == f"gpu-{number}")
         assert [gpu["ok"] for gpu in node["cuda"]] == [False]
+
+
+def test_a_gpu_without_a_result_or_a_failed_exit_fails_the_check(sim: Any, cli: Any) -> None:
+    """The pod's output must hold a passing run for every GPU it was given, and the check script
+    must exit 0: a GPU whose run never began, or a non-zero exit, fails the node."""
+    capture = (CORPUS / _pinned_capture()["file"]).read_text(encoding="utf-8")
+    only_gpu_0 = f"{MARKER} gpu 0 begin\n{capture}{MARKER} gpu 0 exit 0\n"
+    both = only_gpu_0 + f"{MARKER} gpu 1 begin\n{capture}{MARKER} gpu 1 exit 0\n"
+    cluster = sim(
+        {
+            "podStartSeconds": 0.05,
+            "devicePlugin": "installed",
+            "nodes": [
+                {
+                    "name": "gpu-missing",
+                    "gpus": 2,
+                    "workloads": {"cuda": {"stdout": only_gpu_0, "exitCode": 0}},
+                },
+                {"name": "gpu-exit-1", "gpus": 2, "workloads": {"cuda": {"stdout": both, "exitCode": 1}}},
+                {"name": "gpu-both", "gpus": 2, "workloads": {"cuda": {"stdout": both, "exitCode": 0}}},
+            ],
+        }
+    )
+    code, report = verify_json(cli, cluster, "--level", "cuda", "--timeout", "30")
+    assert code == 1, report
+    nodes = {node["name"]: node for node in report["nodes"]}
+    assert nodes["gpu-missing"]["cuda"] == [
+        {"index": 0, "ok": True, "error": None},
+        {"index": 1, "ok": False, "error": NO_RESULT},
+    ]
+    missing = checks_of(report, "gpu-missing")["cuda.workload"]
+    assert missing["status"] == "fail"
+    assert missing["message"].startswith(f"vectorAdd failed on 1 of 2 GPU(s) (GPU 1): {NO_RESULT}")
+    exit_1 = checks_of(report, "gpu-exit-1")["cuda.workload"]
+    assert exit_1["status"] == "fail"
+    assert exit_1["message"].startswith("the CUDA check exited 1 without a result per GPU: "), exit_1
+    assert [gpu["ok"] for gpu in nodes["gpu-exit-1"]["cuda"]] == [True, True]
+    assert checks_of(report, "gpu-both")["cuda.workload"]["status"] == "pass"
+    assert (nodes["gpu-missing"]["ok"], nodes["gpu-exit-1"]["ok"], nodes["gpu-both"]["ok"]) == (
+        False,
+        False,
+        True,
+    )
