@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from tests.cluster.test_gate_ecosystem import condition_of, taint_keys, verify_json
+from tests.cluster.test_json_schemas import _assert_valid
 from tests.interrupt import interrupt, running
 from tests.polling import wait_until
 
@@ -65,11 +66,30 @@ def _next_line(process: subprocess.Popen[str], timeout: float) -> dict[str, Any]
     return None
 
 
+def _watch_until_lifted(cluster: Any) -> tuple[dict[str, Any] | None, str]:
+    """`verify --watch --level cuda --gate` until a round lifts a device gate: that round's
+    document (None if none did in time), and the watch's stderr."""
+    argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5", "-o", "json"]
+    argv += ["--level", "cuda", "--gate", "--kubeconfig", str(cluster.kubeconfig)]
+    lifted: dict[str, Any] | None = None
+    with running(argv) as process:
+        deadline = time.monotonic() + CLEARS_AFTER_S + 90
+        while lifted is None and time.monotonic() < deadline:
+            line = _next_line(process, deadline - time.monotonic())
+            if line is None:
+                break
+            if line["verify"]["gate"]["devices_lifted"]:
+                lifted = line["verify"]
+        stderr = interrupt(process)
+    return lifted, stderr
+
+
 def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: Any) -> None:
     cluster = sim(scenario())
     wait_until(lambda: published(cluster) == {"gpu-ok": 8, "gpu-ecc": 8}, "GPUs published")
     code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
     assert code == 1, stderr
+    _assert_valid(report)  # the shipped gpuctl.verify/v1 schema, the gate's additions included
     # both nodes stay schedulable: the failure is confined to one GPU
     assert taint_keys(cluster, "gpu-ok") == {}
     assert taint_keys(cluster, "gpu-ecc") == {}
@@ -93,6 +113,7 @@ def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: 
     assert (sick["status"], sick["reason"]) == ("False", "CudaWorkload")
     # status shows the gated GPU
     status = cli(["status", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    _assert_valid(json.loads(status.stdout))
     rows = {node["name"]: node for node in json.loads(status.stdout)["nodes"]}
     assert [d["device"] for d in rows["gpu-ecc"]["gated_devices"]] == ["gpu-2"]
     # a second run proves the gated GPU again (its claim tolerates the gate) and keeps it gated
@@ -102,18 +123,7 @@ def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: 
     assert report["gate"]["devices_lifted"] == []
     assert len(gate_rules(cluster)) == 1
     # after the fault clears, the next --watch round proves the GPU and only then lifts the rule
-    argv = [sys.executable, "-m", "gpuctl", "verify", "--watch", "--interval", "5", "-o", "json"]
-    argv += ["--level", "cuda", "--gate", "--kubeconfig", str(cluster.kubeconfig)]
-    lifted: dict[str, Any] | None = None
-    with running(argv) as process:
-        deadline = time.monotonic() + CLEARS_AFTER_S + 90
-        while lifted is None and time.monotonic() < deadline:
-            line = _next_line(process, deadline - time.monotonic())
-            if line is None:
-                break
-            if line["verify"]["gate"]["devices_lifted"]:
-                lifted = line["verify"]
-        stderr = interrupt(process)
+    lifted, stderr = _watch_until_lifted(cluster)
     assert lifted is not None, f"the rule was never lifted: {stderr}"
     assert lifted["gate"]["devices_lifted"] == ["gpu-ecc/gpu-2"]
     ecc = next(node for node in lifted["nodes"] if node["name"] == "gpu-ecc")
