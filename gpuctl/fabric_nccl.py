@@ -13,6 +13,10 @@ the lines read here (shapes from public captures):
     8h200-3:6310:6318 [0] NCCL INFO NET/OFI Selected Provider is efa (found 16 nics)
     8h200-2:6831:6840 [0] NCCL INFO Using network Libfabric
         https://github.com/NVIDIA/nccl/issues/1597 (EFA, the aws-ofi-nccl plugin)
+    10-90-43-152:120890:121560 [0] NCCL INFO Channel 01 : 0[87000] -> 2[c7000] [send] via NET/IB/5/GDRDMA
+        https://github.com/NVIDIA/nccl/issues/707 (GPUDirect RDMA: the NIC reads the GPU's memory)
+    hostname-test:984:1257 [4] NCCL INFO Channel 06/0 : 36[4] -> 20[4] [send] via NET/IBext_v8/3
+        https://github.com/NVIDIA/nccl/issues/1814 (no /GDRDMA: staged through host memory)
 
 NCCL's IB transport lists only the ports in the ACTIVE state (src/transport/net_ib.cc), so a node
 with NICs down lists fewer. The table of sizes and bandwidths is nccl-tests' own (gpuctl.nccl_tests).
@@ -48,6 +52,7 @@ _NETWORK = re.compile(r"^Using network (?P<net>.+?)\s*$")
 _NET_IB = re.compile(r"^NET/IB : Using (?P<devices>.*?)(?:;|$)")
 _NET_SOCKET = re.compile(r"^NET/Socket : Using (?P<devices>.*)$")
 _NO_DEVICE = "NET/IB : No device found"
+_CHANNEL = re.compile(r"^Channel \S+ : .*\[(?:send|receive)\] via NET/[^/]+/\d+(?P<gdr>/GDRDMA)?")
 _OFI_NICS = re.compile(r"^NET/OFI .*\(found (?P<nics>\d+) nics\)")
 _DEVICE = re.compile(r"\[\d+\][^\s\[]+")
 
@@ -60,6 +65,9 @@ class HostNet:
     rdma_nics: int = 0  # NICs the IB (or OFI) transport listed: the most any rank listed
     socket_interfaces: tuple[str, ...] = ()
     no_rdma_device: bool = False  # `NET/IB : No device found.`: the IB transport saw no HCA
+    # GPUDirect RDMA on its network channels: True when one said `/GDRDMA`, False when they all
+    # went `via NET/...` without it, None when no channel line came
+    gdr: bool | None = None
 
     @property
     def network(self) -> str:
@@ -81,6 +89,8 @@ def host_networks(text: str) -> dict[str, HostNet]:
             host.networks.add(network["net"])
         elif ib := _NET_IB.match(message):
             host.rdma_nics = max(host.rdma_nics, len(_DEVICE.findall(ib["devices"])))
+        elif channel := _CHANNEL.match(message):
+            host.gdr = bool(host.gdr) or bool(channel["gdr"])
         elif message.startswith(_NO_DEVICE):
             host.no_rdma_device = True
         elif socket := _NET_SOCKET.match(message):
@@ -106,6 +116,7 @@ class SimHost:
     network: str
     nics: int
     link_layer: str = "IB"  # IB | RoCE
+    gdr: bool = True  # GPUDirect RDMA: its channels say /GDRDMA
 
 
 def _info(host: SimHost, pid: int, device: int, message: str) -> str:
@@ -131,6 +142,25 @@ def _host_lines(host: SimHost, pid: int) -> list[str]:
     return lines
 
 
+def _channel_lines(hosts: Sequence[SimHost], pid: int) -> list[str]:
+    """One ring channel per rank: each rank sends to the same GPU of the next host over the net."""
+    first_rank = [sum(host.gpus for host in hosts[:index]) for index in range(len(hosts))]
+    lines = []
+    for index, host in enumerate(hosts):
+        after = (index + 1) % len(hosts)
+        for device in range(host.gpus):
+            peer = first_rank[after] + min(device, hosts[after].gpus - 1)
+            net = "Socket" if host.network == "Socket" else host.network
+            via = f"NET/{net}/{device % max(host.nics, 1)}" + (
+                "/GDRDMA" if host.gdr and net != "Socket" else ""
+            )
+            route = (
+                f"Channel 00/0 : {first_rank[index] + device}[{device}] -> {peer}[{device}] [send] via {via}"
+            )
+            lines.append(_info(host, pid + device, device, route))
+    return lines
+
+
 def format_multi_node(hosts: Sequence[SimHost], busbw_gbps: float) -> str:
     """`mpirun ... all_reduce_perf -b 8 -e 8G -f 2 -g 1` over `hosts` (one rank per GPU) with
     NCCL_DEBUG=INFO, its links sustaining `busbw_gbps`."""
@@ -140,5 +170,6 @@ def format_multi_node(hosts: Sequence[SimHost], busbw_gbps: float) -> str:
     ]
     rows = all_reduce_rows(len(devices), busbw_gbps) if len(devices) > 1 else ()
     info = [NCCL_VERSION_LINE] + [line for host in hosts for line in _host_lines(host, 1000)]
+    info += _channel_lines(hosts, 1000) if len(hosts) > 1 else []
     text = format_all_reduce(devices, rows, info_lines=info)
     return re.sub(r"nGpus \d+", "nGpus 1", text, count=1)  # -g 1: each rank drives one GPU

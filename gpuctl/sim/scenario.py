@@ -214,6 +214,7 @@ class NodeSpec:
     nics_down: int = 0
     nics_slow: int = 0
     nccl_transport: str = "auto"  # auto | socket
+    gpu_direct_rdma: bool = True  # false: no nvidia-peermem/dmabuf, NCCL stages through host memory
     # `nodes[].draSlices`: published | never (the DRA kubelet plugin runs and is ready but its
     # ResourceSlice never reaches the API server, as when it cannot reach it).
     dra_slices: str = "published"
@@ -331,6 +332,7 @@ _NODE_KEYS = {
     "nicsDown",
     "nicsSlow",
     "ncclTransport",
+    "gpuDirectRdma",
     "draSlices",
 }
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
@@ -677,4 +679,5 @@ def _node_network(node: Fields, default: NetworkSpec) -> dict[str, Any]:
         "nics_down": faults["nicsDown"],
         "nics_slow": faults["nicsSlow"],
         "nccl_transport": node.choice("ncclTransport", "auto", NCCL_TRANSPORTS),
+        "gpu_direct_rdma": node.boolean("gpuDirectRdma", True),
     }

@@ -350,3 +350,16 @@ def test_the_html_page_shows_each_nodes_fabric_run(cli: Any, four_nodes: Any) ->
     assert "fabric all-reduce over 3 node(s) (round 1 of 1)" in result.stdout  # the NVLS node sits out
     assert "network Socket, 0 of 8 NICs" in result.stdout
     assert "network IB, 4 of 8 NICs" in result.stdout
+
+
+def test_a_node_without_gpudirect_rdma_is_named_when_the_group_falls_short(cli: Any, sim: Any) -> None:
+    nodes = [{"name": f"hgx-{index}"} for index in range(4)]
+    nodes[2]["gpuDirectRdma"] = False  # nvidia-peermem not loaded: channels without /GDRDMA
+    cluster = _ready(sim(_scenario(nodes)), 4)
+    code, report = _verify(cli, cluster)
+    assert code == 1
+    assert _failing(report) == {"hgx-2": [FABRIC_CHECK]}
+    check = _check(report, "hgx-2", FABRIC_CHECK)
+    assert "GPUDirect RDMA is off" in check["message"]
+    assert "nvidia_peermem" in check["hint"]
+    assert _node(report, "hgx-2")["fabric"]["round"] == 1  # named by its own lines, not by splitting

@@ -297,3 +297,17 @@ def test_network_defaults_and_per_node_overrides() -> None:
     assert (b.network.fabric, b.network.nics_per_node, b.network.link_gbps) == ("roce", 8, 200)
     assert b.network.resources == (("rdma/ib", 1),)
     assert parse_scenario({"nodes": [{"name": "c"}]}).nodes[0].network.fabric == ""
+
+
+# https://github.com/NVIDIA/nccl/issues/707 and https://github.com/NVIDIA/nccl/issues/1814
+CHANNEL_CAPTURES = (
+    "10-90-43-152:120890:121560 [0] NCCL INFO Channel 01 : 0[87000] -> 2[c7000] [send] via NET/IB/5/GDRDMA\n"
+    "hostname-test:984:1257 [4] NCCL INFO Channel 06/0 : 36[4] -> 20[4] [send] via NET/IBext_v8/3\n"
+)
+
+
+def test_channels_say_whether_gpudirect_rdma_is_used() -> None:
+    hosts = host_networks(CHANNEL_CAPTURES)
+    assert hosts["10-90-43-152"].gdr is True
+    assert hosts["hostname-test"].gdr is False
+    assert host_networks(IB_CAPTURE)["h100-4"].gdr is None

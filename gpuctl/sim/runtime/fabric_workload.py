@@ -30,6 +30,9 @@ Obj = dict[str, Any]
 # (https://github.com/NVIDIA/nccl/issues/209), ~2.4 GB/s.
 SOCKET_BUSBW_GBPS = 2.4
 SLOW_NIC_SHARE = 0.25  # a 400G port that trained at 100G
+# Without GPUDirect RDMA the NIC moves data through host memory: NCCL's maintainer gives 16 of the
+# 24 GB/s an HDR NIC carries (https://github.com/NVIDIA/nccl/issues/412).
+NO_GDR_SHARE = 16 / 24
 # What OpenMPI's launcher prints when a host does not resolve (its ssh's words).
 UNRESOLVED = (
     "ssh: Could not resolve hostname {host}: Name or service not known\n"
@@ -94,7 +97,8 @@ def _host_busbw(spec: NodeSpec, worker: Obj) -> float:
         return SOCKET_BUSBW_GBPS
     slow = min(spec.nics_slow, active)
     # NCCL stripes channels evenly across the NICs: the slowest one paces all of them.
-    return active * figure * (SLOW_NIC_SHARE if slow else 1.0)
+    gdr = 1.0 if spec.gpu_direct_rdma else NO_GDR_SHARE
+    return active * figure * (SLOW_NIC_SHARE if slow else 1.0) * gdr
 
 
 def _sim_host(cluster: ClusterState, worker: Obj) -> SimHost:
@@ -110,4 +114,5 @@ def _sim_host(cluster: ClusterState, worker: Obj) -> SimHost:
         network=("Libfabric" if spec.network.fabric == "efa" else "IB") if rdma else "Socket",
         nics=active if rdma else 0,
         link_layer="RoCE" if spec.network.fabric == "roce" else "IB",
+        gdr=spec.gpu_direct_rdma,
     )

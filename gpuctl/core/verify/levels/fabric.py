@@ -220,7 +220,24 @@ def judge_run(output: RunOutput, group: Group, options: VerifyOptions) -> Judged
     expected, minimum = expectation.busbw_gbps, expectation.minimum_gbps
     measured += f"; expected {expected:g} GB/s ({expectation.source}), pass at >= {minimum:g} GB/s"
     slow = busbw < expectation.minimum_gbps
+    for node, host in seen if slow else ():
+        if host.gdr is False and node.name not in named and host.network != "Socket":
+            named[node.name] = _no_gdr(node.name, measured)
     return JudgedRun(named, slow, measured, _slow_hint(), busbw_gbps=busbw, hosts=hosts)
+
+
+def _no_gdr(node: str, measured: str) -> tuple[str, str]:
+    """A node whose channels went over the network without GPUDirect RDMA, in a run that fell short."""
+    message = (
+        "GPUDirect RDMA is off on this node: NCCL's channels go via NET without /GDRDMA, so every "
+        f"transfer is staged through host memory ({measured})"
+    )
+    hint = (
+        f"on {command_line(node)}: `lsmod | grep nvidia_peermem` (load it: `modprobe nvidia-peermem`, "
+        "or the GPU Operator's driver.rdma.enabled), or dmabuf (kernel 5.12+ with NVIDIA's open kernel "
+        "modules); NCCL_NET_GDR_LEVEL must not be 0"
+    )
+    return message, hint
 
 
 def _own_evidence(host: HostNet, fabric: NodeFabric, node: str) -> tuple[str, str] | None:
