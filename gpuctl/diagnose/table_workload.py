@@ -30,7 +30,10 @@ WORKLOAD = (
     ),
     sig(
         "cuda.no-device", "cuda-workload", "runtime",
-        r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
+        # Not the start hook's own CUDA check (container-toolkit.hook-cuda-no-device): that is the
+        # host's GPU, not the container's view of it.
+        r"(?<!initialization error: cuda error: )no CUDA-capable device is detected|"
+        r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
         "CUDA sees no GPU in the container (CUDA error 100): the NVIDIA runtime injected no device "
         "(runtime not the default and no RuntimeClass, NVIDIA_VISIBLE_DEVICES empty or void) or the "
         "driver cannot open the GPU",

@@ -29,6 +29,13 @@ I1121 10:00:00.300000       1 main.go:346] No devices found. Waiting indefinitel
 
 
 KNOWN_MESSAGES = [
+    # The kubelet's DRA wrappers (pkg/kubelet/cm/dra/manager.go) around a reason no entry lists.
+    (
+        "Failed to prepare dynamic resources: NodePrepareResources failed for claim default/gpu: "
+        "error preparing devices for claim 4e2c: prepare devices failed: unexpected error",
+        "events",
+        "dra.prepare-failed",
+    ),
     (PLUGIN_TOOLKIT_MISSING, "plugin-log", "plugin.nvml-library-missing"),
     (
         "E1121 factory.go:135] Incompatible strategy detected auto",

@@ -116,6 +116,17 @@ _STAGES = (
 
 _DETAILS = (
     Entry(
+        "hook-cuda-no-device", "hook's CUDA found no usable GPU on the host",
+        "the start hook of an old libnvidia-container (before 1.0, which initialised CUDA itself) "
+        "found no usable GPU on the host: the driver does not support the GPU, the GPU is in a "
+        "bad state, or CUDA_VISIBLE_DEVICES hides them from the hook",
+        f"on {{node}}: `nvidia-smi` and a CUDA sample on the host must work; upgrade the NVIDIA "
+        f"Container Toolkit and the driver ({_BOOTSTRAP})",
+        "driver",
+        texts=("cuda error: no cuda-capable device",),
+        source=_LIBNVC,
+    ),
+    Entry(
         "driver-rpc-timeout", "driver service timed out",
         "the start hook's driver service got no answer from the GPUs within its 10 s limit: the GPUs "
         "are not kept initialised (persistence mode off, nvidia-persistenced not running), so each "

@@ -34,6 +34,30 @@ _RECREATE = "then delete the pod (and its claim, if a template made it) so it is
 
 _KUBELET = (
     Entry(
+        "DeadlineExceeded",
+        "DRA kubelet plugin did not answer in time",
+        "the DRA driver's kubelet plugin did not finish preparing (or unpreparing) the claim "
+        "within the kubelet's deadline: it waits for the GPU (a host process holds it while the "
+        "driver switches it to vfio-pci, a MIG or ComputeDomain change that takes long, a GPU that "
+        "hangs) or it is stuck; the kubelet retries",
+        _PLUGIN_POD + "; on {node} `sudo lsof /dev/nvidia*` shows processes holding the GPUs "
+        "(stop them), `nvidia-smi` must answer; " + _RECREATE,
+        "plugin",
+        transient=True,
+        source=_KUBELET_DRA,
+    ),
+    Entry(
+        "Unavailable",
+        "DRA kubelet plugin not reachable",
+        "the kubelet could not reach the DRA driver's kubelet plugin over its socket (gRPC "
+        "Unavailable): the plugin pod on {node} is restarting or crashed, or its socket under "
+        "/var/lib/kubelet/plugins is gone",
+        _PLUGIN_POD + " (`--previous` for the crash); the kubelet retries once it is back; " + _RECREATE,
+        "plugin",
+        transient=True,
+        source=_KUBELET_DRA,
+    ),
+    Entry(
         "driver-not-registered",
         "DRA driver not registered with the kubelet",
         "the kubelet on {node} has no kubelet plugin of the claim's DRA driver registered: the "
@@ -766,6 +790,9 @@ CATALOGUE = Catalogue(
     readers=(
         # "DRA driver gpu.nvidia.com is not registered"
         r"DRA driver (?P<driver>[\w.-]{1,100}) (?P<code>is not registered)",
+        # The gRPC status the kubelet got from the plugin: "NodePrepareResources: rpc error: code =
+        # DeadlineExceeded desc = context deadline exceeded" (grpc-go's status codes).
+        r"Node(?:Un)?PrepareResources[^\n]{0,300}?rpc error: code = (?P<code>DeadlineExceeded|Unavailable)\b",
         # "failed to fetch ResourceClaim X referenced by pod Y: the server could not find ..."
         r"fetch ResourceClaim [^\n:]{1,300}: (?P<code>the server could not find the requested resource)",
         # readers, not texts: these messages' longest words are in every healthy log

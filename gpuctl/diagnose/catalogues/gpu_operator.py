@@ -468,6 +468,7 @@ _MIG = (
         texts=(
             "The following GPUs could not be reset",
             "error resetting all GPUs",
+            "error resetting GPU ",
             "is currently in use by another process",
         ),
         source=_MIG_APPLY,
@@ -516,6 +517,7 @@ _MIG = (
             "cannot set MIG mode on non MIG-capable GPU",
             "cannot set MIG config on non MIG-capable GPU",
             "unable to assert MIG mode enabled on non MIG-capable GPU",
+            "no MIG-capable devices found on the system",
         ),
         source=_MIG_PARTED + "pkg/mig/mode/mode.go",
     ),
@@ -541,6 +543,26 @@ _MIG = (
         "mig",
         aliases=("Invalid Argument",),
         texts=("unsupported MIG Device specified",),
+        source=_MIG_PARTED + "pkg/mig/config/config.go",
+    ),
+    Entry(
+        "mig-profile-lookup-failed",
+        "MIG profile not found on this GPU",
+        "mig-parted could not look a MIG profile of the selected config up on a GPU of {node} (the "
+        "NVML error after it says why: ERROR_NOT_SUPPORTED or not found): the profile is not one "
+        "this GPU model offers, one config covers GPUs of different models (mig-parted releases "
+        "before v0.12 could match a profile name on the wrong GPU), or the driver is too old for "
+        "the profile",
+        "on {node}: `nvidia-smi mig -lgip -i GPU` lists that GPU's profiles; give each GPU model "
+        "its own config (`device-filter` in the MIG config) with the profiles it lists, upgrade "
+        "the MIG manager, then " + _RELABEL,
+        "mig",
+        texts=(
+            "error getting GPU instance profile info for",
+            "error getting Compute instance profile info for",
+            "Could not get GPU instance profile info for profile",
+            "not found on this GPU",
+        ),
         source=_MIG_PARTED + "pkg/mig/config/config.go",
     ),
     Entry(

@@ -522,19 +522,18 @@ _NVIDIA_PLUGIN = (
         "advertises no GPU: the container runtime did not inject the driver (the NVIDIA runtime is "
         "not the default and the DaemonSet has no `runtimeClassName: nvidia`, or the NVIDIA "
         "Container Toolkit is not configured on the node), or the plugin runs on a node without "
-        "GPUs (the plugin's own hints: `did you configure the NVIDIA Container Toolkit?`, `did you "
-        "set the docker default runtime to nvidia?`)",
+        "GPUs",
         "on {node}: `gpuctl preflight -i INVENTORY --limit {node}`; configure the runtime with "
         "`gpuctl bootstrap --phase host -i INVENTORY --limit {node}` (or give the plugin's DaemonSet "
         "`runtimeClassName: nvidia`); keep the plugin off nodes without GPUs with a nodeSelector; "
         "then `{plugin_restart}`",
         "toolkit",
+        # Not the hint lines printed after an NVML or strategy error ("did you set the docker
+        # default runtime to `nvidia`?"): the error line before them is the finding.
         texts=(
             "Incompatible platform detected",
             "Unsupported platform detected",
             "platform detection failed",
-            "did you configure the NVIDIA Container Toolkit?",
-            "did you set the docker default runtime to `nvidia`?",
         ),
         source=_NVIDIA + "internal/plugin/factory.go",
     ),
