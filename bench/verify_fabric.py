@@ -5,10 +5,11 @@ node is named). Each case against a fresh sim in its own process. Figures only, 
 
     python bench/verify_fabric.py [--nodes 64 1000] [--pod-start 0.5] [--concurrency 32]
 
-Per case: exit code, the fabric level's rounds (the most any group took), pods created in all
-(the nvidia-smi, cuda and nccl rounds' one per node each, then the fabric rounds' workers and
-launchers), the failing nodes, and wall time; the machine's speed (a fixed pure-Python loop) is
-printed beside the times.
+Each size runs first at --level nccl (the levels fabric includes), the baseline: what the fabric
+level adds is the difference. Per case: exit code, the fabric level's rounds (the most any group
+took), pods created in all (the nvidia-smi, cuda and nccl rounds' one per node each, then the
+fabric rounds' workers and launchers), the failing nodes, and wall time; the machine's speed (a
+fixed pure-Python loop) is printed beside the times.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def scenario(nodes: int, pod_start: float, slow_node: int | None) -> dict[str, A
     }
 
 
-def run_case(nodes: int, pod_start: float, concurrency: int, *, slow: bool) -> None:
+def run_case(nodes: int, pod_start: float, concurrency: int, *, slow: bool, level: str = "fabric") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scenario_file, kubeconfig = Path(tmp) / "scenario.json", Path(tmp) / "kubeconfig"
         scenario_file.write_text(
@@ -65,18 +66,18 @@ def run_case(nodes: int, pod_start: float, concurrency: int, *, slow: bool) -> N
                 "-o",
                 "json",
             ]
-            command += ["--level", "fabric", "--timeout", "600", "--concurrency", str(concurrency)]
+            command += ["--level", level, "--timeout", "600", "--concurrency", str(concurrency)]
             started = time.perf_counter()
             done = subprocess.run(command, capture_output=True, check=False, cwd=REPO)
             wall = time.perf_counter() - started
         finally:
             stop_detached(kubeconfig)
     report = json.loads(done.stdout)
-    rounds = max((node["fabric"] or {}).get("rounds", 0) for node in report["nodes"])
+    rounds = max((node.get("fabric") or {}).get("rounds", 0) for node in report["nodes"])
     failing = [node["name"] for node in report["nodes"] if not node["ok"]]
     case = "one slow node" if slow else "healthy"
     print(
-        f"{nodes} nodes, {case}: exit {done.returncode}, fabric rounds {rounds}, "
+        f"{nodes} nodes, {case}, --level {level}: exit {done.returncode}, fabric rounds {rounds}, "
         f"pods {report['pods_created']} ({report['pods_created'] / nodes:.2f} per node), "
         f"failing {failing}, wall {wall:.2f} s"
     )
@@ -93,6 +94,8 @@ def main() -> None:
         f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     for nodes in args.nodes:
+        # the levels before fabric, as a baseline: what fabric adds is the difference
+        run_case(nodes, args.pod_start, args.concurrency, slow=False, level="nccl")
         for slow in (False, True):
             run_case(nodes, args.pod_start, args.concurrency, slow=slow)
 
