@@ -27,15 +27,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.core.taint.apply import CONCURRENCY
 from gpuctl.defaults import CONDITION_FIELD_MANAGER, GATE_CONDITION_TYPE
 from gpuctl.errors import UnreachableError
-from gpuctl.kube.node_status import apply_condition, read_node
-from gpuctl.kube.raw import JsonDict, dig
+from gpuctl.kube.client import pooled_client
+from gpuctl.kube.node_status import apply_condition
+from gpuctl.kube.raw import JsonDict, dig, name_of
+from gpuctl.kube.taints import list_node_objects
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import NodeResult
 
-CONCURRENCY = 16
 TIMEOUT_MARK = "before --timeout ran out"  # what a pod check that ran out of --timeout says
 
 
@@ -124,13 +126,18 @@ def publish_conditions(
     now = datetime.now(tz=UTC)
     refusals: list[UnreachableError] = []
 
+    # One list for every node's previous condition (one GET per node would double the requests).
+    nodes = {name_of(node): node for node in list_node_objects(api_client) if name_of(node) in verdicts}
+
+    writer = pooled_client(api_client, CONCURRENCY)  # a keep-alive connection per thread
+
     def publish(name: str) -> tuple[str, str, str] | None:
         try:
-            node = read_node(api_client, name)
+            node = nodes.get(name)
             if node is None:
-                return None  # the node went away since verify read it
+                return None  # the node went away since verify read it (or never was: a missing one)
             applied = condition(verdicts[name], _previous(node, condition_type), now, condition_type)
-            if not apply_condition(api_client, name, applied, CONDITION_FIELD_MANAGER):
+            if not apply_condition(writer, name, applied, CONDITION_FIELD_MANAGER):
                 return None
         except UnreachableError as error:
             if not keep_refusal:
@@ -140,7 +147,7 @@ def publish_conditions(
         return (name, applied["status"], applied["reason"])
 
     with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:
-        published = [found for found in pool.map(publish, sorted(verdicts)) if found is not None]
+        published = [found for found in pool.map(publish, sorted(nodes)) if found is not None]
     return ConditionResult(
         condition_type,
         tuple(published),

@@ -8,26 +8,13 @@ from typing import TYPE_CHECKING
 
 from gpuctl.kube.client import api_call
 from gpuctl.kube.raw import JsonDict
-from gpuctl.kube.rest_requests import get_json, request_json
+from gpuctl.kube.rest_requests import request_json
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 APPLY_PATCH = "application/apply-patch+yaml"
 NODE = "/api/v1/nodes/{name}"
-
-
-def read_node(api_client: ApiClient, name: str) -> JsonDict | None:
-    """The node, None when it is gone."""
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        with api_call("get", f"node {name}"):
-            return get_json(api_client, NODE, name=name)
-    except ApiException as error:
-        if error.status == 404:
-            return None
-        raise
 
 
 def apply_condition(api_client: ApiClient, name: str, condition: JsonDict, field_manager: str) -> bool:
