@@ -29,6 +29,7 @@ from gpuctl.core.migrate.stacks import (
     label_node,
     new_stack_options,
     remove_old_stack,
+    wait_until_serving,
 )
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions
@@ -89,16 +90,9 @@ def run_migration(
     if request.cluster.check or plan.nothing_to_do:
         return MigrationResult(plan, check=request.cluster.check)
     options = new_stack_options(request.cluster, target)
-    labelled = {node.name for node in list_nodes(api_client) if STACK_LABEL in node.labels}
-    unlabelled = [node.node for node in plan.nodes if node.node not in labelled]
-    pinned = hold_old_stack(api_client, plan.source, unlabelled) if plan.nodes else ()
-    objects, helm = install_new_stack(api_client, options)
-    result = MigrationResult(plan, False, objects=objects, helm=helm, pinned=pinned)
-    conflicts = [obj.ref for obj in objects if obj.action == "conflict"]
-    problem = f"conflicts on {', '.join(conflicts)}" if conflicts else ""
-    problem = problem or extended_resource_problem(api_client, target)
-    if problem:
-        return replace(result, error=f"no node moved: {problem}", hint="fix it, then rerun the same command")
+    prepared = _prepare_stacks(api_client, plan, options, request.timeout_s)
+    if prepared.error:
+        return prepared
     context = UpgradeContext(
         api_client=api_client,
         options=request.upgrade,
@@ -111,12 +105,40 @@ def run_migration(
         on_step=on_step,
     )
     result = in_worker_thread(
-        lambda should_stop: _move_nodes(result, replace(context, should_stop=should_stop))
+        lambda should_stop: _move_nodes(prepared, replace(context, should_stop=should_stop))
     )
     if not result.ok or result.interrupted:
         return result
     removed = remove_old_stack(api_client, plan.source, options) if plan.old_stack_present else ()
     return replace(result, removed=removed, verify=_verify_all(api_client, expected, request))
+
+
+def _prepare_stacks(
+    api_client: ApiClient, plan: MigrationPlan, options: ClusterOptions, timeout_s: float
+) -> MigrationResult:
+    """Hold the old stack to its nodes, put the new one in place; the result says why no node
+    may move yet (`error`), if so."""
+    target = plan.target
+    labels = {node.name: node.labels.get(STACK_LABEL) for node in list_nodes(api_client)}
+    unlabelled = [node.node for node in plan.nodes if labels.get(node.node) is None]
+    # The nodes the old stack serves now must still be served once its pods restarted (held).
+    on_source = {
+        node.node: node.expected_gpus for node in plan.nodes if labels.get(node.node) != target.value
+    }
+    states = stack_for(plan.source).readiness(api_client, on_source)
+    serving = {state.node: state.expected for state in states if state.ready}
+    pinned = hold_old_stack(api_client, plan.source, unlabelled) if plan.nodes else ()
+    restarted = any(written.startswith("daemonset") for written in pinned)
+    lost = wait_until_serving(api_client, plan.source, serving, timeout_s) if restarted else ""
+    objects, helm = install_new_stack(api_client, options) if not lost else ((), None)
+    result = MigrationResult(plan, False, objects=objects, helm=helm, pinned=pinned)
+    conflicts = [obj.ref for obj in objects if obj.action == "conflict"]
+    problem = f"{plan.source.value} no longer serves {lost} after its pods restarted" if lost else ""
+    problem = problem or (f"conflicts on {', '.join(conflicts)}" if conflicts else "")
+    problem = problem or extended_resource_problem(api_client, target)
+    if not problem:
+        return result
+    return replace(result, error=f"no node moved: {problem}", hint="fix it, then rerun the same command")
 
 
 def _no_host_phase(limit: str) -> BootstrapResult:

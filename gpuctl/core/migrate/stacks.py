@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from gpuctl.kube.client import ApiClient
 
 DAEMONSET_PATH = "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
+POLL_S = 1.0
 
 
 def label_node(api_client: ApiClient, node: str, stack: Stack) -> bool:
@@ -77,6 +79,19 @@ def hold_old_stack(api_client: ApiClient, source: Stack, unlabelled: list[str]) 
             )  # fmt: skip
         written.append(f"daemonset {daemonset.namespace}/{daemonset.name}: nodeSelector {STACK_LABEL}")
     return tuple(written)
+
+
+def wait_until_serving(
+    api_client: ApiClient, stack: Stack, nodes: dict[str, int | None], timeout_s: float
+) -> str:
+    """Wait until `stack` serves each of `nodes` with its GPUs (after its plugin pods restarted);
+    the nodes it still does not serve once `timeout_s` has passed ("" when none)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        waiting = [state.node for state in stack_for(stack).readiness(api_client, nodes) if not state.ready]
+        if not waiting or time.monotonic() >= deadline:
+            return ", ".join(waiting)
+        time.sleep(POLL_S)
 
 
 def new_stack_options(options: ClusterOptions, target: Stack) -> ClusterOptions:
