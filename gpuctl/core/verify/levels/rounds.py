@@ -81,8 +81,10 @@ class LevelRounds:
         # left out rather than failed for a resource it does not advertise.
         dra = {node.name for node in ready if allocation_of(node, self.snapshot).stack is Stack.DRA}
         ready = [node for node in ready if node.name not in dra]
-        rounds = FabricRounds(self.batch.api_client, self.batch, self.options, self.run_id, self.progress)
-        results = rounds.run(ready, {node.name: self._gpus(node) for node in ready}) if ready else {}
+        results = {}
+        if ready:  # (asks the API whether MPIJobs are served: only when there is something to run)
+            rounds = FabricRounds(self.batch.api_client, self.batch, self.options, self.run_id, self.progress)
+            results = rounds.run(ready, {node.name: self._gpus(node) for node in ready})
         for node in nodes:
             why = f"not run: {failed_at[node.name] or 'no multi-node run'} failed"
             if node.name in dra:
