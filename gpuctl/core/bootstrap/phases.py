@@ -18,8 +18,6 @@ from gpuctl.core.bootstrap.host import BootstrapResult
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
 from gpuctl.core.gate import apply_gate
-from gpuctl.core.migrate import MigrationRequest, MigrationResult, run_migration
-from gpuctl.core.migrate.run import MigrationPlanHook
 from gpuctl.core.preflight import run_preflight
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import UpgradeOptions, UpgradeResult
@@ -32,6 +30,9 @@ from gpuctl.kube.nodes import list_nodes
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
+    from gpuctl.core.migrate import MigrationResult
+    from gpuctl.core.migrate.run import MigrationPlanHook
+    from gpuctl.core.upgrade.run import StepProgress
     from gpuctl.kube.client import ApiClient
 
 PHASES = ("host", "cluster", "verify")
@@ -180,15 +181,8 @@ def _run_phase(
     if api_client is None:
         raise ConfigError("the cluster phases need a cluster", hint="pass --kubeconfig or set KUBECONFIG")
     if name == "cluster" and request.migrate:
-        migration = MigrationRequest(
-            cluster=request.cluster,
-            upgrade=request.upgrade,
-            proof=request.proof,
-            gate=request.gate,
-            timeout_s=request.verify_timeout_s,
-        )
         on_step = hooks.on_step if hooks is not None else None
-        return run_migration(api_client, migration, expected, on_plan=on_migration_plan, on_step=on_step)
+        return _migrate(api_client, request, expected, on_migration_plan, on_step)
     if name == "cluster":
         return apply_cluster_layer(
             api_client,
@@ -202,6 +196,29 @@ def _run_phase(
         return result
     verdicts = {node.name: node.ok for node in result.nodes if not node.busy}  # busy: not judged
     return replace(result, gate=apply_gate(api_client, verdicts=verdicts, level=request.proof.level))
+
+
+def _migrate(
+    api_client: ApiClient,
+    request: BootstrapRequest,
+    expected: dict[str, int | None],
+    on_plan: MigrationPlanHook | None,
+    on_step: StepProgress | None,
+) -> MigrationResult:
+    """The cluster phase with --migrate (gpuctl.core.migrate)."""
+    # Imported here: the migration runs the upgrade's steps, which import this package's cluster
+    # module, so a module-level import would make `import gpuctl.core.migrate` reach this one
+    # half-initialized.
+    from gpuctl.core.migrate import MigrationRequest, run_migration
+
+    migration = MigrationRequest(
+        cluster=request.cluster,
+        upgrade=request.upgrade,
+        proof=request.proof,
+        gate=request.gate,
+        timeout_s=request.verify_timeout_s,
+    )
+    return run_migration(api_client, migration, expected, on_plan=on_plan, on_step=on_step)
 
 
 def _gate_level(request: BootstrapRequest) -> str | None:
@@ -253,12 +270,12 @@ def run_bootstrap(
             hooks=upgrade_hooks,
             on_migration_plan=on_migration_plan,
         )
-        if isinstance(result, MigrationResult):
-            results["migration"] = result
         if isinstance(result, HostPhaseResult):
             results["upgrade"] = result.upgrade
-        if not isinstance(result, MigrationResult):
-            results[name] = result.host if isinstance(result, HostPhaseResult) else result
+        migrated = name == "cluster" and request.migrate  # a MigrationResult: its own key
+        results["migration" if migrated else name] = (
+            result.host if isinstance(result, HostPhaseResult) else result
+        )
         outcomes.append(PhaseOutcome(name, result.ok, round(time.monotonic() - started, 2), result.exit_code))
         if not result.ok:
             break

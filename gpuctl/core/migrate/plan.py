@@ -119,7 +119,8 @@ def sharing_notes(nodes: list[NodeInfo], source: Stack) -> Notes:
     not_carried: list[str] = []
     strategies = {node.labels.get(SHARING_LABEL, "none") for node in nodes} - {"none", ""}
     if "time-slicing" in strategies:
-        replicas = sorted({node.labels.get(REPLICAS_LABEL, "?") for node in nodes})
+        sliced = [node for node in nodes if node.labels.get(SHARING_LABEL) == "time-slicing"]
+        replicas = sorted({node.labels.get(REPLICAS_LABEL, "?") for node in sliced})
         not_carried.append(
             f"time-slicing ({', '.join(replicas)} replicas per GPU): gpuctl's DRA values keep the "
             "driver's TimeSlicingSettings gate off, so a pod gets a whole GPU; pods that must share "
