@@ -33,7 +33,13 @@ from gpuctl.kube.raw import JsonDict
 if TYPE_CHECKING:
     from gpuctl.core.verify.model import NodeResult
 
-CUDA_CHECK = "cuda.workload"  # the only failure that can be confined to some GPUs
+# The failures that can be confined to some GPUs: the CUDA check on them, and devices the DRA
+# driver's health check taints (gpu.allocatable: fewer claimable GPUs than published).
+CUDA_CHECK = "cuda.workload"
+ALLOCATABLE_CHECK = "gpu.allocatable"
+CONFINABLE = frozenset({CUDA_CHECK, ALLOCATABLE_CHECK})
+# The DRA driver's health taints: gpu.nvidia.com/xid=<Xid> since v0.5, gpu.nvidia.com/unhealthy before.
+HEALTH_TAINTS = (f"{DRIVER}/xid=", f"{DRIVER}/unhealthy")
 
 
 @dataclass(frozen=True)
@@ -84,14 +90,34 @@ def pod_order(published: DraNode) -> list[DraDevice]:
     return sorted(claimable, key=lambda d: (d.index is None, d.index or 0, d.name))
 
 
-def failed_gpus(node: NodeResult, devices: list[DraDevice]) -> set[str] | None:
-    """The devices the node's failure is confined to; None when it concerns the node (or the
-    run did not judge its GPUs one by one)."""
+def sick_gpus(published: DraNode) -> list[DraDevice]:
+    """The GPUs the DRA driver's health check keeps from claims (its device taint, an Xid)."""
+    return [
+        device
+        for device in published.devices
+        if device.type == "gpu" and device.taints and all(t.startswith(HEALTH_TAINTS) for t in device.taints)
+    ]
+
+
+def failed_gpus(node: NodeResult, published: DraNode) -> set[str] | None:
+    """The devices the node's failure is confined to (the CUDA check failed on them, or the DRA
+    driver reports them unhealthy); None when it concerns the node, or the run did not judge its
+    GPUs one by one, or every GPU failed."""
     failing = {check.id for check in node.checks if check.failed}
-    if failing != {CUDA_CHECK} or node.cuda is None or len(node.cuda) != len(devices):
+    if not failing or not failing <= CONFINABLE:
         return None
-    broken = {devices[gpu.index].name for gpu in node.cuda if not gpu.ok and 0 <= gpu.index < len(devices)}
-    return broken if 0 < len(broken) < len(devices) else None
+    devices, sick = pod_order(published), sick_gpus(published)
+    broken = {device.name for device in sick}
+    others_tainted = len(published.tainted) > len(sick)  # an admin's taint is not a GPU's failure
+    if ALLOCATABLE_CHECK in failing and (not broken or others_tainted):
+        return None
+    if CUDA_CHECK in failing:
+        if node.cuda is None or len(node.cuda) != len(devices):
+            return None
+        broken |= {
+            devices[gpu.index].name for gpu in node.cuda if not gpu.ok and 0 <= gpu.index < len(devices)
+        }
+    return broken if 0 < len(broken) < len(devices) + len(sick) else None
 
 
 def passed_gpus(node: NodeResult, devices: list[DraDevice]) -> set[str]:
@@ -122,12 +148,12 @@ def apply_device_gate(
     for node in dra_nodes:
         published = inventory.nodes.get(node.name) or DraNode(node.name)
         devices = pod_order(published)
-        broken = failed_gpus(node, devices)
+        broken = failed_gpus(node, published)
         proven = passed_gpus(node, devices)
         if broken is not None:
             confined.append(node.name)
         after: dict[str, str] = {}
-        for device in devices:
+        for device in [*devices, *sick_gpus(published)]:
             name = rule_name(node.name, device.name)
             if broken is not None and device.name in broken:
                 if name not in existing:
@@ -139,13 +165,21 @@ def apply_device_gate(
                 lifted.append(f"{node.name}/{device.name}")
             elif name in existing:
                 after[device.name] = name
-        devices_by_node.append((node.name, _devices(node, devices, after)))
+        devices_by_node.append((node.name, _devices(node, devices, sick_gpus(published), after)))
     return DeviceGateResult(tuple(devices_by_node), tuple(gated), tuple(lifted), tuple(confined))
 
 
-def _devices(node: NodeResult, devices: list[DraDevice], rules: dict[str, str]) -> tuple[GpuDevice, ...]:
+def _devices(
+    node: NodeResult, devices: list[DraDevice], sick: list[DraDevice], rules: dict[str, str]
+) -> tuple[GpuDevice, ...]:
+    """The node's GPUs by index: those the pod got with their CUDA verdict, and those the driver
+    reports unhealthy (no pod got them: ok None)."""
     ran = {gpu.index: gpu.ok for gpu in node.cuda or ()} if node.cuda is not None else {}
-    return tuple(
+    unhealthy = tuple(
+        GpuDevice(d.index, d.uuid, d.name, d.pool, DRIVER, None, d.name in rules, rules.get(d.name, ""))
+        for d in sick
+    )
+    proven = tuple(
         GpuDevice(
             index=device.index,
             uuid=device.uuid,
@@ -158,3 +192,4 @@ def _devices(node: NodeResult, devices: list[DraDevice], rules: dict[str, str]) 
         )
         for position, device in enumerate(devices)
     )
+    return tuple(sorted((*proven, *unhealthy), key=lambda d: (d.index is None, d.index or 0, d.device)))

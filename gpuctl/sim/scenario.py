@@ -162,7 +162,8 @@ class GpuHealthEvent:
 
     after_seconds: float
     gpu: int
-    fault: str  # uncorrectableEcc | none
+    fault: str  # uncorrectableEcc | xid | none
+    xid: int = 79  # fault xid: the Xid the DRA driver's health check reports (its device taint)
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,7 @@ class NodeSpec:
     # an uncorrectable ECC error at the moment the node's spec is read (ClusterState.health_at)
     gpu_health: tuple[GpuHealthEvent, ...] = ()
     ecc_gpus: frozenset[int] = frozenset()
+    xid_gpus: tuple[tuple[int, int], ...] = ()  # (GPU, Xid) the DRA driver taints, as of that moment
     # The network between nodes (`network`, top level or per node: fabric, nicsPerNode, linkGbps;
     # fabric "": not said, no gpuctl.io/fabric labels) and its faults in a multi-node all-reduce:
     # NICs down (NCCL lists only the active ones), NICs whose links trained slower (silent), and
@@ -588,41 +590,59 @@ def _parse_container_failure(node: Fields, source: str) -> ContainerFailure | No
     return ContainerFailure(reason=reason, message=failure.string("message", ""))
 
 
-GPU_FAULTS = ("uncorrectableEcc", "none")
+GPU_FAULTS = ("uncorrectableEcc", "xid", "none")
 
 
 def _parse_gpu_health(node: Fields, source: str, gpus: int) -> tuple[GpuHealthEvent, ...]:
-    """`gpuHealth: [{afterSeconds, gpu, fault}]`: from `afterSeconds` after the sim started, GPU
-    `gpu` has `fault` (uncorrectableEcc: vectorAdd fails on it; none: healthy again)."""
+    """`gpuHealth: [{afterSeconds, gpu, fault, xid}]`: from `afterSeconds` after the sim started,
+    GPU `gpu` has `fault` (uncorrectableEcc: vectorAdd fails on it; xid: the DRA driver's health
+    check reports Xid `xid` (default 79) and taints the device; none: healthy again)."""
     raw = node.data.get("gpuHealth") or []
     if not isinstance(raw, list):
         node.fail(node.at("gpuHealth"), "must be a list of {afterSeconds, gpu, fault}")
     events = []
     for position, item in enumerate(raw):
         where = f"{node.at('gpuHealth')}[{position}]"
-        event = Fields(item, where, source, {"afterSeconds", "gpu", "fault"})
+        event = Fields(item, where, source, {"afterSeconds", "gpu", "fault", "xid"})
         gpu = event.integer("gpu", 0)
         if gpu >= gpus:
             event.fail(event.at("gpu"), f"must be < gpus ({gpus})")
         if not event.has("fault"):
             event.fail(event.at("fault"), f"required: one of {', '.join(GPU_FAULTS)}")
-        events.append(
-            GpuHealthEvent(event.number("afterSeconds", 0.0), gpu, event.choice("fault", "none", GPU_FAULTS))
-        )
+        fault = event.choice("fault", "none", GPU_FAULTS)
+        events.append(GpuHealthEvent(event.number("afterSeconds", 0.0), gpu, fault, event.integer("xid", 79)))
     return tuple(sorted(events, key=lambda e: e.after_seconds))
+
+
+def faults_at(spec: NodeSpec, elapsed: float) -> dict[int, GpuHealthEvent]:
+    """Each GPU's fault `elapsed` seconds in (its last event by then; `none` clears it)."""
+    faulty: dict[int, GpuHealthEvent] = {}
+    for event in spec.gpu_health:
+        if event.after_seconds > elapsed:
+            break
+        if event.fault == "none":
+            faulty.pop(event.gpu, None)
+        else:
+            faulty[event.gpu] = event
+    return faulty
 
 
 def ecc_gpus_at(spec: NodeSpec, elapsed: float) -> frozenset[int]:
     """The GPUs `gpuHealth` leaves with an uncorrectable ECC error `elapsed` seconds in."""
-    faulty: set[int] = set()
-    for event in spec.gpu_health:
-        if event.after_seconds > elapsed:
-            break
-        if event.fault == "uncorrectableEcc":
-            faulty.add(event.gpu)
-        else:
-            faulty.discard(event.gpu)
-    return frozenset(faulty)
+    return frozenset(
+        gpu for gpu, event in faults_at(spec, elapsed).items() if event.fault == "uncorrectableEcc"
+    )
+
+
+def health_at(spec: NodeSpec, elapsed: float) -> NodeSpec:
+    """The node's spec with `gpuHealth`'s faults as of `elapsed` seconds in."""
+    from dataclasses import replace
+
+    if not spec.gpu_health:
+        return spec
+    faults = faults_at(spec, elapsed)
+    xids = tuple(sorted((gpu, event.xid) for gpu, event in faults.items() if event.fault == "xid"))
+    return replace(spec, ecc_gpus=ecc_gpus_at(spec, elapsed), xid_gpus=xids)
 
 
 def default_scenario_path() -> Path:

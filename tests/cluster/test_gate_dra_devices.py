@@ -180,3 +180,65 @@ def test_without_create_devicetaintrules_the_gate_says_so(sim: Any, cli: Any) ->
         ("gpu-ecc", "False"),
         ("gpu-ok", "True"),
     ]
+
+
+def test_a_gpu_the_driver_reported_unhealthy_returns_only_once_proven(sim: Any, cli: Any) -> None:
+    """The DRA driver's health check taints GPU 3 (Xid 79); the gate keeps it out by its own rule,
+    so when the driver's taint goes (a plugin restart), no workload gets the GPU until a verify
+    run has proven it."""
+    from kubernetes.client import CoreV1Api
+
+    from tests.cluster.test_kubernetes_137 import gpu_pod
+
+    clears_after_s = 12.0
+    cluster = sim(
+        {
+            "kubernetesVersion": "v1.37.0",
+            "podStartSeconds": 0.05,
+            "gpuAllocation": "dra",
+            "nodes": [
+                {
+                    "name": "gpu-xid",
+                    "gpus": 4,
+                    "gpuHealth": [
+                        {"afterSeconds": 0, "gpu": 3, "fault": "xid", "xid": 79},
+                        {"afterSeconds": clears_after_s, "gpu": 3, "fault": "none"},
+                    ],
+                }
+            ],
+        }
+    )
+    started = time.monotonic()
+    wait_until(lambda: published(cluster) == {"gpu-xid": 4}, "GPUs published")
+    code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert code == 1, stderr
+    node = report["nodes"][0]
+    assert node["unhealthy_gpus"] == [{"device": "gpu-3", "reason": "gpu.nvidia.com/xid=79:NoSchedule"}]
+    assert report["gate"]["devices_gated"] == ["gpu-xid/gpu-3"]
+    assert taint_keys(cluster, "gpu-xid") == {}  # schedulable for its three healthy GPUs
+    assert [(d["device"], d["ok"], d["gated"]) for d in node["gpu_devices"]][3] == ("gpu-3", None, True)
+    # the driver's taint goes: the gate still keeps the GPU from a pod asking for all four
+    time.sleep(max(0.0, clears_after_s + 1 - (time.monotonic() - started)))
+    wait_until(lambda: not _driver_tainted(cluster), "the driver's health taint gone")
+    core = CoreV1Api(cluster.api_client())
+    core.create_namespaced_pod("default", gpu_pod("all-four", "gpu-xid", 4))
+
+    def pending_reason() -> str:
+        conditions = core.read_namespaced_pod("all-four", "default").status.conditions or []
+        return next((c.message for c in conditions if c.reason == "Unschedulable"), "")
+
+    assert "cannot allocate all claims" in wait_until(pending_reason, "the pod left pending")
+    # the next gated run proves GPU 3 and only then lifts its rule; the pod then gets all four
+    code, report, stderr = verify_json(cli, cluster, "--level", "cuda", "--gate")
+    assert report["gate"]["devices_lifted"] == ["gpu-xid/gpu-3"], stderr
+    assert [gpu["ok"] for gpu in report["nodes"][0]["cuda"]] == [True] * 4
+    wait_until(
+        lambda: core.read_namespaced_pod("all-four", "default").spec.node_name == "gpu-xid", "the pod bound"
+    )
+
+
+def _driver_tainted(cluster: Any) -> bool:
+    from kubernetes.client import ResourceV1Api
+
+    slices = ResourceV1Api(cluster.api_client()).list_resource_slice().items
+    return any(device.taints for item in slices for device in item.spec.devices or [])

@@ -79,16 +79,39 @@ def test_the_pod_sees_the_claimable_gpus_in_index_order() -> None:
 
 
 def test_a_failure_is_confined_only_when_the_cuda_check_alone_failed_on_some_gpus() -> None:
-    devices = pod_order(_published(1))  # the pod's GPU 1 is the node's gpu-2
-    cuda = (CudaGpu(0, True), CudaGpu(1, False, "uncorrectable ECC error encountered"), CudaGpu(2, True))
+    published = _published()
+    devices = pod_order(published)
+    cuda = tuple(
+        CudaGpu(i, i != 2, None if i != 2 else "uncorrectable ECC error encountered") for i in range(4)
+    )
     ecc = _node(passed("node.ready", "Ready"), failed("cuda.workload", "vectorAdd failed"), cuda=cuda)
-    assert failed_gpus(ecc, devices) == {"gpu-2"}
-    assert passed_gpus(ecc, devices) == {"gpu-0", "gpu-3"}
+    assert failed_gpus(ecc, published) == {"gpu-2"}
+    assert passed_gpus(ecc, devices) == {"gpu-0", "gpu-1", "gpu-3"}
     driver = _node(failed("nvidia-smi.run", "failed"), failed("cuda.workload", "vectorAdd failed"), cuda=cuda)
-    assert failed_gpus(driver, devices) is None  # the node's failure: the node taint
-    every = tuple(CudaGpu(i, False, "system not yet initialized") for i in range(3))
-    assert failed_gpus(_node(failed("cuda.workload", "all"), cuda=every), devices) is None
+    assert failed_gpus(driver, published) is None  # the node's failure: the node taint
+    every = tuple(CudaGpu(i, False, "system not yet initialized") for i in range(4))
+    assert failed_gpus(_node(failed("cuda.workload", "all"), cuda=every), published) is None
     assert passed_gpus(_node(busy=True, cuda=cuda), devices) == set()
+
+
+def test_a_gpu_the_driver_reports_unhealthy_is_confined_to_itself() -> None:
+    published = _published(1)  # gpu-1 carries the DRA driver's gpu.nvidia.com/xid=79 taint
+    devices = pod_order(published)  # the pod's GPU 1 is then the node's gpu-2
+    cuda = (CudaGpu(0, True), CudaGpu(1, True), CudaGpu(2, True))
+    sick = _node(failed("gpu.allocatable", "1 GPU(s) tainted unhealthy"), cuda=cuda)
+    assert failed_gpus(sick, published) == {"gpu-1"}
+    assert passed_gpus(sick, devices) == {"gpu-0", "gpu-2", "gpu-3"}
+    both = _node(
+        failed("gpu.allocatable", "tainted"),
+        failed("cuda.workload", "ecc"),
+        cuda=(*cuda[:2], CudaGpu(2, False)),
+    )
+    assert failed_gpus(both, published) == {"gpu-1", "gpu-3"}
+    admin = DraNode(
+        "gpu-0",
+        (*published.devices, DraDevice("gpu-4", "gpu", index=4, taints=("example.com/fan:NoSchedule",))),
+    )
+    assert failed_gpus(sick, admin) is None  # an admin's taint is no GPU failure
 
 
 def test_rule_names_are_dns_subdomains() -> None:

@@ -7,7 +7,6 @@ import functools
 import gc
 import time
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from gpuctl.sim.runtime import (
@@ -30,7 +29,7 @@ from gpuctl.sim.runtime import (
 from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.runtime.state import ClusterState
 from gpuctl.sim.runtime.store import rfc3339
-from gpuctl.sim.scenario import Scenario, ecc_gpus_at
+from gpuctl.sim.scenario import Scenario
 
 Obj = dict[str, Any]
 OPERATOR_SETTLE_PASSES = 8  # each gets the operands one stage further (driver, toolkit, plugin, validator)
@@ -117,6 +116,7 @@ class Cluster(ClusterState):
     def start(self) -> None:
         self.engine.start()
         self.operator_soon()  # anything the start-up settling left to converge
+        self._play_gpu_health()
         if self.host_links:
             self.prober.start()
 
@@ -125,6 +125,20 @@ class Cluster(ClusterState):
         self.engine.stop()
         self.store.close()
 
+    def _play_gpu_health(self) -> None:
+        """The DRA driver's health check (`gpuHealth` fault xid): at each event of a DRA node, its
+        kubelet plugin publishes the device's health taint, or takes it off."""
+        elapsed = time.monotonic() - self.started_monotonic
+        for spec in self.scenario.nodes:
+            if spec.gpu_allocation != "dra":
+                continue
+            for event in spec.gpu_health:
+                if event.after_seconds > 0:
+                    self.engine.at(
+                        max(0.0, event.after_seconds - elapsed),
+                        functools.partial(dra.republish, self, spec.name),
+                    )
+
     # -- what the kubelet asks of the cluster ---------------------------------------------------
     def run_container(
         self, node_name: str, argv: list[str], gpu_indices: list[int], devices: list[Device] | None = None
@@ -132,9 +146,7 @@ class Cluster(ClusterState):
         """A container's command: on the node's host when a host backs it and its runtime has
         the nvidia runtime (else, as on a real node, no GPU is injected), emulated otherwise.
         `devices`: what the plugin allocated, so MIG devices show in nvidia-smi as given."""
-        spec = self.node_spec(node_name)
-        if spec.gpu_health:  # the scenario's device health changes, as of now
-            spec = replace(spec, ecc_gpus=ecc_gpus_at(spec, time.monotonic() - self.started_monotonic))
+        spec = self.health_spec(node_name)
         link = self.host_links.get(node_name)
         if link is not None and spec.toolkit == "configured":
             return host_nodes.run_on_host(link, argv)

@@ -154,6 +154,9 @@ def _gpu_device(gpu: nvidia_smi.Gpu, spec: NodeSpec) -> Obj:
     }
     if gpu.index >= spec.gpus - spec.unhealthy_gpus:
         device["taints"] = [{"key": UNHEALTHY_TAINT_KEY, "value": UNHEALTHY_XID, "effect": "NoSchedule"}]
+    xid = dict(spec.xid_gpus).get(gpu.index)
+    if xid is not None:  # `gpuHealth` fault xid: the health check's taint, as of now
+        device["taints"] = [{"key": UNHEALTHY_TAINT_KEY, "value": str(xid), "effect": "NoSchedule"}]
     return device
 
 
@@ -222,11 +225,23 @@ def _slice(node: Obj, spec: NodeSpec) -> Obj:
 def publish(cluster: ClusterState, node_name: str) -> None:
     """The plugin on `node_name` is up: publish its devices (none when it cannot load NVML)."""
     node = cluster.store.get("nodes", "", node_name)
-    spec = cluster.node_spec(node_name)
+    spec = cluster.health_spec(node_name)
     if node is None or spec.driver == "missing" or spec.gpus == 0 or spec.dra_slices == "never":
         return
     if cluster.store.get(SLICES, "", slice_name(node_name)) is None:
         cluster.store.add(SLICES, _slice(node, spec), cluster.created_at if cluster.settling else None)
+
+
+def republish(cluster: ClusterState, node_name: str) -> None:
+    """A `gpuHealth` event: the running plugin republishes its slice with the devices' health
+    taints as of now (the pool's generation moves on, as the kubelet-plugin library's does)."""
+    current = cluster.store.get(SLICES, "", slice_name(node_name))
+    if current is None:
+        return  # the plugin is not running: it publishes the health as of its start
+    pool = dict(current["spec"]["pool"], generation=int(current["spec"]["pool"].get("generation", 1)) + 1)
+    spec = dict(current["spec"], devices=node_devices(cluster.health_spec(node_name)), pool=pool)
+    cluster.store.put(SLICES, dict(current, spec=spec))
+    cluster.schedule_soon()  # a device back without a taint may serve a pending pod
 
 
 def unpublish(cluster: ClusterState, node_name: str) -> None:

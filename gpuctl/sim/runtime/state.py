@@ -20,7 +20,7 @@ from gpuctl.sim.runtime.engine import Engine
 from gpuctl.sim.runtime.plugin_config import PluginConfig
 from gpuctl.sim.runtime.sharing import Device
 from gpuctl.sim.runtime.store import Store
-from gpuctl.sim.scenario import NodeSpec, Scenario
+from gpuctl.sim.scenario import NodeSpec, Scenario, health_at
 
 Obj = dict[str, Any]
 INITIAL_AGE_SECONDS = 86400.0  # objects present at start look a day old, like a running cluster
@@ -98,6 +98,10 @@ class ClusterState(ABC):
     # -- lookups ------------------------------------------------------------------------------
     def node_spec(self, name: str) -> NodeSpec:
         return self.node_specs.get(name) or NodeSpec(name=name)
+
+    def health_spec(self, name: str) -> NodeSpec:
+        """The node's spec with the scenario's `gpuHealth` faults as of now."""
+        return health_at(self.node_spec(name), time.monotonic() - self.started_monotonic)
 
     @abstractmethod
     def run_container(
