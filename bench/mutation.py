@@ -101,6 +101,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "root = found[0].rank if found else 0",
         "root = found[0].rank if found else 1",
     ): "with no finding the root rank is never compared",
+    (
+        "gpuctl/cuda_workload.py",
+        "blocks = (ELEMENTS + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK",
+        "blocks = (ELEMENTS + THREADS_PER_BLOCK + 1) // THREADS_PER_BLOCK",
+    ): "ELEMENTS is 50000, not a multiple of 256: 196 blocks either way (the capture's figure)",
+    (
+        "gpuctl/cuda_workload.py",
+        "blocks = (ELEMENTS + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK",
+        "blocks = (ELEMENTS + THREADS_PER_BLOCK - 2) // THREADS_PER_BLOCK",
+    ): "ELEMENTS is 50000, not a multiple of 256: 196 blocks either way (the capture's figure)",
 }
 
 # mutmut's exit codes of a mutant's test run (mutmut.stats.status_by_exit_code).
@@ -230,12 +240,16 @@ def describe(workdir: Path, mutant: Mutant) -> str:
     changed = functions.get(mutant.name.rsplit(".", 1)[-1])
     if original is None or changed is None:
         return f"{mutant.path}: {mutant.name}"
-    before = (ast.get_source_segment(mutated_source, original) or "").splitlines()[1:]
-    after = (ast.get_source_segment(mutated_source, changed) or "").splitlines()[1:]
+    # Both copies under the original's name, so that a changed default argument shows too.
+    name = mangled.rsplit("ǁ", 1)[-1].removeprefix("x_")
+    before = (
+        (ast.get_source_segment(mutated_source, original) or "").replace(original.name, name).splitlines()
+    )
+    after = (ast.get_source_segment(mutated_source, changed) or "").replace(changed.name, name).splitlines()
     start = _original_start((REPO / mutant.path).read_text(encoding="utf-8"), mangled)
     for offset, (old, new) in enumerate(zip(before, after, strict=False)):
         if old != new:
-            return f"{mutant.path}:{start + 1 + offset}: {old.strip()}  ->  {new.strip()}"
+            return f"{mutant.path}:{start + offset}: {old.strip()}  ->  {new.strip()}"
     return f"{mutant.path}:{start}: {mutant.name} (a line removed)"
 
 

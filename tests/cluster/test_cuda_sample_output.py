@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from gpuctl.cuda_workload import MARKER, NO_RESULT
+from gpuctl.cuda_workload import MARKER, NO_RESULT, cuda_check_script
 from gpuctl.defaults import CUDA_SAMPLE_IMAGE
 from tests.cluster.test_verify_dra import checks_of, verify_json
 
@@ -82,6 +82,7 @@ def test_the_sims_vector_add_is_byte_for_byte_the_pinned_capture(sim: Any, cli: 
     assert len(pods) == 1
     pod = pods[0]
     assert pod.spec.containers[0].image == CUDA_SAMPLE_IMAGE
+    assert pod.spec.containers[0].command == ["sh", "-c", cuda_check_script(2)]
     log = core.read_namespaced_pod_log(pod.metadata.name, pod.metadata.namespace, container="cuda-check")
     capture = (CORPUS / _pinned_capture()["file"]).read_text(encoding="utf-8")
     assert _segments(log) == {0: capture, 1: capture}
@@ -150,7 +151,8 @@ def test_a_gpu_without_a_result_or_a_failed_exit_fails_the_check(sim: Any, cli: 
     assert missing["message"].startswith(f"vectorAdd failed on 1 of 2 GPU(s) (GPU 1): {NO_RESULT}")
     exit_1 = checks_of(report, "gpu-exit-1")["cuda.workload"]
     assert exit_1["status"] == "fail"
-    assert exit_1["message"].startswith("the CUDA check exited 1 without a result per GPU: "), exit_1
+    # Every GPU passed, yet the script failed: the message quotes its first line of output.
+    assert exit_1["message"] == f"the CUDA check exited 1 without a result per GPU: {MARKER} gpu 0 begin"
     assert [gpu["ok"] for gpu in nodes["gpu-exit-1"]["cuda"]] == [True, True]
     assert checks_of(report, "gpu-both")["cuda.workload"]["status"] == "pass"
     assert (nodes["gpu-missing"]["ok"], nodes["gpu-exit-1"]["ok"], nodes["gpu-both"]["ok"]) == (
@@ -158,3 +160,42 @@ def test_a_gpu_without_a_result_or_a_failed_exit_fails_the_check(sim: Any, cli: 
         False,
         True,
     )
+
+
+def _one_gpu(name: str, stdout: str) -> dict[str, Any]:
+    return {"name": name, "gpus": 1, "workloads": {"cuda": {"stdout": stdout, "exitCode": 1}}}
+
+
+def test_failure_messages_name_every_failed_gpu_and_stay_one_bounded_line(sim: Any, cli: Any) -> None:
+    """Two failed GPUs are both named; a pod that printed nothing is named by its reason; an
+    unknown error is cut at 300 characters, a diagnosed one at 240 before the diagnosis's cause; a
+    failure no row explains points at the pod's log."""
+    unknown = "Failed to allocate device vector A (error code " + "z" * 400 + ")!"
+    known = (
+        "Failed to allocate device vector A (error code CUDA driver version is insufficient for CUDA "
+        "runtime version" + " y" * 200 + ")!"
+    )
+    both = "".join(
+        f"{MARKER} gpu {index} begin\n{unknown}\n{MARKER} gpu {index} exit 1\n" for index in (0, 1)
+    )
+    nodes = [
+        {"name": "gpu-both", "gpus": 2, "workloads": {"cuda": {"stdout": both, "exitCode": 1}}},
+        _one_gpu("gpu-silent", ""),
+        _one_gpu("gpu-unknown", f"{MARKER} gpu 0 begin\n{unknown}\n{MARKER} gpu 0 exit 1\n"),
+        _one_gpu("gpu-known", f"{MARKER} gpu 0 begin\n{known}\n{MARKER} gpu 0 exit 1\n"),
+    ]
+    cluster = sim({"podStartSeconds": 0.05, "devicePlugin": "installed", "nodes": nodes})
+    code, report = verify_json(cli, cluster, "--level", "cuda", "--timeout", "30")
+    assert code == 1, report
+    checks = {node["name"]: checks_of(report, node["name"])["cuda.workload"] for node in report["nodes"]}
+    assert checks["gpu-both"]["message"].startswith("vectorAdd failed on 2 of 2 GPU(s) (GPU 0, 1): zzz")
+    assert checks["gpu-silent"]["message"] == "the CUDA check exited 1 without a result per GPU: Error"
+    unexplained = checks["gpu-unknown"]
+    assert unexplained["message"] == ("vectorAdd failed on 1 of 1 GPU(s) (GPU 0): " + "z" * 400)[:300]
+    assert unexplained["hint"].startswith("`kubectl -n ")
+    assert "(rerun with --keep-pods)" in unexplained["hint"]
+    diagnosed = checks["gpu-known"]
+    assert diagnosed["diagnosis"] == "cuda.driver-too-old"
+    quoted, _, cause = diagnosed["message"].partition(" — ")
+    assert quoted == ("vectorAdd failed on 1 of 1 GPU(s) (GPU 0): " + known[47:])[:240]
+    assert cause.startswith("CUDA cannot use the node's driver")

@@ -5,6 +5,8 @@ upgrade, a step's status, and which findings of `explain` are causes and which c
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 import gpuctl.core.bootstrap  # noqa: F401 -- imported for the load order, not a name
 from gpuctl.core.explain import CAUSE, CONSEQUENCE, explain, roles
 from gpuctl.core.gate import gate_level, gate_taint
+from gpuctl.core.since import since
 from gpuctl.core.upgrade.model import NodePlan
 from gpuctl.core.upgrade.run import CORDON_CHECK, StepFailed, UpgradeContext, _fails_upgrade, run_step
 from gpuctl.core.verify.model import (
@@ -28,13 +31,14 @@ from gpuctl.core.verify.model import (
     skipped,
     warned,
 )
-from gpuctl.cuda_workload import MARKER, VectorAddResult, parse_cuda_check, parse_vector_add
+from gpuctl.cuda_workload import MARKER, NO_RESULT, VectorAddResult, parse_cuda_check, parse_vector_add
 from gpuctl.defaults import GATE_TAINT_EFFECT, GATE_TAINT_KEY
 from gpuctl.diagnose import Diagnosis
 from gpuctl.diagnose.scan import find_all
-from gpuctl.errors import GpuctlError
+from gpuctl.errors import ConfigError, GpuctlError
 from gpuctl.kube.nodes import Taint
 
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 COUNTS = GpuCounts(expected=2, capacity=2, allocatable=2, seen=2)
 
 
@@ -211,3 +215,50 @@ def test_explain_reports_each_finding_with_its_cause_fix_line_and_role() -> None
     assert result.matches[0].id == "cuda.driver-too-old"
     assert result.matches[0].role == CAUSE
     assert result.nvidia_smi is None  # no nvidia-smi output in it: no GPU table either
+
+
+def test_a_warning_or_failure_without_hint_or_diagnosis_has_empty_ones() -> None:
+    for check in (warned("w", "m"), failed("f", "m")):
+        assert (check.hint, check.diagnosis) == ("", "")
+
+
+def test_vector_add_results_are_exactly_pass_or_the_named_error() -> None:
+    capture = (CORPUS / "workloads" / "vectoradd-pass.txt").read_text(encoding="utf-8")
+    assert parse_vector_add(capture) == VectorAddResult(passed=True, error=None)
+    failure = "Failed to allocate device vector A (error code no CUDA-capable device is detected)!\n"
+    result = parse_vector_add(failure + "[Vector addition of 50000 elements]\n")
+    assert (result.passed is False, result.error) == (True, "no CUDA-capable device is detected")
+    wrong = parse_vector_add(
+        "[Vector addition of 50000 elements]\nResult verification failed at element 7!\n"
+    )
+    assert (wrong.passed is False, wrong.error) == (True, "Result verification failed at element 7")
+
+
+def test_each_gpus_result_keeps_its_own_output() -> None:
+    capture = (CORPUS / "workloads" / "vectoradd-pass.txt").read_text(encoding="utf-8")
+    text = f"{MARKER} gpu 0 begin\n{capture}{MARKER} gpu 0 exit 0\n{MARKER} gpu 1 begin\n[Vector addition"
+    finished, cut_off = parse_cuda_check(text).gpus
+    assert (finished.passed, finished.output) == (True, capture.rstrip("\n"))
+    assert (cut_off.passed, cut_off.error, cut_off.output) == (False, NO_RESULT, "[Vector addition")
+
+
+def test_explain_shows_an_nvidia_smi_table_only_when_there_is_one() -> None:
+    assert explain(text="").nvidia_smi is None  # nothing to read: no table, not an empty one
+    table = (CORPUS / "nvidia-smi" / "linux-nvidia-h100-80gb-hbm3-590.48.01.table.txt").read_text(
+        encoding="utf-8"
+    )
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    recent = explain(
+        text="2026-01-01T00:00:00Z nvidia-smi\n" + table, since=since("2025-12-01T00:00:00Z", now, UTC)
+    )
+    assert recent.nvidia_smi is not None
+    assert recent.nvidia_smi == explain(text=table).nvidia_smi
+
+
+def test_explain_since_without_any_time_stamp_says_how_to_get_them() -> None:
+    with pytest.raises(ConfigError) as refused:
+        explain(text="no stamp here\n", since=since("1h"))
+    assert refused.value.hint == (
+        "drop --since, or capture with time stamps: `journalctl -o short-iso`, `dmesg -T`, "
+        "`kubectl logs POD --timestamps`"
+    )
