@@ -235,8 +235,9 @@ GPU = (
         r"No devices found\. Waiting indefinitely",
         "the device plugin found no GPU on this node and advertises none",
         "if {node} has GPUs: `lspci -d 10de:` and `nvidia-smi` on the node, then fix the driver/"
-        "toolkit (`gpuctl preflight --limit {node}`); if not, keep the plugin off it with a "
-        "nodeSelector",
+        "toolkit (`gpuctl preflight --limit {node}`); if the driver came up after the plugin "
+        "(a reboot, a driver container still installing), restart the plugin pod on {node}; if "
+        "the node has no GPUs, keep the plugin off it with a nodeSelector",
     ),
     sig(
         "plugin.driver-mismatch", "plugin-log", "driver",

@@ -127,6 +127,19 @@ _DETAILS = (
         source=_LIBNVC,
     ),
     Entry(
+        "toolkit-glibc-too-new", "toolkit binaries need a newer glibc than the host",
+        "the NVIDIA Container Toolkit binaries the GPU Operator's toolkit container installed on the "
+        "host (/usr/local/nvidia/toolkit) were built against a newer glibc than the host has: the "
+        "toolkit image's flavour or release does not match the host OS (an Ubuntu-based image on an "
+        "older RHEL/CentOS or Amazon Linux host)",
+        "set the toolkit image to the variant built for {node}'s OS (the GPU Operator's "
+        "`toolkit.version` with the matching suffix), or install the toolkit on the host with "
+        + _BOOTSTRAP + " and disable the operator's toolkit (`toolkit.enabled=false`)",
+        "toolkit",
+        texts=("(required by /usr/local/nvidia/toolkit",),
+        source=_INSTALL,
+    ),
+    Entry(
         "driver-rpc-timeout", "driver service timed out",
         "the start hook's driver service got no answer from the GPUs within its 10 s limit: the GPUs "
         "are not kept initialised (persistence mode off, nvidia-persistenced not running), so each "

@@ -149,8 +149,12 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
     (35, "cudaErrorInsufficientDriver", "", "CUDA driver version is insufficient for CUDA runtime version",
      "driver",
      "CUDA cannot use the node's driver (CUDA error 35): the container's CUDA runtime needs a newer "
-     "driver, or the loaded kernel module cannot drive this GPU (Blackwell needs the open modules)",
-     _DRIVER_UPGRADE + "; install the open kernel modules for Blackwell"),
+     "driver, the loaded kernel module cannot drive this GPU (Blackwell needs the open modules), or "
+     "the container has no driver at all (the CUDA runtime returns 35 when it finds no libcuda.so.1: "
+     "the pod requests no GPU or does not run with the NVIDIA runtime, so nothing injected it)",
+     _DRIVER_UPGRADE + "; install the open kernel modules for Blackwell; if `nvidia-smi` is missing "
+     "in the container, request a GPU (`nvidia.com/gpu`) and run the pod with the NVIDIA runtime "
+     "(`gpuctl verify --runtime-class nvidia` proves it on {node})"),
     (36, "cudaErrorCallRequiresNewerDriver", "", "API call is not supported in the installed CUDA driver",
      "driver",
      "the program calls a CUDA API the node's driver is too old for (CUDA error 36)", _DRIVER_UPGRADE),

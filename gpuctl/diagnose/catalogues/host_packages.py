@@ -99,6 +99,9 @@ _REPOSITORY = (
         "local mirror, " + _RERUN,
         "network",
         aliases=("Could not connect to",),
+        # apt's TLS methods (gnutls) when the connection breaks during the handshake: the same
+        # egress, proxy or IPv6-route fault
+        texts=("Could not handshake:",),
         source=_APT,
     ),
     Entry(

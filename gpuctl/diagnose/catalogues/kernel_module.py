@@ -213,7 +213,9 @@ _INSTALLER_ENTRIES = (
         "names it; e.g. `sudo apt-get install gcc-12` and `export CC=gcc-12`), or upgrade the "
         "kernel and driver together, then " + _BOOTSTRAP,
         "driver",
-        texts=("sanity check failed:", "CC version check failed"),
+        # The kernel module Makefile's own target name where the installer's message is absent
+        # (the GPU Operator's driver container prints make's output).
+        texts=("sanity check failed:", "CC version check failed", "[cc_version_check] Error"),
         source=f"{_INSTALLER}/kernel.c",
     ),
     Entry(
