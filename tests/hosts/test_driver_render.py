@@ -16,6 +16,8 @@ import pytest
 from gpuctl.package_data import default_driver_branch
 from tests.local_ansible import run_playbook
 
+# Runs a real ansible-playbook on this machine: a run of its own beside the tiers (.ci/run-tests.sh).
+pytestmark = [pytest.mark.playbook]
 BRANCH = default_driver_branch()  # the role's default: the pin these renders exercise
 PLAYBOOK = Path(__file__).resolve().parent / "playbooks" / "render_driver.yml"
 NVIDIA = "https://developer.download.nvidia.com/compute/cuda/repos"

@@ -18,6 +18,8 @@ import pytest
 
 from gpuctl.hosts.runner import runner_envvars
 
+# Runs a real ansible-playbook on this machine: a run of its own beside the tiers (.ci/run-tests.sh).
+pytestmark = [pytest.mark.playbook]
 REPO = Path(__file__).resolve().parents[2]
 PLAYBOOKS = REPO / "playbooks"
 BIN = Path(sys.executable).parent

@@ -14,6 +14,8 @@ from pathlib import Path
 import ansible.release
 import pytest
 
+# Runs a real ansible-playbook on this machine: a run of its own beside the tiers (.ci/run-tests.sh).
+pytestmark = [pytest.mark.playbook]
 ROOT = Path(__file__).resolve().parents[2]
 LOWEST_VENV = ROOT / ".venv-ansible-lowest"
 # The tests that run ansible-playbook or load gpuctl's Ansible plugins (ansible-lint is not in the

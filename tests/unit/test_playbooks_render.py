@@ -71,6 +71,7 @@ KEEP_BASE_PLAY = (
 HOST_PROBE = ROLES / "gpuctl_probe" / "files" / "host_probe.py"
 
 pytestmark = [
+    pytest.mark.playbook,  # a real ansible-playbook: a run of its own (.ci/run-tests.sh)
     pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="the role writes files owned by root: run as root"),
 ]

@@ -21,6 +21,8 @@ from gpuctl.errors import ConfigError
 from gpuctl.hosts.private_data import kept_artifacts_root, make_private_dirs
 from gpuctl.hosts.runner import RunOutcome, RunRequest, run_playbook
 
+# Runs a real ansible-playbook on this machine: a run of its own beside the tiers (.ci/run-tests.sh).
+pytestmark = [pytest.mark.playbook]
 SECRETS = {
     "AWS_SECRET_ACCESS_KEY": "sentinel-aws-4b1f",
     "GITHUB_TOKEN": "sentinel-gh-93ce",
