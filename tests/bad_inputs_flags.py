@@ -14,6 +14,12 @@ def _render_stacks() -> list[Case]:
     """render: a flag of one stack given with another."""
     return [
         case("flags-render-dra-sharing", "render --stack dra --sharing mps", 2, "--sharing mps"),
+        case(
+            "flags-render-readiness-taint-prefix",
+            "render --readiness-rule --readiness-taint gpuctl.io/unproven",
+            2,
+            "--readiness-taint",
+        ),
         case("flags-render-dra-mig", "render --stack dra --mig-strategy single", 2, "--mig-strategy single"),
         case("flags-render-dra-image", "render --stack dra --image nvcr.io/x/plugin:1", 2, "--image"),
         case("flags-render-operator-namespace", "render --stack operator -n gpus", 2, "--namespace gpus"),
@@ -137,6 +143,14 @@ def _verify_and_taint() -> list[Case]:
         case("flags-verify-no-pods-image", "verify --no-pods --image busybox", 2, "--image busybox"),
         case("flags-verify-no-pods-toleration", "verify --no-pods --toleration dedicated", 2, "--toleration"),
         case("flags-verify-no-pods-gate", "verify --no-pods --gate", 2, "--gate"),
+        case(
+            "flags-verify-gate-taint-without-gate",
+            "verify --gate-taint readiness.k8s.io/gpu-proven",
+            2,
+            "--gate-taint",
+        ),
+        case("flags-verify-gate-mode-unknown", "verify --gate --gate-mode both", 2, "--gate-mode 'both'"),
+        case("flags-verify-gate-taint-invalid", "verify --gate --gate-taint 'bad key'", 2, "--gate-taint"),
         case(
             "flags-verify-no-pods-pull-secret",
             "verify --no-pods --image-pull-secret regcred",
