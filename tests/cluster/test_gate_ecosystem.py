@@ -7,9 +7,8 @@ lifted only once the GPU passes again."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
-
-from tests.polling import wait_until
 
 CONDITION = "GPUProven"
 
@@ -95,7 +94,7 @@ def test_condition_mode_writes_only_the_condition(sim: Any, cli: Any) -> None:
     assert sick is not None
     assert sick["status"] == "False"
     first_transition = sick["lastTransitionTime"]
-    wait_until(lambda: True, "a second's tick")
+    time.sleep(1.1)  # the timestamps have a resolution of one second
     code, _, _ = verify_json(cli, cluster, "--level", "cuda", "--gate", "--gate-mode", "condition")
     again = condition_of(cluster, "gpu-ecc")
     assert again is not None
@@ -116,3 +115,29 @@ def test_gate_flags_are_refused_without_gate_or_with_bad_values(sim: Any, cli: A
     result = cli(["verify", "--kubeconfig", kubeconfig, "--gate", "--gate-taint", "bad key!"])
     assert result.exit_code == 2
     assert "--gate-taint 'bad key!'" in result.stderr
+
+
+def test_a_busy_node_keeps_its_condition_with_a_fresh_heartbeat(sim: Any, cli: Any) -> None:
+    """A node whose workloads hold every GPU is not judged: its GPUProven status stays what the
+    last proof made it, with the reason NotJudgedBusy and a newer lastHeartbeatTime."""
+    from tests.cluster.test_verify_busy import SCENARIO, _hold
+
+    cluster = sim(SCENARIO)
+    code, _, stderr = verify_json(cli, cluster, "--timeout", "30", "--gate")
+    assert code == 0, stderr
+    proven = condition_of(cluster, "gpu-1")
+    assert proven is not None
+    assert (proven["status"], proven["reason"]) == ("True", "SmiProven")
+    _hold(cluster, "big-job", "gpu-1", 4)
+    time.sleep(1.1)  # the timestamps have a resolution of one second
+    code, report, stderr = verify_json(cli, cluster, "--timeout", "30", "--gate")
+    assert code == 0, stderr
+    kept = condition_of(cluster, "gpu-1")
+    assert kept is not None
+    assert (kept["status"], kept["reason"]) == ("True", "NotJudgedBusy")
+    assert kept["lastTransitionTime"] == proven["lastTransitionTime"]
+    assert kept["lastHeartbeatTime"] > proven["lastHeartbeatTime"]
+    assert "not judged: its workloads hold every GPU" in kept["message"]
+    assert ("gpu-1", "True", "NotJudgedBusy") in [
+        (c["node"], c["status"], c["reason"]) for c in report["gate"]["condition"]["nodes"]
+    ]
