@@ -55,8 +55,8 @@ def test_the_pinned_cuda_sample_has_a_cited_capture_of_its_release() -> None:
     capture = _pinned_capture()
     assert capture["source"].startswith("https://github.com/")
     assert (CORPUS / capture["file"]).read_text(encoding="utf-8").endswith("Test PASSED\nDone\n")
-    # The pin moving to another release leaves this capture behind: the lookup above then fails.
-    assert _release(CUDA_SAMPLE_IMAGE) == "cuda12.5.0"
+    # A pin moved to another CUDA release finds no capture until one of that release is added.
+    assert _release("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.8.0-ubuntu24.04") == "cuda12.8.0"
 
 
 def _segments(log: str) -> dict[int, str]:
