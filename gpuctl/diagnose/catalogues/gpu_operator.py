@@ -238,6 +238,30 @@ _VALIDATION = (
         source=_VALIDATOR,
     ),
     Entry(
+        "nfd-labels-missing",
+        "no node labelled as a GPU node",
+        "the GPU Operator found no node carrying Node Feature Discovery's NVIDIA PCI label "
+        "(feature.node.kubernetes.io/pci-10de.present=true), so it deploys no operand anywhere: NFD "
+        "is not deployed (nfd.enabled=false and no NFD of its own in the cluster), its worker does "
+        "not run on the GPU nodes (a taint it does not tolerate), or the nodes have no NVIDIA GPU "
+        "on their PCI bus",
+        "`kubectl get nodes -L feature.node.kubernetes.io/pci-10de.present` and `kubectl get pods -A "
+        "-o wide | grep node-feature-discovery-worker`; deploy NFD with the operator (Helm "
+        "`nfd.enabled=true`) or let its worker tolerate the GPU nodes' taints; `gpuctl preflight -i "
+        "INVENTORY` checks the GPUs are on the bus",
+        "config",
+        texts=(
+            "NFD labels missing in the cluster",
+            "No NFD label found, polling for new nodes",
+            "No GPU node can be found in the cluster",
+            # the wording of releases before v23
+            "No GPU node in the cluster, do not create DaemonSets",
+            "Could not get any nodes to match nvidia.com/gpu.present label",
+            "did you run the node feature discovery?",
+        ),
+        source=_OPERATOR + "controllers/clusterpolicy_controller.go",
+    ),
+    Entry(
         "clusterpolicy-not-ready",
         "ClusterPolicy not ready",
         "the GPU Operator's ClusterPolicy is notReady: one of its operands (the states it names, "
