@@ -37,26 +37,31 @@ def _release(image: str) -> str:
     return found.group(1)
 
 
-def _pinned_capture() -> dict[str, Any]:
-    """The cited vectorAdd capture of the pinned image's CUDA release."""
-    release = _release(CUDA_SAMPLE_IMAGE)
+def _capture_of(image: str) -> dict[str, Any] | None:
+    """The cited vectorAdd capture of `image`'s CUDA release, None when there is none."""
+    release = _release(image)
     captures = [
         item
         for item in WORKLOADS
         if item["kind"] == "vectoradd" and f"cuda-sample:vectoradd-{release}" in item["component"]
     ]
-    assert captures, (
-        f"no capture of {CUDA_SAMPLE_IMAGE}'s vectorAdd ({release}) in tests/corpus/workloads.yaml"
+    return captures[0] if captures else None
+
+
+def _pinned_capture() -> dict[str, Any]:
+    capture = _capture_of(CUDA_SAMPLE_IMAGE)
+    assert capture is not None, (
+        f"no capture of {CUDA_SAMPLE_IMAGE}'s vectorAdd in tests/corpus/workloads.yaml"
     )
-    return captures[0]
+    return capture
 
 
 def test_the_pinned_cuda_sample_has_a_cited_capture_of_its_release() -> None:
     capture = _pinned_capture()
     assert capture["source"].startswith("https://github.com/")
     assert (CORPUS / capture["file"]).read_text(encoding="utf-8").endswith("Test PASSED\nDone\n")
-    # A pin moved to another CUDA release finds no capture until one of that release is added.
-    assert _release("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.8.0-ubuntu24.04") == "cuda12.8.0"
+    # A pin moved to a release no capture is of fails the lookup above.
+    assert _capture_of("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda99.9.0-ubuntu24.04") is None
 
 
 def _segments(log: str) -> dict[int, str]:
