@@ -52,11 +52,14 @@ class NodeLayout:
         return self.base / "console.log"
 
 
-def mount_overlay(state: HarnessState, layout: NodeLayout, lower: Path) -> None:
+def mount_overlay(state: HarnessState, layout: NodeLayout, lower: Path, image: Path | None = None) -> None:
+    """The node's root: its own upper dir over `lower` (the rootfs), with `image` (a node image's
+    layer, tests/hosts/_image.py) between them when given."""
     for directory in (layout.upper, layout.work, layout.merged):
         directory.mkdir(parents=True, exist_ok=True)
     state.record("mount", path=str(layout.merged))
-    options = f"lowerdir={lower},upperdir={layout.upper},workdir={layout.work}"
+    lowers = f"{image}:{lower}" if image else str(lower)  # overlayfs reads the leftmost lower first
+    options = f"lowerdir={lowers},upperdir={layout.upper},workdir={layout.work}"
     subprocess.run(
         ["mount", "-t", "overlay", "overlay", "-o", options, str(layout.merged)],
         check=True,

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.hosts._image import build_image
 from tests.hosts.nodes import TestNode, down, up
 
 # Tools the harness runs on the machine that brings the nodes up (.ci/install-host-deps.sh).
@@ -47,3 +50,12 @@ def test_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNo
     yield nodes
     if not keep:
         down(inventory)
+
+
+@pytest.fixture(scope="session")
+def node_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A node image (tests/hosts/_image.py): hosts gpuctl's host phase prepared with the role defaults,
+    built on first use, once per session, for the modules whose subject is not the bare bootstrap.
+    `up(..., image=node_image)` starts nodes from it."""
+    skip_without_host_requirements()
+    return build_image(tmp_path_factory.mktemp("node-image"), log=lambda line: print(line, file=sys.stderr))

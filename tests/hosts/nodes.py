@@ -237,9 +237,14 @@ def up(
     nvswitches: int = 0,
     nvswitch_nodes: int | None = None,
     owner_pid: int | None = None,
+    image: Path | None = None,
+    image_nodes: int | None = None,
     log: Log = _stderr,
 ) -> list[TestNode]:
     """Bring up `nodes` nodes with `gpus` fake GPUs each; write `inventory`; return the nodes.
+
+    With `image` (a node image, tests/hosts/_image.py), the first `image_nodes` nodes (all of them by
+    default) start from it, as hosts gpuctl already prepared, instead of bare.
 
     `nvswitches` NVSwitches go on the first `nvswitch_nodes` nodes (all of them by default), so one
     run can hold HGX nodes next to nodes without NVSwitches.
@@ -266,7 +271,8 @@ def up(
     try:
         hardware = _node.FakeHardware(gpus, device_id, nvswitches, nvswitch_nodes)
         www = _mirror.publish(harness_dir(inventory) / "www", mirror, debian_archive)
-        _bring_up(state, rootfs, www, nodes=nodes, hardware=hardware, timer=timer)
+        images = [image if image_nodes is None or index < image_nodes else None for index in range(nodes)]
+        _bring_up(state, rootfs, www, nodes=nodes, hardware=hardware, timer=timer, images=images)
         write_inventory(inventory, _inventory_for(state))
         ready = load_nodes(inventory)
         _wait_for_login(ready)
@@ -287,6 +293,7 @@ def _bring_up(
     nodes: int,
     hardware: _node.FakeHardware,
     timer: _Timer,
+    images: list[Path | None],
 ) -> None:
     directory = state.path.parent
     subnet = _network.claim_subnet(state)
@@ -297,7 +304,7 @@ def _bring_up(
     for index in range(nodes):
         layout = _node.NodeLayout(NODE_NAME.format(index=index), directory / f"node-{index}")
         netns = _network.add_node_network(state, subnet, index, layout.name)
-        _node.mount_overlay(state, layout, rootfs)
+        _node.mount_overlay(state, layout, rootfs, images[index])
         host_key = _node.prepare_root(layout, subnet.node_address(index), admin_key)
         nspawn_pid = _node.boot(state, layout, netns, hardware.of_node(index))
         booting.append((index, layout, netns, host_key, nspawn_pid))

@@ -1,4 +1,5 @@
-"""The GPU Operator stack on hosts prepared by gpuctl's own host phase: bare Debian test nodes →
+"""The GPU Operator stack on hosts prepared by gpuctl's own host phase (both start from the node
+image, tests/hosts/_image.py: Debian test nodes the host phase prepared once per session) →
 `gpuctl bootstrap --phase all --stack operator -i INVENTORY` with a real helm and the stand-in
 gpu-operator chart (tests/charts), against a simulated cluster whose GPU nodes are backed by those
 hosts (the sim plays the Operator; its validator reads what the hosts really have).
@@ -64,12 +65,15 @@ def gpuctl(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]
 
 
 @contextlib.contextmanager
-def operator_cluster(work: Path) -> Iterator[OperatorCluster]:
-    """Two bare hosts with 8 GPUs each, and a sim (in this process, so that tests can count its
-    writes) with one CPU node plus a node per host."""
+def operator_cluster(
+    work: Path, image: Path | None = None, image_nodes: int | None = None
+) -> Iterator[OperatorCluster]:
+    """Two hosts with 8 GPUs each, and a sim (in this process, so that tests can count its writes)
+    with one CPU node plus a node per host. The hosts are bare, or the first `image_nodes` of them
+    (all by default) start from `image`: hosts gpuctl's host phase prepared (tests/hosts/_image.py)."""
     skip_without_host_requirements()
     inventory = work / "hosts.yml"
-    nodes = up(nodes=2, gpus=GPUS, inventory=inventory)
+    nodes = up(nodes=2, gpus=GPUS, inventory=inventory, image=image, image_nodes=image_nodes)
     server = None
     try:
         links = links_from_inventory(inventory)
@@ -84,8 +88,10 @@ def operator_cluster(work: Path) -> Iterator[OperatorCluster]:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
-    with operator_cluster(tmp_path_factory.mktemp("operator-on-hosts")) as started:
+def cluster(node_image: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
+    """Both hosts from the node image: the bare bootstrap is test_bootstrap.py's and
+    test_bare_to_proven.py's subject; here the host phase runs for real on hosts it prepared before."""
+    with operator_cluster(tmp_path_factory.mktemp("operator-on-hosts"), image=node_image) as started:
         yield started
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,11 @@ pytestmark = [pytest.mark.hosts, pytest.mark.slow, needs_helm]
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
-    with operator_cluster(tmp_path_factory.mktemp("operator-unprepared")) as started:
+def cluster(node_image: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorCluster]:
+    """The host to be prepared starts from the node image (its host phase below finds nothing to do);
+    the other is bare, and the last test bootstraps it for real."""
+    work = tmp_path_factory.mktemp("operator-unprepared")
+    with operator_cluster(work, image=node_image, image_nodes=1) as started:
         yield started
 
 
