@@ -22,10 +22,14 @@ WORKLOAD = (
         "cuda.driver-too-old", "cuda-workload", "driver",
         r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver",
         "CUDA cannot use the node's driver (CUDA error 35): the container's CUDA runtime needs a newer "
-        "driver, or the loaded kernel module cannot drive this GPU (Blackwell needs the open modules)",
+        "driver, the loaded kernel module cannot drive this GPU (Blackwell needs the open modules), "
+        "or the container has no driver library at all (the pod does not run with the NVIDIA "
+        "runtime: no RuntimeClass while nvidia is not the default runtime)",
         "on {node}: `nvidia-smi` shows the newest CUDA the driver runs (top right); upgrade the driver "
         "(`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`) or install its open kernel "
-        "modules, or pick an image built for that CUDA (`gpuctl verify --cuda-image IMAGE`)",
+        "modules, or pick an image built for that CUDA (`gpuctl verify --cuda-image IMAGE`); if the "
+        "driver is new enough, run the pod with `runtimeClassName: nvidia` (`gpuctl verify "
+        "--runtime-class nvidia`)",
         also=_CUDA_ALSO,
     ),
     sig(

@@ -54,8 +54,12 @@ _ROWS: tuple[tuple[int, str, tuple[str, ...], str, str, str], ...] = (
      "on {node}: `nvidia-smi -q` shows which features the GPU has; configure only those (e.g. no "
      "MIG strategy on non-MIG GPUs), or update the tool that asks for the feature"),
     (4, "ERROR_NO_PERMISSION", ("Insufficient Permissions",), "config",
-     "the caller may not do this through NVML (NVML error 4): changing GPU settings needs root, and "
-     "reading MIG devices from a container needs the MIG monitor capability",
+     "the caller may not do this through NVML (NVML error 4): changing GPU settings needs root, "
+     "reading MIG devices from a container needs the MIG monitor capability, and a container "
+     "whose /dev/nvidia* nodes it may not open (SELinux labels, a rootless engine, device "
+     "permissions) cannot even initialise NVML",
+     "in a container: check SELinux (`getenforce`; `sudo setsebool -P container_use_devices 1`) "
+     "and the device nodes' permissions on {node}; "
      "run the command as root on {node} (`sudo nvidia-smi ...`); for the device plugin set "
      "NVIDIA_MIG_MONITOR_DEVICES=all on its container (the Helm chart and the GPU Operator do); "
      "profiling counters (NVLink, DCGM profiling) are root-only while the driver's "
