@@ -114,7 +114,6 @@ def main() -> None:
             {
                 "kubernetesVersion": "v1.37.0",
                 "podStartSeconds": 0.5,
-                "draApi": True,
                 "draDriver": "absent",
                 "nodes": [{"name": "cpu-0"}, gpu],
             }

@@ -249,7 +249,8 @@ class Scenario:
     gpu_allocation: str = "device-plugin"  # the nodes' default (`gpuAllocation`)
     dra_driver: str = "installed"  # installed | absent: the DRA driver, where a node uses DRA
     # `draApi`: the API serves resource.k8s.io though every node starts on the device plugin (a
-    # cluster about to move its GPUs to DRA, as every 1.34+ API server serves it).
+    # cluster about to move its GPUs to DRA). Default: as kube-apiserver does, from 1.34 on, where
+    # resource.k8s.io/v1 (DRA GA) is served by default.
     dra_api: bool = False
     # Seconds a list's continue token lives (`listTokenTTLSeconds`) and a watch stays open, which
     # is also the compaction interval (`watchTTLSeconds`); 0: for ever, as before.
@@ -265,7 +266,12 @@ class Scenario:
     def uses_dra(self) -> bool:
         """Some node gets its GPUs through DRA: the API serves resource.k8s.io (cached: the scenario
         is frozen, and the kubelet and scheduler ask on every pod of a 5,000-node cluster)."""
-        return self.dra_api or any(node.gpu_allocation == "dra" for node in self.nodes)
+        return self.dra_api or self.has_dra_nodes
+
+    @cached_property
+    def has_dra_nodes(self) -> bool:
+        """Some node starts with its GPUs on DRA (where `draDriver: installed` puts the driver)."""
+        return any(node.gpu_allocation == "dra" for node in self.nodes)
 
     @cached_property
     def dra_137(self) -> bool:
@@ -347,6 +353,14 @@ FORBIDDEN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete"
 _RESOURCE = re.compile(r"^[a-z][a-z0-9.-]*(/[a-z]+)?$")
 
 
+DRA_GA = (1, 34)  # resource.k8s.io/v1 served by default (Kubernetes 1.34: DRA GA)
+
+
+def _minor_of(version: str) -> tuple[int, int]:
+    major, minor = (int(part) for part in version[1:].split(".")[:2])
+    return major, minor
+
+
 def load_scenario(path: Path | str) -> Scenario:
     """Read and validate a scenario file; ConfigError names the file, field path or YAML line."""
     import yaml
@@ -409,7 +423,7 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
         extra_namespaces=top.string_list("namespaces", ()),
         gpu_allocation=allocation,
         dra_driver=top.choice("draDriver", "installed", ("installed", "absent")),
-        dra_api=top.boolean("draApi", False),
+        dra_api=top.boolean("draApi", _minor_of(version) >= DRA_GA),
         gpu_operator=_parse_gpu_operator(top),
         mpi_operator=top.choice("mpiOperator", "absent", ("absent", "installed")),
         list_token_ttl_seconds=top.number("listTokenTTLSeconds", 0.0),

@@ -27,12 +27,10 @@ GPU = "nvidia.com/gpu"
 
 
 def scenario(*extra_nodes: dict[str, Any]) -> dict[str, Any]:
-    """A 1.37 cluster that serves resource.k8s.io, its GPU nodes without any stack yet."""
+    """A 1.37 cluster (which serves resource.k8s.io), its GPU nodes without any stack yet."""
     return {
         "kubernetesVersion": "v1.37.0",
         "podStartSeconds": 0.05,
-        "draApi": True,
-        "draDriver": "absent",
         "nodes": [{"name": "cpu-0"}, gpu_nodes(count=3, gpus=4), *extra_nodes],
     }
 
@@ -389,3 +387,27 @@ def test_the_plan_names_the_sharing_dra_does_not_carry(sim: Any, cli: Any) -> No
     (not_carried,) = data["migration"]["not_carried"]
     assert not_carried.startswith("time-slicing (2 replicas per GPU): gpuctl's DRA values keep the driver's")
     assert [n["expected_gpus"] for n in data["migration"]["nodes"]] == [4, 4, 4]  # physical GPUs
+
+
+def test_the_sims_own_device_plugin_moves_two_at_a_time_after_the_canary(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), "devicePlugin": "installed"})
+    wait_until(lambda: all(nodes(cluster)[f"gpu-{i}"].status.allocatable.get(GPU) == "4" for i in range(3)),
+               "the device plugin serving every GPU node")  # fmt: skip
+    code, data, result = migrate(cli, cluster, "dra", "--max-unavailable", "2")
+    assert code == 0, result.output
+    assert [(n["name"], n["batch"], n["outcome"]) for n in data["migration"]["nodes"]] == [
+        ("gpu-0", 1, "migrated"),
+        ("gpu-1", 2, "migrated"),
+        ("gpu-2", 2, "migrated"),
+    ]
+    assert data["migration"]["removed"] == ["daemonset kube-system/nvidia-device-plugin-daemonset"]
+    assert plugin_pods(cluster) == []
+
+
+def test_a_cluster_that_serves_no_dra_is_refused(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), "kubernetesVersion": "v1.33.4", "devicePlugin": "installed"})
+    code, _, result = migrate(cli, cluster, "dra")
+    assert code == 2, result.output
+    assert result.stderr.startswith(
+        "error: --stack dra --migrate: the API server does not serve resource.k8s.io"
+    )

@@ -102,7 +102,7 @@ def plugin_daemonset() -> Obj:
 
 def install(cluster: ClusterState, created: float) -> None:
     """What the scenario says is already installed: the chart's DeviceClasses and DaemonSet."""
-    if not cluster.scenario.uses_dra or cluster.scenario.dra_driver != "installed":
+    if not cluster.scenario.has_dra_nodes or cluster.scenario.dra_driver != "installed":
         return
     store = cluster.store
     if store.get("namespaces", "", DRA_DRIVER_NAMESPACE) is None:
