@@ -145,6 +145,29 @@ def plugin_pods(cluster: Any) -> list[str]:
     return [pod.metadata.name for pod in pods if pod.metadata.name.startswith("nvidia-device-plugin")]
 
 
+def most_cordoned_by_events(cluster: Any) -> tuple[int, int]:
+    """(the most nodes cordoned at once, the cordons) as the kubelets' NodeNotSchedulable and
+    NodeSchedulable Events tell it, in the order the API server stored them."""
+    from kubernetes.client import CoreV1Api
+
+    items = CoreV1Api(cluster.api_client()).list_namespaced_event(NAMESPACE).items
+    changes = sorted(
+        (int(event.metadata.resource_version), event.involved_object.name, event.reason)
+        for event in items
+        if event.involved_object.kind == "Node" and event.reason in ("NodeNotSchedulable", "NodeSchedulable")
+    )
+    cordoned: set[str] = set()
+    most = cordons = 0
+    for _, node, reason in changes:
+        if reason == "NodeNotSchedulable":
+            cordoned.add(node)
+            cordons += 1
+        else:
+            cordoned.discard(node)
+        most = max(most, len(cordoned))
+    return most, cordons
+
+
 def verify(cli: Any, cluster: Any) -> tuple[int, dict[str, Any]]:
     result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--timeout", "60"])
     return result.exit_code, json.loads(result.stdout)
@@ -209,6 +232,7 @@ def test_device_plugin_to_dra_and_back_under_a_budget(sim: Any, cli: Any) -> Non
     # never two nodes out at once, and the budget kept: never fewer than 2 of the 3 pods ready
     assert watched.most_cordoned == 1
     assert watched.fewest_ready == 2
+    assert most_cordoned_by_events(cluster) == (1, 3)  # the kubelets' Events say the same
     assert len(running(cluster)) == 3
     assert set(running(cluster).values()) <= {"gpu-0", "gpu-1", "gpu-2"}
     from kubernetes.client import AppsV1Api

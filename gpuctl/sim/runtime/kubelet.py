@@ -40,8 +40,24 @@ GRACE_CAP_SECONDS = 1.0
 
 
 def watch(cluster: ClusterState) -> None:
-    """Pods bound to a node (by the API or the scheduler) are admitted; removed ones cleaned up."""
+    """Pods bound to a node (by the API or the scheduler) are admitted; removed ones cleaned up;
+    a node cordoned or uncordoned gets the kubelet's Event saying so."""
     cluster.store.watch("pods", lambda change: _pod_changed(cluster, change))
+    cluster.store.watch("nodes", lambda change: _node_changed(cluster, change))
+
+
+def _node_changed(cluster: ClusterState, change: Change) -> None:
+    """The kubelet's NodeNotSchedulable / NodeSchedulable Event when spec.unschedulable flips
+    (pkg/kubelet/kubelet_node_status.go, recordNodeSchedulableEvent: "Node %s status is now: %s")."""
+    if change.kind != "MODIFIED" or change.previous is None:
+        return
+    before = bool((change.previous.get("spec") or {}).get("unschedulable"))
+    now = bool((change.obj.get("spec") or {}).get("unschedulable"))
+    if before == now:
+        return
+    name = change.obj["metadata"]["name"]
+    reason = "NodeNotSchedulable" if now else "NodeSchedulable"
+    cluster.record_event(change.obj, reason, f"Node {name} status is now: {reason}", host=name)
 
 
 def _pod_changed(cluster: ClusterState, change: Change) -> None:
