@@ -273,11 +273,20 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
         image=options.gpuctl_image,
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         deadline_seconds=VERIFY_CRONJOB_TIMEOUT_S + 120,
+        gate_args=_gate_args(options),
     )
     return [
         RenderedFile("verify-cronjob.yaml", cronjob),
         RenderedFile("verify-cronjob-rbac.yaml", _verify_role(options)),
     ]
+
+
+def _gate_args(options: RenderOptions) -> list[str]:
+    """With --readiness-rule the rendered verify only publishes the condition the rule waits for:
+    the Node Readiness Controller owns the taint (`verify --gate --gate-mode condition`)."""
+    if not options.readiness_rule:
+        return []
+    return ["--gate-mode", "condition", "--gate-condition", options.readiness_condition]
 
 
 def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:
@@ -298,6 +307,7 @@ def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:
         image=options.gpuctl_image,
         timeout_seconds=VERIFY_CRONJOB_TIMEOUT_S,
         interval_seconds=VERIFY_WATCH_INTERVAL_S,
+        gate_args=_gate_args(options),
     )
     files = [
         RenderedFile("verify-deployment.yaml", deployment),

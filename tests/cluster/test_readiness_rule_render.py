@@ -91,3 +91,19 @@ def test_the_sim_stores_the_rule_once_its_crd_exists(sim: Any, cli: Any, tmp_pat
     stored = json.loads(kubectl.ok("get", "nodereadinessrules", "gpuctl-gpu-proven", "-o", "json"))
     assert stored["spec"]["taint"]["key"] == "readiness.k8s.io/gpu-proven"
     assert stored["spec"]["enforcementMode"] == "continuous"
+
+
+def test_the_rendered_verify_then_only_publishes_the_condition(cli: Any, tmp_path: Path) -> None:
+    """With --readiness-rule the verify Deployment (and CronJob) runs `--gate --gate-mode
+    condition` with the rule's condition type: the controller owns the taint."""
+    rule = _rendered(
+        cli, tmp_path, "--verify-deployment", "--gpuctl-image", "example.org/gpuctl:0.1.0",
+        "--readiness-condition", "GPUVerified",
+    )  # fmt: skip
+    documents = yaml.safe_load_all((tmp_path / "out" / "verify-deployment.yaml").read_text())
+    deployment = next(doc for doc in documents if doc and doc["kind"] == "Deployment")
+    command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[-5:] == ["--gate", "--gate-mode", "condition", "--gate-condition", "GPUVerified"]
+    assert rule["spec"]["conditions"][0]["type"] == "GPUVerified"
+    plain = cli(["render", "--verify-cronjob", "--gpuctl-image", "example.org/gpuctl:0.1.0"])
+    assert '"--gate"]' in plain.stdout  # without the rule: today's gate, gpuctl owns the taint
