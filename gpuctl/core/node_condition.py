@@ -2,9 +2,10 @@
 whatever reads node conditions: the Node Readiness Controller (a NodeReadinessRule turns it into a
 taint, `render --readiness-rule`), autoscalers, dashboards, `kubectl describe node`.
 
-status True: proven at the level (reason `<Level>Proven`); False: a check failed (reason the failing
-check's id in CamelCase, `cuda.workload` → `CudaWorkload`, as Kubernetes reasons are written; the
-message starts with the id itself); a node verify could not judge (its workloads hold every GPU, or
+status True: proven at the level (reason the level, `cuda`); False: a check failed (reason the
+failing check's id itself, `cuda.workload`, the id verify's report and `explain` use; a node
+condition's reason, unlike a metav1.Condition's, has no pattern to follow; the message starts with
+the id too); a node verify could not judge (its workloads hold every GPU, or
 its verification pod ran out of --timeout) keeps the status it had, with a fresh
 lastHeartbeatTime and the reason `NotJudgedBusy` / `NotJudgedTimedOut` (Unknown when it had none).
 lastTransitionTime moves only when the status changes.
@@ -64,12 +65,6 @@ class ConditionResult:
         return UnreachableError(self.refused, hint=self.refused_hint) if self.refused else None
 
 
-def camel_case(check_id: str) -> str:
-    """`cuda.workload` → `CudaWorkload`, `nvidia-smi.gpus` → `NvidiaSmiGpus`."""
-    parts = [part for part in check_id.replace("-", ".").replace("_", ".").split(".") if part]
-    return "".join(part[:1].upper() + part[1:] for part in parts) or "Unknown"
-
-
 def verdict_of(node: NodeResult) -> Verdict:
     """The condition a judged node gets, or (judged False) the cause it could not be judged."""
     if node.busy:
@@ -80,10 +75,8 @@ def verdict_of(node: NodeResult) -> Verdict:
         return Verdict("Unknown", "NotJudgedTimedOut", cause[:1000], judged=False)
     if failures:
         first = failures[0]
-        return Verdict("False", camel_case(first.id), f"{first.id}: {first.message}"[:1000])
-    return Verdict(
-        "True", f"{camel_case(node.level)}Proven", f"proven at level {node.level} by gpuctl verify"
-    )
+        return Verdict("False", first.id, f"{first.id}: {first.message}"[:1000])
+    return Verdict("True", node.level, f"proven at level {node.level} by gpuctl verify")
 
 
 def _timestamp(when: datetime) -> str:

@@ -109,8 +109,8 @@ def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: 
     healthy, sick = condition_of(cluster, "gpu-ok"), condition_of(cluster, "gpu-ecc")
     assert healthy is not None
     assert sick is not None
-    assert (healthy["status"], healthy["reason"]) == ("True", "CudaProven")
-    assert (sick["status"], sick["reason"]) == ("False", "CudaWorkload")
+    assert (healthy["status"], healthy["reason"]) == ("True", "cuda")
+    assert (sick["status"], sick["reason"]) == ("False", "cuda.workload")
     # status shows the gated GPU
     status = cli(["status", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
     _assert_valid(json.loads(status.stdout))
@@ -132,7 +132,7 @@ def test_one_bad_gpu_is_gated_alone_and_returns_only_once_proven(sim: Any, cli: 
     assert gate_rules(cluster) == []
     recovered = condition_of(cluster, "gpu-ecc")
     assert recovered is not None
-    assert (recovered["status"], recovered["reason"]) == ("True", "CudaProven")
+    assert (recovered["status"], recovered["reason"]) == ("True", "cuda")
 
 
 def _role_scenario(clears_after_s: float, also_forbidden: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -66,8 +66,8 @@ def test_gate_taint_key_and_condition_on_a_device_plugin_cluster(sim: Any, cli: 
     sick = condition_of(cluster, "gpu-ecc")
     assert healthy is not None
     assert sick is not None
-    assert (healthy["status"], healthy["reason"]) == ("True", "CudaProven")
-    assert (sick["status"], sick["reason"]) == ("False", "CudaWorkload")
+    assert (healthy["status"], healthy["reason"]) == ("True", "cuda")
+    assert (sick["status"], sick["reason"]) == ("False", "cuda.workload")
     assert sick["message"].startswith("cuda.workload: vectorAdd failed on 1 of 8 GPU(s) (GPU 0)")
     # its own field manager, through the status subresource; the kubelet's Ready stays
     assert managers(cluster, "gpu-ecc").get("gpuctl-gpu-proven") == "status"
@@ -127,7 +127,7 @@ def test_a_busy_node_keeps_its_condition_with_a_fresh_heartbeat(sim: Any, cli: A
     assert code == 0, stderr
     proven = condition_of(cluster, "gpu-1")
     assert proven is not None
-    assert (proven["status"], proven["reason"]) == ("True", "SmiProven")
+    assert (proven["status"], proven["reason"]) == ("True", "smi")
     _hold(cluster, "big-job", "gpu-1", 4)
     time.sleep(1.1)  # the timestamps have a resolution of one second
     code, report, stderr = verify_json(cli, cluster, "--timeout", "30", "--gate")

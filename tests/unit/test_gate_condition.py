@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gpuctl.core.device_gate import failed_gpus, passed_gpus, pod_order, rule_name
-from gpuctl.core.node_condition import Verdict, camel_case, condition, verdict_of
+from gpuctl.core.node_condition import Verdict, condition, verdict_of
 from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, failed, passed
 from gpuctl.kube.dra import DraDevice, DraNode
@@ -19,13 +19,11 @@ def _node(*checks: Check, cuda: tuple[CudaGpu, ...] | None = None, busy: bool = 
     return NodeResult("gpu-0", COUNTS, checks, level="cuda", cuda=cuda, busy=busy, gpu_allocation=Stack.DRA)
 
 
-def test_reasons_are_camel_case_check_ids_or_the_level_proven() -> None:
-    assert camel_case("cuda.workload") == "CudaWorkload"
-    assert camel_case("nvidia-smi.gpus") == "NvidiaSmiGpus"
+def test_reasons_are_the_failing_check_id_or_the_level_proven() -> None:
     proven = verdict_of(_node(passed("cuda.workload", "vectorAdd passed on 8 GPU(s)")))
-    assert (proven.status, proven.reason) == ("True", "CudaProven")
+    assert (proven.status, proven.reason) == ("True", "cuda")
     broken = verdict_of(_node(passed("node.ready", "Ready"), failed("gpu.capacity", "0 of 8")))
-    assert (broken.status, broken.reason) == ("False", "GpuCapacity")
+    assert (broken.status, broken.reason) == ("False", "gpu.capacity")
     assert broken.message == "gpu.capacity: 0 of 8"
 
 
@@ -37,7 +35,7 @@ def test_a_node_not_judged_keeps_its_status_and_says_why() -> None:
     before = {
         "type": "GPUProven",
         "status": "False",
-        "reason": "CudaWorkload",
+        "reason": "cuda.workload",
         "lastTransitionTime": "2026-12-06T20:00:00Z",
         "lastHeartbeatTime": "2026-12-06T20:00:00Z",
     }
