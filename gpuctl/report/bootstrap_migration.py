@@ -30,6 +30,7 @@ def migration_json(result: MigrationResult) -> dict[str, Any]:
         "moved": list(plan.moved),
         "carried": list(plan.carried),
         "not_carried": list(plan.not_carried),
+        "dra_feature_gates": list(plan.dra_feature_gates),
         "pinned": list(result.pinned),
         "objects": [{"ref": obj.ref, "action": obj.action} for obj in result.objects],
         "helm": {"action": result.helm.action, "chart": result.helm.chart} if result.helm else None,

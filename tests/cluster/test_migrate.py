@@ -402,15 +402,60 @@ def test_ctrl_c_stops_after_the_step_in_flight_and_a_rerun_finishes(sim: Any, cl
     assert len(running(cluster)) == 3
 
 
-def test_the_plan_names_the_sharing_dra_does_not_carry(sim: Any, cli: Any) -> None:
+def dra_plugin_logs(cluster: Any) -> dict[str, str]:
+    """The DRA kubelet plugin's log on each node, read through the API as `kubectl logs` does."""
+    from kubernetes.client import CoreV1Api
+
+    core = CoreV1Api(cluster.api_client())
+    pods = core.list_namespaced_pod("dra-driver-nvidia-gpu").items
+    return {
+        pod.spec.node_name: core.read_namespaced_pod_log(pod.metadata.name, pod.metadata.namespace)
+        for pod in pods
+        if pod.status.phase == "Running"
+    }
+
+
+def test_time_slicing_is_carried_to_the_dra_gate_and_its_replicas_are_named(sim: Any, cli: Any) -> None:
     cluster = sim(scenario())
     code, _, result = run(cli, cluster, "--no-gate", "--sharing", "time-slicing", "--replicas", "2")
     assert code == 0, result.output
     code, data, result = migrate(cli, cluster, "dra", "--check")
     assert code == 0, result.output
-    (not_carried,) = data["migration"]["not_carried"]
-    assert not_carried.startswith("time-slicing (2 replicas per GPU): gpuctl's DRA values keep the driver's")
-    assert [n["expected_gpus"] for n in data["migration"]["nodes"]] == [4, 4, 4]  # physical GPUs
+    migration = data["migration"]
+    assert migration["dra_feature_gates"] == ["TimeSlicingSettings"]
+    (replicas,) = migration["not_carried"]
+    assert replicas == (
+        "time-slicing replicas (2 per GPU): DRA counts no replicas, a GPU goes to one claim, so each "
+        "nvidia.com/gpu request gets a whole GPU (nvidia.com/gpu per node: gpu-0 8 -> 4, gpu-1 8 -> 4, "
+        "gpu-2 8 -> 4)"
+    )
+    assert migration["carried"][1].startswith("time-slicing: the DRA driver's TimeSlicingSettings gate is on")
+    assert [n["expected_gpus"] for n in migration["nodes"]] == [4, 4, 4]  # physical GPUs
+
+    code, data, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    assert [n["outcome"] for n in data["migration"]["nodes"]] == ["migrated"] * 3
+    assert "not carried: time-slicing replicas (2 per GPU)" in result.stderr  # the plan, before the moves
+    # the chart got the gate, and the kubelet plugin on every moved node runs with it on
+    logs = dra_plugin_logs(cluster)
+    assert sorted(logs) == ["gpu-0", "gpu-1", "gpu-2"]
+    for log in logs.values():
+        assert '"TimeSlicingSettings":true' in log, log
+        assert '"MPSSupport":false' in log, log
+
+
+def test_mps_is_carried_to_the_dra_drivers_mps_gate(sim: Any, cli: Any) -> None:
+    cluster = sim(scenario())
+    code, _, result = run(cli, cluster, "--no-gate", "--sharing", "mps", "--replicas", "2")
+    assert code == 0, result.output
+    code, data, result = migrate(cli, cluster, "dra", "--check")
+    assert code == 0, result.output
+    migration = data["migration"]
+    assert migration["dra_feature_gates"] == ["MPSSupport"]
+    assert migration["carried"][1].startswith("MPS: the DRA driver's MPSSupport gate is on")
+    assert migration["not_carried"][0].startswith(
+        "MPS replicas (2 per GPU) and their per-replica share of threads and memory: set per claim"
+    )
 
 
 def test_the_sims_own_device_plugin_moves_two_at_a_time_after_the_canary(sim: Any, cli: Any) -> None:

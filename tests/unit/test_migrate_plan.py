@@ -1,17 +1,17 @@
-"""What a migration's plan says of the GPU sharing the old stack had (gpuctl.core.migrate.plan),
+"""What a migration's plan says of the GPU sharing the old stack had (gpuctl.core.migrate.sharing),
 and a node's outcome from its steps (gpuctl.core.migrate.model)."""
 
 from __future__ import annotations
 
 from gpuctl.core.migrate.model import MIGRATION_STEPS, NodeMigration
-from gpuctl.core.migrate.plan import sharing_notes
+from gpuctl.core.migrate.sharing import carried_sharing
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import NodePlan, StepResult
 from gpuctl.kube.nodes import NodeInfo, node_from_json
 
 
-def _node(name: str, labels: dict[str, str]) -> NodeInfo:
-    resources = {"nvidia.com/gpu": "4"}
+def _node(name: str, labels: dict[str, str], advertised: int = 4) -> NodeInfo:
+    resources = {"nvidia.com/gpu": str(advertised)}
     return node_from_json(
         {
             "metadata": {"name": name, "labels": labels},
@@ -21,33 +21,47 @@ def _node(name: str, labels: dict[str, str]) -> NodeInfo:
 
 
 def test_whole_gpus_are_carried_and_nothing_is_left_behind() -> None:
-    carried, not_carried = sharing_notes([_node("gpu-0", {})], Stack.DEVICE_PLUGIN)
-    assert carried == (
+    sharing = carried_sharing([_node("gpu-0", {})], Stack.DEVICE_PLUGIN, {"gpu-0": 4})
+    assert sharing.carried == (
         "nvidia.com/gpu requests: served by DeviceClass gpu.nvidia.com (extendedResourceName "
         "nvidia.com/gpu), one whole GPU each",
     )
-    assert not_carried == ()
+    assert sharing.not_carried == ()
+    assert sharing.feature_gates == ()
 
 
-def test_time_slicing_mps_and_mig_strategies_are_named_as_not_carried() -> None:
+def test_time_slicing_and_mps_turn_their_gates_on_and_name_the_replicas_dra_cannot_count() -> None:
     nodes = [
-        _node("ts", {"nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "4"}),
-        _node("mps", {"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "2"}),
+        _node("ts", {"nvidia.com/gpu.sharing-strategy": "time-slicing", "nvidia.com/gpu.replicas": "4"}, 16),
+        _node("mps", {"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "2"}, 8),
         _node("mig", {"nvidia.com/mig.strategy": "mixed"}),
     ]
-    carried, not_carried = sharing_notes(nodes, Stack.DEVICE_PLUGIN)
-    assert carried[1] == "MIG devices: published by the DRA driver as DeviceClass mig.nvidia.com devices"
-    assert [note.split(":")[0] for note in not_carried] == [
-        "time-slicing (4 replicas per GPU)",
+    sharing = carried_sharing(nodes, Stack.DEVICE_PLUGIN, {"ts": 4, "mps": 4, "mig": 4})
+    assert sharing.feature_gates == ("TimeSlicingSettings", "MPSSupport")
+    assert [note.split(":")[0] for note in sharing.carried] == [
+        "nvidia.com/gpu requests",
+        "time-slicing",
         "MPS",
+        "MIG devices",
+    ]
+    assert "sharing.strategy TimeSlicing" in sharing.carried[1]
+    assert "sharing.strategy MPS" in sharing.carried[2]
+    assert [note.split(":")[0] for note in sharing.not_carried] == [
+        "time-slicing replicas (4 per GPU)",
+        "MPS replicas (2 per GPU) and their per-replica share of threads and memory",
         "MIG strategy mixed",
     ]
+    assert sharing.not_carried[0].endswith("(nvidia.com/gpu per node: ts 16 -> 4)")
+    assert sharing.not_carried[1].endswith("(nvidia.com/gpu per node: mps 8 -> 4)")
 
 
 def test_back_to_the_device_plugin_its_flags_decide_the_sharing() -> None:
-    carried, not_carried = sharing_notes([_node("gpu-0", {})], Stack.DRA)
-    assert carried == ("the device plugin is rendered with this command's --sharing and --mig-strategy",)
-    assert not_carried == ()
+    sharing = carried_sharing([_node("gpu-0", {})], Stack.DRA, {"gpu-0": 4})
+    assert sharing.carried == (
+        "the device plugin is rendered with this command's --sharing and --mig-strategy",
+    )
+    assert sharing.not_carried == ()
+    assert sharing.feature_gates == ()
 
 
 def test_a_node_is_migrated_only_once_every_step_passed() -> None:

@@ -35,6 +35,8 @@ class MigrationPlan:
     carried: tuple[str, ...] = ()
     not_carried: tuple[str, ...] = ()
     old_stack_present: bool = True  # its DaemonSets or release are still there (removed at the end)
+    # The DRA driver's feature gates the new stack is rendered with, to carry the old sharing over.
+    dra_feature_gates: tuple[str, ...] = ()
 
     @property
     def batches(self) -> tuple[tuple[NodePlan, ...], ...]:

@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.model import STACK_LABEL, MigrationPlan
+from gpuctl.core.migrate.sharing import carried_sharing
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
 from gpuctl.core.upgrade.plan import batch_number
@@ -37,9 +38,6 @@ if TYPE_CHECKING:
 # DRAExtendedResource is GA in 1.37: kube-scheduler serves an extended resource request from a
 # DeviceClass's extendedResourceName, and the kubelet reads the claim it made for the pod.
 EXTENDED_RESOURCE_MINOR = (1, 37)
-SHARING_LABEL = "nvidia.com/gpu.sharing-strategy"
-REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 WORKLOAD_CHANGE = (
     f"or change the workloads first: replace `resources.limits: {{{GPU_RESOURCE}: N}}` with a "
     f"ResourceClaim (spec.resourceClaims naming a ResourceClaimTemplate whose request has "
@@ -107,39 +105,6 @@ def refuse_nothing_serving(source: Stack, target: Stack, present: bool, unlabell
     )
 
 
-Notes = tuple[tuple[str, ...], tuple[str, ...]]
-
-
-def sharing_notes(nodes: list[NodeInfo], source: Stack) -> Notes:
-    """(what of the old stack's GPU sharing the new stack keeps, what it cannot), in words."""
-    if source is Stack.DRA:
-        return ("the device plugin is rendered with this command's --sharing and --mig-strategy",), ()
-    carried: list[str] = [f"{GPU_RESOURCE} requests: served by DeviceClass {DRA_DEVICE_CLASS} "
-                          f"(extendedResourceName {GPU_RESOURCE}), one whole GPU each"]  # fmt: skip
-    not_carried: list[str] = []
-    strategies = {node.labels.get(SHARING_LABEL, "none") for node in nodes} - {"none", ""}
-    if "time-slicing" in strategies:
-        sliced = [node for node in nodes if node.labels.get(SHARING_LABEL) == "time-slicing"]
-        replicas = sorted({node.labels.get(REPLICAS_LABEL, "?") for node in sliced})
-        not_carried.append(
-            f"time-slicing ({', '.join(replicas)} replicas per GPU): gpuctl's DRA values keep the "
-            "driver's TimeSlicingSettings gate off, so a pod gets a whole GPU; pods that must share "
-            "one reference a single ResourceClaim"
-        )
-    if "mps" in strategies:
-        not_carried.append(
-            "MPS: the DRA driver's MPSSupport gate is off in gpuctl's values, so a pod gets a whole GPU"
-        )
-    mig = {node.labels.get(MIG_STRATEGY_LABEL, "none") for node in nodes} - {"none", ""}
-    if mig:
-        carried.append("MIG devices: published by the DRA driver as DeviceClass mig.nvidia.com devices")
-        not_carried.append(
-            f"MIG strategy {', '.join(sorted(mig))}: {GPU_RESOURCE} maps to whole GPUs only; pods "
-            "that requested MIG resources (nvidia.com/mig-*) must claim from mig.nvidia.com"
-        )
-    return tuple(carried), tuple(not_carried)
-
-
 def plan_migration(
     api_client: ApiClient,
     target: Stack,
@@ -179,10 +144,12 @@ def plan_migration(
             )
         )
     moved = tuple(name for name in sorted(nodes) if name not in {node.name for node in to_move})
-    carried, not_carried = sharing_notes(to_move, source) if to_move else ((), ())
+    physical = {node.node: node.expected_gpus for node in planned}
+    sharing = carried_sharing(to_move, source, physical)
     return MigrationPlan(
-        source, target, tuple(planned), moved, options.max_unavailable, carried, not_carried, present
-    )
+        source, target, tuple(planned), moved, options.max_unavailable, sharing.carried,
+        sharing.not_carried, present, dra_feature_gates=sharing.feature_gates,
+    )  # fmt: skip
 
 
 def _advertised(node: NodeInfo) -> int | None:

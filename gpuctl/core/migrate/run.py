@@ -89,7 +89,7 @@ def run_migration(
         on_plan(plan)
     if request.cluster.check or plan.nothing_to_do:
         return MigrationResult(plan, check=request.cluster.check)
-    options = new_stack_options(request.cluster, target)
+    options = new_stack_options(request.cluster, target, plan.dra_feature_gates)
     prepared = _prepare_stacks(api_client, plan, options, request.timeout_s)
     if prepared.error:
         return prepared

@@ -94,11 +94,19 @@ def wait_until_serving(
         time.sleep(POLL_S)
 
 
-def new_stack_options(options: ClusterOptions, target: Stack) -> ClusterOptions:
-    """The new stack's options: its pods run only on the nodes labelled for it."""
+def new_stack_options(
+    options: ClusterOptions, target: Stack, dra_gates: tuple[str, ...] = ()
+) -> ClusterOptions:
+    """The new stack's options: its pods run only on the nodes labelled for it; on DRA, with the
+    feature gates that carry the old stack's sharing over."""
     selector = (*(pair for pair in options.render.node_selector if pair[0] != STACK_LABEL),
                 (STACK_LABEL, target.value))  # fmt: skip
-    return replace(options, render=replace(options.render, stack=target, node_selector=selector))
+    dra = options.render.dra
+    gates = (*dra.feature_gates, *(gate for gate in dra_gates if gate not in dra.feature_gates))
+    render = replace(
+        options.render, stack=target, node_selector=selector, dra=replace(dra, feature_gates=gates)
+    )
+    return replace(options, render=render)
 
 
 def install_new_stack(

@@ -54,6 +54,7 @@ class DraStack(ChartStack, GpuAllocation):
             VALUES_FILE + ".j2",
             **self.chart_variables(options),
             driver_root=options.dra.driver_root,
+            feature_gates=options.dra.feature_gates,
             taint_key=options.taint_key,
             taint_effect=options.taint_effect,
             **GATE_TOLERATION_VARIABLES,

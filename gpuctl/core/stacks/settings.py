@@ -64,6 +64,9 @@ class DraSettings:
     chart: str = DRA_DRIVER_CHART
     chart_version: str = DRA_DRIVER_CHART_VERSION
     driver_root: str = "/"  # the host layer installs the driver on the host
+    # More of the driver's feature gates to turn on (its Alpha sharing gates, TimeSlicingSettings
+    # and MPSSupport, when a migration carries the device plugin's sharing over).
+    feature_gates: tuple[str, ...] = ()
 
     def chart_ref(self) -> Chart:
         return Chart(self.chart, self.chart_version)

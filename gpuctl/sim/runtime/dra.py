@@ -49,6 +49,12 @@ FEATURE_GATES = (
     '"DynamicMIG":false, "LoggingAlphaOptions":false, "LoggingBetaOptions":true, "MPSSupport":false, '
     '"NVMLDeviceHealthCheck":true, "PassthroughSupport":false, "TimeSlicingSettings":false}'
 )
+# The gates in that line, which the plugin's FEATURE_GATES ("Name=true,Name=false,", as the chart's
+# templates/kubeletplugin.yaml writes it from `featureGates`) turns on or off.
+_GATE_DEFAULTS = {
+    name.strip('" '): value == "true"
+    for name, value in (pair.split(":") for pair in FEATURE_GATES.split("{", 1)[1].rstrip("}").split(", "))
+}
 CRASH_RUN_SECONDS = 0.2
 
 
@@ -264,10 +270,22 @@ def _klog(severity: str, source: str, message: str) -> str:
     return f"{severity}{stamp}       1 {source}] {message}\n"
 
 
-def plugin_log(spec: NodeSpec) -> str:
+def feature_gates_line(container: Obj | None) -> str:
+    """The plugin's "Feature gates:" line, with the gates its FEATURE_GATES sets."""
+    gates = dict(_GATE_DEFAULTS)
+    env = {str(var.get("name")): str(var.get("value", "")) for var in (container or {}).get("env") or []}
+    for setting in env.get("FEATURE_GATES", "").split(","):
+        name, _, value = setting.partition("=")
+        if name.strip() in gates:
+            gates[name.strip()] = value.strip().lower() == "true"
+    shown = ", ".join(f'"{name}":{str(on).lower()}' for name, on in sorted(gates.items()))
+    return f"Feature gates: map[string]bool{{{shown}}}"
+
+
+def plugin_log(spec: NodeSpec, container: Obj | None = None) -> str:
     if spec.driver == "missing":
         return NO_DRIVER_ERROR + "\n"
-    lines = [_klog("I", "utils.go:43", ""), FEATURE_GATES + "\n"]
+    lines = [_klog("I", "utils.go:43", ""), feature_gates_line(container) + "\n"]
     gpus = nvidia_smi.fake_gpus(
         spec.name, spec.gpus, spec.gpu_product, spec.gpu_memory_mib, spec.driver_version
     )
@@ -276,10 +294,12 @@ def plugin_log(spec: NodeSpec) -> str:
     return "".join(lines)
 
 
-def start_plugin(cluster: ClusterState, node_name: str) -> tuple[Outcome, Callable[[], str] | str]:
+def start_plugin(
+    cluster: ClusterState, node_name: str, container: Obj | None = None
+) -> tuple[Outcome, Callable[[], str] | str]:
     """The kubelet plugin starting on a node: it exits 1 without a driver (CrashLoopBackOff)."""
     spec = cluster.node_spec(node_name)
-    text = plugin_log(spec)
+    text = plugin_log(spec, container)
     if spec.driver == "missing":
         return Outcome(log=text, exit_code=1, run_seconds=CRASH_RUN_SECONDS), text
     return Outcome(run_seconds=FOREVER), text

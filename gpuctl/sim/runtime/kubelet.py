@@ -197,7 +197,8 @@ def _start_containers(
             outcome, log = plugin_runtime.start_plugin(cluster, pod, container, node_name)
             outcomes[container_name], runtime.logs[container_name] = outcome, log
         elif dra.is_plugin_container(container):
-            outcomes[container_name], runtime.logs[container_name] = dra.start_plugin(cluster, node_name)
+            outcome, dra_log = dra.start_plugin(cluster, node_name, container)
+            outcomes[container_name], runtime.logs[container_name] = outcome, dra_log
         else:
             outcome = _run_workload(cluster, pod, container) if failure is None else start_error(failure)
             outcomes[container_name], runtime.logs[container_name] = outcome, outcome.log
