@@ -197,8 +197,8 @@ def test_failure_messages_name_every_failed_gpu_and_stay_one_bounded_line(sim: A
     assert checks["gpu-silent"]["message"] == "the CUDA check exited 1 without a result per GPU: Error"
     unexplained = checks["gpu-unknown"]
     assert unexplained["message"] == ("vectorAdd failed on 1 of 1 GPU(s) (GPU 0): " + "z" * 400)[:300]
-    assert unexplained["hint"].startswith("`kubectl -n ")
-    assert "(rerun with --keep-pods)" in unexplained["hint"]
+    pod = f"gpuctl-verify-{report['run_id']}-cuda-gpu-unknown"
+    assert unexplained["hint"] == f"`kubectl -n {report['namespace']} logs {pod}` (rerun with --keep-pods)"
     diagnosed = checks["gpu-known"]
     assert diagnosed["diagnosis"] == "cuda.driver-too-old"
     quoted, _, cause = diagnosed["message"].partition(" — ")

@@ -62,6 +62,9 @@ def test_the_expected_gpu_count_passes_only_when_equal(sim: Any, cli: Any) -> No
             "fail",
             f"capacity 4 nvidia.com/gpu, expected {expected}",
         )
+        assert checks_of(report, "gpu-0")["gpu.capacity"]["hint"] == (
+            "`kubectl describe node gpu-0`; compare `nvidia-smi -L` on the node with --expect-gpus"
+        )
         assert report["ok"] is False
 
 
@@ -89,6 +92,10 @@ def test_nvidia_smi_must_list_exactly_the_requested_gpus(sim: Any, cli: Any) -> 
     assert _status(report, "gpu-exact", "nvidia-smi.gpus") == ("pass", "2 GPU(s) seen = 2 requested")
     assert _status(report, "gpu-one-short", "nvidia-smi.gpus") == ("fail", "1 GPU(s) seen, 2 requested")
     assert _status(report, "gpu-one-over", "nvidia-smi.gpus") == ("fail", "3 GPU(s) seen, 2 requested")
+    assert checks_of(report, "gpu-one-short")["nvidia-smi.gpus"]["hint"] == (
+        "the runtime exposed the wrong devices: check NVIDIA_VISIBLE_DEVICES/CDI handling of the "
+        "nvidia runtime on gpu-one-short and `nvidia-smi -L` on the node"
+    )
     seen = {node["name"]: node["gpus"]["seen"] for node in report["nodes"]}
     assert seen == {"gpu-exact": 2, "gpu-one-short": 1, "gpu-one-over": 3}
 
@@ -112,6 +119,9 @@ def test_memory_within_one_percent_of_the_label_passes_and_a_mib_more_fails(sim:
         assert _status(report, node, "nvidia-smi.memory") == (
             "fail",
             f"{size} MiB per GPU, node label says {MEMORY_MIB} MiB",
+        )
+        assert checks_of(report, node)["nvidia-smi.memory"]["hint"] == (
+            f"`nvidia-smi -q -d MEMORY` on {node}; a different board or a MIG mode change"
         )
     verdicts = {node["name"]: node["ok"] for node in report["nodes"]}
     assert verdicts == {
