@@ -49,6 +49,9 @@ LAYER_RANK: dict[str, int] = {
     "config": 75,
     "network": 80,  # NCCL's NET/IB and sockets
     "application": 90,  # the program's own fault (illegal address, out of memory)
+    # A warning the component prints on a run that goes on (NCCL's topology search falling back
+    # to a slower order): it never explains an error printed after it, so it comes after any.
+    "advisory": 95,
 }
 DEFAULT_RANK = 85  # a layer not in LAYER_RANK
 

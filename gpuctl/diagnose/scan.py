@@ -14,6 +14,7 @@ from gpuctl.diagnose import (
     root_first,
     scheduling_diagnosis,
 )
+from gpuctl.diagnose.container_context import read_in_container
 from gpuctl.diagnose.literals import required_literals
 from gpuctl.diagnose.signatures import Signature
 from gpuctl.diagnose.table import SIGNATURES
@@ -150,4 +151,4 @@ def find_all(text: str) -> list[Diagnosis]:
                 found.append(diagnosis)
     if any(d.signature_id not in _GENERIC for d in found):
         found = [d for d in found if d.signature_id not in _GENERIC]
-    return root_first(found)
+    return root_first(read_in_container(found, text))

@@ -66,6 +66,24 @@ GPU = (
         DRIVER_FIX,
     ),
     sig(
+        # Never matched on its own: scan.find_all puts it in place of smi.driver-not-loaded where
+        # the text shows nvidia-smi ran in a container (container_context.py).
+        "smi.driver-not-injected", "nvidia-smi", "runtime",
+        r"(?!x)x",
+        "nvidia-smi ran in a container that was given no GPU: the container runtime did not inject "
+        "the driver (its libraries and /dev/nvidia* nodes), because the container was started "
+        "without the NVIDIA runtime (`docker run` without `--gpus all` or `--runtime=nvidia`; a pod "
+        "without `runtimeClassName: nvidia` where nvidia is not containerd's default runtime), "
+        "without CDI devices, or without an `nvidia.com/gpu` limit, so NVIDIA_VISIBLE_DEVICES "
+        "named no GPU; an image that bundles its own NVIDIA driver libraries fails the same way",
+        "start the container with the GPUs: `docker run --gpus all IMAGE nvidia-smi` (CDI: `--device "
+        "nvidia.com/gpu=all`); in Kubernetes give the pod `runtimeClassName: nvidia` and "
+        "`resources.limits: nvidia.com/gpu: 1`; if `nvidia-smi` works on {node} itself and still "
+        "not in such a container, configure the runtime (`sudo nvidia-ctk runtime configure "
+        "--runtime=containerd` or `--runtime=docker`, then restart it) and remove driver libraries "
+        "the image bundles",
+    ),
+    sig(
         "smi.nvml-unknown-error", "nvidia-smi", "runtime",
         r"Failed to initialize NVML: (?:Unknown Error|ERROR_UNKNOWN)",
         "the container has no access to its GPU device nodes: systemd (e.g. `systemctl "

@@ -480,13 +480,18 @@ _DETAILS = (
     Entry(
         "docker-cdi-disabled", "docker's CDI feature not enabled",
         "the container asks Docker for CDI devices (`--device nvidia.com/gpu=all`, or a compose "
-        "file's device with driver cdi) but the daemon's CDI feature is off: Docker before 28 "
-        "enables it only with `\"features\": {{\"cdi\": true}}` in its daemon.json (a rootless "
-        "daemon reads ~/.config/docker/daemon.json), so no device driver named cdi exists",
-        "on {node}: add `\"features\": {{\"cdi\": true}}` to /etc/docker/daemon.json (rootless: "
-        "~/.config/docker/daemon.json) and restart Docker (`sudo systemctl restart docker`; rootless "
-        "`systemctl --user restart docker`), or upgrade to Docker 28+; generate the spec "
-        f"({_CDI_GENERATE}) and check `docker info` lists the CDI spec directories",
+        "file's device with driver cdi) and Docker has no CDI device driver for them: either its "
+        "CDI feature is off (Docker before 28 enables it only with `\"features\": {{\"cdi\": "
+        "true}}` in its daemon.json; a rootless daemon reads ~/.config/docker/daemon.json), or no "
+        "NVIDIA CDI spec existed when Docker looked (the toolkit's nvidia-cdi-refresh service ran "
+        "before the driver was up at boot, or the spec was never generated)",
+        "on {node}: `nvidia-ctk cdi list` must list nvidia.com/gpu devices; if it lists none, "
+        f"regenerate the spec ({_CDI_GENERATE}, or `sudo systemctl restart "
+        "nvidia-cdi-refresh.service` and `journalctl -u nvidia-cdi-refresh` for why it failed at "
+        "boot); if Docker is older than 28, add `\"features\": {{\"cdi\": true}}` to "
+        "/etc/docker/daemon.json (rootless: ~/.config/docker/daemon.json); then restart Docker "
+        "(`sudo systemctl restart docker`; rootless `systemctl --user restart docker`) and check "
+        "`docker info` lists the CDI spec directories",
         "toolkit",
         source="https://docs.docker.com/reference/cli/dockerd/#enable-cdi-devices",
         aliases=("cdi",),

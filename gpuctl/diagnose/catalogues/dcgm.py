@@ -545,6 +545,37 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
     ),
 )
 
+# The host engine's own start-up failures (nv-hostengine, or the engine dcgm-exporter embeds): the
+# line says the engine did not come up, and the number it carries (a dcgmReturn_t, read by the
+# readers) says why. Texts from DcgmHostEngineHandler.cpp (`CacheManager Init Failed. Error: `,
+# `Cannot initialize the hostengine: `) and hostengine/src/main.cpp (`Failed to start DCGM
+# Server: `, `Failed to start host engine server`).
+_HOSTENGINE_START: tuple[Entry, ...] = (
+    Entry(
+        code="hostengine-start",
+        name="DCGM host engine failed to start",
+        cause="DCGM's host engine (nv-hostengine, or the one dcgm-exporter embeds) did not start: in a "
+        "pod it most often sees no whole GPU (not run with the NVIDIA runtime or runtimeClassName "
+        "nvidia, driver not loaded, only some MIG instances visible: the engine needs every GPU "
+        "whole) or lacks a privilege (SYS_ADMIN for profiling metrics); the number on the line is "
+        "the dcgmReturn_t that says which",
+        fix="run the engine by hand with its log on the console (`kubectl -n {namespace} exec POD -- "
+        "nv-hostengine -n -f - --log-level debug`; on a host `nv-hostengine -n -f - --log-level "
+        "debug`) and `nvidia-smi` in the same pod; with MIG, run nv-hostengine on the node (or a "
+        "privileged pod) and the exporter with `-r HOST:5555`; give the pod the NVIDIA runtime "
+        "(runtimeClassName nvidia) and `capabilities.add: [SYS_ADMIN]`",
+        layer="toolkit",
+        texts=(
+            "CacheManager Init Failed",
+            "Failed to start DCGM Server",
+            "Cannot initialize the hostengine",
+            "DcgmHostEngineHandler::Init failed",
+            "Failed to start host engine server",
+        ),
+        source="https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/src/DcgmHostEngineHandler.cpp",
+    ),
+)
+
 # Where DCGM prints a return code's message: after these, a short message is DCGM's.
 _PREFIX = r"(?-i:nv-hostengine:|DCGM:|fields:|metrics:|Return:|Return :|Result:|to host engine\.)"
 
@@ -560,7 +591,7 @@ CATALOGUE = Catalogue(
     title="DCGM return codes (dcgmReturn_t) and dcgm-exporter start-up errors",
     source=_SOURCE,
     version="DCGM 4.6.0 (dcgm_structs.h, dcgm_errors.c errorString); dcgm-exporter 4.x",
-    entries=(*_CODES, *_DIAG_ENTRIES, *_DIAG_WARNINGS, *_EXPORTER_ENTRIES),
+    entries=(*_CODES, *_DIAG_ENTRIES, *_DIAG_WARNINGS, *_EXPORTER_ENTRIES, *_HOSTENGINE_START),
     applies_to=("operand", "host"),
     readers=(
         # `DCGM_ST_IN_USE`, `DCGMError_ProfilingLibraryError`, `DCGM Error with code -21`,
@@ -568,6 +599,9 @@ CATALOGUE = Catalogue(
         # the regex engine skip to each "DCGM" instead of trying every place in the text.
         r"(?-i:DCGM)(?:_ST_(?!OK\b)|Error_|(?: Error with code |_[A-Z_]+ failed with )(?=-\d))"
         r"(?P<code>-\d+|\w+)",
+        # The host engine's start-up failures with the code that stopped it: `CacheManager Init
+        # Failed. Error: -17`, `Err: Failed to start DCGM Server: -7`.
+        r"(?:(?-i:CacheManager) Init Failed\. Error|Failed to start DCGM Server): (?P<code>-\d+)",
         _PREFIX + r"\s*(?P<code>" + _alternatives(_CODES) + r"|Timeout)(?![\w/-])",
         # dcgmi diag's result table: "| Diagnostic                | Fail - All" (DCGM 3),
         # "|                           | Fail - GPU: 0", and "GPU0: Fail" (DCGM 4).

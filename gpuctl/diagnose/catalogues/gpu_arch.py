@@ -131,7 +131,7 @@ ENTRIES = (
         "some versions fail on; a warning, so an error printed with it names the failure",
         "load the model in 4-bit (`load_in_4bit`, as the warning suggests) or float16 on this GPU; "
         + _schedule(None, "compute capability 7.5+: T4, A10, L4, A100"),
-        "application",
+        "advisory",
         texts=("Only slow 8-bit matmul is supported for your GPU",),
         source="https://github.com/bitsandbytes-foundation/bitsandbytes/blob/main/bitsandbytes/diagnostics/cuda.py",
     ),

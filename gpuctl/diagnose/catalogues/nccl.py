@@ -229,6 +229,27 @@ SOCKETS = (
         source=f"{_OLD}/src/bootstrap.cc",
     ),
     Entry(
+        "socket-interface-bridge",
+        "NCCL chose a host-local bridge interface",
+        "NCCL picked a host-local bridge (docker0, virbr0) for bootstrap or its socket transport: "
+        "its address is the same private one on every node and reaches no other node, so the "
+        "ranks' connections fail or hang; NCCL excludes docker* by default, so "
+        "`NCCL_SOCKET_IFNAME` names it, or no other interface was up",
+        _IFNAME_FIX,
+        "network",
+        # NCCL's INFO lines (bootstrap.cc, net_socket.cc) naming the interface it uses, as
+        # `Bootstrap : Using docker0:172.17.0.1<0>` and `NET/Socket : Using [0]docker0:...`.
+        texts=(
+            "Bootstrap : Using docker0:",
+            "Bootstrap : Using [0]docker0:",
+            "NET/Socket : Using [0]docker0:",
+            "Bootstrap : Using virbr0:",
+            "Bootstrap : Using [0]virbr0:",
+            "NET/Socket : Using [0]virbr0:",
+        ),
+        source=f"{_REPO}/src/bootstrap.cc",
+    ),
+    Entry(
         "socket-connect",
         "peer not reachable",
         "a rank could not connect to a peer's socket: the address NCCL picked is not routable "
@@ -348,7 +369,7 @@ TOPOLOGY = (
         "nothing, where the job runs; for speed, enable P2P between the GPUs (no NCCL_P2P_DISABLE, "
         "ACS off on the PCIe switches, IOMMU passthrough) and check `nvidia-smi topo -m`; if a "
         "job fails, the error after this warning is its cause",
-        "application",
+        "advisory",
         texts=("Could not find a path for pattern",),
         source=f"{_REPO}/src/graph/search.cc",
     ),
@@ -638,7 +659,9 @@ RUNTIME = (
         "read the WARN lines before this one and the other ranks' logs; " + _DEBUG,
         "application",
         texts=(
-            "[Proxy Service",
+            # Not "[Proxy Service" alone: NCCL_DEBUG=INFO prints "[Proxy Service] Device 0 CPU
+            # core 29" for every healthy rank.
+            "] Failed to execute operation",
             "[Service thread] Error encountered progressing operation",
             "[Proxy Progress] Failed to set CUDA device",
             "ncclProxyCallBlockingUDS call to",
