@@ -636,6 +636,73 @@ _DETAILS = (
     ),
 )  # fmt: skip
 
+# nvidia-ctk's own errors (cmd/nvidia-ctk of the toolkit v1.20.0: `cdi generate`, `system
+# create-device-nodes` and `create-dev-char-symlinks`, `runtime configure`), by the fixed start of
+# each message; a spec it cannot parse is dra.cdi-spec-invalid's.
+_CTK = _TOOLKIT + "/blob/v1.20.0/cmd/nvidia-ctk"
+_NVIDIA_CTK = (
+    Entry(
+        "ctk-invalid-discovery-mode",
+        "nvidia-ctk cdi generate: unknown discovery mode",
+        "`nvidia-ctk cdi generate` was given a discovery mode it does not know (its `--mode`, "
+        "NVIDIA_CTK_CDI_GENERATE_MODE, or the nvidia-cdi-refresh service's environment file): "
+        "`cdi` is a mode of the NVIDIA runtime, not of spec generation",
+        "on {node}: run `sudo nvidia-ctk cdi generate --mode=auto --output=/var/run/cdi/nvidia.yaml` "
+        "(modes: auto, nvml, wsl, management, csv, gds, mofed); remove the bad mode from "
+        "/etc/nvidia-container-toolkit/nvidia-cdi-refresh.env and `sudo systemctl restart "
+        "nvidia-cdi-refresh.service`",
+        "toolkit",
+        texts=("invalid discovery mode",),
+        source=_CTK + "/cdi/generate/generate.go",
+    ),
+    Entry(
+        "ctk-device-nodes-failed",
+        "nvidia-ctk could not create the device nodes",
+        "`nvidia-ctk system create-device-nodes` (run by the GPU Operator's validator and the "
+        "toolkit's services) could not load the NVIDIA kernel modules or create /dev/nvidia* "
+        "nodes: the driver is not loaded or not installed, /proc/devices lists no nvidia major "
+        "(driver not loaded yet), or /dev is not writable where it ran",
+        "on {node}: `lsmod | grep nvidia` and `grep nvidia /proc/devices`; load the driver (`sudo "
+        "modprobe nvidia nvidia-uvm`; install it with `gpuctl bootstrap --phase host -i INVENTORY "
+        "--limit {node}`), then `sudo nvidia-ctk system create-device-nodes --control-devices "
+        "--load-kernel-modules`",
+        "driver",
+        texts=(
+            "failed to load NVIDIA kernel modules",
+            "failed to create NVIDIA device nodes",
+            "failed to create NVIDIA control device nodes",
+            "missing required device major",
+            "failed reading device majors",
+        ),
+        # create-dev-char-symlinks/all.go prints the last two
+        source=_CTK + "/system/create-device-nodes/create-device-nodes.go",
+    ),
+    Entry(
+        "ctk-mig-caps",
+        "nvidia-ctk could not read the MIG capabilities",
+        "nvidia-ctk could not read the driver's MIG capability files (/proc/driver/nvidia/"
+        "capabilities, /proc/driver/nvidia-caps) to create or list the MIG device nodes: the "
+        "driver is not loaded or too old for MIG, or /proc is not the host's",
+        "on {node}: `ls /proc/driver/nvidia/capabilities` and `nvidia-smi mig -lgi`; load the "
+        "driver (`sudo modprobe nvidia`), then `sudo nvidia-ctk system create-dev-char-symlinks "
+        f"--create-all` and regenerate the CDI spec ({_CDI_GENERATE})",
+        "driver",
+        texts=("failed to read MIG caps",),
+        source=_CTK + "/system/create-dev-char-symlinks/all.go",
+    ),
+    Entry(
+        "ctk-unknown-runtime",
+        "nvidia-ctk runtime configure: unknown runtime",
+        "`nvidia-ctk runtime configure` was asked to configure a container runtime it does not "
+        "support (`--runtime` must be docker, containerd or crio), or an unsupported --config-mode",
+        "on {node}: `sudo nvidia-ctk runtime configure --runtime=containerd` (or docker, crio; "
+        "CRI-O with `--config-mode=toml` or `command`), then restart that runtime",
+        "runtime",
+        texts=("unrecognized runtime '", "unsupported config-mode"),
+        source=_CTK + "/runtime/configure/configure.go",
+    ),
+)
+
 # What an old libnvidia-container stats where the driver has a GPU's PCI address in
 # /proc/driver/nvidia/gpus/: the PCI address with its domain cut (Hyper-V, Azure), or the GPU's name
 # (`stat failed: /proc/driver/nvidia/gpus/cfdd:00:00.0`, `stat failed: /Tesla V100-SXM2-16GB`).
@@ -707,7 +774,7 @@ CATALOGUE = Catalogue(
         "libnvidia-container 1.17 (nvidia-container-cli stages, unchanged since 1.0); NVIDIA "
         "Container Toolkit 1.20.0; containerd 2.x config versions 2 and 3; CRI-O 1.3x; Docker 28"
     ),
-    entries=(*_STAGES, *_DETAILS),
+    entries=(*_STAGES, *_DETAILS, *_NVIDIA_CTK),
     applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
     readers=(
         _stage_reader(),

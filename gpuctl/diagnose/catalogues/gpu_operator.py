@@ -272,6 +272,86 @@ _VALIDATION = (
         aliases=("ClusterPolicy is not ready", "ClusterPolicy isn't ready", "notReady"),
         source=_OPERATOR + "controllers/clusterpolicy_controller.go",
     ),
+    # The ClusterPolicy's and NVIDIADriver's status conditions (reason ReconcileFailed,
+    # OperandNotReady, DriverNotReady, ConflictingNodeSelector: internal/conditions/consts.go), by
+    # the messages the controllers put in them.
+    Entry(
+        "nvidiadriver-upgrade-incomplete",
+        "NVIDIADriver upgrade not completed",
+        "the ClusterPolicy stays notReady because a driver upgrade of an NVIDIADriver is pending, "
+        "in progress or failed on some node (its nvidia.com/gpu-driver-upgrade-state label): a "
+        "node that could not be drained, or a new driver pod that does not become ready",
+        "`kubectl get nodes -L nvidia.com/gpu-driver-upgrade-state` names the nodes; for one in "
+        f"upgrade-failed read its driver pod's log ({_DRIVER_LOG}), fix that, then `kubectl label "
+        "node NODE nvidia.com/gpu-driver-upgrade-state=upgrade-required --overwrite` to retry; a "
+        "node stuck in drain needs its GPU pods moved (`kubectl drain NODE --ignore-daemonsets`)",
+        "driver",
+        texts=(
+            "NVIDIADriver upgrade has not completed",
+            "NVIDIADriver-owned Nodes are marked pending, in-progress, or failed",
+            "Failed to determine NVIDIADriver upgrade state",
+            "gpu-driver-upgrade-state=upgrade-failed",
+        ),
+        source=_OPERATOR + "controllers/clusterpolicy_controller.go",
+    ),
+    Entry(
+        "clusterpolicy-reconcile-failed",
+        "ClusterPolicy state failed to reconcile",
+        "the GPU Operator could not create or update the objects of an operand state (the state "
+        "named, e.g. state-driver or state-container-toolkit): the error after it says why (an "
+        "invalid ClusterPolicy field, a refused API call, a missing CRD)",
+        f"read the condition's whole message (`kubectl get clusterpolicy -o jsonpath='{{.items[0]."
+        f"status.conditions}}'`) and the operator's log (`{_NS} logs deploy/gpu-operator`); fix "
+        "the field it names (`helm upgrade ... --reuse-values --set ...`)",
+        "config",
+        texts=("Failed to reconcile state-", "Error syncing state state-"),
+        source=_OPERATOR + "controllers/clusterpolicy_controller.go",
+    ),
+    Entry(
+        "nvidiadriver-conflicting-selector",
+        "NVIDIADrivers select the same node",
+        "two NVIDIADriver resources select one GPU node (or more than one has no nodeSelector, "
+        "making both the default), so the operator deploys neither driver there",
+        "`kubectl get nvidiadrivers -o yaml`: give each a nodeSelector that matches disjoint "
+        "nodes (at most one without a selector), or delete the duplicate",
+        "config",
+        texts=("multiple NVIDIADrivers match the same node", "multiple default NVIDIADrivers found"),
+        source=_OPERATOR + "internal/validator/validator.go",
+    ),
+    Entry(
+        "nvidiadriver-crd-disabled",
+        "NVIDIADriver resource ignored",
+        "an NVIDIADriver resource exists but the ClusterPolicy does not use the NVIDIADriver CRD "
+        "(driver.useNvidiaDriverCRD false), so the operator skips it and deploys the "
+        "ClusterPolicy's own driver, or none",
+        "enable it: `helm upgrade gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values "
+        "--set driver.nvidiaDriverCRD.enabled=true`, or delete the NVIDIADriver and configure the "
+        "driver in the ClusterPolicy",
+        "config",
+        texts=("useNvidiaDriverCRD is not enabled in ClusterPolicy",),
+        source=_OPERATOR + "controllers/nvidiadriver_controller.go",
+    ),
+    Entry(
+        "gpucluster-clusterpolicy-conflict",
+        "ClusterPolicy and GPUCluster both exist",
+        "the cluster has both a ClusterPolicy and a GPUCluster resource; the operator manages GPUs "
+        "through only one of them and reconciles neither while both exist",
+        "keep one: `kubectl get clusterpolicies,gpuclusters` and delete the one you do not use",
+        "config",
+        texts=("ClusterPolicy and GPUCluster cannot co-exist", "both ClusterPolicy and GPUCluster CRs exist"),
+        source=_OPERATOR + "controllers/clusterpolicy_controller.go",
+    ),
+    Entry(
+        "gds-needs-open-kernel-modules",
+        "GPUDirect Storage needs the open kernel modules",
+        "the NVIDIADriver enables GPUDirect Storage at a version that works only with NVIDIA's "
+        "open GPU kernel modules, but the driver is set to the proprietary ones",
+        "set `useOpenKernelModules: true` in the NVIDIADriver (`kubectl edit nvidiadriver NAME`; "
+        "ClusterPolicy: `--set driver.kernelModuleType=open`), or drop GPUDirect Storage",
+        "config",
+        texts=("is only supported with NVIDIA OpenRM drivers",),
+        source=_OPERATOR + "controllers/nvidiadriver_controller.go",
+    ),
 )
 
 _DRIVER_CONTAINER = (
