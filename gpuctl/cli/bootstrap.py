@@ -212,7 +212,8 @@ def command(
         bool,
         typer.Option(
             "--migrate",
-            help="Move the GPU nodes from the stack serving them (device plugin or DRA driver) to "
+            help="Move the GPU nodes from the stack serving them (device plugin, the GPU Operator's "
+            "device plugin, or DRA driver) to "
             "--stack, node by node under running work: cordon, drain, relabel gpuctl.io/gpu-stack, "
             "wait until the new stack serves the node and the old has left, verify, uncordon; the old "
             "stack goes after its last node. --stack dra needs Kubernetes 1.37+.",

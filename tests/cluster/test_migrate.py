@@ -356,14 +356,101 @@ def test_migrate_refuses_the_operator_stack_and_other_phases(sim: Any, cli: Any)
         assert result.stderr.startswith(f"error: {why} ("), result.stderr
 
 
-def test_a_cluster_the_gpu_operator_serves_is_refused_before_any_write(sim: Any, cli: Any) -> None:
-    cluster = sim({**scenario(), "gpuOperator": {"driver": {"enabled": False}}})
+def operator_plugin_pods(cluster: Any) -> dict[str, str]:
+    """The GPU Operator's device plugin pods → their nodes."""
+    from kubernetes.client import CoreV1Api
+
+    pods = CoreV1Api(cluster.api_client()).list_namespaced_pod("gpu-operator").items
+    return {
+        pod.metadata.name: pod.spec.node_name
+        for pod in pods
+        if pod.metadata.name.startswith("nvidia-device-plugin-daemonset")
+    }
+
+
+OPERATOR = {"gpuOperator": {"driver": {"enabled": False}}}
+DEPLOY_PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
+
+
+def test_nodes_move_off_the_gpu_operators_device_plugin_onto_dra(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), **OPERATOR})
+    wait_until(lambda: all(nodes(cluster)[f"gpu-{i}"].status.allocatable.get(GPU) == "4" for i in range(3)),
+               "the Operator's device plugin serving every GPU node")  # fmt: skip
+    spec = workload(cluster)
+    watched = Watched(cluster)
+
+    code, data, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    assert_valid(data)
+    migration = data["migration"]
+    assert (migration["from"], migration["to"]) == ("operator", "dra")
+    assert [(n["name"], n["outcome"]) for n in migration["nodes"]] == [
+        ("gpu-0", "migrated"),
+        ("gpu-1", "migrated"),
+        ("gpu-2", "migrated"),
+    ]
+    for node in migration["nodes"]:
+        assert node["steps"][2]["message"] == f"labelled {STACK_LABEL}=dra, {DEPLOY_PLUGIN}=false"
+        assert node["steps"][3]["message"] == "dra serves 4 GPU(s); operator has left"
+    assert migration["carried"][-1].startswith("the GPU Operator's driver, container toolkit, validator")
+    assert migration["dra_driver_root"] is None  # the hosts' own driver: the DRA driver's root is /
+    # the Operator's DaemonSets are its own: gpuctl labelled the nodes, and switched its plugin off last
+    assert all(not pinned.startswith("daemonset") for pinned in migration["pinned"])
+    assert migration["removed"] == ["clusterpolicy cluster-policy: devicePlugin.enabled=false"]
+    assert migration["verify"]["ok"] is True, migration["verify"]
+    assert watched.most_cordoned == 1
+    assert watched.fewest_ready == 2
+    wait_until(lambda: operator_plugin_pods(cluster) == {}, "the Operator's device plugin gone")
+    for name in ("gpu-0", "gpu-1", "gpu-2"):
+        labels = nodes(cluster)[name].metadata.labels
+        assert labels[DEPLOY_PLUGIN] == "false"  # the Operator kept the value set on the node
+        assert labels["nvidia.com/gpu.deploy.container-toolkit"] == "true"
+    from kubernetes.client import AppsV1Api
+
+    assert AppsV1Api(cluster.api_client()).read_namespaced_deployment(APP, NAMESPACE).spec.to_dict() == spec
+    assert len(running(cluster)) == 3
+    assert_served_through_dra(cluster)
+
+    before = writes(cluster)
+    code, again, result = migrate(cli, cluster, "dra")
+    assert code == 0, result.output
+    assert again["migration"]["nodes"] == []
+    assert writes(cluster) == before  # a second run changes nothing
+
+    # back to gpuctl's device plugin beside the Operator: refused with how to give the nodes back
+    code, _, result = migrate(cli, cluster, "device-plugin")
+    assert code == 2, result.output
+    assert result.stderr.startswith(
+        "error: the GPU Operator (ClusterPolicy) is installed: --stack device-plugin"
+    )
+    assert f"({DEPLOY_PLUGIN}-)" in result.stderr
+
+
+def test_where_the_operator_runs_the_driver_the_dra_driver_looks_under_its_root(sim: Any, cli: Any) -> None:
+    cluster = sim({**scenario(), "gpuOperator": {}})  # the Operator's driver container, its default
+    before = writes(cluster)
+    code, data, result = migrate(cli, cluster, "dra", "--check")
+    assert code == 0, result.output
+    migration = data["migration"]
+    assert migration["from"] == "operator"
+    assert migration["dra_driver_root"] == "/run/nvidia/driver"
+    assert [n["outcome"] for n in migration["nodes"]] == ["planned"] * 3
+    assert writes(cluster) == before
+
+
+def test_the_operators_gpucluster_mode_is_refused_before_any_write(sim: Any, cli: Any) -> None:
+    from tests.cluster.test_operator_gpucluster import add_gpu_cluster
+
+    cluster = sim(scenario())
+    on_the_device_plugin(cli, cluster)
+    add_gpu_cluster(cluster)
     before = writes(cluster)
     code, _, result = migrate(cli, cluster, "dra")
     assert code == 2, result.output
-    assert result.stderr.startswith("error: the GPU Operator (ClusterPolicy) serves this cluster's GPUs"), (
+    assert result.stderr.startswith("error: the GPU Operator (GPUCluster) serves this cluster's GPUs"), (
         result.stderr
     )
+    assert "runs its own DRA driver already" in result.stderr
     assert writes(cluster) == before
 
 

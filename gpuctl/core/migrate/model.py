@@ -37,6 +37,8 @@ class MigrationPlan:
     old_stack_present: bool = True  # its DaemonSets or release are still there (removed at the end)
     # The DRA driver's feature gates the new stack is rendered with, to carry the old sharing over.
     dra_feature_gates: tuple[str, ...] = ()
+    # The DRA driver's nvidiaDriverRoot where the GPU Operator installed the driver ("": the host's).
+    dra_driver_root: str = ""
 
     @property
     def batches(self) -> tuple[tuple[NodePlan, ...], ...]:

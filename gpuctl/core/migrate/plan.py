@@ -3,9 +3,11 @@
 A node has moved when it carries the stack label (model.STACK_LABEL) of the new stack and no
 unfinished mark of an earlier run (gpuctl.kube.upgrade_marks); every other GPU node moves, in name
 order, the first a batch of its own (the canary), then `max_unavailable` at a time, as the
-upgrade's batches. Refused before anything is written (exit 2): the GPU Operator's nodes, a
-cluster where no stack serves the nodes yet, and a move to DRA on a cluster older than 1.37,
-whose scheduler cannot serve a pod's `nvidia.com/gpu` from DRA devices.
+upgrade's batches. The GPU Operator's device plugin (ClusterPolicy mode) is an old stack too
+(operator.py). Refused before anything is written (exit 2): the Operator's GPUCluster mode, a
+move to gpuctl's device plugin beside the Operator, a cluster where no stack serves the nodes
+yet, and a move to DRA on a cluster older than 1.37, whose scheduler cannot serve a pod's
+`nvidia.com/gpu` from DRA devices.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.model import STACK_LABEL, MigrationPlan
+from gpuctl.core.migrate.operator import operator_driver_root, refuse_operator
 from gpuctl.core.migrate.sharing import carried_sharing
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
@@ -46,7 +49,10 @@ WORKLOAD_CHANGE = (
 )
 
 
-def source_of(target: Stack) -> Stack:
+def source_of(target: Stack, operator: str = "") -> Stack:
+    """The stack the nodes move from; `operator`: the GPU Operator's mode ("" when absent)."""
+    if target is Stack.DRA and operator == "ClusterPolicy":
+        return Stack.OPERATOR
     return Stack.DEVICE_PLUGIN if target is Stack.DRA else Stack.DRA
 
 
@@ -62,16 +68,10 @@ def _minor(version: str) -> tuple[int, int]:
     return (int(found[1]), int(found[2])) if found else (0, 0)
 
 
-def refuse_unsupported(api_client: ApiClient, target: Stack, to_move: list[NodeInfo]) -> None:
-    """Exit 2 before any write where the workloads could not keep running as they are."""
-    mode = operator_mode(api_client)
-    if mode:
-        raise ConfigError(
-            f"the GPU Operator ({mode}) serves this cluster's GPUs: --migrate moves gpuctl's device "
-            "plugin and DRA driver, not the Operator's operands",
-            hint="move the Operator's nodes with the Operator itself, or uninstall it and run "
-            "`gpuctl bootstrap --phase cluster` first",
-        )
+def refuse_unsupported(api_client: ApiClient, target: Stack, to_move: list[NodeInfo], mode: str = "") -> None:
+    """Exit 2 before any write where the workloads could not keep running as they are;
+    `mode`: the GPU Operator's (gpuctl.kube.gpu_operator.operator_mode)."""
+    refuse_operator(mode, target)
     if target is not Stack.DRA or not to_move:
         return
     if not served_version(api_client):
@@ -112,7 +112,8 @@ def plan_migration(
     options: UpgradeOptions,
 ) -> MigrationPlan:
     """The plan for moving every expected GPU node to `target`; ConfigError (exit 2) where it cannot."""
-    source = source_of(target)
+    mode = operator_mode(api_client)
+    source = source_of(target, mode)
     nodes = {node.name: node for node in list_nodes(api_client) if node.name in expected}
     to_move = [
         node
@@ -120,7 +121,7 @@ def plan_migration(
         if node.labels.get(STACK_LABEL) != target.value or UPGRADE_ANNOTATION in node.annotations
     ]
     present = bool(stack_daemonsets(list_gpu_daemonsets(api_client), source))
-    refuse_unsupported(api_client, target, to_move)
+    refuse_unsupported(api_client, target, to_move, mode)
     refuse_nothing_serving(
         source, target, present, [node.name for node in to_move if STACK_LABEL not in node.labels]
     )
@@ -149,6 +150,7 @@ def plan_migration(
     return MigrationPlan(
         source, target, tuple(planned), moved, options.max_unavailable, sharing.carried,
         sharing.not_carried, present, dra_feature_gates=sharing.feature_gates,
+        dra_driver_root=operator_driver_root(api_client) if source is Stack.OPERATOR and to_move else "",
     )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ from gpuctl.core.migrate.model import (
     MigrationResult,
     NodeMigration,
 )
+from gpuctl.core.migrate.operator import operator_labels
 from gpuctl.core.migrate.plan import plan_migration
 from gpuctl.core.migrate.stacks import (
     extended_resource_problem,
@@ -89,7 +90,7 @@ def run_migration(
         on_plan(plan)
     if request.cluster.check or plan.nothing_to_do:
         return MigrationResult(plan, check=request.cluster.check)
-    options = new_stack_options(request.cluster, target, plan.dra_feature_gates)
+    options = new_stack_options(request.cluster, target, plan.dra_feature_gates, plan.dra_driver_root)
     prepared = _prepare_stacks(api_client, plan, options, request.timeout_s)
     if prepared.error:
         return prepared
@@ -180,8 +181,9 @@ def _run_batch(
 
 
 def _move(context: UpgradeContext, node: NodePlan, plan: MigrationPlan) -> str:
-    written = label_node(context.api_client, node.node, plan.target)
-    label = f"{STACK_LABEL}={plan.target.value}"
+    more = operator_labels(plan.source)
+    written = label_node(context.api_client, node.node, plan.target, more)
+    label = ", ".join(f"{key}={value}" for key, value in {STACK_LABEL: plan.target.value, **more}.items())
     return f"labelled {label}" if written else f"already labelled {label} (by an earlier run)"
 
 

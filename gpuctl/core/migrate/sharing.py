@@ -15,9 +15,10 @@ extendedResourceName gets a claim of its own and a whole GPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gpuctl.core.migrate.operator import OPERATOR_CARRIED
 from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.sharing import MIG_STRATEGY_LABEL, REPLICAS_LABEL, SHARING_LABEL
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
@@ -120,4 +121,7 @@ def carried_sharing(nodes: list[NodeInfo], source: Stack, physical: dict[str, in
         return CarriedSharing(
             ("the device plugin is rendered with this command's --sharing and --mig-strategy",)
         )
-    return carried_to_dra(nodes, physical)
+    carried = carried_to_dra(nodes, physical)
+    if source is Stack.OPERATOR:
+        return replace(carried, carried=(*carried.carried, OPERATOR_CARRIED))
+    return carried

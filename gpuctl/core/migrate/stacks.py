@@ -6,8 +6,8 @@
   rendered to select the new label (so it serves no node until one is moved);
 - `serves` / `has_left`: the new stack serves a node (its ResourceSlices published, or its
   `nvidia.com/gpu` allocatable) and the old has left it (no plugin pod, no slice, no capacity);
-- `remove_old_stack`: once the last node has moved, the old stack's DaemonSets (device plugin) or
-  Helm release (DRA driver) go.
+- `remove_old_stack`: once the last node has moved, the old stack's DaemonSets (device plugin),
+  Helm release (DRA driver) or the GPU Operator's device plugin (its ClusterPolicy's switch) go.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.model import STACK_LABEL
+from gpuctl.core.migrate.operator import disable_operator_device_plugin
 from gpuctl.core.migrate.plan import stack_daemonsets
 from gpuctl.core.render import render_stack
 from gpuctl.core.stacks import Stack
@@ -43,13 +44,15 @@ DAEMONSET_PATH = "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
 POLL_S = 1.0
 
 
-def label_node(api_client: ApiClient, node: str, stack: Stack) -> bool:
-    """Set the node's stack label; False when it already says `stack`."""
+def label_node(api_client: ApiClient, node: str, stack: Stack, more: dict[str, str] | None = None) -> bool:
+    """Set the node's stack label (and `more` labels); False when it has them all already."""
+    wanted = {STACK_LABEL: stack.value, **(more or {})}
 
     def plan(current: JsonDict) -> JsonDict | None:
-        if dig(current, "metadata", "labels", STACK_LABEL, default="") == stack.value:
+        labels = dig(current, "metadata", "labels", default={}) or {}
+        if all(labels.get(key) == value for key, value in wanted.items()):
             return None
-        return {"metadata": {"labels": {STACK_LABEL: stack.value}}}
+        return {"metadata": {"labels": wanted}}
 
     current = objects.read_node(api_client, node)
     if current is None:
@@ -66,6 +69,8 @@ def hold_old_stack(api_client: ApiClient, source: Stack, unlabelled: list[str]) 
     What was written, in words."""
     written = [f"node {node}: {STACK_LABEL}={source.value}" for node in unlabelled
                if label_node(api_client, node, source)]  # fmt: skip
+    if source is Stack.OPERATOR:
+        return tuple(written)  # its DaemonSets are the Operator's: its deploy label moves a node
     for daemonset in stack_daemonsets(list_gpu_daemonsets(api_client), source):
         with api_call("get", f"daemonset {daemonset.namespace}/{daemonset.name}"):
             current = get_json(api_client, DAEMONSET_PATH, namespace=daemonset.namespace, name=daemonset.name)
@@ -95,14 +100,16 @@ def wait_until_serving(
 
 
 def new_stack_options(
-    options: ClusterOptions, target: Stack, dra_gates: tuple[str, ...] = ()
+    options: ClusterOptions, target: Stack, dra_gates: tuple[str, ...] = (), dra_driver_root: str = ""
 ) -> ClusterOptions:
     """The new stack's options: its pods run only on the nodes labelled for it; on DRA, with the
-    feature gates that carry the old stack's sharing over."""
+    feature gates that carry the old stack's sharing over, and the driver root the GPU Operator's
+    driver lives under."""
     selector = (*(pair for pair in options.render.node_selector if pair[0] != STACK_LABEL),
                 (STACK_LABEL, target.value))  # fmt: skip
     dra = options.render.dra
     gates = (*dra.feature_gates, *(gate for gate in dra_gates if gate not in dra.feature_gates))
+    dra = replace(dra, driver_root=dra_driver_root) if dra_driver_root else dra
     render = replace(
         options.render, stack=target, node_selector=selector, dra=replace(dra, feature_gates=gates)
     )
@@ -154,6 +161,8 @@ def has_left(api_client: ApiClient, stack: Stack, node: str) -> str:
 def remove_old_stack(api_client: ApiClient, source: Stack, options: ClusterOptions) -> tuple[str, ...]:
     """The old stack, gone: its DRA driver release uninstalled, or its device plugin DaemonSets
     (and the MPS control daemon) deleted. What was removed, in words."""
+    if source is Stack.OPERATOR:
+        return disable_operator_device_plugin(api_client)
     if source is Stack.DRA:
         helm = options.helm
         if helm is None or helm.release(DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE) is None:
