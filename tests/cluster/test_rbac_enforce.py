@@ -44,6 +44,16 @@ STACKS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "operator": ({"gpuOperator": OPERATOR, "nodes": [*NODES, MIG_NODE]}, ("--stack", "operator")),
     "dra": ({"kubernetesVersion": "v1.34.1", "gpuAllocation": "dra", "nodes": NODES}, ("--stack", "dra")),
 }
+# `verify --level fabric` (device plugin render): two 8 x H100 NVSwitch nodes on 8 x 400G
+# InfiniBand, run by gpuctl's own launcher (a Service, a Secret) or, where the MPI Operator serves
+# MPIJobs, as an MPIJob. Only verify runs here.
+HGX_NODES = [{"name": "hgx-{i}", "count": 2, "gpus": 8, "interconnect": "nvswitch",
+              "gpuProduct": "NVIDIA-H100-80GB-HBM3"}]  # fmt: skip
+FABRIC = {"devicePlugin": "installed", "network": {"fabric": "ib", "nicsPerNode": 8, "linkGbps": 400}}
+FABRIC_STACKS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "fabric": ({**FABRIC, "nodes": HGX_NODES}, ()),
+    "fabric-mpijob": ({**FABRIC, "mpiOperator": "installed", "nodes": HGX_NODES}, ()),
+}
 COMMANDS = ("verify", "taint", "status")
 # The runs that together use every request of a command's role: (stack, arguments).
 RUNS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
@@ -51,6 +61,7 @@ RUNS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         *((stack, ()) for stack in STACKS),
         *((stack, ("--no-pods",)) for stack in STACKS),
         ("device-plugin", ("--gate",)),
+        *((stack, ("--level", "fabric")) for stack in FABRIC_STACKS),
     ],
     "taint": [
         *((stack, ()) for stack in STACKS),
@@ -91,6 +102,7 @@ NOT_REACHED = {
 
 @dataclass
 class StackCluster:
+    name: str  # the stack's key in STACKS or FABRIC_STACKS
     server: SimServer
     admin: Path
     kubeconfigs: dict[str, Path] = field(default_factory=dict)  # command -> its ServiceAccount's
@@ -121,13 +133,13 @@ def _documents(path: Path) -> list[dict[str, Any]]:
 
 
 def _start(stack: str, base: Path) -> StackCluster:
-    top, stack_args = STACKS[stack]
+    top, stack_args = {**STACKS, **FABRIC_STACKS}[stack]
     scenario = {**top, "rbac": "enforce", "podStartSeconds": 0.05}
     server = SimServer(parse_scenario(scenario, stack)).start()
     home = base / stack
     home.mkdir()
     admin = server.write_kubeconfig(home / "admin.kubeconfig")
-    cluster = StackCluster(server, admin)
+    cluster = StackCluster(stack, server, admin)
     out = home / "rendered"
     _render(out, stack_args)
     # rbac-verify.yaml (applied first) creates the verification namespace and every account.
@@ -149,7 +161,7 @@ def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sta
     base = tmp_path_factory.mktemp("rbac-enforce")
     started: dict[str, StackCluster] = {}
     try:
-        for stack in STACKS:
+        for stack in (*STACKS, *FABRIC_STACKS):
             started[stack] = _start(stack, base)
         yield started
     finally:
@@ -190,7 +202,26 @@ def _reset(cluster: StackCluster) -> None:
             core.patch_node(node.metadata.name, {"metadata": {"annotations": annotations}})
         if len(taints) != len(node.spec.taints or []):
             core.patch_node(node.metadata.name, [{"op": "add", "path": "/spec/taints", "value": taints}])
+    _remove_fabric_objects(cluster)
     core.delete_collection_namespaced_pod(GPUCTL_NAMESPACE, grace_period_seconds=0)
+
+
+def _remove_fabric_objects(cluster: StackCluster) -> None:
+    """What a fabric run whose delete was denied left: its MPIJobs (before the pods, so that the
+    MPI Operator makes none again), Services and Secrets."""
+    from kubernetes.client import CoreV1Api, CustomObjectsApi
+
+    core: Any = CoreV1Api(_api(cluster))  # the client's models type every field optional
+    selector = "app.kubernetes.io/managed-by=gpuctl"
+    if "mpiOperator" in FABRIC_STACKS.get(cluster.name, ({}, ()))[0]:
+        custom: Any = CustomObjectsApi(_api(cluster))
+        mpijobs = ("kubeflow.org", "v2beta1", GPUCTL_NAMESPACE, "mpijobs")
+        for job in custom.list_namespaced_custom_object(*mpijobs)["items"]:
+            custom.delete_namespaced_custom_object(*mpijobs, job["metadata"]["name"])
+    for service in core.list_namespaced_service(GPUCTL_NAMESPACE, label_selector=selector).items:
+        core.delete_namespaced_service(service.metadata.name, GPUCTL_NAMESPACE)
+    for secret in core.list_namespaced_secret(GPUCTL_NAMESPACE, label_selector=selector).items:
+        core.delete_namespaced_secret(secret.metadata.name, GPUCTL_NAMESPACE)
 
 
 def _gpuctl_key(key: str) -> bool:

@@ -18,6 +18,7 @@ from gpuctl.core.render import RenderOptions, plugin_log_namespaces, render_mani
 from gpuctl.core.stacks import Stack
 from gpuctl.defaults import GPUCTL_NAMESPACE
 from gpuctl.sim.api.kinds import ALL_VERBS, RESOURCE_TYPES
+from tests.polling import wait_until
 
 NODES = [{"name": "gpu-{i}", "count": 2, "gpus": 4}, {"name": "cpu-0"}]
 STACKS: dict[str, tuple[dict[str, Any], RenderOptions]] = {
@@ -32,7 +33,7 @@ STACKS: dict[str, tuple[dict[str, Any], RenderOptions]] = {
     ),
 }
 # The custom resources gpuctl reads, served from their CRDs (not among the built-in kinds).
-CUSTOM_RESOURCES = ("clusterpolicies",)
+CUSTOM_RESOURCES = ("clusterpolicies", "mpijobs")
 PLUGIN_POD_CHECKS = ("device-plugin.pod", "dra.plugin-pod")
 PLUGIN_LOG_CHECKS = ("device-plugin.log", "dra.plugin-log")
 
@@ -191,3 +192,54 @@ def test_verify_gate_stops_without_the_node_patch_of_its_role(sim: Any, cli: Any
     result = cli("verify", "--kubeconfig", cluster.kubeconfig, "--gate")
     assert result.exit_code == 3, result.output
     assert "not authorised: patch node gpu-" in result.stderr
+
+
+# `verify --level fabric`: two 8 x H100 NVSwitch nodes on 8 x 400G InfiniBand.
+HGX_NODES = [{"name": "hgx-{i}", "count": 2, "gpus": 8, "interconnect": "nvswitch",
+              "gpuProduct": "NVIDIA-H100-80GB-HBM3"}]  # fmt: skip
+FABRIC_LAUNCHERS = {"own-launcher": {}, "mpijob": {"mpiOperator": "installed"}}
+
+
+def _fabric_cluster(sim: Any, launcher: str, also: tuple[str, ...] = ()) -> Any:
+    cluster = sim(
+        {
+            "devicePlugin": "installed",
+            "network": {"fabric": "ib", "nicsPerNode": 8, "linkGbps": 400},
+            **FABRIC_LAUNCHERS[launcher],
+            "podStartSeconds": 0.05,
+            "nodes": HGX_NODES,
+            "namespaces": [GPUCTL_NAMESPACE],
+            "forbidden": _forbidden(_granted(RenderOptions(rbac=True), "verify"), also),
+        }
+    )
+    wait_until(lambda: list(cluster.allocatable_gpus().values()) == [8, 8], "GPUs advertised")
+    return cluster
+
+
+@pytest.mark.parametrize("launcher", sorted(FABRIC_LAUNCHERS))
+def test_verify_fabric_needs_nothing_its_role_does_not_grant(sim: Any, cli: Any, launcher: str) -> None:
+    """gpuctl's own launcher (a headless Service, an SSH Secret, pods) or, where the MPI Operator
+    serves MPIJobs, an MPIJob: either runs the two nodes' all-reduce within the rendered role."""
+    cluster = _fabric_cluster(sim, launcher)
+    code, report = _verify(cli, cluster, "--level", "fabric")
+    assert code == 0, json.dumps(report, indent=1)
+    fabric = [node["fabric"] for node in report["nodes"]]
+    assert [run["nodes"] for run in fabric] == [["hgx-0", "hgx-1"]] * 2, fabric
+    assert not cluster.verification_pods()
+
+
+@pytest.mark.parametrize(
+    ("launcher", "taken", "denied"),
+    [
+        ("own-launcher", "create services", "not authorised: create services in namespace"),
+        ("own-launcher", "create secrets", "not authorised: create secrets in namespace"),
+        ("mpijob", "create mpijobs", "not authorised: create mpijobs in namespace"),
+    ],
+)
+def test_verify_fabric_stops_without_a_rule_it_needs(
+    sim: Any, cli: Any, launcher: str, taken: str, denied: str
+) -> None:
+    cluster = _fabric_cluster(sim, launcher, also=(taken,))
+    result = cli("verify", "--kubeconfig", cluster.kubeconfig, "--level", "fabric")
+    assert result.exit_code == 3, result.output
+    assert denied in result.stderr

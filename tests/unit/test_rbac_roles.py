@@ -68,6 +68,10 @@ WRITES = {
     ("ClusterRole", "pods/eviction"): {"create"},  # the node-by-node upgrade's drains
     ("Role", "pods"): {"create", "deletecollection"},  # verification pods
     ("Role", "resourceclaimtemplates"): {"create", "deletecollection"},
+    # verify --level fabric: gpuctl's launcher's Service and SSH Secret, or the MPIJob
+    ("Role", "services"): {"create", "delete"},
+    ("Role", "secrets"): {"create", "delete"},
+    ("Role", "mpijobs"): {"create", "delete"},
 }
 
 
