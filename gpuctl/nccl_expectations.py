@@ -114,6 +114,10 @@ _PCIE_GEN5_NOTE = (
     "systems the CPU and memory bandwidth bound it, not the GPU"
 )
 _RTX5090_GEN5 = "GeForce RTX 5090s on PCIe Gen5 (two Xeon 8480+), no NVLink"
+_V100_DGX1 = (
+    "https://github.com/konnase/konnase.github.io/blob/17cd9dfb8fa17e3f9523d06c829b397a63ae94e5/"
+    "source/_posts/deep_learning/NCCL.md"
+)
 _GB200_AZURE = (
     "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6de9586d365feed77e014a73f25198f4d/"
     "Azure_Results/ND_GB200_v6_results.md"
@@ -165,6 +169,12 @@ TABLE: tuple[Expectation, ...] = (
          "https://github.com/NVIDIA/nccl/issues/1161",
          "2x H100 PCIe joined by an NVLink bridge: 115-116 GB/s busbw at 1-4 GiB (P2P/direct pointer); "
          "the H100 NVL's bridged pairs"),
+    _row("V100", "nvlink", (8,), "", 129.0,
+         "8 x Tesla V100-SXM2-16GB on NVLink2 (hybrid cube-mesh, NV1/NV2 per pair), NCCL defaults",
+         _V100_DGX1,
+         "all_reduce_perf -b 8 -e 128M -f 2 -g 8 on 8 x V100 SXM2 joined as in a DGX-1 (its "
+         "nvidia-smi topo -m: each GPU on NV1/NV2 to four others, SYS to three): 129.14 GB/s "
+         "out-of-place busbw at 128 MiB, the largest size run, still rising (118.30 at 64 MiB)"),
     _row("A100", "pcie", (3,), "Ring", 20.0,
          "3 x A100 whose traffic crosses PCIe and the CPU (SYS), NCCL defaults",
          "https://github.com/NVIDIA/nccl-tests/issues/178",

@@ -68,7 +68,7 @@ def cluster(sim: Any) -> Any:
         {"name": "healthy", **HGX},
         {"name": "no-nvls", **HGX, "nvls": False},
         {"name": "twelve-links", **HGX, "nvlinks": 12},
-        {"name": "v100", "gpus": 8, "interconnect": "nvlink", "gpuProduct": "Tesla-V100-SXM2-16GB"},
+        {"name": "l40s", "gpus": 8, "interconnect": "pcie", "gpuProduct": "NVIDIA-L40S"},
         {"name": "rtx-fails", "gpus": 2, "workloads": {"nccl": {"stdout": RTX_5090_FAILURE, "exitCode": 1}}},
         # an HGX node labelled pcie by mistake: its topology shows NVSwitch
         {"name": "mislabelled", **HGX, "labels": {"gpuctl.io/interconnect": "pcie"}},
@@ -130,10 +130,10 @@ def test_the_pass_fraction_is_held_on_both_sides_and_nvls_is_named(cli: Any, clu
     assert "(labelled pcie; `nvidia-smi topo -m` shows nvswitch)" in mislabelled["expected_reason"]
     assert _node(report, "mislabelled")["ok"] is True
 
-    # No cited 8 x V100 figure yet: measured and warned about, never judged by another row.
-    v100 = _check(report, "v100")
-    assert v100["status"] == "warn"
-    assert "no cited all-reduce figure for 8 x V100 over nvlink" in v100["message"]
+    # No cited 8 x L40S figure yet: measured and warned about, never judged by another row.
+    l40s = _check(report, "l40s")
+    assert l40s["status"] == "warn"
+    assert "no cited all-reduce figure for 8 x L40S over pcie" in l40s["message"]
     assert cluster.verification_pods() == []
 
 
@@ -147,7 +147,7 @@ def test_min_busbw_still_replaces_the_nvls_figure(cli: Any, cluster: Any) -> Non
     )
     assert _node(report, "at-60")["ok"] is True  # 288 GB/s >= 250
     assert _node(report, "twelve-links")["ok"] is True  # 320 GB/s >= 250
-    assert code == 1  # the V100 node's all-reduce (nvlink) is below 250
+    assert code == 1  # the L40S node's all-reduce (PCIe) is below 250
 
 
 def test_expected_reason_names_the_configuration_and_its_source(cli: Any, cluster: Any) -> None:

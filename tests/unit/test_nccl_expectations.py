@@ -67,6 +67,7 @@ def test_an_8_gpu_h100_nvswitch_node_is_judged_by_the_nvls_figure() -> None:
         (NodeHardware("GB200", "nvswitch", 4), 680.0, "Ring"),
         (NodeHardware("GB200", "nvswitch", 72), 834.0, ""),
         (NodeHardware("H100", "nvlink", 2), 115.0, "Ring"),
+        (NodeHardware("V100", "nvlink", 8), 129.0, ""),  # a DGX-1-shaped hybrid cube-mesh
         (NodeHardware("H100", "pcie", 8), 28.0, "Ring"),
         (NodeHardware("H100", "pcie", 4), 35.0, "Ring"),
     ],
