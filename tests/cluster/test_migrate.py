@@ -368,6 +368,16 @@ def operator_plugin_pods(cluster: Any) -> dict[str, str]:
     }
 
 
+def validator_stages(cluster: Any) -> list[str]:
+    """The init containers of the GPU Operator's validator DaemonSet."""
+    from kubernetes.client import AppsV1Api
+
+    daemonset = AppsV1Api(cluster.api_client()).read_namespaced_daemon_set(
+        "nvidia-operator-validator", "gpu-operator"
+    )
+    return [container.name for container in daemonset.spec.template.spec.init_containers or []]
+
+
 OPERATOR = {"gpuOperator": {"driver": {"enabled": False}}}
 DEPLOY_PLUGIN = "nvidia.com/gpu.deploy.device-plugin"
 
@@ -401,6 +411,8 @@ def test_nodes_move_off_the_gpu_operators_device_plugin_onto_dra(sim: Any, cli: 
     assert watched.most_cordoned == 1
     assert watched.fewest_ready == 2
     wait_until(lambda: operator_plugin_pods(cluster) == {}, "the Operator's device plugin gone")
+    # and its validator no longer looks for nvidia.com/gpu capacity the moved nodes do not have
+    wait_until(lambda: "plugin-validation" not in validator_stages(cluster), "the validator re-rendered")
     for name in ("gpu-0", "gpu-1", "gpu-2"):
         labels = nodes(cluster)[name].metadata.labels
         assert labels[DEPLOY_PLUGIN] == "false"  # the Operator kept the value set on the node

@@ -108,6 +108,15 @@ def _toolkit_env(spec: Obj) -> list[Obj]:
     return env + [dict(item) for item in toolkit.get("env") or [] if isinstance(item, dict)]
 
 
+def _validator_stages(spec: Obj) -> tuple[str, ...]:
+    """The validator's stages: without plugin-validation where the policy disables the device
+    plugin, as the Operator renders it (controllers/object_controls.go TransformValidator: "remove
+    plugin init container from validator Daemonset if it is not enabled")."""
+    if enabled(spec, "devicePlugin"):
+        return VALIDATION_STAGES
+    return tuple(stage for stage in VALIDATION_STAGES if stage != "plugin-validation")
+
+
 def _init_containers(spec: Obj, operand: Operand) -> list[Obj]:
     """The driver manager for the driver; the validator's stages for the validator; the stage each
     other operand waits for (the toolkit waits for the driver, the rest for the toolkit)."""
@@ -121,7 +130,7 @@ def _init_containers(spec: Obj, operand: Operand) -> list[Obj]:
             }
         ],
         "toolkit": [_validation(spec, "driver-validation")],
-        "validator": [_validation(spec, stage) for stage in VALIDATION_STAGES],
+        "validator": [_validation(spec, stage) for stage in _validator_stages(spec)],
     }
     return init.get(operand.spec_key) or [_validation(spec, "toolkit-validation")]
 
