@@ -63,10 +63,10 @@ from gpuctl.validation import check, image_problem
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from gpuctl.core.proof.gate import GateOptions
     from gpuctl.core.verify import VerifyOptions, VerifyResult
     from gpuctl.core.verify.model import ProofOptions
     from gpuctl.core.verify.progress import PodProgress
-    from gpuctl.core.verify_gate import GateOptions
 
 HELP = """\
 Prove every GPU node: read-only checks (node Ready and schedulable, nvidia.com/gpu capacity vs
@@ -261,16 +261,11 @@ def _inputs(kubeconfig: Path | None, expect_gpus: str | None, pushgateway_ca: st
 def _verified(
     api_client: Any, options: VerifyOptions, gate: GateOptions | None, progress: PodProgress | None = None
 ) -> VerifyResult:
-    """One verify run; with --gate, the gate applied to its verdict (each GPU node judged:
-    gpuctl.core.verify_gate; a busy node's gate stays as it is)."""
-    from gpuctl.core.verify.run import verify
-    from gpuctl.core.verify_gate import gate_verified
+    """One run of gpuctl.core.proof.prove: verify, each GPU node's verdict and, with --gate, the
+    gate. A refused gate write (no `patch nodes`) ends the command with exit 3, after the report."""
+    from gpuctl.core.proof.prove import prove
 
-    result = verify(api_client, options, progress)
-    if gate is None:
-        return result
-    # A refused write (no `patch nodes`) ends the command with exit 3, after the report is out.
-    return gate_verified(api_client, result, gate, options.proof.level)
+    return prove(api_client, options=options, gate=gate, progress=progress).result
 
 
 def _raise_gate_refusal(result: VerifyResult) -> None:

@@ -1,5 +1,5 @@
 """`verify --gate`'s options: the taint key, the mode and the condition type, checked and folded
-into gpuctl.core.verify_gate.GateOptions."""
+into gpuctl.core.proof.gate.GateOptions."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from gpuctl.defaults import GATE_CONDITION_TYPE, GATE_MODES, GATE_TAINT_EFFECT, 
 from gpuctl.errors import ConfigError
 
 if TYPE_CHECKING:
+    from gpuctl.core.proof.gate import GateOptions
     from gpuctl.core.verify import VerifyOptions
-    from gpuctl.core.verify_gate import GateOptions
 
 GateTaintOption = Annotated[
     str,
@@ -53,7 +53,7 @@ def _key_problem(key: str) -> str:
 def gate_options(gate: bool, taint_key: str, mode: str, condition_type: str) -> GateOptions | None:
     """The gate's options (None without --gate); ConfigError (exit 2) for a value the API server
     would refuse."""
-    from gpuctl.core.verify_gate import GateOptions
+    from gpuctl.core.proof.gate import GateOptions
 
     if not gate:
         return None

@@ -49,7 +49,7 @@ class GateResult:
     refused_hint: str = ""
     # `verify --gate`: the taint key and mode it gated with, the GPUProven condition it published
     # (node, status, reason) and, on DRA nodes, the DeviceTaintRules it created and deleted
-    # ("node/device"); see gpuctl.core.verify_gate.
+    # ("node/device"); see gpuctl.core.proof.gate.
     taint_key: str = GATE_TAINT_KEY
     mode: str = "taint"
     condition_type: str = ""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.core.proof.verdict import BUSY, judge
 from gpuctl.core.taint.apply import CONCURRENCY
 from gpuctl.defaults import CONDITION_FIELD_MANAGER, GATE_CONDITION_TYPE
 from gpuctl.errors import UnreachableError
@@ -37,6 +38,7 @@ from gpuctl.kube.raw import JsonDict, dig, name_of
 from gpuctl.kube.taints import list_node_objects
 
 if TYPE_CHECKING:
+    from gpuctl.core.proof.verdict import NodeVerdict
     from gpuctl.core.verify.model import NodeResult
 
 TIMEOUT_MARK = "before --timeout ran out"  # what a pod check that ran out of --timeout says
@@ -66,10 +68,15 @@ class ConditionResult:
 
 
 def verdict_of(node: NodeResult) -> Verdict:
+    """The condition a node gets under verify's own verdict (gpuctl.core.proof.verdict.judge)."""
+    return condition_verdict(node, judge(node))
+
+
+def condition_verdict(node: NodeResult, verdict: NodeVerdict) -> Verdict:
     """The condition a judged node gets, or (judged False) the cause it could not be judged."""
-    if node.busy:
+    if verdict.verdict == BUSY:
         return Verdict("Unknown", "NotJudgedBusy", "not judged: its workloads hold every GPU", judged=False)
-    failures = [check for check in node.checks if check.failed]
+    failures = verdict.failures
     if failures and all(TIMEOUT_MARK in check.message for check in failures):
         cause = f"not judged: {failures[0].id}: {failures[0].message}"
         return Verdict("Unknown", "NotJudgedTimedOut", cause[:1000], judged=False)

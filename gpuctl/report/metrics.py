@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry, push_to_gateway
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gpuctl.core.proof.verdict import is_proven, passed_unproven
 from gpuctl.core.verify.model import NodeResult, VerifyResult
 from gpuctl.report.metrics_http import gateway_handler, only_metrics_paths, push_failure, start_server
 from gpuctl.urls import split_credentials
@@ -100,7 +101,7 @@ class VerifyMetrics(Collector):
             self._failures.update(failures)
             current = {node.name for node in result.nodes}
             self._last_proven = {name: at for name, at in self._last_proven.items() if name in current}
-            self._last_proven.update((node.name, run.ended_at) for node in result.nodes if node.proven)
+            self._last_proven.update((node.name, run.ended_at) for node in result.nodes if is_proven(node))
             self._products = {name: product for name, product in self._products.items() if name in current}
             self._products.update((node.name, node.product) for node in result.nodes if node.product)
 
@@ -154,8 +155,8 @@ def _run_metrics(
     duration = _gauge("gpuctl_verify_duration_seconds", [])
     duration.add_metric([], latest.result.duration_s)
     nodes = _gauge("gpuctl_verify_nodes", ["state"])
-    nodes.add_metric(["proven"], sum(node.proven for node in latest.result.nodes))
-    nodes.add_metric(["busy"], sum(node.ok and node.busy for node in latest.result.nodes))
+    nodes.add_metric(["proven"], sum(is_proven(node) for node in latest.result.nodes))
+    nodes.add_metric(["busy"], sum(passed_unproven(node) for node in latest.result.nodes))
     nodes.add_metric(["failing"], sum(not node.ok for node in latest.result.nodes))
     cluster = _gauge("gpuctl_cluster_check_failed", ["check"])
     for check in latest.result.cluster_checks:
@@ -191,7 +192,7 @@ def _node_metrics(latest: _Run, last_proven: dict[str, float], products: dict[st
         name = _label(node.name)
         product = _label(products.get(node.name, ""))
         # A busy node keeps what an earlier run of this watch proved (as its gate does).
-        was_proven = node.proven or (node.ok and node.busy and node.name in last_proven)
+        was_proven = is_proven(node) or (passed_unproven(node) and node.name in last_proven)
         proven.add_metric([name, product, _label(node.level)], 1 if was_proven else 0)
         for state, value in _gpu_counts(node):
             gpus.add_metric([name, state], value)

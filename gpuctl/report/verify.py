@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.core.proof.verdict import is_proven, passed_unproven
 from gpuctl.core.verify.model import (
     Check,
     CheckStatus,
@@ -47,7 +48,7 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
     return {
         "name": node.name,
         "ok": node.ok,
-        "proven": node.proven,
+        "proven": is_proven(node),
         "busy": node.busy,
         "gpus": {
             "expected": node.gpus.expected,
@@ -289,7 +290,7 @@ def print_table(result: VerifyResult, console: Console, *, wide: bool = False) -
     console.print(_cluster_table(result, console.width))
     _print_operator(result, console)
     failed_nodes = sum(not node.ok for node in result.nodes)
-    busy = sum(node.ok and node.busy for node in result.nodes)
+    busy = sum(passed_unproven(node) for node in result.nodes)
     verdict = "all GPU nodes verified" if result.ok else f"FAILED: {failed_nodes} node(s) with failing checks"
     if result.ok and busy:
         verdict = f"no GPU node failed; {busy} busy node(s) not proven by this run (gpu.in-use)"

@@ -11,14 +11,12 @@ from typing import Any, cast
 
 import pytest
 
-# The way the command loads the upgrade (bootstrap first): gpuctl.core.upgrade.run alone, loaded
-# first, meets an import cycle through gpuctl.core.bootstrap.
-import gpuctl.core.bootstrap  # noqa: F401 -- imported for the load order, not a name
 from gpuctl.core.explain import CAUSE, CONSEQUENCE, explain, roles
 from gpuctl.core.gate import gate_level, gate_taint
+from gpuctl.core.proof.verdict import BUSY, CORDON_CHECK, FAILED, PROVEN, fails_node, is_proven, judge
 from gpuctl.core.since import since
 from gpuctl.core.upgrade.model import NodePlan
-from gpuctl.core.upgrade.run import CORDON_CHECK, StepFailed, UpgradeContext, _fails_upgrade, run_step
+from gpuctl.core.upgrade.run import StepFailed, UpgradeContext, run_step
 from gpuctl.core.verify.model import (
     IN_USE_CHECK,
     CheckStatus,
@@ -48,18 +46,28 @@ def _node(*checks: Any, busy: bool = False) -> NodeResult:
 
 def test_one_failed_check_fails_a_node_and_warnings_and_skips_do_not() -> None:
     fine = _node(passed("a", "ok"), warned("b", "meh"), skipped("c", "n/a"))
-    assert (fine.ok, fine.proven) == (True, True)
+    assert (fine.ok, is_proven(fine), judge(fine).verdict) == (True, True, PROVEN)
     broken = _node(passed("a", "ok"), failed("b", "bad"))
-    assert (broken.ok, broken.proven) == (False, False)
+    assert (broken.ok, is_proven(broken), judge(broken).verdict) == (False, False, FAILED)
+    assert [check.id for check in judge(broken).failures] == ["b"]
 
 
 def test_a_busy_node_passes_unproven() -> None:
     busy = _node(passed("a", "ok"), warned(IN_USE_CHECK, "all held"), busy=True)
-    assert (busy.ok, busy.proven) == (True, False)
-    assert (_node(failed("a", "bad"), busy=True).proven, _node(passed("a", "ok"), busy=False).proven) == (
+    assert (busy.ok, is_proven(busy), judge(busy).verdict, judge(busy).judged) == (True, False, BUSY, False)
+    assert (is_proven(_node(failed("a", "bad"), busy=True)), is_proven(_node(passed("a", "ok")))) == (
         False,
         True,
     )
+
+
+def test_a_node_its_caller_cordoned_and_drained_is_judged_busy_or_not() -> None:
+    """The upgrade's verify step: its own cordon passes, GPUs still held after the drain fail."""
+    cordoned = _node(passed("a", "ok"), failed(CORDON_CHECK, "cordoned"))
+    assert (judge(cordoned).verdict, judge(cordoned, cordoned=True).verdict) == (FAILED, PROVEN)
+    held = _node(passed("a", "ok"), warned(IN_USE_CHECK, "all held"), busy=True)
+    assert (judge(held).verdict, judge(held, cordoned=True).verdict) == (BUSY, FAILED)
+    assert [check.id for check in judge(held, cordoned=True).failures] == [IN_USE_CHECK]
 
 
 def test_the_first_problem_is_the_first_failure_before_any_warning() -> None:
@@ -115,7 +123,7 @@ def test_the_gate_level_is_the_value_of_the_gate_taint_with_the_gate_effect() ->
     ],
 )
 def test_which_checks_halt_an_upgrade(check: Any, busy: bool, halts: bool) -> None:
-    assert _fails_upgrade(check, busy) is halts
+    assert fails_node(check, busy=busy, cordoned=True) is halts
 
 
 PLAN = NodePlan(

@@ -1,6 +1,7 @@
 """`gpuctl bootstrap`: phases.py runs host → cluster → verify; host.py drives the Ansible host
-layer, cluster.py installs any stack (gpuctl.core.stacks) and waits for the GPUs, node_map.py
-matches inventory hosts to Kubernetes nodes."""
+layer (host_phase.py: node by node where its hosts serve GPUs, gpuctl.core.upgrade), cluster.py
+installs any stack (gpuctl.core.stacks) and waits for the GPUs, node_map.py matches inventory
+hosts to Kubernetes nodes; the verify phase proves through gpuctl.core.proof."""
 
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness
 from gpuctl.core.bootstrap.host import (

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuctl.core.gate import GateResult, gate_new_nodes
+from gpuctl.core.proof.readiness import diagnose_with_verify, poll_until_ready
 from gpuctl.core.render import render_stack
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions, NodeReadiness
 from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.taint import DEFAULT_TAINT, TaintResult, taint_gpu_nodes
-from gpuctl.core.verify.model import Check, Expectations, VerifyOptions
-from gpuctl.core.verify.run import verify
 from gpuctl.errors import ExitCode
 from gpuctl.kube.apply import Applied, Applier
 from gpuctl.kube.nodes import GFD_PRESENT_LABEL
@@ -39,15 +38,15 @@ if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.kube.client import ApiClient
 
-__all__ = ["ClusterOptions", "ClusterResult", "NodeReadiness", "apply_cluster_layer"]
-
-POLL_S = 1.0
-# A diagnosis reads plugin pods and their logs: the nodes still waiting are diagnosed first once
-# their plugin pods have had a moment to start, then at intervals doubling from 5 s to 30 s (a
-# large cluster rolling its plugin pods out is not read through every 5 s for minutes).
-FIRST_DIAGNOSIS_S = 2.0
-DIAGNOSIS_EVERY_S = 5.0
-DIAGNOSIS_EVERY_MAX_S = 30.0
+# diagnose_with_verify and poll_until_ready: the migration reads them from here too.
+__all__ = [
+    "ClusterOptions",
+    "ClusterResult",
+    "NodeReadiness",
+    "apply_cluster_layer",
+    "diagnose_with_verify",
+    "poll_until_ready",
+]
 
 
 @dataclass(frozen=True)
@@ -98,55 +97,6 @@ def node_labels(nodes: list[str]) -> list[JsonDict]:
         }
         for name in nodes
     ]
-
-
-def diagnose_with_verify(api_client: ApiClient, stuck: list[NodeReadiness]) -> dict[str, Check | None]:
-    """Why each stuck node is stuck: verify's read-only checks (plugin pod, its log, capacity)."""
-    gpus = tuple((node.node, node.expected) for node in stuck if node.expected is not None)
-    expectations = Expectations(node_patterns=tuple(node.node for node in stuck), gpus_by_pattern=gpus)
-    result = verify(api_client, VerifyOptions(run_pods=False, expectations=expectations))
-    return {node.name: node.first_problem for node in result.nodes}
-
-
-def poll_until_ready(
-    read: Callable[[], list[NodeReadiness]],
-    diagnose: Callable[[list[NodeReadiness]], dict[str, Check | None]],
-    timeout_s: float,
-    on_progress: Callable[[list[NodeReadiness]], None] | None = None,
-) -> tuple[list[NodeReadiness], bool]:
-    """Poll `read` until every node is ready or terminal (diagnosed beyond the cluster layer:
-    waiting cannot help it), or `timeout_s` passes; (states, timed out). The nodes still waiting
-    are diagnosed every few seconds, and those not ready at the end carry `diagnose`'s reason."""
-    started = time.monotonic()
-    deadline = started + timeout_s
-    next_diagnosis, interval = started + FIRST_DIAGNOSIS_S, DIAGNOSIS_EVERY_S
-    problems: dict[str, Check | None] = {}
-    while True:
-        states = _with_problems(read(), problems)
-        if _waiting(states) and time.monotonic() >= next_diagnosis:
-            problems.update(diagnose(_waiting(states)))
-            states = _with_problems(states, problems)
-            next_diagnosis = time.monotonic() + interval
-            interval = min(2 * interval, DIAGNOSIS_EVERY_MAX_S)
-        if on_progress is not None:
-            on_progress(states)
-        if not _waiting(states):
-            return states, False
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-    problems.update(diagnose(_waiting(states)))
-    return _with_problems(states, problems), True
-
-
-def _waiting(states: list[NodeReadiness]) -> list[NodeReadiness]:
-    """The nodes the wait is for: neither ready nor known to be stuck for good."""
-    return [state for state in states if not state.ready and not state.terminal]
-
-
-def _with_problems(states: list[NodeReadiness], problems: dict[str, Check | None]) -> list[NodeReadiness]:
-    """Each node with its latest diagnosis; a node that became ready has none."""
-    return [replace(state, problem=None if state.ready else problems.get(state.node)) for state in states]
 
 
 def apply_gpu_taint(api_client: ApiClient, options: ClusterOptions, nodes: list[str]) -> TaintResult | None:

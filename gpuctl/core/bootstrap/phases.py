@@ -15,15 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from gpuctl.core.bootstrap.cluster import ClusterOptions, ClusterResult, NodeReadiness, apply_cluster_layer
 from gpuctl.core.bootstrap.host import BootstrapResult
+from gpuctl.core.bootstrap.host_phase import HostPhaseResult, run_host_phase
 from gpuctl.core.bootstrap.node_map import labelled_gpus, map_hosts
 from gpuctl.core.bootstrap.reboots import RebootPlan
-from gpuctl.core.gate import apply_gate
 from gpuctl.core.preflight import run_preflight
+from gpuctl.core.proof.gate import GateOptions
+from gpuctl.core.proof.options import node_options
+from gpuctl.core.proof.prove import prove
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import UpgradeOptions, UpgradeResult
-from gpuctl.core.upgrade.phase import HostPhaseResult, UpgradeHooks, run_host_phase
-from gpuctl.core.verify.model import Expectations, ProofOptions, VerifyOptions, VerifyResult
-from gpuctl.core.verify.run import verify
+from gpuctl.core.upgrade.phase import UpgradeHooks
+from gpuctl.core.verify.model import ProofOptions, VerifyResult
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.hosts.inventory import load_inventory
 from gpuctl.kube.nodes import list_nodes
@@ -152,16 +154,22 @@ def _expected_gpus(
 def _verify(
     api_client: ApiClient, expected: dict[str, int | None], request: BootstrapRequest
 ) -> VerifyResult:
-    """gpuctl verify, each node held to its expected GPUs; with --check, its read-only checks."""
-    gpus = tuple((node, count) for node, count in sorted(expected.items()) if count is not None)
-    expectations = Expectations(node_patterns=tuple(sorted(expected)), gpus_by_pattern=gpus)
-    options = VerifyOptions(
-        expectations=expectations,
+    """The verify phase: gpuctl.core.proof.prove, each node held to its expected GPUs, and the gate
+    (taint, GPUProven condition, per-GPU rules on DRA) on its verdicts, as `verify --gate` does,
+    unless --no-gate; with --check only the read-only checks, and no gate: nothing was proven.
+    A gate write the API server refused ends the phase with that error (exit 3)."""
+    options = node_options(
+        dict(sorted(expected.items())),
+        proof=request.proof,
         timeout_s=request.verify_timeout_s,
         run_pods=not request.check,
-        proof=request.proof,
     )
-    return verify(api_client, options)
+    gate = GateOptions() if request.gate and not request.check else None
+    proof = prove(api_client, options=options, gate=gate)
+    refusal = proof.gate_refusal()
+    if refusal is not None:
+        raise refusal
+    return proof.result
 
 
 def _run_phase(
@@ -191,11 +199,7 @@ def _run_phase(
             label_nodes=from_inventory,
             on_progress=progress.get("cluster"),
         )
-    result = _verify(api_client, expected, request)
-    if not request.gate or request.check:  # --check runs no verification pod: nothing was proven
-        return result
-    verdicts = {node.name: node.ok for node in result.nodes if not node.busy}  # busy: not judged
-    return replace(result, gate=apply_gate(api_client, verdicts=verdicts, level=request.proof.level))
+    return _verify(api_client, expected, request)
 
 
 def _migrate(

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gpuctl.core.bootstrap.cluster import diagnose_with_verify
-from gpuctl.core.gate import apply_gate
+from gpuctl.core.proof.gate import GateOptions
+from gpuctl.core.proof.options import node_options
+from gpuctl.core.proof.prove import prove
+from gpuctl.core.proof.readiness import diagnose_with_verify
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.upgrade.model import (
@@ -24,15 +26,8 @@ from gpuctl.core.upgrade.model import (
     UpgradePlan,
     UpgradeResult,
 )
-from gpuctl.core.verify.model import (
-    IN_USE_CHECK,
-    Check,
-    Expectations,
-    ProofOptions,
-    Toleration,
-    VerifyOptions,
-)
-from gpuctl.core.verify.run import UNSCHEDULABLE_TAINT_KEY, verify
+from gpuctl.core.verify.model import ProofOptions, Toleration
+from gpuctl.core.verify.run import UNSCHEDULABLE_TAINT_KEY
 from gpuctl.errors import GpuctlError
 from gpuctl.kube import objects
 from gpuctl.kube.drain import cordon, drain, uncordon
@@ -52,8 +47,6 @@ if TYPE_CHECKING:
 POLL_S = 1.0
 # The verification pod of a cordoned node tolerates the cordon: the node is proven before it opens.
 CORDON_TOLERATION = Toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule")
-# A check a cordoned node fails by design while it is upgraded: not a verdict on the upgrade.
-CORDON_CHECK = "node.schedulable"
 
 StepProgress = Callable[[str, str, "StepResult | None"], None]  # node, step, None when it starts
 
@@ -222,29 +215,28 @@ def _wait_ready(context: UpgradeContext, node: NodePlan) -> str:
 
 
 def prove_node(context: UpgradeContext, node: NodePlan) -> str:
-    gpus = ((node.node, node.expected_gpus),) if node.expected_gpus is not None else ()
-    options = VerifyOptions(
-        expectations=Expectations(node_patterns=(node.node,), gpus_by_pattern=gpus),
+    """The verify step: gpuctl.core.proof.prove on the node, which the upgrade cordoned and drained
+    itself (its cordon is no failure; GPUs still held, a DaemonSet's pod, leave it unproven), and
+    with the gate (taint, GPUProven condition, per-GPU rules on DRA) on its verdict alone."""
+    options = node_options(
+        {node.node: node.expected_gpus},
+        proof=context.proof,
         timeout_s=context.timeout_s,
         tolerations=(CORDON_TOLERATION,),
-        proof=context.proof,
     )
-    result = verify(context.api_client, options)
-    found = next((n for n in result.nodes if n.name == node.node), None)
-    # Drained, the node's GPUs are free; one still held (a DaemonSet's pod) leaves it unproven.
-    failures = [c for c in found.checks if _fails_upgrade(c, found.busy)] if found else []
-    proven = found is not None and not failures
-    if context.gate:
-        apply_gate(context.api_client, verdicts={node.node: proven}, level=context.proof.level)
-    if found is None:
+    gate = GateOptions() if context.gate else None
+    proof = prove(context.api_client, options=options, gate=gate, nodes=(node.node,), cordoned=True)
+    refusal = proof.gate_refusal()
+    if refusal is not None:
+        raise refusal
+    verdict = proof.of(node.node)
+    if verdict is None:
         raise StepFailed(f"verify found no GPU node {node.node}")
-    if failures:
-        raise StepFailed(f"{failures[0].id}: {failures[0].message}", failures[0].hint)
-    return f"proven at level {context.proof.level}: {found.gpus.seen} GPU(s) seen"
-
-
-def _fails_upgrade(check: Check, busy: bool) -> bool:
-    return (check.failed and check.id != CORDON_CHECK) or (busy and check.id == IN_USE_CHECK)
+    if verdict.failures:
+        first = verdict.failures[0]
+        raise StepFailed(f"{first.id}: {first.message}", first.hint)
+    seen = next(found.gpus.seen for found in proof.result.nodes if found.name == node.node)
+    return f"proven at level {context.proof.level}: {seen} GPU(s) seen"
 
 
 def uncordon_node(context: UpgradeContext, node: NodePlan) -> str:

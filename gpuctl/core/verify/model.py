@@ -178,11 +178,7 @@ class NodeResult:
     def ok(self) -> bool:
         return not any(check.failed for check in self.checks)
 
-    @property
-    def proven(self) -> bool:
-        """Passed with its GPUs proven by this run's pods. A busy node passes unproven: its gate
-        and proven-level stay as an earlier proof left them."""
-        return self.ok and not self.busy
+    # Whether it is proven, busy or failed: gpuctl.core.proof.verdict, the one rule.
 
     @property
     def first_problem(self) -> Check | None:
