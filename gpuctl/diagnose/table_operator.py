@@ -13,7 +13,9 @@ _OPERATOR_RERUN = "gpuctl bootstrap --phase cluster --stack operator"
 OPERATOR = (
     sig(
         "operator.driver-preinstalled", "operator-driver", "driver",
-        r"Could not unload NVIDIA driver kernel modules, driver is in use",
+        # k8s-driver-manager (uninstall_driver) says so itself, in its old and new wording.
+        r"Could not unload NVIDIA driver kernel modules, driver is in use|"
+        r"NVIDIA GPU driver is already pre-installed on the node|driver is pre-installed on host",
         "a driver is already installed and loaded on the host, and the GPU Operator's driver "
         "container (driver.enabled=true) cannot replace it",
         f"keep the host's driver: `{_OPERATOR_RERUN} --no-operator-driver` (driver.enabled=false); "

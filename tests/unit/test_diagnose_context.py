@@ -59,3 +59,13 @@ def test_a_bridge_interface_explains_the_connect_failure_after_it() -> None:
     )
     assert [d.signature_id for d in find_all(text)] == ["nccl.socket-interface-bridge", "nccl.socket-connect"]
     assert find_all("node1:12:12 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>") == []
+
+
+def test_a_dcgm_message_is_found_without_its_final_period() -> None:
+    # dcgm_errors.c ends DCGM_ST_NVML_NOT_LOADED's message with a period; dcgm-exporter prints it
+    # inside its own sentence, without one.
+    line = (
+        "Error getting devices count: Cannot perform the requested operation because NVML "
+        "doesn't exist on this system"
+    )
+    assert [d.signature_id for d in find_all(line)] == ["dcgm.nvml-not-loaded"]

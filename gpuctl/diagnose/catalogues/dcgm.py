@@ -84,7 +84,9 @@ def _code(  # noqa: PLR0917 - one positional row per code reads as the table it 
     """
     camel = "".join(part.capitalize() for part in name.split("_"))
     messages = tuple(m for m in (message, binding) if m)
-    own = tuple(m for m in messages if distinctive and len(m) >= 28)
+    # A message's final period is not part of what clients print after it ("... on this system"
+    # ends a dcgm-exporter line; a binding adds its own punctuation).
+    own = tuple(m.rstrip(".") for m in messages if distinctive and len(m) >= 28)
     return Entry(
         code=name,
         name=f"DCGM_ST_{name} ({number})",

@@ -274,6 +274,20 @@ _NVIDIA_DRIVER = (
         source=_GPU_PLUGIN + "device_state.go",
     ),
     Entry(
+        "mig-unclaimed-devices",
+        "MIG devices not made by the DRA driver",
+        "the DRA driver's kubelet plugin found MIG devices on {node} that no claim it prepared "
+        "owns (made by hand with `nvidia-smi mig -cgi`, by mig-parted or the GPU Operator's MIG "
+        "manager) and refuses to start: it creates and deletes MIG devices itself",
+        "on {node} destroy the MIG instances no pod uses (`nvidia-smi mig -dci; nvidia-smi mig "
+        "-dgi`), and turn off other MIG managers there (GPU Operator `migManager.enabled=false`, "
+        "label `nvidia.com/mig.config` removed); then restart the kubelet-plugin pod",
+        "mig",
+        texts=("MIG devices found that aren't prepared to any claim",),
+        # syncPreparedDevicesFromCRDSpec of the releases with the NodeAllocationState CRD
+        source="https://github.com/NVIDIA/k8s-dra-driver/blob/v0.1.0/cmd/nvidia-dra-plugin/device_state.go",
+    ),
+    Entry(
         "mig-capabilities",
         "MIG capability files missing",
         "the driver cannot read a MIG instance's capability file under "

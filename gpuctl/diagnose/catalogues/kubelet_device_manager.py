@@ -282,7 +282,9 @@ _ALLOCATION = (
         + "; "
         + _DELETE_REJECTED,
         "plugin",
-        texts=("device plugin GetPreferredAllocation rpc failed",),
+        # "... rpc failed with err: ..." (kubelet) and "due to device plugin
+        # GetPreferredAllocation; unable to ..." (as AKS nodes print it)
+        texts=("device plugin GetPreferredAllocation",),
         source=_DEVICEMANAGER,
     ),
     Entry(
