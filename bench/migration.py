@@ -1,13 +1,15 @@
 """Wall time of `gpuctl bootstrap --phase cluster --stack dra --migrate` and back, under a running
 Deployment: prints figures, asserts nothing.
 
-    python bench/migration.py [--nodes 3] [--gpus 4] [--workdir DIR]
+    python bench/migration.py [--nodes 3] [--gpus 4] [--source device-plugin|operator] [--workdir DIR]
 
 Serves a simulated Kubernetes 1.37 cluster (`gpuctl sim up --detach`) of N GPU nodes on gpuctl's
 device plugin, runs a Deployment of N replicas asking for nvidia.com/gpu: 1 behind a
 PodDisruptionBudget of minAvailable N-1, then moves every node to DRA (the stand-in DRA driver
 chart, a real helm), runs it again (nothing to change), and moves them back; each run's wall
-time, and the seconds its nodes spent in each step, summed over the nodes.
+time, and the seconds its nodes spent in each step, summed over the nodes. With `--source
+operator` the nodes start on the GPU Operator's device plugin (ClusterPolicy, the hosts' own
+driver) and move to DRA, then the second run; there is no way back to run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ from sim_memory import loop_speed_s  # noqa: E402 - after sys.path
 from tests.helm import DRA_CHART, HELM, HELM_MISSING  # noqa: E402 - after sys.path
 
 APP = "trainer"
+OPERATOR_SCENARIO = {"operator": {"gpuOperator": {"driver": {"enabled": False}}}}
+RUNS = {
+    "device-plugin": (
+        ("device plugin -> DRA", "dra"),
+        ("second run", "dra"),
+        ("DRA -> device plugin", "device-plugin"),
+    ),
+    "operator": (("GPU Operator's device plugin -> DRA", "dra"), ("second run", "dra")),
+}
 
 
 def gpuctl(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -102,6 +113,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--gpus", type=int, default=4)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--source", choices=("device-plugin", "operator"), default="device-plugin")
     args = parser.parse_args()
     if not HELM:
         raise SystemExit(HELM_MISSING)
@@ -116,6 +128,7 @@ def main() -> None:
                 "podStartSeconds": 0.5,
                 "draDriver": "absent",
                 "nodes": [{"name": "cpu-0"}, gpu],
+                **OPERATOR_SCENARIO.get(args.source, {}),
             }
         )
     )
@@ -132,14 +145,11 @@ def main() -> None:
         f"machine: fixed pure-Python loop {loop_speed_s():.3f} s; {args.nodes} node(s) of {args.gpus} GPU(s)"
     )
     try:
-        if gpuctl("bootstrap", "--phase", "cluster", "--kubeconfig", str(kubeconfig), "--no-gate").returncode:
+        on_device_plugin = ("bootstrap", "--phase", "cluster", "--kubeconfig", str(kubeconfig), "--no-gate")
+        if args.source == "device-plugin" and gpuctl(*on_device_plugin).returncode:
             raise SystemExit("the device plugin did not come up")
-        workload(kubeconfig, args.nodes)
-        for label, stack in (
-            ("device plugin -> DRA", "dra"),
-            ("second run", "dra"),
-            ("DRA -> device plugin", "device-plugin"),
-        ):
+        workload(kubeconfig, args.nodes)  # on the Operator: once its device plugin serves the nodes
+        for label, stack in RUNS[args.source]:
             elapsed, migration = migrate(kubeconfig, stack, env)
             report(label, elapsed, migration)
     finally:
