@@ -3,10 +3,15 @@ and a node's outcome from its steps (gpuctl.core.migrate.model)."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpuctl.core.migrate.model import MIGRATION_STEPS, NodeMigration
+from gpuctl.core.migrate.operator import operator_labels, refuse_operator
+from gpuctl.core.migrate.plan import source_of
 from gpuctl.core.migrate.sharing import carried_sharing
 from gpuctl.core.stacks import Stack
 from gpuctl.core.upgrade.model import NodePlan, StepResult
+from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import NodeInfo, node_from_json
 
 
@@ -73,3 +78,31 @@ def test_a_node_is_migrated_only_once_every_step_passed() -> None:
     assert (
         NodeMigration(plan, (StepResult("cordon", "interrupted", 0.0, "stopped"),)).outcome == "interrupted"
     )
+
+
+def test_a_cluster_policy_makes_the_operator_the_old_stack_of_a_move_to_dra() -> None:
+    assert source_of(Stack.DRA, "ClusterPolicy") is Stack.OPERATOR
+    assert source_of(Stack.DRA) is Stack.DEVICE_PLUGIN
+    assert source_of(Stack.DEVICE_PLUGIN) is Stack.DRA
+    assert operator_labels(Stack.OPERATOR) == {"nvidia.com/gpu.deploy.device-plugin": "false"}
+    assert operator_labels(Stack.DEVICE_PLUGIN) == {}
+    refuse_operator("", Stack.DEVICE_PLUGIN)  # no Operator: nothing to refuse
+    refuse_operator("ClusterPolicy", Stack.DRA)
+
+
+def test_the_operators_modes_that_cannot_move_are_refused_with_what_to_do() -> None:
+    for mode, target, starts, hint in (
+        ("GPUCluster", Stack.DRA, "the GPU Operator (GPUCluster) serves", "leave the GPUCluster"),
+        ("both", Stack.DRA, "the GPU Operator (both) serves", "leave the GPUCluster"),
+        (
+            "ClusterPolicy",
+            Stack.DEVICE_PLUGIN,
+            "the GPU Operator (ClusterPolicy) is installed",
+            "devicePlugin",
+        ),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            refuse_operator(mode, target)
+        assert refused.value.exit_code == ExitCode.USAGE
+        assert str(refused.value).startswith(starts)
+        assert hint in refused.value.hint
