@@ -37,10 +37,13 @@ def poll_until_ready(
     diagnose: Callable[[list[NodeReadiness]], dict[str, Check | None]],
     timeout_s: float,
     on_progress: Callable[[list[NodeReadiness]], None] | None = None,
+    *,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[list[NodeReadiness], bool]:
     """Poll `read` until every node is ready or terminal (diagnosed beyond the cluster layer:
-    waiting cannot help it), or `timeout_s` passes; (states, timed out). The nodes still waiting
-    are diagnosed every few seconds, and those not ready at the end carry `diagnose`'s reason."""
+    waiting cannot help it), or `timeout_s` passes, or `should_stop` says so (the upgrade's
+    Ctrl-C); (states, timed out or stopped). The nodes still waiting are diagnosed every few
+    seconds, and those not ready at the end carry `diagnose`'s reason."""
     started = time.monotonic()
     deadline = started + timeout_s
     next_diagnosis, interval = started + FIRST_DIAGNOSIS_S, DIAGNOSIS_EVERY_S
@@ -56,7 +59,7 @@ def poll_until_ready(
             on_progress(states)
         if not _waiting(states):
             return states, False
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or (should_stop is not None and should_stop()):
             break
         time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
     problems.update(diagnose(_waiting(states)))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gpuctl.core.proof.gate import GateOptions
 from gpuctl.core.proof.options import node_options
 from gpuctl.core.proof.prove import prove
-from gpuctl.core.proof.readiness import diagnose_with_verify
+from gpuctl.core.proof.readiness import diagnose_with_verify, poll_until_ready
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.upgrade.model import (
@@ -42,9 +42,11 @@ from gpuctl.kube.upgrade_marks import (
 
 if TYPE_CHECKING:
     from gpuctl.core.bootstrap.host import BootstrapResult
+    from gpuctl.core.stacks.base import NodeReadiness
+    from gpuctl.core.verify.model import Check
     from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.nodes import NodeInfo
 
-POLL_S = 1.0
 # The verification pod of a cordoned node tolerates the cordon: the node is proven before it opens.
 CORDON_TOLERATION = Toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule")
 
@@ -190,26 +192,36 @@ def _reboot(result: BootstrapResult, node: NodePlan) -> str:
 
 
 def _wait_ready(context: UpgradeContext, node: NodePlan) -> str:
-    """Wait until the node is Ready and its stack says it advertises its GPUs again."""
+    """Wait until the node is Ready and its stack says it advertises its GPUs again: the one
+    readiness wait (gpuctl.core.proof.readiness). A node not Ready yet is not diagnosed: its
+    plugin's last words may be from before its reboot."""
     stack = stack_for(context.stack)
     expected = {node.node: node.expected_gpus}
-    deadline = time.monotonic() + context.timeout_s
-    while True:
+    latest: dict[str, NodeInfo | None] = {}
+
+    def read() -> list[NodeReadiness]:
         raw = objects.read_node(context.api_client, node.node)
-        info = node_from_json(raw) if raw is not None else None
+        info = latest[node.node] = node_from_json(raw) if raw is not None else None
         state = stack.readiness(context.api_client, expected)[0]
-        if info is not None and info.ready and state.ready:
-            return f"Ready, {state.allocatable} GPU(s) advertised"
-        if time.monotonic() >= deadline or context.should_stop():
-            break
-        time.sleep(POLL_S)
+        return [state if info is not None and info.ready else replace(state, plugin_ready=False)]
+
+    def diagnose(stuck: list[NodeReadiness]) -> dict[str, Check | None]:
+        info = latest.get(node.node)
+        return diagnose_with_verify(context.api_client, stuck) if info is not None and info.ready else {}
+
+    started = time.monotonic()
+    (state,), _ = poll_until_ready(read, diagnose, context.timeout_s, should_stop=context.should_stop)
+    if state.ready:
+        return f"Ready, {state.allocatable} GPU(s) advertised"
+    waited = f"after {time.monotonic() - started:.0f}s"
+    info = latest.get(node.node)
     if info is None or not info.ready:
         why = f"{info.ready_reason}: {info.ready_message}" if info is not None else "node gone"
-        raise StepFailed(f"node {node.node} not Ready after {context.timeout_s:.0f}s ({why})")
-    problem = diagnose_with_verify(context.api_client, [state]).get(node.node)
+        raise StepFailed(f"node {node.node} not Ready {waited} ({why})")
+    problem = state.problem
     detail = f"{problem.id}: {problem.message}" if problem is not None else "no GPUs advertised"
     raise StepFailed(
-        f"node {node.node} does not advertise its GPUs after {context.timeout_s:.0f}s: {detail}",
+        f"node {node.node} does not advertise its GPUs {waited}: {detail}",
         problem.hint if problem is not None else "",
     )
 
