@@ -246,6 +246,16 @@ RULES: tuple[Rule, ...] = (
         )
         for parameter in ("verify_namespace", "log_namespace")
     ),
+    *(
+        Rule(
+            RENDER,
+            parameter,
+            (When("rbac"), When("verify_cronjob"), When("verify_deployment")),
+            "it shapes verify's admission policies and the in-cluster verify's --gate",
+            "gpuctl render --rbac {flag}",
+        )
+        for parameter in ("gate_taint", "gate_condition")
+    ),
     Rule(
         RENDER,
         "verify_schedule",

@@ -27,12 +27,14 @@ from gpuctl.cli.stack_options import (
     StackOption,
     dra_settings,
 )
+from gpuctl.cli.verify_gate_options import gate_options
 from gpuctl.defaults import (
     DEFAULT_READINESS_TAINT,
     DEVICE_PLUGIN_IMAGE,
     DEVICE_PLUGIN_NAMESPACE,
     DEVICE_PLUGIN_VERSION,
     GATE_CONDITION_TYPE,
+    GATE_TAINT_KEY,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPUCTL_NAMESPACE,
@@ -190,6 +192,24 @@ def command(
             "--readiness-condition", metavar="TYPE", help="The node condition --readiness-rule waits for."
         ),
     ] = GATE_CONDITION_TYPE,
+    gate_taint: Annotated[
+        str,
+        typer.Option(
+            "--gate-taint",
+            metavar="KEY",
+            help="The taint the in-cluster verify gates with (its --gate-taint), which verify's "
+            "admission policy lets its account set (e.g. readiness.k8s.io/gpu-proven).",
+        ),
+    ] = GATE_TAINT_KEY,
+    gate_condition: Annotated[
+        str,
+        typer.Option(
+            "--gate-condition",
+            metavar="TYPE",
+            help="The node condition the in-cluster verify publishes (its --gate-condition), the one "
+            "verify's status policy lets its account write.",
+        ),
+    ] = GATE_CONDITION_TYPE,
 ) -> None:
     from gpuctl.core.render import (
         parse_rbac_subject,
@@ -200,6 +220,8 @@ def command(
     from gpuctl.core.stacks.settings import OperatorSettings
 
     refuse_inapplicable_flags("render")
+    # verify's own checks of the two values, so that render allows what verify --gate takes
+    gate_options(True, gate_taint, "taint", gate_condition)
     # Rendered for the host layer's hosts: it installs the driver and toolkit, unless told otherwise.
     operator = OperatorSettings(
         driver_enabled=operator_driver,
@@ -232,6 +254,8 @@ def command(
         readiness_rule=readiness_rule,
         readiness_taint=readiness_taint,
         readiness_condition=readiness_condition,
+        gate_taint=gate_taint,
+        gate_condition=gate_condition,
     )
     result = render_manifests(options)
     if out is None:

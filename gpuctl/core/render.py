@@ -223,10 +223,25 @@ def _rbac_variables(options: RenderOptions, command: str, subject: RbacSubject |
         "node_policy": own and command in NODE_POLICY_COMMANDS,
         "account": subject.name,
         "username": f"system:serviceaccount:{subject.namespace}:{subject.name}",
-        "taint_key": GATE_TAINT_KEY if command == "verify" else options.taint_key,
+        "taint_key": options.gate_taint if command == "verify" else options.taint_key,
         "gpu_nodes_only": command == "verify",
-        "condition_type": GATE_CONDITION_TYPE,  # verify's status policy: the condition it writes
+        "condition_type": _gate_condition(options),  # verify's status policy: the condition it writes
     }
+
+
+def _gate_condition(options: RenderOptions) -> str:
+    """The node condition the rendered verify publishes, which verify's status policy lets its
+    account write: --gate-condition, or with --readiness-rule the condition the rule waits for."""
+    if not options.readiness_rule or options.gate_condition == options.readiness_condition:
+        return options.gate_condition
+    if options.gate_condition != GATE_CONDITION_TYPE:
+        raise ConfigError(
+            f"--gate-condition {options.gate_condition!r}: the NodeReadinessRule waits for "
+            f"{options.readiness_condition!r}, a condition verify would not write",
+            hint=f"give both the same type: --gate-condition {options.gate_condition} "
+            f"--readiness-condition {options.gate_condition}",
+        )
+    return options.readiness_condition
 
 
 def rbac_files(options: RenderOptions) -> list[RenderedFile]:
@@ -282,11 +297,17 @@ def verify_cronjob_files(options: RenderOptions) -> list[RenderedFile]:
 
 
 def _gate_args(options: RenderOptions) -> list[str]:
-    """With --readiness-rule the rendered verify only publishes the condition the rule waits for:
-    the Node Readiness Controller owns the taint (`verify --gate --gate-mode condition`)."""
-    if not options.readiness_rule:
-        return []
-    return ["--gate-mode", "condition", "--gate-condition", options.readiness_condition]
+    """The in-cluster verify's gate flags beyond --gate: a --gate-taint or --gate-condition other
+    than the default (what its rendered admission policies allow), and with --readiness-rule only
+    the condition the rule waits for: the Node Readiness Controller owns the taint (`verify --gate
+    --gate-mode condition`). The defaults add nothing, so that their output stays as it was."""
+    args = [] if options.gate_taint == GATE_TAINT_KEY else ["--gate-taint", options.gate_taint]
+    condition = _gate_condition(options)
+    if options.readiness_rule:
+        return [*args, "--gate-mode", "condition", "--gate-condition", condition]
+    if condition != GATE_CONDITION_TYPE:
+        return [*args, "--gate-condition", condition]
+    return args
 
 
 def verify_deployment_files(options: RenderOptions) -> list[RenderedFile]:

@@ -67,6 +67,10 @@ class RenderOptions:
     readiness_rule: bool = False
     readiness_taint: str = DEFAULT_READINESS_TAINT
     readiness_condition: str = GATE_CONDITION_TYPE
+    # the in-cluster verify's --gate-taint and --gate-condition, and what verify's admission
+    # policies let its account write (`verify --gate` takes the same flags)
+    gate_taint: str = GATE_TAINT_KEY
+    gate_condition: str = GATE_CONDITION_TYPE
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # --stack operator's chart
     dra: DraSettings = field(default_factory=DraSettings)  # --stack dra's chart
 
