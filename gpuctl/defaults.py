@@ -91,6 +91,16 @@ DEVICE_PLUGIN_IMAGE = f"nvcr.io/nvidia/k8s-device-plugin:{DEVICE_PLUGIN_VERSION}
 # GPUCluster mode (nvidia.com/v1alpha1, cluster-scoped singleton `gpu-cluster`, chart value
 # gpuCluster.deployCR): it cannot coexist with a ClusterPolicy (controllers/
 # gpucluster_controller.go validatePrerequisites, clusterpolicy_controller.go Reconcile).
+# DCGM pod labels: no change found. The ClusterPolicy's DaemonSets keep `app: nvidia-dcgm-exporter`
+# and `app: nvidia-dcgm` from v25.10.0 through v26.3.0 to v26.7.0 (assets/state-dcgm-exporter/
+# 0800_daemonset.yaml, assets/state-dcgm/0400_dcgm.yml; no app.kubernetes.io/* label in either);
+# 26.7's GPUCluster mode adds nvidia-dcgm-exporter-dra and nvidia-dcgm-dra, `app` their names
+# (manifests/state-dcgm-exporter/0700_daemonset.yaml, manifests/state-dcgm/0500_daemonset.yaml,
+# v26.7.0), which gpuctl.kube.daemonsets recognises with the older names. What 26.7.0 changed is
+# the exporter's metrics: DCGMExporterSpec.enablePodLabels/enablePodUID (commit 146f17f4, default
+# off), workload pod labels on metrics, not on its own pods. v26.7.1 and v26.7.2 could not be
+# compared: NVIDIA/gpu-operator's tags as read end at v26.7.0 (release-26.7 at commit 10ee5b36,
+# main at a22dbf67, 2026-08-21, neither touching the DCGM templates after v26.7.0).
 OPERATOR_CHART = "nvidia/gpu-operator"
 OPERATOR_CHART_REPO = "https://helm.ngc.nvidia.com/nvidia"
 OPERATOR_CHART_VERSION = "v26.7.2"

@@ -1,7 +1,8 @@
 """GPU DaemonSets and the device plugin pods they run per node.
 
 One definition of "GPU DaemonSet" for both `verify` and `taint-gpu-nodes`: the device plugin, GFD,
-the NFD worker, dcgm-exporter and the GPU Operator's validator, driver and toolkit DaemonSets.
+the NFD worker, dcgm-exporter, DCGM's host engine and the GPU Operator's validator, driver and
+toolkit DaemonSets.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ _COMPONENTS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("k8s-device-plugin", "nvidia-device-plugin"),
     ),
     ("GPU Operator validator", ("operator-validator",), ("gpu-operator-validator",)),
+    # The GPU Operator's DaemonSets carry their name as the pods' `app` label. ClusterPolicy mode:
+    # nvidia-dcgm-exporter and the standalone host engine nvidia-dcgm (assets/state-dcgm-exporter/
+    # 0800_daemonset.yaml, assets/state-dcgm/0400_dcgm.yml, unchanged from v25.10.0 to v26.7.0);
+    # 26.7's GPUCluster mode: nvidia-dcgm-exporter-dra and nvidia-dcgm-dra (manifests/
+    # state-dcgm-exporter/0700_daemonset.yaml, manifests/state-dcgm/0500_daemonset.yaml, v26.7.0).
+    # Fragments, so both match; the exporter before the host engine, whose name it contains.
     ("dcgm-exporter", ("dcgm-exporter",), ("dcgm-exporter",)),
+    ("DCGM host engine", ("nvidia-dcgm",), ("cloud-native/dcgm:",)),
     ("NVIDIA driver", ("nvidia-driver",), ("nvidia-driver", "nvcr.io/nvidia/driver:")),
     ("NVIDIA container toolkit", ("nvidia-container-toolkit",), ("container-toolkit",)),
 )
