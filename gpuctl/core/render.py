@@ -300,11 +300,14 @@ def _gate_args(options: RenderOptions) -> list[str]:
     """The in-cluster verify's gate flags beyond --gate: a --gate-taint or --gate-condition other
     than the default (what its rendered admission policies allow), and with --readiness-rule only
     the condition the rule waits for: the Node Readiness Controller owns the taint (`verify --gate
-    --gate-mode condition`). The defaults add nothing, so that their output stays as it was."""
+    --gate-mode condition`), and the controller's taint as --gate-taint, which in that mode verify
+    writes nothing under but tolerates, so that a node the controller keeps out is proven again and
+    let back. The defaults add nothing, so that their output stays as it was."""
     args = [] if options.gate_taint == GATE_TAINT_KEY else ["--gate-taint", options.gate_taint]
     condition = _gate_condition(options)
     if options.readiness_rule:
-        return [*args, "--gate-mode", "condition", "--gate-condition", condition]
+        tolerated = ["--gate-taint", options.readiness_taint]
+        return [*tolerated, "--gate-mode", "condition", "--gate-condition", condition]
     if condition != GATE_CONDITION_TYPE:
         return [*args, "--gate-condition", condition]
     return args

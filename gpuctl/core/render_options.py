@@ -25,9 +25,14 @@ CONFIG_MAP_NAME = "nvidia-device-plugin-config"
 # Host folder of the MPS control daemon's pipes, logs and shm (the chart's `mps.root`).
 MPS_ROOT = "/run/nvidia/mps"
 DEFAULT_VERIFY_SCHEDULE = "*/30 * * * *"
-# Every GPU DaemonSet gpuctl renders tolerates the gate too (gpuctl.core.gate): a gated node's GPUs
-# must be served, or it can never be proven.
-GATE_TOLERATION_VARIABLES = {"gate_key": GATE_TAINT_KEY, "gate_effect": GATE_TAINT_EFFECT}
+# Every GPU DaemonSet gpuctl renders tolerates the gate too (gpuctl.core.gate), and the Node
+# Readiness Controller's taint of `render --readiness-rule`: a gated node's GPUs must be served, or
+# it can never be proven.
+GATE_TOLERATION_VARIABLES = {
+    "gate_key": GATE_TAINT_KEY,
+    "gate_effect": GATE_TAINT_EFFECT,
+    "readiness_key": DEFAULT_READINESS_TAINT,
+}
 
 
 @dataclass(frozen=True)

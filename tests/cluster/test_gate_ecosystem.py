@@ -101,6 +101,28 @@ def test_condition_mode_writes_only_the_condition(sim: Any, cli: Any) -> None:
     assert again["lastTransitionTime"] == first_transition
 
 
+def test_condition_mode_proves_a_node_the_controller_keeps_out(sim: Any, cli: Any) -> None:
+    """The Node Readiness Controller taints a new node until GPUProven is True: gpuctl's device
+    plugin tolerates that taint (the node's GPUs are served) and so do verify's pods (--gate-taint
+    names it), so the node is proven, its condition turns True, and the controller, not gpuctl,
+    lifts the taint."""
+    key = "readiness.k8s.io/gpu-proven"
+    taint = {"key": key, "effect": "NoSchedule"}
+    cluster = sim({"podStartSeconds": 0.05, "nodes": [{"name": "gpu-new", "gpus": 8, "taints": [taint]}]})
+    installed = cli(
+        ["bootstrap", "--kubeconfig", str(cluster.kubeconfig), "--phase", "cluster", "--timeout", "30"]
+    )
+    assert installed.exit_code == 0, installed.output
+    args = ("--level", "cuda", "--gate", "--gate-mode", "condition", "--gate-taint", key)
+    code, report, _ = verify_json(cli, cluster, *args)
+    assert code == 0, report
+    proven = condition_of(cluster, "gpu-new")
+    assert proven is not None
+    assert (proven["status"], proven["reason"]) == ("True", "cuda")
+    assert key in taint_keys(cluster, "gpu-new")  # the controller's to lift
+    assert report["gate"]["writes"] == 0
+
+
 def test_gate_flags_are_refused_without_gate_or_with_bad_values(sim: Any, cli: Any) -> None:
     cluster = sim(device_plugin_scenario())
     kubeconfig = str(cluster.kubeconfig)

@@ -146,7 +146,8 @@ def test_the_same_values_again_change_nothing_and_uninstall_cleans_up(operator: 
     wait_until(lambda: not operator.get("pods", "-n", NAMESPACE)["items"], "the operand pods to go")
     assert operator.daemonsets() == {}
     assert operator.get("runtimeclasses")["items"] == []
-    assert operator.allocatable() == {"gpu-0": "", "gpu-1": "", "cpu-0": ""}  # the driver left with its pod
+    # the driver left with its pod: the kubelet keeps the resource it had, at 0; a CPU node never had it
+    assert operator.allocatable() == {"gpu-0": "0", "gpu-1": "0", "cpu-0": ""}
 
 
 def test_a_preinstalled_driver_conflicts_with_the_driver_operand(sim: Any, tmp_path: Path) -> None:

@@ -114,6 +114,7 @@ def test_modify_and_reapply_merges_lists_like_a_real_cluster(kubectl: Kubectl) -
     assert spec["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"},  # the gate
+        {"key": "readiness.k8s.io/gpu-proven", "operator": "Exists"},  # the readiness rule's
         {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
     ]
     assert "unchanged" in kubectl.ok("apply", "-f", kubectl.file(_modified(kubectl.manifests), "again.yaml"))

@@ -147,7 +147,8 @@ def test_rendered_mps_daemon_runs_only_on_mps_capable_nodes(sim: Callable[..., A
     # The control daemon is a long-running daemon of the plugin's image, not a second plugin:
     # without the plugin DaemonSet no node advertises GPUs, while the daemons keep running.
     AppsV1Api(api_client).delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", "kube-system")
-    wait_until(lambda: _gpus(core) == {"gpu-0": None, "mps-0": None, "mps-1": None}, "GPUs withdrawn")
+    # the kubelet keeps a resource its plugin no longer serves, at 0
+    wait_until(lambda: _gpus(core) == {"gpu-0": "0", "mps-0": "0", "mps-1": "0"}, "GPUs withdrawn")
     daemons = core.list_namespaced_pod(
         "kube-system", label_selector="name=nvidia-device-plugin-mps-control-daemon"
     )

@@ -95,7 +95,8 @@ def test_the_sim_stores_the_rule_once_its_crd_exists(sim: Any, cli: Any, tmp_pat
 
 def test_the_rendered_verify_then_only_publishes_the_condition(cli: Any, tmp_path: Path) -> None:
     """With --readiness-rule the verify Deployment (and CronJob) runs `--gate --gate-mode
-    condition` with the rule's condition type: the controller owns the taint."""
+    condition` with the rule's condition type: the controller owns the taint, which verify's pods
+    tolerate (--gate-taint), or a node the controller keeps out would never be proven again."""
     rule = _rendered(
         cli, tmp_path, "--verify-deployment", "--gpuctl-image", "example.org/gpuctl:0.1.0",
         "--readiness-condition", "GPUVerified",
@@ -103,7 +104,10 @@ def test_the_rendered_verify_then_only_publishes_the_condition(cli: Any, tmp_pat
     documents = yaml.safe_load_all((tmp_path / "out" / "verify-deployment.yaml").read_text())
     deployment = next(doc for doc in documents if doc and doc["kind"] == "Deployment")
     command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
-    assert command[-5:] == ["--gate", "--gate-mode", "condition", "--gate-condition", "GPUVerified"]
+    assert command[-7:] == [
+        "--gate", "--gate-taint", "readiness.k8s.io/gpu-proven",  # tolerated: the node is proven again
+        "--gate-mode", "condition", "--gate-condition", "GPUVerified",
+    ]  # fmt: skip
     assert rule["spec"]["conditions"][0]["type"] == "GPUVerified"
     plain = cli(["render", "--verify-cronjob", "--gpuctl-image", "example.org/gpuctl:0.1.0"])
     assert '"--gate"]' in plain.stdout  # without the rule: today's gate, gpuctl owns the taint

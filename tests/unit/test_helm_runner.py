@@ -78,6 +78,7 @@ def test_the_chart_renders_gpuctls_values() -> None:
     assert policy["spec"]["daemonsets"]["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"},  # the gate
+        {"key": "readiness.k8s.io/gpu-proven", "operator": "Exists"},  # the readiness rule's
     ]
 
 

@@ -22,6 +22,8 @@ from gpuctl.templating import render_template, template_names
 
 # Every GPU DaemonSet gpuctl renders tolerates the gate (gpuctl.core.gate) too.
 GATE_TOLERATION = {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"}
+# The Node Readiness Controller's taint of `render --readiness-rule`, any effect.
+READINESS_TOLERATION = {"key": "readiness.k8s.io/gpu-proven", "operator": "Exists"}
 
 
 def _documents(text: str) -> list[dict]:
@@ -48,6 +50,7 @@ def test_default_render_is_nvidia_static_plugin_and_runtime_class() -> None:
     assert pod["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         GATE_TOLERATION,
+        READINESS_TOLERATION,
     ]
     assert pod["priorityClassName"] == "system-node-critical"
     container = pod["containers"][0]
@@ -116,6 +119,7 @@ def test_mps_renders_nvidias_control_daemon() -> None:
     assert pod["tolerations"] == [
         {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
         GATE_TOLERATION,
+        READINESS_TOLERATION,
     ]
     assert pod["priorityClassName"] == "system-node-critical"
     assert pod["hostPID"] is True  # the chart's mps.enableHostPID, on by default since v0.18
@@ -210,6 +214,7 @@ def test_custom_taint_image_namespace_and_node_selector() -> None:
     assert pod["tolerations"] == [
         {"key": "gpu", "operator": "Exists", "effect": "NoExecute"},
         GATE_TOLERATION,
+        READINESS_TOLERATION,
     ]
     assert pod["nodeSelector"] == {"nvidia.com/gpu.present": "true"}
 

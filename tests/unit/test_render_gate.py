@@ -74,6 +74,8 @@ def test_a_readiness_rule_condition_is_the_one_the_status_policy_allows() -> Non
     command = _cronjob_command(files)
     assert command[command.index("--gate") :] == [
         "--gate",
+        "--gate-taint",
+        "readiness.k8s.io/gpu-proven",
         "--gate-mode",
         "condition",
         "--gate-condition",

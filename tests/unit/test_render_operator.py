@@ -17,6 +17,8 @@ from gpuctl.kube.gpu_operator import ContainerState, OperandPod, operand_pod
 
 # Every GPU DaemonSet gpuctl renders tolerates the gate (gpuctl.core.gate) too.
 GATE_TOLERATION = {"key": "gpuctl.io/unproven", "operator": "Exists", "effect": "NoSchedule"}
+# The Node Readiness Controller's taint of `render --readiness-rule`, any effect.
+READINESS_TOLERATION = {"key": "readiness.k8s.io/gpu-proven", "operator": "Exists"}
 
 
 def _gpuctl(*args: str) -> subprocess.CompletedProcess[str]:
@@ -58,6 +60,7 @@ def test_stack_dra_renders_the_dra_driver_values() -> None:
     assert plugin["tolerations"] == [
         {"key": "gpu", "operator": "Exists", "effect": "NoExecute"},
         GATE_TOLERATION,
+        READINESS_TOLERATION,
     ]
     assert plugin["nodeSelector"] == {"pool": "gpu"}
     assert (
