@@ -186,12 +186,25 @@ def catalogue_diagnoses(text: str, source: str | None, context: dict[str, str]) 
     """Every catalogue entry found in `text` (of the catalogues applying to `source`; None: all),
     each once with its first line as the evidence, in text order."""
     found: dict[str, Diagnosis] = {}
+    detail_keys: set[str] = set()
+    explained: set[str] = set()  # lines where an entry other than an errno detail was found
     for hit in find_hits(text, source):
+        start = text.rfind("\n", 0, hit.at) + 1
+        end = text.find("\n", hit.at)
+        line = text[start : end if end >= 0 else len(text)].strip()
+        if hit.entry.detail:
+            detail_keys.add(hit.key)
+        else:
+            explained.add(line[:300])
         if hit.key not in found:
-            start = text.rfind("\n", 0, hit.at) + 1
-            end = text.find("\n", hit.at)
-            found[hit.key] = hit_diagnosis(hit, text[start : end if end >= 0 else len(text)].strip(), context)
-    return list(found.values())
+            found[hit.key] = hit_diagnosis(hit, line, context)
+    # An errno detail (apt.disk-full's "No space left on device") on a line another entry explains
+    # (NCCL's /dev/shm segment) is that entry's detail, not a second cause.
+    return [
+        diagnosis
+        for key, diagnosis in found.items()
+        if key not in detail_keys or diagnosis.evidence not in explained
+    ]
 
 
 def root_first(found: list[Diagnosis]) -> list[Diagnosis]:

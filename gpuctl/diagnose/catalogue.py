@@ -73,6 +73,10 @@ class Entry:
     texts: tuple[str, ...] = ()
     source: str = ""
     transient: bool = False
+    # Its text is an operating-system error string ("No space left on device") that any tool
+    # prints as the detail of its own message: on a line where another entry is found, that
+    # entry names what was full or refused, and this one stands back.
+    detail: bool = False
 
     @property
     def rank(self) -> int:

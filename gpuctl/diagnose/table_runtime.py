@@ -15,6 +15,26 @@ _ALSO = ("nvidia-smi", "events", "plugin-log")
 _VERIFY_IMAGE_MIN_DRIVER = min_driver_for(".".join(VERIFY_IMAGE.rsplit(":", 1)[1].split(".")[:2]))
 
 RUNTIME = (
+    # Before every "Driver Not Loaded" row: nvidia-ctk's CDI generation (the nvidia-cdi-refresh
+    # unit at boot, or by hand) ran before the kernel module was loaded. The driver is usually
+    # fine minutes later; the spec is what is missing. Source: nvidia-container-toolkit
+    # cmd/nvidia-ctk/cdi/generate (v1.18) and its deployments/systemd/nvidia-cdi-refresh.service.
+    sig(
+        "runtime.cdi-generated-before-driver", "runtime", "toolkit",
+        r"(?:failed to generate CDI spec|Could not determine driver version)\b.*"
+        r"(?:Driver Not Loaded|ERROR_DRIVER_NOT_LOADED)",
+        "nvidia-ctk could not generate the CDI spec because the NVIDIA kernel driver was not loaded "
+        "when it ran: the nvidia-cdi-refresh unit (or a provisioning step) ran before the driver "
+        "was loaded at boot, so the node has no or a stale /var/run/cdi/nvidia.yaml and GPU "
+        "containers that ask for CDI devices cannot start",
+        "on {node}: check the driver is loaded now (`nvidia-smi`; else `sudo modprobe nvidia`), "
+        "then regenerate the spec: `sudo systemctl reset-failed nvidia-cdi-refresh.service && "
+        "sudo systemctl restart nvidia-cdi-refresh.service` (or `sudo nvidia-ctk cdi generate "
+        "--output=/var/run/cdi/nvidia.yaml`); if it recurs at every boot, order the unit after the "
+        "driver's load (a systemd drop-in with After=/Wants= the unit that loads the driver) or "
+        "rerun `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`",
+        also=_ALSO,
+    ),
     sig(
         "runtime.driver-not-loaded", "runtime", "driver",
         r"nvml error: driver not loaded",

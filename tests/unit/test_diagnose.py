@@ -403,3 +403,26 @@ def test_every_signature_is_proven_by_an_example() -> None:
     }
     proven |= {item["expect"]["signature"] for item in corpus}
     assert [signature.id for signature in SIGNATURES if signature.id not in proven] == []
+
+
+def _corpus_text(family: str, item_id: str) -> str:
+    items = yaml.safe_load((CORPUS / "failures" / f"{family}.yaml").read_text())
+    return str(next(item["text"] for item in items if item["id"] == item_id))
+
+
+def test_errno_detail_on_an_nccl_shm_line_is_not_a_second_cause() -> None:
+    """NCCL's "No space left on device" is about /dev/shm: apt.disk-full stands back on its lines
+    (pytorch/ci-infra#490), and still explains a line no other entry reads."""
+    for item_id in ("nccl-shm-create-ci-runner-pods", "nccl-shm-create-xgboost-ci-docker"):
+        ids = [d.signature_id for d in find_all(_corpus_text("nccl", item_id))]
+        assert ids[0] == "nccl.shm-create", ids
+        assert "apt.disk-full" not in ids, ids
+    assert [d.signature_id for d in find_all("E: Write error - write (28: No space left on device)")] == [
+        "apt.disk-full"
+    ]
+
+
+def test_cdi_spec_generated_before_the_driver_is_not_read_as_driver_not_loaded() -> None:
+    found = find_all(_corpus_text("container-toolkit", "ct-cdi-refresh-before-driver-loaded"))
+    assert found[0].signature_id == "runtime.cdi-generated-before-driver"
+    assert "nvidia-cdi-refresh" in found[0].hint

@@ -436,6 +436,7 @@ _INSTALL = (
         "packages",
         texts=("No space left on device", "You don't have enough free space in"),
         source=_APT,
+        detail=True,
     ),
     Entry(
         "initramfs-failed",
