@@ -71,6 +71,22 @@ RUNTIME = (
         "with `gpuctl verify --image`",
         also=_ALSO,
     ),
+    # ldconfig ran but was killed: its path is right, so the config fix of runtime.ldcache is
+    # wrong. The signal says by whom. Source: libnvidia-container src/utils.c (the "terminated
+    # with signal" text of its child wait), v1.17; signal numbers per signal(7).
+    sig(
+        "runtime.ldconfig-killed", "runtime", "toolkit",
+        r"ldconfig\S*(?: terminated with signal |[^\n]*signal: )(?P<signal>\d+|killed)",
+        "the start hook's ldconfig (run inside the new container's root) was killed (signal "
+        "{signal}): 9 (killed) is a kill, usually the OOM killer or a memory limit that leaves it no room; "
+        "31 (SIGSYS) is a seccomp profile refusing one of its system calls (an old "
+        "libseccomp/runtime with a newer glibc); 11 is a crash on a corrupt ld.so.cache in the image",
+        "on {node}: `dmesg | grep -iE 'killed process|oom|seccomp|audit'` names the killer; for 9 free "
+        "memory or raise the container's memory limit; for 31 upgrade the container runtime and "
+        "libseccomp (`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`); for 11 rebuild "
+        "the image's cache (`ldconfig` in the image); then recreate the pod",
+        also=_ALSO,
+    ),
     sig(
         "runtime.ldcache", "runtime", "toolkit",
         r"ldcache error",
