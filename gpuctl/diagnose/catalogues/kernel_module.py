@@ -173,6 +173,19 @@ _UNLOAD = (
 
 _INSTALLER_ENTRIES = (
     Entry(
+        "build-gpl-only-symbol", "driver source too old for the kernel (GPL-only symbol)",
+        "the NVIDIA module build failed at the kernel's modpost step: the driver's source uses a "
+        "symbol that this (newer) kernel exports to GPL modules only, so a driver branch older "
+        "than the kernel cannot be built for it (e.g. rcu_read_unlock_strict on recent kernels "
+        "for drivers before 535.183.08)",
+        "on {node}: install a driver release that supports the running kernel (`uname -r`), "
+        "in the GPU Operator set `driver.version` to it, or run the previous kernel; then "
+        + _BOOTSTRAP,
+        "driver",
+        texts=("GPL-incompatible module nvidia", "uses GPL-only symbol"),
+        source="https://github.com/torvalds/linux/blob/v6.12/scripts/mod/modpost.c",
+    ),
+    Entry(
         "installer-x-server", "X server running during install",
         "nvidia-installer found an X server running: a display manager (gdm, lightdm) holds the "
         "GPU, so the old modules cannot be unloaded and the install stops",

@@ -291,6 +291,12 @@ CATALOGUE = Catalogue(
         r"(?:device (?:handle|count|info|name|uuid)|nvml\.Device|"
         r"GPU ?[0-9A-F]{4,8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7])"
         rf"[^\n:]{{0,60}}:\s*(?P<code>{_TEXTS}|ERROR_[A-Z_]+)(?![\w])",
+        # nvidia-smi's own prefixes, its `mig` subcommands' above all (NVIDIA MIG user guide):
+        # `Failed to display compute instances: Insufficient Permissions`, `Failed to create GPU
+        # instances: Insufficient Resources`, `Unable to enable MIG Mode for GPU ...: In use by
+        # another client`.
+        r"(?:Failed to|Unable to) (?:display|create|destroy|enable|disable|list|get|set|query|reset)"
+        rf"\b[^\n:]{{0,80}}:\s*(?P<code>{_TEXTS})(?![\w])",
         # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`,
         # `nvmlDeviceGetHandleByIndex() failed: 15`.
         r"nvml\w*(?:\(\))?[\w ]{0,30}?(?:returned|err|error|failure|failed(?: with(?: error)?(?: code)?)?)"
