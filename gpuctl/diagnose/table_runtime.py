@@ -124,6 +124,24 @@ RUNTIME = (
         "bind-mounted into the daemon's namespace)",
         also=_ALSO,
     ),
+    # Before runtime.unknown-device: a GPU-memory-sharing device plugin's placeholder, not a
+    # device name. Source: AliyunContainerService/gpushare-device-plugin pkg/gpu/nvidia/allocate.go
+    # (NVIDIA_VISIBLE_DEVICES = "no-gpu-has-%dMiB-to-run" when it finds no GPU assigned to the pod).
+    sig(
+        "runtime.gpushare-no-gpu-assigned", "runtime", "sharing",
+        r"no-gpu-has-(?P<amount>\d+(?:MiB|GiB)?)-to-run",
+        "a GPU-sharing device plugin (gpushare, aliyun.com/gpu-mem) found no GPU assigned to this "
+        "pod for {amount}, so it gave the container the placeholder no-gpu-has-...-to-run instead "
+        "of a GPU and the start hook refuses it: the pod was not placed by the sharing scheduler "
+        "extender (it is not configured in the scheduler, or the pod bypassed it), or no GPU had "
+        "that much memory free; pods without a GPU request fail too when nvidia is the default runtime",
+        "check the scheduler extender of the GPU-sharing stack is configured and running "
+        "(`kubectl -n kube-system get pods | grep gpushare`) and that the pod's GPU-memory request "
+        "fits a GPU on {node} (`kubectl describe node {node}`); for pods without a GPU request set "
+        "NVIDIA_VISIBLE_DEVICES=none or make runc the default runtime (`gpuctl bootstrap --phase "
+        "host -i INVENTORY --limit {node}`)",
+        also=_ALSO,
+    ),
     sig(
         "runtime.unknown-device", "runtime", "mig",
         r"device error: (?P<device>\S+): unknown device",
