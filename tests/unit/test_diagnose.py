@@ -426,3 +426,15 @@ def test_cdi_spec_generated_before_the_driver_is_not_read_as_driver_not_loaded()
     found = find_all(_corpus_text("container-toolkit", "ct-cdi-refresh-before-driver-loaded"))
     assert found[0].signature_id == "runtime.cdi-generated-before-driver"
     assert "nvidia-cdi-refresh" in found[0].hint
+
+
+def test_nvidia_smi_prefixes_read_nvml_codes_and_systemd_lines_are_not_nvml() -> None:
+    """nvidia-smi mig's `Failed to display compute instances: Insufficient Permissions`
+    (Project-HAMi/HAMi#1044) is NVML code 4; systemd's `Failed to get unit file state ...: Unknown
+    error N` is not an NVML code."""
+    assert (
+        find_all(_corpus_text("nvml", "nvml-smi-mig-lci-insufficient-permissions"))[0].signature_id
+        == "nvml.4"
+    )
+    line = "Failed to get unit file state for nvidia-fabricmanager.service: Unknown error 1540613216"
+    assert not any(d.signature_id.startswith("nvml.") for d in find_all(line))

@@ -295,8 +295,11 @@ CATALOGUE = Catalogue(
         # `Failed to display compute instances: Insufficient Permissions`, `Failed to create GPU
         # instances: Insufficient Resources`, `Unable to enable MIG Mode for GPU ...: In use by
         # another client`.
+        # Only about a GPU, a MIG instance or profile: systemd's `Failed to get unit file state
+        # for X: Unknown error N` is not NVML's.
         r"(?:Failed to|Unable to) (?:display|create|destroy|enable|disable|list|get|set|query|reset)"
-        rf"\b[^\n:]{{0,80}}:\s*(?P<code>{_TEXTS})(?![\w])",
+        r"\b[^\n:]{0,60}?(?:instance|MIG|GPU|profile|device)[^\n:]{0,40}"
+        rf":\s*(?P<code>{_TEXTS})(?![\w])",
         # `nvmlDeviceGetCount returned 9`, `nvmlInit_v2 err: 18`, `nvml vram init failure: 18`,
         # `nvmlDeviceGetHandleByIndex() failed: 15`.
         r"nvml\w*(?:\(\))?[\w ]{0,30}?(?:returned|err|error|failure|failed(?: with(?: error)?(?: code)?)?)"
