@@ -64,6 +64,12 @@ def cycles(package: Path) -> list[list[str]]:
         graph.setdefault(found.importer, set())
         if found.imported.startswith(f"{package.name}."):
             graph[found.importer].add(found.imported)
+    return graph_cycles(graph)
+
+
+def graph_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """A graph's strongly connected components of more than one node (Tarjan), each sorted; apart
+    from cycles() so a check can run it on a coarser graph (sub-packages) or a synthetic one."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

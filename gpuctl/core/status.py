@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuctl.core.gate import gate_level
-from gpuctl.core.verify.sharing import SharingPlan, plan_for
+from gpuctl.core.stacks.device_plugin.sharing import SharingPlan, plan_for
 from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.errors import ExitCode
 from gpuctl.kube.claims import devices_in_use

@@ -16,7 +16,7 @@ from gpuctl.core.render import (
     parse_rbac_subject,
     render_manifests,
 )
-from gpuctl.core.stacks.device_plugin import MPS_CAPABLE_LABEL
+from gpuctl.core.stacks.device_plugin.stack import MPS_CAPABLE_LABEL
 from tests.polling import wait_until
 from tests.rendered import create_documents, validate_strictly
 

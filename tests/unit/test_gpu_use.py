@@ -1,12 +1,12 @@
 """What pods hold of a node's GPUs (gpuctl.kube.gpu_use), and the verification pods that ask only
-for the rest (gpuctl.core.verify.sharing.plan_for) in each sharing mode."""
+for the rest (gpuctl.core.stacks.device_plugin.sharing.plan_for) in each sharing mode."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from gpuctl.core.stacks.device_plugin.sharing import plan_for
 from gpuctl.core.verify.model import Held
-from gpuctl.core.verify.sharing import plan_for
 from gpuctl.kube.gpu_use import NodeUse, pod_requests, use_by_node
 from gpuctl.kube.nodes import NodeInfo, node_from_json
 

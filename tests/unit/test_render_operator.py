@@ -8,7 +8,7 @@ import sys
 
 import yaml
 
-from gpuctl.core.verify.operator_state import (
+from gpuctl.core.stacks.operator.state import (
     diagnose_operator_node,
     first_pending_validation,
     validator_state,

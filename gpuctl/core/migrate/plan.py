@@ -19,9 +19,9 @@ from gpuctl.core.migrate.model import STACK_LABEL, MigrationPlan
 from gpuctl.core.migrate.operator import operator_driver_root, refuse_operator
 from gpuctl.core.migrate.sharing import carried_sharing
 from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.dra.checks import kubelet_minor
 from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
 from gpuctl.core.upgrade.plan import batch_number
-from gpuctl.core.verify.dra import kubelet_minor
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 from gpuctl.errors import ConfigError
 from gpuctl.kube.client import api_call

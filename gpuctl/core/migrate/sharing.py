@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.operator import OPERATOR_CARRIED
 from gpuctl.core.stacks import Stack
-from gpuctl.core.verify.sharing import MIG_STRATEGY_LABEL, REPLICAS_LABEL, SHARING_LABEL
+from gpuctl.core.stacks.device_plugin.sharing import MIG_STRATEGY_LABEL, REPLICAS_LABEL, SHARING_LABEL
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 
 if TYPE_CHECKING:

@@ -2,10 +2,10 @@
 GPU Operator (Helm) and the DRA driver (Helm).
 
 base.py is the interface every stack implements (render, install, readiness, diagnosis, node
-checks, the verification pod's GPUs and its judgement), one module per stack implements it, and
-registry.py names them; core/bootstrap/cluster.py runs any stack through one sequence and
-core/verify/run.py asks a node's stack instead of branching on it. A new stack is one module and
-one entry in registry.py.
+checks, the verification pod's GPUs and its judgement), one folder per stack implements it (its
+stack.py, beside the proof modules only that stack uses), and registry.py names them;
+core/bootstrap/cluster.py runs any stack through one sequence and core/verify/run.py asks a node's
+stack instead of branching on it. A new stack is one folder and one entry in registry.py.
 
 This file holds only the `Stack` enum, so the CLI and the result objects can name a stack without
 importing any stack.

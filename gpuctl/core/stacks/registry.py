@@ -1,5 +1,5 @@
-"""Every stack gpuctl knows, by `Stack`: adding one is a module implementing base.ClusterStack
-(and base.GpuAllocation where it hands GPUs out its own way) and an entry here."""
+"""Every stack gpuctl knows, by `Stack`: adding one is a folder whose stack module implements
+base.ClusterStack (and base.GpuAllocation where it hands GPUs out its own way) and an entry here."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterStack, GpuAllocation
-from gpuctl.core.stacks.device_plugin import DEVICE_PLUGIN
-from gpuctl.core.stacks.dra import DRA
-from gpuctl.core.stacks.operator import OPERATOR
+from gpuctl.core.stacks.device_plugin.stack import DEVICE_PLUGIN
+from gpuctl.core.stacks.dra.stack import DRA
+from gpuctl.core.stacks.operator.stack import OPERATOR
 
 if TYPE_CHECKING:
     from gpuctl.core.verify.snapshot import ClusterSnapshot

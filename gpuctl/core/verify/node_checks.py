@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from gpuctl.core.stacks.device_plugin.sharing import physical_capacity
 from gpuctl.core.verify.model import IN_USE_CHECK, Check, Held, failed, passed, skipped, warned
-from gpuctl.core.verify.sharing import physical_capacity
 from gpuctl.defaults import is_gate_taint_key
 from gpuctl.diagnose import diagnose
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod

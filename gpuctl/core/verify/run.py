@@ -18,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from gpuctl.core.stacks.operator.checks import gpu_cluster_checks
 from gpuctl.core.stacks.registry import ALLOCATIONS, STACKS, allocation_of
 from gpuctl.core.verify import cluster_checks as cluster
 from gpuctl.core.verify import node_checks as checks
@@ -33,7 +34,6 @@ from gpuctl.core.verify.model import (
     VerifyResult,
     skipped,
 )
-from gpuctl.core.verify.operator_checks import gpu_cluster_checks
 from gpuctl.core.verify.plugin_logs import PluginLogs
 from gpuctl.core.verify.pod_judgement import SMI_CHECKS, evaluate
 from gpuctl.core.verify.pod_manifest import CONTAINER, NAMESPACE_LABELS, new_run_id, run_selector

@@ -8,12 +8,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuctl.core.verify import dra
+from gpuctl.core.stacks.device_plugin.sharing import SharingPlan, plan_for
+from gpuctl.core.stacks.dra import checks as dra
+from gpuctl.core.stacks.operator.checks import read_operator
 from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.expectations import all_patterns, is_expected, matches
 from gpuctl.core.verify.model import Check, OperatorView, PodEvaluation, VerifyOptions
-from gpuctl.core.verify.operator_checks import read_operator
-from gpuctl.core.verify.sharing import SharingPlan, plan_for
 from gpuctl.kube.claims import ClaimAllocation
 from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod, device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.gpu_use import NodeUse, read_use

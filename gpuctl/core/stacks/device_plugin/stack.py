@@ -15,12 +15,17 @@ import yaml
 from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_variables
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterStack, GpuAllocation, NodeReadiness, VerificationRun
+from gpuctl.core.stacks.device_plugin.sharing import (
+    expected_seen,
+    physical_allocatable,
+    physical_checks,
+    sharing_check,
+)
 from gpuctl.core.verify import cluster_checks
 from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.model import IN_USE_SKIP, Held
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
 from gpuctl.core.verify.pod_run import PlannedPod
-from gpuctl.core.verify.sharing import expected_seen, physical_allocatable, physical_checks, sharing_check
 from gpuctl.defaults import DEVICE_PLUGIN_VERSION
 from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import list_nodes

@@ -16,10 +16,10 @@ from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_vari
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings
 from gpuctl.core.stacks.chart import ChartStack
-from gpuctl.core.stacks.device_plugin import plugin_readiness
+from gpuctl.core.stacks.device_plugin.stack import plugin_readiness
+from gpuctl.core.stacks.operator.checks import operator_validation
+from gpuctl.core.stacks.operator.state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.core.stacks.settings import OperatorSettings, check_settings, distribution_of
-from gpuctl.core.verify.operator_checks import operator_validation
-from gpuctl.core.verify.operator_state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
 from gpuctl.errors import ConfigError
 from gpuctl.helm import Chart

@@ -2,7 +2,7 @@
 `gpuctl render --stack dra` prints (templates/dra-driver-nvidia-gpu-values.yaml.j2). A node is
 ready when it publishes its GPUs in a ResourceSlice and runs the driver's kubelet plugin. verify
 claims every GPU of such a node through a ResourceClaimTemplate, so the scheduler's allocation is
-proven too; the checks themselves are gpuctl.core.verify.dra's."""
+proven too; the checks themselves are in checks.py beside it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from gpuctl.core.render_options import GATE_TOLERATION_VARIABLES, RenderedFile, 
 from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import GpuAllocation, NodeReadiness, VerificationRun
 from gpuctl.core.stacks.chart import ChartStack
-from gpuctl.core.stacks.device_plugin import plugin_running
-from gpuctl.core.verify import dra
-from gpuctl.core.verify.dra_run import DraRun
+from gpuctl.core.stacks.device_plugin.stack import plugin_running
+from gpuctl.core.stacks.dra import checks as dra
+from gpuctl.core.stacks.dra.run import DraRun
 from gpuctl.core.verify.model import CheckStatus
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
 from gpuctl.core.verify.pod_run import PlannedPod

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpuctl.core.stacks.operator.state import READY, validator_state, validators_by_node
 from gpuctl.core.verify.model import Check, OperatorView, failed, passed, warned
-from gpuctl.core.verify.operator_state import READY, validator_state, validators_by_node
 from gpuctl.kube.gpu_operator import (
     VALIDATOR,
     cluster_policy_states,
