@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuctl.core.upgrade.model import NodePlan, StepResult
+from gpuctl.core.upgrade.model import NodePlan, StepResult, outcome_of
 from gpuctl.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -60,12 +60,7 @@ class NodeMigration:
     @property
     def outcome(self) -> str:
         """migrated | failed | interrupted | pending (not started, or stopped between two steps)."""
-        if any(step.status == "failed" for step in self.steps):
-            return "failed"
-        if any(step.status == "interrupted" for step in self.steps):
-            return "interrupted"
-        done = {step.step for step in self.steps if step.status == "ok"}
-        return "migrated" if done >= set(MIGRATION_STEPS) else "pending"
+        return outcome_of(self.steps, MIGRATION_STEPS, "migrated")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,17 @@ class StepResult:
     hint: str = ""
 
 
+def outcome_of(steps: tuple[StepResult, ...], all_steps: tuple[str, ...], done: str) -> str:
+    """A node's outcome from its steps: failed | interrupted | `done` (every step ok) | pending (not
+    started, or stopped between two steps). The upgrade's and the migration's node-by-node runs."""
+    if any(step.status == "failed" for step in steps):
+        return "failed"
+    if any(step.status == "interrupted" for step in steps):
+        return "interrupted"
+    finished = {step.step for step in steps if step.status == "ok"}
+    return done if finished >= set(all_steps) else "pending"
+
+
 @dataclass(frozen=True)
 class NodeUpgrade:
     plan: NodePlan
@@ -74,12 +85,7 @@ class NodeUpgrade:
     @property
     def outcome(self) -> str:
         """upgraded | failed | interrupted | pending (not started, or stopped between two steps)."""
-        if any(step.status == "failed" for step in self.steps):
-            return "failed"
-        if any(step.status == "interrupted" for step in self.steps):
-            return "interrupted"
-        done = {step.step for step in self.steps if step.status == "ok"}
-        return "upgraded" if done >= set(STEPS) else "pending"
+        return outcome_of(self.steps, STEPS, "upgraded")
 
     @property
     def failed_step(self) -> StepResult | None:
