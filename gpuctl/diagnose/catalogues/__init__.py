@@ -12,6 +12,7 @@ from gpuctl.diagnose.catalogues import (
     fabric_manager,
     gpu_arch,
     gpu_operator,
+    gpu_sharing,
     helm,
     host_packages,
     kernel_module,
@@ -43,6 +44,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     container_toolkit.CATALOGUE,
     container_runtime.CATALOGUE,
     gpu_operator.CATALOGUE,
+    gpu_sharing.CATALOGUE,
     host_packages.CATALOGUE,
     helm.CATALOGUE,
 )
