@@ -37,7 +37,11 @@ REPO = Path(__file__).resolve().parent.parent
 # The modules that decide a verdict. The nccl level is listed last: its survivors are looked at last.
 MODULES = (
     "gpuctl/core/verify/model.py",
+    "gpuctl/core/proof/verdict.py",
+    "gpuctl/core/proof/gate.py",
     "gpuctl/core/gate.py",
+    "gpuctl/core/device_gate.py",
+    "gpuctl/core/node_condition.py",
     "gpuctl/core/verify/pod_judgement.py",
     "gpuctl/core/verify/node_checks.py",
     "gpuctl/core/verify/cluster_checks.py",
@@ -46,6 +50,7 @@ MODULES = (
     "gpuctl/core/verify/levels/cuda.py",
     "gpuctl/core/verify/levels/rounds.py",
     "gpuctl/cuda_workload.py",
+    "gpuctl/fabric_expectations.py",
     "gpuctl/kube/drain.py",
     "gpuctl/core/explain.py",
     "gpuctl/core/upgrade/run.py",
@@ -53,26 +58,44 @@ MODULES = (
     "gpuctl/nccl_expectations.py",
 )
 
-# The tests mutants run against (mutmut runs, per mutant, only those that reach its function): the
-# fast unit tests of the judgements and the cluster tests that judge through `gpuctl verify`.
-TESTS = (
+# The unit tests that call the judgement functions themselves with real-format inputs (corpus
+# captures, node and pod objects as the API returns them): each takes milliseconds. Every module's
+# mutants run against these; mutmut runs, per mutant, only the tests that reach its function.
+UNIT_TESTS = (
     "tests/unit/test_verdict_rules.py",
     "tests/unit/test_verify_timeout_outcome.py",
     "tests/unit/test_verify_real_h200_output.py",
     "tests/unit/test_workload_parsers.py",
     "tests/unit/test_nccl_expectations.py",
+    "tests/unit/test_nccl_level_judgement.py",
     "tests/unit/test_explain.py",
     "tests/unit/test_explain_since.py",
     "tests/unit/test_gpu_use.py",
     "tests/unit/test_tolerations.py",
-    "tests/cluster/test_verify_thresholds.py",
-    "tests/cluster/test_cuda_sample_output.py",
-    "tests/cluster/test_gate.py",
-    "tests/cluster/test_verify_levels.py",
-    "tests/cluster/test_verify_busy.py",
-    "tests/cluster/test_verify_diagnoses.py",
-    "tests/cluster/test_drain.py",
+    "tests/unit/test_gate_condition.py",
+    "tests/unit/test_fabric.py",
+    "tests/unit/test_judgement_node_checks.py",
+    "tests/unit/test_judgement_expectations.py",
 )
+
+# The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only
+# for the modules whose judgement is reached through the API (the gate's writes, the drain's
+# evictions, the upgrade's steps). A module not named here runs against UNIT_TESTS alone.
+CLUSTER_TESTS: dict[str, tuple[str, ...]] = {
+    "gpuctl/core/gate.py": ("tests/cluster/test_gate.py",),
+    "gpuctl/core/proof/gate.py": ("tests/cluster/test_gate.py",),
+    "gpuctl/kube/drain.py": ("tests/cluster/test_drain.py",),
+    "gpuctl/core/upgrade/run.py": ("tests/cluster/test_proof_paths.py",),
+}
+
+
+def tests_of(module: str) -> tuple[str, ...]:
+    """The test files `module`'s mutants run against."""
+    return (*UNIT_TESTS, *CLUSTER_TESTS.get(module, ()))
+
+
+# Every test file some module runs against.
+TESTS = tuple(dict.fromkeys(test for module in MODULES for test in tests_of(module)))
 
 # What the tests read besides the package and themselves (templates, playbooks, the docs they check).
 COPIED_FOLDERS = ("gpuctl", "tests", "templates", "playbooks", "docs", "inventories")
@@ -268,38 +291,53 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
     args = parser.parse_args()
     modules = args.module or list(MODULES)
-    tests = [test for test in TESTS if (REPO / test).exists()]
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for module in modules:
+        groups.setdefault(tuple(test for test in tests_of(module) if (REPO / test).exists()), []).append(
+            module
+        )
     speed = loop_speed_s()
-    print(f"machine speed: fixed loop {speed:.3f} s; {len(modules)} modules, {len(tests)} test files")
-    workdir = Path(tempfile.mkdtemp(prefix="gpuctl-mutation-"))
-    try:
-        prepare(workdir, modules, tests)
-        took_s, state = run_mutmut(workdir, args.children, args.budget_s)
-        found = mutants(workdir, modules)
-        killed = [mutant for mutant in found if mutant.killed]
-        survivors = [mutant for mutant in found if mutant.survived]
-        unrun = [mutant for mutant in found if not mutant.killed and not mutant.survived]
-        print(f"mutmut {state} in {took_s:.0f} s with {args.children} children")
-        for path in modules:
-            of_path = [mutant for mutant in found if mutant.path == path]
-            caught = sum(mutant.killed for mutant in of_path)
-            print(f"  {path}: {caught}/{len(of_path)} killed")
-        for mutant in survivors:
-            named = describe(workdir, mutant)
-            reason = EQUIVALENT.get(_key(named))
-            print(f"equivalent ({reason}) {named}" if reason else f"survived {named}")
-        statuses = Counter(STATUS.get(mutant.exit_code, f"exit {mutant.exit_code}") for mutant in unrun)
-        if unrun:
-            print("neither killed nor survived: " + ", ".join(f"{n} {what}" for what, n in statuses.items()))
-        for mutant in unrun:
-            if mutant.exit_code in (33, 5):  # no test reaches its function: a gap, listed as survivors are
-                print(f"no test reaches {describe(workdir, mutant)}")
-        print(f"mutation: {len(killed)}/{len(found)} killed")
-    finally:
-        if args.keep:
-            print(f"kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"machine speed: fixed loop {speed:.3f} s; {len(modules)} modules in {len(groups)} run(s)")
+    started = time.monotonic()
+    found: list[Mutant] = []
+    for tests, group in groups.items():
+        left_s = args.budget_s - (time.monotonic() - started)
+        workdir = Path(tempfile.mkdtemp(prefix="gpuctl-mutation-"))
+        try:
+            prepare(workdir, group, list(tests))
+            took_s, state = run_mutmut(workdir, args.children, max(left_s, 1.0))
+            of_group = mutants(workdir, group)
+            found += of_group
+            print(f"mutmut {state} in {took_s:.0f} s with {args.children} children, {len(tests)} test files")
+            for path in group:
+                of_path = [mutant for mutant in of_group if mutant.path == path]
+                caught = sum(mutant.killed for mutant in of_path)
+                print(f"  {path}: {caught}/{len(of_path)} killed")
+            report(workdir, of_group)
+        finally:
+            if args.keep:
+                print(f"kept: {workdir}")
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+    killed = sum(mutant.killed for mutant in found)
+    print(f"took {time.monotonic() - started:.0f} s")
+    print(f"mutation: {killed}/{len(found)} killed")
+
+
+def report(workdir: Path, found: list[Mutant]) -> None:
+    """The survivors (the equivalent ones apart, with the reason) and the mutants not run."""
+    survivors = [mutant for mutant in found if mutant.survived]
+    unrun = [mutant for mutant in found if not mutant.killed and not mutant.survived]
+    for mutant in survivors:
+        named = describe(workdir, mutant)
+        reason = EQUIVALENT.get(_key(named))
+        print(f"equivalent ({reason}) {named}" if reason else f"survived {named}")
+    statuses = Counter(STATUS.get(mutant.exit_code, f"exit {mutant.exit_code}") for mutant in unrun)
+    if unrun:
+        print("neither killed nor survived: " + ", ".join(f"{n} {what}" for what, n in statuses.items()))
+    for mutant in unrun:
+        if mutant.exit_code in (33, 5):  # no test reaches its function: a gap, listed as survivors are
+            print(f"no test reaches {describe(workdir, mutant)}")
 
 
 if __name__ == "__main__":
