@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import shutil
@@ -76,6 +77,7 @@ UNIT_TESTS = (
     "tests/unit/test_fabric.py",
     "tests/unit/test_judgement_node_checks.py",
     "tests/unit/test_judgement_expectations.py",
+    "tests/unit/test_judgement_cluster_checks.py",
 )
 
 # The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only
@@ -253,12 +255,18 @@ def _original_start(source: str, mangled: str) -> int:
     return 1
 
 
+@functools.cache
+def _parsed(path: Path) -> tuple[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """A mutated module's text and its functions by name, read once (it holds every mutant)."""
+    source = path.read_text(encoding="utf-8")
+    return source, _functions(ast.parse(source))
+
+
 def describe(workdir: Path, mutant: Mutant) -> str:
     """`file:line: before -> after`: the first line where the mutant's copy of its function differs
     from mutmut's copy of the original (both are in the mutated module)."""
     mangled = mutant.name.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
-    mutated_source = (workdir / "mutants" / mutant.path).read_text(encoding="utf-8")
-    functions = _functions(ast.parse(mutated_source))
+    mutated_source, functions = _parsed(workdir / "mutants" / mutant.path)
     original = functions.get(f"{mangled}__mutmut_orig")
     changed = functions.get(mutant.name.rsplit(".", 1)[-1])
     if original is None or changed is None:
