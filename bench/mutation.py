@@ -78,6 +78,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_node_checks.py",
     "tests/unit/test_judgement_expectations.py",
     "tests/unit/test_judgement_cluster_checks.py",
+    "tests/unit/test_judgement_gate_writes.py",
 )
 
 # The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only

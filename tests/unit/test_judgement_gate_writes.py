@@ -1,0 +1,313 @@
+"""What the gate writes for a verdict, against the sim's API server (started in-process, a fraction
+of a second): the node gate's taint and proven-level annotation (gpuctl.core.gate), the GPUProven
+condition (gpuctl.core.node_condition), the per-GPU DeviceTaintRules of DRA nodes
+(gpuctl.core.device_gate) and the three together (gpuctl.core.proof.gate). The functions are
+called directly with the verdicts verify would hand them; each test reads the nodes back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpuctl.core.device_gate import apply_device_gate
+from gpuctl.core.gate import apply_gate, gate_new_nodes
+from gpuctl.core.node_condition import Verdict, publish_conditions
+from gpuctl.core.proof.gate import GateOptions, gate_verified
+from gpuctl.core.proof.verdict import judge
+from gpuctl.core.stacks import Stack
+from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, VerifyResult, failed, passed
+from tests.conftest import SimCluster
+
+Sim = Callable[..., SimCluster]
+
+
+def nodes_of(cluster: SimCluster) -> dict[str, dict[str, Any]]:
+    from kubernetes.client import CoreV1Api
+
+    api = cluster.api_client()
+    items = [api.sanitize_for_serialization(item) for item in CoreV1Api(api).list_node().items]
+    return {str(item["metadata"]["name"]): item for item in items}
+
+
+def gate_taints(node: dict[str, Any]) -> list[str]:
+    return [
+        f"{taint['key']}={taint.get('value', '')}:{taint['effect']}"
+        for taint in node["spec"].get("taints") or []
+        if taint["key"] in ("gpuctl.io/unproven", "readiness.k8s.io/gpu-proven")
+    ]
+
+
+def proven_level(node: dict[str, Any]) -> str | None:
+    value = (node["metadata"].get("annotations") or {}).get("gpuctl.io/proven-level")
+    return None if value is None else str(value).split(" ", 1)[0]
+
+
+def condition(node: dict[str, Any]) -> dict[str, Any] | None:
+    found = [c for c in node["status"].get("conditions") or [] if c["type"] == "GPUProven"]
+    return found[0] if found else None
+
+
+def two_gpu_nodes(sim: Sim, **scenario: Any) -> SimCluster:
+    return sim({"nodes": [{"name": "gpu-0", "gpus": 4}, {"name": "gpu-1", "gpus": 4}], **scenario})
+
+
+def test_the_gate_taints_the_failed_and_annotates_the_proven(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    api = cluster.api_client()
+    first = apply_gate(api, verdicts={"gpu-0": True, "gpu-1": False, "gone": False}, level="cuda")
+    assert (first.gated, first.ungated, first.unchanged, first.failed) == (("gpu-1",), (), ("gpu-0",), ())
+    assert first.level == "cuda"
+    assert not first.dry_run
+    assert first.writes == 2
+    assert first.ok
+    assert first.refusal() is None
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == ["gpuctl.io/unproven=cuda:NoSchedule"]
+    assert gate_taints(nodes["gpu-0"]) == []
+    assert proven_level(nodes["gpu-0"]) == "cuda"
+    assert proven_level(nodes["gpu-1"]) is None
+
+    again = apply_gate(api, verdicts={"gpu-0": True, "gpu-1": False}, level="cuda")
+    assert (again.gated, again.ungated, again.unchanged, again.writes) == ((), (), ("gpu-0", "gpu-1"), 0)
+
+    deeper = apply_gate(api, verdicts={"gpu-0": False, "gpu-1": False}, level="nccl")
+    assert (deeper.gated, deeper.unchanged) == (("gpu-0", "gpu-1"), ())  # a new level is a new gate
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == ["gpuctl.io/unproven=nccl:NoSchedule"]
+    assert proven_level(nodes["gpu-0"]) is None  # a failed node loses its proof
+
+    recovered = apply_gate(api, verdicts={"gpu-1": True}, level="nccl")
+    assert (recovered.gated, recovered.ungated, recovered.unchanged) == ((), ("gpu-1",), ())
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == []
+    assert proven_level(nodes["gpu-1"]) == "nccl"
+    assert gate_taints(nodes["gpu-0"]) == ["gpuctl.io/unproven=nccl:NoSchedule"]
+
+
+def test_a_dry_run_writes_nothing(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    dry = apply_gate(cluster.api_client(), verdicts={"gpu-1": False}, level="cuda", dry_run=True)
+    assert dry.dry_run
+    assert dry.gated == ("gpu-1",)
+    assert gate_taints(nodes_of(cluster)["gpu-1"]) == []
+
+
+def test_the_gate_with_its_own_taint_key(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    key = "readiness.k8s.io/gpu-proven"
+    result = apply_gate(
+        cluster.api_client(), verdicts={"gpu-0": False, "gpu-1": True}, level="cuda", taint_key=key
+    )
+    assert result.gated == ("gpu-0",)
+    assert gate_taints(nodes_of(cluster)["gpu-0"]) == [f"{key}=cuda:NoSchedule"]
+    lifted = apply_gate(cluster.api_client(), verdicts={"gpu-0": True}, level="cuda", taint_key=key)
+    assert lifted.ungated == ("gpu-0",)
+    assert gate_taints(nodes_of(cluster)["gpu-0"]) == []
+
+
+def test_new_nodes_are_gated_once_and_a_proven_one_is_left(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    api = cluster.api_client()
+    apply_gate(api, verdicts={"gpu-0": True}, level="cuda")
+    result = gate_new_nodes(api, nodes=["gpu-0", "gpu-1", "gone"], level="nvidia-smi")
+    assert (result.gated, result.unchanged, result.level) == (("gpu-1",), ("gpu-0",), "nvidia-smi")
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == ["gpuctl.io/unproven=nvidia-smi:NoSchedule"]
+    assert gate_taints(nodes["gpu-0"]) == []
+    again = gate_new_nodes(api, nodes=["gpu-1"], level="cuda")  # gated already: left at its level
+    assert (again.gated, again.unchanged, again.writes) == ((), ("gpu-1",), 0)
+
+
+def test_the_condition_is_published_and_kept_when_a_node_is_not_judged(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    api = cluster.api_client()
+    verdicts = {
+        "gpu-0": Verdict("True", "cuda", "proven at level cuda by gpuctl verify"),
+        "gpu-1": Verdict("False", "cuda.workload", "cuda.workload: GPU 2 failed"),
+        "gone": Verdict("False", "node.exists", "expected node gone is not in the cluster"),
+    }
+    result = publish_conditions(api, verdicts=verdicts)
+    assert result.condition_type == "GPUProven"
+    assert result.published == (("gpu-0", "True", "cuda"), ("gpu-1", "False", "cuda.workload"))
+    assert result.refusal() is None
+    nodes = nodes_of(cluster)
+    proven, failing = condition(nodes["gpu-0"]), condition(nodes["gpu-1"])
+    assert proven is not None
+    assert failing is not None
+    assert (proven["status"], proven["reason"], proven["message"]) == (
+        "True",
+        "cuda",
+        "proven at level cuda by gpuctl verify",
+    )
+    assert (failing["status"], failing["reason"]) == ("False", "cuda.workload")
+    busy = Verdict("Unknown", "NotJudgedBusy", "not judged: its workloads hold every GPU", judged=False)
+    kept = publish_conditions(api, verdicts={"gpu-0": busy}, condition_type="GPUProven")
+    assert kept.published == (("gpu-0", "True", "NotJudgedBusy"),)
+    after = condition(nodes_of(cluster)["gpu-0"])
+    assert after is not None
+    assert after["status"] == "True"
+    assert after["message"].startswith("not judged: its workloads hold every GPU; status kept from ")
+    assert after["lastTransitionTime"] == proven["lastTransitionTime"]
+
+
+def test_a_condition_of_another_type(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    result = publish_conditions(
+        cluster.api_client(),
+        verdicts={"gpu-0": Verdict("True", "cuda", "ok")},
+        condition_type="example.com/GPUOk",
+    )
+    assert result.condition_type == "example.com/GPUOk"
+    assert result.published == (("gpu-0", "True", "cuda"),)
+    types = [c["type"] for c in nodes_of(cluster)["gpu-0"]["status"]["conditions"]]
+    assert "example.com/GPUOk" in types
+    assert "GPUProven" not in types
+
+
+def dra_sim(sim: Sim) -> SimCluster:
+    return two_gpu_nodes(sim, kubernetesVersion="v1.37.0", gpuAllocation="dra")
+
+
+def dra_node(name: str, cuda: tuple[CudaGpu, ...] | None, *checks: Check, busy: bool = False) -> NodeResult:
+    return NodeResult(name, GpuCounts(4, 4, 4, 4), checks, gpu_allocation=Stack.DRA, cuda=cuda, busy=busy)
+
+
+def gate_rules(cluster: SimCluster) -> dict[str, dict[str, Any]]:
+    from kubernetes.client import ResourceV1Api
+
+    api = cluster.api_client()
+    rules = ResourceV1Api(api).list_device_taint_rule(label_selector="gpuctl.io/gate=device").items
+    items = [api.sanitize_for_serialization(rule) for rule in rules]
+    return {str(item["metadata"]["name"]): item for item in items}
+
+
+def one_bad(bad: int) -> tuple[CudaGpu, ...]:
+    return tuple(
+        CudaGpu(index, index != bad, None if index != bad else "uncorrectable ECC") for index in range(4)
+    )
+
+
+def test_one_failed_gpu_gets_a_rule_and_loses_it_once_proven(sim: Sim) -> None:
+    cluster = dra_sim(sim)
+    api = cluster.api_client()
+    cuda_failed = failed("cuda.workload", "GPU 2 failed")
+    result = apply_device_gate(api, nodes=[dra_node("gpu-0", one_bad(2), cuda_failed)], level="cuda")
+    assert result.gated == ("gpu-0/gpu-2",)
+    assert result.lifted == ()
+    assert result.confined == ("gpu-0",)
+    devices = result.of("gpu-0")
+    assert [(d.index, d.device, d.ok, d.gated, d.rule) for d in devices] == [
+        (0, "gpu-0", True, False, ""),
+        (1, "gpu-1", True, False, ""),
+        (2, "gpu-2", False, True, "gpuctl-unproven-gpu-0-gpu-2"),
+        (3, "gpu-3", True, False, ""),
+    ]
+    assert {d.pool for d in devices} == {"gpu-0"}
+    assert {d.driver for d in devices} == {"gpu.nvidia.com"}
+    assert all(d.uuid.startswith("GPU-") for d in devices)
+    assert result.of("gpu-1") == ()
+    rules = gate_rules(cluster)
+    assert list(rules) == ["gpuctl-unproven-gpu-0-gpu-2"]
+    rule = rules["gpuctl-unproven-gpu-0-gpu-2"]
+    assert rule["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "gpuctl",
+        "gpuctl.io/gate": "device",
+        "gpuctl.io/gated-node": "gpu-0",
+    }
+    assert rule["spec"]["deviceSelector"] == {"driver": "gpu.nvidia.com", "pool": "gpu-0", "device": "gpu-2"}
+    assert rule["spec"]["taint"]["key"] == "gpuctl.io/unproven"
+    assert rule["spec"]["taint"]["value"] == "cuda"
+    assert rule["spec"]["taint"]["effect"] == "NoSchedule"
+
+    still = apply_device_gate(api, nodes=[dra_node("gpu-0", one_bad(2), cuda_failed)], level="cuda")
+    assert still.gated == ()  # the rule is there already
+    assert [d.gated for d in still.of("gpu-0")] == [False, False, True, False]
+
+    # A failure of the whole node proves nothing GPU by GPU: the rule stays.
+    node_failed = dra_node("gpu-0", one_bad(2), cuda_failed, failed("node.ready", "NotReady"))
+    whole = apply_device_gate(api, nodes=[node_failed], level="cuda")
+    assert (whole.gated, whole.lifted, whole.confined) == ((), (), ())
+    assert list(gate_rules(cluster)) == ["gpuctl-unproven-gpu-0-gpu-2"]
+
+    # Busy: not judged, no pod ran; the rule stays.
+    busy = apply_device_gate(api, nodes=[dra_node("gpu-0", one_bad(9), busy=True)], level="cuda")
+    assert busy.lifted == ()
+
+    proven = apply_device_gate(
+        api, nodes=[dra_node("gpu-0", one_bad(9), passed("cuda.workload", "4 GPU(s) passed"))], level="cuda"
+    )
+    assert proven.lifted == ("gpu-0/gpu-2",)
+    assert proven.gated == ()
+    assert [(d.ok, d.gated) for d in proven.of("gpu-0")] == [(True, False)] * 4
+    assert gate_rules(cluster) == {}
+
+
+def test_every_gpu_failed_is_the_node_s_failure(sim: Sim) -> None:
+    cluster = dra_sim(sim)
+    every = tuple(CudaGpu(index, False, "error") for index in range(4))
+    result = apply_device_gate(
+        cluster.api_client(),
+        nodes=[dra_node("gpu-1", every, failed("cuda.workload", "every GPU failed"))],
+        level="cuda",
+    )
+    assert (result.gated, result.confined) == ((), ())
+    assert [d.ok for d in result.of("gpu-1")] == [False] * 4
+    assert gate_rules(cluster) == {}
+
+
+def test_device_plugin_nodes_and_older_clusters_get_no_device_rules(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    plugin_node = NodeResult(
+        "gpu-0", GpuCounts(4, 4, 4, 4), (failed("cuda.workload", "GPU 2"),), cuda=one_bad(2)
+    )
+    assert apply_device_gate(cluster.api_client(), nodes=[plugin_node], level="cuda").devices == ()
+    older = two_gpu_nodes(sim, kubernetesVersion="v1.34.0", gpuAllocation="dra")
+    node = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2"))
+    result = apply_device_gate(older.api_client(), nodes=[node], level="cuda")
+    assert result.devices == ()
+    assert result.gated == ()
+
+
+def verify_result(*nodes: NodeResult) -> VerifyResult:
+    return VerifyResult(nodes=nodes, cluster_checks=(), run_id="run-1", namespace="gpuctl-system")
+
+
+def test_the_gate_after_a_run_writes_taint_condition_and_device_rules(sim: Sim) -> None:
+    cluster = dra_sim(sim)
+    ecc = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2 failed"))
+    broken = dra_node("gpu-1", None, failed("node.ready", "NotReady (KubeletNotReady)"))
+    outside = dra_node("gpu-9", None)
+    result = verify_result(ecc, broken, outside)
+    verdicts = {node.name: judge(node) for node in (ecc, broken)}
+    gated = gate_verified(cluster.api_client(), result, GateOptions(), "cuda", verdicts)
+    gate = gated.gate
+    assert gate is not None
+    assert gate.gated == ("gpu-1",)  # gpu-0's failure is confined to GPU 2: the node stays open
+    assert gate.unchanged == ("gpu-0",)
+    assert gate.devices_gated == ("gpu-0/gpu-2",)
+    assert gate.devices_lifted == ()
+    assert (gate.taint_key, gate.mode, gate.condition_type) == ("gpuctl.io/unproven", "taint", "GPUProven")
+    assert gate.conditions == (("gpu-0", "False", "cuda.workload"), ("gpu-1", "False", "node.ready"))
+    assert (gate.refused, gate.refused_hint) == ("", "")
+    assert [d.gated for d in gated.nodes[0].gpu_devices] == [False, False, True, False]
+    assert [(d.ok, d.gated) for d in gated.nodes[1].gpu_devices] == [(None, False)] * 4  # no pod ran
+    assert gated.nodes[2] is outside
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == ["gpuctl.io/unproven=cuda:NoSchedule"]
+    assert gate_taints(nodes["gpu-0"]) == []
+
+
+def test_the_gate_in_condition_mode_writes_no_taint(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim)
+    bad = NodeResult("gpu-1", GpuCounts(4, 4, 4, 4), (failed("gpu.capacity", "capacity 3"),))
+    busy = NodeResult("gpu-0", GpuCounts(4, 4, 4, 4, in_use=4), (passed("gpu.capacity", "ok"),), busy=True)
+    verdicts = {"gpu-1": judge(bad), "gpu-0": judge(busy)}
+    options = GateOptions(mode="condition", condition_type="GPUProven")
+    gated = gate_verified(cluster.api_client(), verify_result(busy, bad), options, "cuda", verdicts)
+    gate = gated.gate
+    assert gate is not None
+    assert gate.mode == "condition"
+    assert (gate.gated, gate.ungated, gate.unchanged) == ((), (), ("gpu-1",))  # the busy node is not judged
+    assert gate.conditions == (("gpu-0", "Unknown", "NotJudgedBusy"), ("gpu-1", "False", "gpu.capacity"))
+    nodes = nodes_of(cluster)
+    assert gate_taints(nodes["gpu-1"]) == []
