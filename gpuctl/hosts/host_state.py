@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuctl.hosts.fabricmanager import FabricManager, parse_fabricmanager
 from gpuctl.hosts.host_support import host_support
+from gpuctl.hosts.rdma import RdmaState, parse_rdma
 from gpuctl.nvidia_smi import parse_query_csv
 
 QUERY_FIELDS = ("name", "memory.total", "driver_version")  # host_probe.py's NVIDIA_SMI_QUERY
@@ -95,6 +96,7 @@ class HostState:
     containerd_configs: tuple[ContainerdConfig, ...] = ()
     nvidia_runtime: Mapping[str, bool] = field(default_factory=dict)  # runtime -> knows "nvidia"
     disks: Mapping[str, int | None] = field(default_factory=dict)  # mount point -> bytes free
+    rdma: RdmaState = field(default_factory=RdmaState)  # RDMA NICs, devices, peer memory, memlock
 
     @property
     def gpus(self) -> tuple[PciDevice, ...]:
@@ -173,6 +175,7 @@ def parse_host_state(host: Mapping[str, Any]) -> HostState:
         ),
         nvidia_runtime={str(name): bool(known) for name, known in (host.get("nvidia_runtime") or {}).items()},
         disks={str(mount): _int(free) for mount, free in (host.get("disks") or {}).items()},
+        rdma=parse_rdma(host.get("rdma")),
     )
 
 

@@ -13,6 +13,7 @@ from gpuctl.hosts.fabricmanager import fabricmanager_finding, nvl_rack_finding
 from gpuctl.hosts.findings import Finding, Status
 from gpuctl.hosts.host_state import CommandResult, ContainerdConfig, Dkms, HostState, PciDevice
 from gpuctl.hosts.host_support import host_support
+from gpuctl.hosts.rdma import rdma_findings
 from gpuctl.package_data import default_driver_branch, min_free_disk_gib
 from gpuctl.shell import command_line
 
@@ -306,4 +307,8 @@ def host_findings(host: str, user: str, state: HostState, settings: Mapping[str,
         findings.append(containerd_config_finding(state.containerd_configs, state.runtimes.get("containerd")))
     min_free_mib = settings.get(MIN_FREE_MIB_SETTING)  # the preflight role honours it too
     findings.extend(disk_findings(state.disks, int(min_free_mib) / 1024 if min_free_mib else None))
+    if "rdma" in state.sections:  # only where the host has an RDMA NIC or the inventory names the fabric
+        findings.extend(
+            rdma_findings(host, state.rdma, settings, kernel=state.kernel, driver_proc=state.driver_proc)
+        )
     return findings

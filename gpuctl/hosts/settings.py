@@ -93,6 +93,7 @@ CHECKS: dict[str, Check] = {
     "gpuctl_reboot_policy": _one_of("if_needed", "never"),
     "gpuctl_reboot_serial": _serial,
     "gpuctl_fabricmanager": _one_of("auto", "true", "false", "yes", "no"),
+    "gpuctl_fabric": _one_of("auto", "ib", "roce", "efa", "none"),
 }
 
 

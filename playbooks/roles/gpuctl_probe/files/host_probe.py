@@ -8,7 +8,8 @@
 # union is read; everything in it is optional:
 #   host: section names (HOST_SECTIONS below), or true for all -> {section: what it found}: the
 #     host's GPU-relevant state (PCI bus, modules, Secure Boot, headers and DKMS, driver and
-#     nvidia-smi, Fabric Manager, runtimes and whether each knows the nvidia runtime, disk, OS)
+#     nvidia-smi, Fabric Manager, runtimes and whether each knows the nvidia runtime, disk, OS,
+#     RDMA NICs and devices, peer-memory modules and locked-memory limits)
 #   files: paths -> {path: {type, mode, owner, group, sha1 (regular files)}}; missing paths are left out
 #   read: paths -> {path: text}, for the files whose content the role parses; missing: left out
 #   globs: {key: pattern} -> {key: sorted matching paths}
@@ -288,6 +289,78 @@ def fabricmanager():
     return "\n".join(lines)
 
 
+# RDMA NICs on the PCI bus: NVIDIA (Mellanox) ConnectX/BlueField network functions, AWS EFA.
+RDMA_NIC_VENDORS = {"0x15b3": "", "0x1d0f": "0xefa"}  # vendor -> device id prefix ("": any network function)
+IB_CLASS = "/sys/class/infiniband"
+IB_PORT_FILES = ("state", "phys_state", "rate", "link_layer")
+# The modules GPUDirect RDMA and the RDMA stack need (names as /proc/modules spells them).
+RDMA_MODULES = ("nvidia_peermem", "nv_peer_mem", "ib_core", "ib_uverbs", "mlx5_ib", "efa")
+RUNTIME_DAEMONS = ("containerd", "dockerd", "crio")
+KERNEL_CONFIG_KEYS = ("CONFIG_DMA_SHARED_BUFFER", "CONFIG_PCI_P2PDMA")
+
+
+def rdma_nics(root=PCI_DEVICES):
+    """The RDMA-capable NICs on the PCI bus: {slot, vendor, device, class}."""
+    found = []
+    for slot in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        vendor = first_line(os.path.join(root, slot, "vendor"))
+        device = first_line(os.path.join(root, slot, "device"))
+        class_code = first_line(os.path.join(root, slot, "class"))
+        prefix = RDMA_NIC_VENDORS.get(vendor)
+        if prefix is None or not class_code.startswith("0x02") or not device.startswith(prefix):
+            continue
+        found.append({"slot": slot, "vendor": vendor, "device": device, "class": class_code})
+    return found
+
+
+def rdma_devices(root=IB_CLASS):
+    """/sys/class/infiniband: device -> port -> {state, phys_state, rate, link_layer}, as the kernel
+    prints them ("4: ACTIVE", "5: LinkUp", "400 Gb/sec (4X NDR)", "InfiniBand")."""
+    found = {}
+    for device in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        ports_dir = os.path.join(root, device, "ports")
+        ports = {}
+        for port in sorted(os.listdir(ports_dir)) if os.path.isdir(ports_dir) else []:
+            files = [os.path.join(ports_dir, port, name) for name in IB_PORT_FILES]
+            ports[port] = dict(zip(IB_PORT_FILES, [(read_text(path) or "").strip() for path in files]))
+        found[device] = ports
+    return found
+
+
+def runtime_memlock(names=RUNTIME_DAEMONS, proc="/proc"):
+    """Each running container runtime daemon -> the `Max locked memory` line of its
+    /proc/PID/limits: the limit its containers inherit."""
+    found = {}
+    for pid in sorted((entry for entry in os.listdir(proc) if entry.isdigit()), key=int):
+        name = first_line(os.path.join(proc, pid, "comm"))
+        if name not in names or name in found:
+            continue
+        for line in (read_text(os.path.join(proc, pid, "limits")) or "").splitlines():
+            if line.startswith("Max locked memory"):
+                found[name] = line
+    return found
+
+
+def rdma(pci_root=PCI_DEVICES, ib_root=IB_CLASS, dev_root="/dev/infiniband", proc="/proc"):
+    """What GPUDirect RDMA needs on the host: RDMA NICs and devices, the RDMA and peer-memory
+    modules (their /proc/modules lines), the locked-memory limits (`ulimit -l` of this login, and
+    each container runtime's), and the kernel's DMA-BUF configuration."""
+    modules = [
+        line for line in (read_text(os.path.join(proc, "modules")) or "").splitlines()
+        if line.split(" ", 1)[0] in RDMA_MODULES
+    ]
+    config = (read_text("/boot/config-" + platform.release()) or "").splitlines()
+    return {
+        "nics": rdma_nics(pci_root),
+        "devices": rdma_devices(ib_root),
+        "dev": sorted(os.listdir(dev_root)) if os.path.isdir(dev_root) else None,
+        "modules": modules,
+        "ulimit_l": host_run(["sh", "-c", "ulimit -l"])["stdout"],
+        "runtime_memlock": runtime_memlock(proc=proc),
+        "kernel_config": [line for line in config if line.split("=", 1)[0] in KERNEL_CONFIG_KEYS],
+    }
+
+
 def runtimes():
     """Each installed container runtime (k3s and RKE2 bring their containerd) -> its --version line."""
     found = {}
@@ -377,6 +450,7 @@ HOST_SECTIONS = {
     "containerd_configs": containerd_configs,
     "nvidia_runtime": nvidia_runtime,
     "disks": free_disk,
+    "rdma": rdma,
 }
 
 
