@@ -634,6 +634,20 @@ _DETAILS = (
         source="https://github.com/opencontainers/runc",
         aliases=("exec format error",),
     ),
+    Entry(
+        "imex-channel-value-unsupported", "IMEX channel request not understood",
+        "the start hook could not parse the container's IMEX channel request: toolkit 1.17 "
+        "defaults NVIDIA_IMEX_CHANNELS to `all` for a \"legacy\" image (one without "
+        "NVIDIA_REQUIRE_CUDA, e.g. an image built FROM a plain OS image), and the legacy hook's "
+        "nvidia-container-cli does not accept `all`; set by hand, the value is not channel numbers",
+        "set an environment variable that makes the image a CUDA one (`NVIDIA_REQUIRE_CUDA=cuda>=11.0` "
+        "in the image or the pod's env) or set NVIDIA_IMEX_CHANNELS to channel numbers, or run the "
+        f"container through CDI (the NVIDIA runtime's `cdi` or `jit-cdi` mode); else pin the toolkit "
+        f"on {{node}} to 1.16.2 until an upgrade fixes it ({_BOOTSTRAP})",
+        "toolkit",
+        source="https://github.com/NVIDIA/nvidia-container-toolkit/issues/797",
+        texts=("error parsing IMEX info",),
+    ),
 )  # fmt: skip
 
 # nvidia-ctk's own errors (cmd/nvidia-ctk of the toolkit v1.20.0: `cdi generate`, `system

@@ -545,6 +545,46 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
         texts=("dcgm-exporter doesn't have sufficient privileges to expose profiling metrics",),
         source=_EXPORTER,
     ),
+    Entry(
+        code="exporter-pod-resources",
+        name="dcgm-exporter cannot reach the kubelet's pod-resources socket",
+        cause="dcgm-exporter's Kubernetes mode maps each GPU to the pod using it through the "
+        "kubelet's pod-resources API and cannot reach it: the socket it mounts "
+        "(/var/lib/kubelet/pod-resources/kubelet.sock) is not where this kubelet keeps it (a "
+        "kubelet --root-dir such as /opt/kubelet, MicroK8s, k0s), SELinux or permissions refuse "
+        "the socket, or the kubelet does not serve that API version; the metrics lose their pod, "
+        "namespace and container labels",
+        fix="on {node}: `ls -l <kubelet root-dir>/pod-resources/kubelet.sock` (`ps -o args= -C "
+        "kubelet | tr ' ' '\\n' | grep root-dir`); point the exporter's hostPath at it (the Helm "
+        "chart's `kubeletPath`, e.g. /opt/kubelet/pod-resources) or bind-mount it onto "
+        "/var/lib/kubelet/pod-resources; on SELinux hosts run the exporter privileged; then "
+        "restart the exporter pod",
+        layer="config",
+        aliases=("failure connecting to",),
+        texts=("failure getting pod resources",),
+        source=_EXPORTER + "/blob/d5e5f510a1b6b393f39a43293ccd9dc985defc79/internal/pkg/"
+        "transformation/kubernetes.go",
+    ),
+    Entry(
+        code="profiling-module-failed",
+        name="DCGM profiling module failed to load",
+        cause="the host engine's profiling module (DCP metrics, DCGM_FI_PROF_*) did not initialize, so "
+        "the profiling fields cannot be watched: the GPU does not support DCGM profiling (not a "
+        "data-center GPU, or a MIG or vGPU set-up that hides the profiler), another profiler or "
+        "nv-hostengine holds the GPU's performance counters (a second DCGM, Nsight Compute, a "
+        "dcgm-exporter with an embedded engine beside the node's nvidia-dcgm), or the engine lacks "
+        "CAP_SYS_ADMIN",
+        fix="on {node}: `dcgmi profile -l` shows whether the GPU supports profiling; run one host "
+        "engine per node (point dcgm-exporter at the node's with DCGM_REMOTE_HOSTENGINE_INFO, or "
+        "stop the other), give the exporter CAP_SYS_ADMIN, or drop the DCGM_FI_PROF_* rows from "
+        "its metrics CSV on GPUs without profiling; then restart the exporter",
+        layer="plugin",
+        texts=(
+            "DcgmModuleProfiling failed to initialize",
+            "Profiling API panic - DCP metrics disabled",
+        ),
+        source=_PROFILING,
+    ),
 )
 
 # The host engine's own start-up failures (nv-hostengine, or the engine dcgm-exporter embeds): the
@@ -613,6 +653,9 @@ CATALOGUE = Catalogue(
         # dcgmi diag's Warning rows: "GPU 0's NvLink link 0 is currently down" (DCGM_FR_NVLINK_DOWN),
         # "NvSwitch physical ID 0's NvLink port 3 is currently down." (DCGM_FR_NVSWITCH_DOWN)
         r"(?-i:NvLink link) \d+ (?P<code>is currently down)",
+        # dcgm-exporter's pod mapper: `failure connecting to '/var/lib/kubelet/pod-resources/
+        # kubelet.sock'` (older releases without the quotes)
+        r"(?P<code>(?-i:failure connecting to)) '?[^'\s;]{0,200}/kubelet\.sock",
         r"(?P<code>(?-i:NvLink port)) \d+ is currently down",
     ),
     unknown=Entry(

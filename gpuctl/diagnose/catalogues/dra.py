@@ -201,8 +201,58 @@ _SCHEDULING = (
         "`kubectl get deviceclasses`; install the NVIDIA DRA driver (it creates gpu.nvidia.com, "
         "mig.nvidia.com, compute-domain-daemon.nvidia.com, ...) or fix deviceClassName in the claim",
         "config",
+        aliases=("does not exist",),
         texts=("could not retrieve device class",),
         source=_ALLOCATOR,
+    ),
+    Entry(
+        "claim-on-other-node",
+        "ResourceClaim allocated on another node",
+        "the pod's ResourceClaim is already allocated, with devices of a node this pod cannot go to "
+        "(a claim shared with pods running elsewhere, a claim left allocated by a deleted pod, or "
+        "the pod's own node selector or taints excluding that node)",
+        "`kubectl get resourceclaim -n {namespace} -o yaml` (status.allocation.nodeSelector and "
+        "status.reservedFor); schedule the pod where the claim is, give it its own claim (a "
+        "ResourceClaimTemplate), or delete the stale claim so it is allocated anew",
+        "config",
+        texts=("resourceclaim not available on the node",),
+        source=_SCHEDULER,
+    ),
+    Entry(
+        "claim-being-allocated",
+        "ResourceClaim allocation in flight",
+        "another pod's scheduling is allocating the same ResourceClaim, so this pod waits for that "
+        "allocation to finish (pods of one gang sharing a claim kept waiting on each other before "
+        "Kubernetes 1.36, kubernetes/kubernetes#137617)",
+        "usually none, the scheduler retries; pods sharing one claim in a scheduling gang need a "
+        "kube-scheduler with the fix of kubernetes/kubernetes#137647, or give each pod its own claim",
+        "config",
+        texts=("is in the process of being allocated",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+    Entry(
+        "claim-being-deleted",
+        "ResourceClaim being deleted",
+        "the pod references a ResourceClaim that is being deleted (its deletionTimestamp is set and "
+        "a finalizer holds it until its devices are released), so the pod cannot use it",
+        "`kubectl get resourceclaim -n {namespace} -o yaml` (finalizers, status.reservedFor); let "
+        "the deletion finish and recreate the claim, or point the pod at another claim",
+        "config",
+        aliases=("is being deleted",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+    Entry(
+        "prioritized-list-disabled",
+        "claim uses firstAvailable without the feature gate",
+        "a request of the claim lists alternatives (`firstAvailable` subrequests) but the "
+        "DRAPrioritizedList feature gate is off in the kube-scheduler (or the API server)",
+        "enable the gate DRAPrioritizedList=true on kube-apiserver and kube-scheduler (beta and on "
+        "by default from Kubernetes 1.34), or write the claim's requests with `exactly`",
+        "config",
+        texts=("but the DRAPrioritizedList feature is disabled",),
+        source=_SCHEDULER,
     ),
     Entry(
         "allocation-timeout",
@@ -733,6 +783,95 @@ _COMPUTE_DOMAIN = (
         source=_CD_PLUGIN + "device_state.go",
     ),
     Entry(
+        "imex-session-in-use",
+        "IMEX session held by the host's nvidia-imex",
+        "the ComputeDomain's IMEX daemon cannot take the GPU driver's IMEX session because another "
+        "nvidia-imex holds it: the host's nvidia-imex.service, which the driver packages enable, "
+        "runs beside the DRA driver's daemons (the driver allows one owner), so the daemon never "
+        "becomes ready and the workload pods wait in ContainerCreating",
+        "on {node}: `sudo systemctl disable --now nvidia-imex.service && sudo systemctl mask "
+        "nvidia-imex.service` (bake it into the node image), then delete the ComputeDomain's daemon "
+        "pod on {node} so it starts again; or run the DRA driver with the host-managed IMEX mode",
+        "config",
+        texts=("Failed to allocate Imex session",),
+        source="https://github.com/NVIDIA/k8s-dra-driver-gpu/discussions/249",
+    ),
+    Entry(
+        "imex-memory-reference-failed",
+        "IMEX could not export or import GPU memory",
+        "the IMEX daemons of the domain could not export or import a GPU memory reference between "
+        "nodes (a workload started before the daemon ensemble was complete, or references left "
+        "from workload pods that were replaced one at a time), so multi-node NVLink memory sharing "
+        "fails (CUDA's cuMemImportFromShareableHandle: invalid resource handle in the workload)",
+        "delete and recreate all the workload pods of the ComputeDomain together (the ComputeDomain "
+        "itself can stay); keep them from starting before its daemons are ready (DRA driver 25.8 "
+        "or later restores that barrier); on {node} `nvidia-imex-ctl -N` in the daemon pod shows "
+        "every node Connected",
+        "nvlink",
+        texts=(
+            "Failed to get new memory reference",
+            "Failed to allocate memory reference",
+            "Failed to get export ref for UUID",
+            "Received import response from node id",
+        ),
+        source="https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/948",
+    ),
+    Entry(
+        "host-imex-not-ready",
+        "host nvidia-imex daemon not ready",
+        "the DRA driver runs with a host-managed IMEX daemon (imex.mode=hostManaged) and the "
+        "nvidia-imex service of {node} is not ready: it is not installed or not running, is not "
+        "configured with the Unix socket the driver queries (IMEX_CMD_UNIX_DOMAIN_PATH), or has "
+        "not connected to the other nodes of its nodes_config.cfg, so no IMEX channel is handed out",
+        "on {node}: `sudo systemctl status nvidia-imex` and `sudo nvidia-imex-ctl -N` (every node "
+        "Connected); install the nvidia-imex package of the driver's version, set "
+        "IMEX_CMD_UNIX_DOMAIN_PATH in /etc/nvidia-imex/config.cfg as the driver's prerequisites "
+        "say, list the domain's node addresses in /etc/nvidia-imex/nodes_config.cfg, then "
+        "`sudo systemctl restart nvidia-imex` and delete the workload pod so it is prepared anew",
+        "driver",
+        texts=(
+            "host nvidia-imex daemon not ready",
+            "host nvidia-imex daemon readiness check failed",
+            "(is nvidia-imex installed on this node?)",
+        ),
+        source=_CD_PLUGIN + "nvlib.go",
+        transient=True,
+    ),
+    Entry(
+        "host-imex-config-invalid",
+        "claim or setting not valid with a host-managed IMEX daemon",
+        "the DRA driver's IMEX settings do not fit together: imex.mode=hostManaged needs the "
+        "HostManagedIMEXDaemon feature gate, and in that mode a ComputeDomain's daemon claims are "
+        "not used and a channel claim must name a channel the node has (/dev/nvidia-caps-imex-"
+        "channels)",
+        "`helm get values` of the DRA driver: set `featureGates.HostManagedIMEXDaemon=true` with "
+        "`imex.mode=hostManaged`, or go back to the driver-managed mode (ComputeDomains with their "
+        "own daemons); on {node} `ls /dev/nvidia-caps-imex-channels` lists the channels a claim "
+        "may ask for",
+        "config",
+        texts=(
+            "requires the HostManagedIMEXDaemon feature gate to be enabled",
+            "ComputeDomain daemon claims are not supported when imex.mode=hostManaged",
+            "is not an allocatable IMEX channel device",
+            "IMEX channels)",
+        ),
+        source=_CD_PLUGIN + "device_state.go",
+    ),
+    Entry(
+        "imex-channel-taken",
+        "IMEX channel already given to another claim",
+        "the ComputeDomain plugin's checkpoint on {node} records the IMEX channel as prepared for "
+        "another claim: that claim's pod still runs, or its unprepare did not finish (a pod deleted "
+        "while the plugin was down) and the checkpoint kept it",
+        "`kubectl get resourceclaims -A -o wide | grep {node}` for the claim named; delete its pod "
+        "if it is stale so the kubelet unprepares it, or restart the kubelet-plugin pod on {node} "
+        "after the pod is gone",
+        "plugin",
+        texts=("(according to checkpoint)",),
+        source=_CD_PLUGIN + "device_state.go",
+        transient=True,
+    ),
+    Entry(
         "nvlink-fabric-not-attached",
         "GPU not attached to the NVLink fabric",
         "the GPU's NVLink fabric registration is incomplete or failed (Fabric Manager / NVLink "
@@ -807,6 +946,10 @@ CATALOGUE = Catalogue(
         # The gRPC status the kubelet got from the plugin: "NodePrepareResources: rpc error: code =
         # DeadlineExceeded desc = context deadline exceeded" (grpc-go's status codes).
         r"Node(?:Un)?PrepareResources[^\n]{0,300}?rpc error: code = (?P<code>DeadlineExceeded|Unavailable)\b",
+        # the scheduler's "request gpu: device class gpu.example.com does not exist"
+        r"(?-i:request) [\w/.-]{1,100}: device class (?P<class>[\w.-]{1,253}) (?P<code>does not exist)",
+        # the scheduler's `resourceclaim "gpu-claim" is being deleted`
+        r"(?-i:resourceclaim) \"[\w.-]{1,253}\" (?P<code>is being deleted)",
         # "failed to fetch ResourceClaim X referenced by pod Y: the server could not find ..."
         r"fetch ResourceClaim [^\n:]{1,300}: (?P<code>the server could not find the requested resource)",
         # readers, not texts: these messages' longest words are in every healthy log
