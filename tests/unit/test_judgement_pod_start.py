@@ -110,7 +110,8 @@ def test_a_level_pod_that_never_ran_fails_the_level_s_check_with_its_cause() -> 
     (image,) = NCCL.judge(pulled, NODE, 2, OPTIONS).checks
     assert image.id == "nccl.all-reduce"
     assert image.message.startswith(
-        f"the NCCL all-reduce pod: ImagePullBackOff — the node could not pull the image {NCCL.image(OPTIONS.proof)},"
+        "the NCCL all-reduce pod: ImagePullBackOff — the node could not pull the image "
+        f"{NCCL.image(OPTIONS.proof)},"
     )
 
 
