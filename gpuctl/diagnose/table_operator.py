@@ -68,8 +68,10 @@ OPERATOR = (
     sig(
         "mig.config-not-present", "operand", "mig",
         # The first line is the MIG manager's reconfigure script, after `nvidia-mig-parted assert
-        # --valid-config` failed; the second is mig-parted's own.
-        r"Unable to validate the selected MIG configuration|selected mig-config not present",
+        # --valid-config` failed (the Go reconfigure of mig-parted v0.13 on says `failed to validate
+        # MIG configuration`); the last is mig-parted's own.
+        r"Unable to validate the selected MIG configuration|failed to validate MIG configuration|"
+        r"selected mig-config not present",
         "the MIG configuration that {node}'s `nvidia.com/mig.config` label names is not in the "
         "config file the MIG manager reads (a custom config added to a ConfigMap the ClusterPolicy "
         "does not name, a misspelt label, or YAML indentation that hides the entry), or that file "

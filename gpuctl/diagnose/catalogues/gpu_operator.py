@@ -571,6 +571,7 @@ _MIG = (
         aliases=("In use by another client",),
         texts=(
             "The following GPUs could not be reset",
+            "currently being used by one or more other processes",
             "error resetting all GPUs",
             "error resetting GPU ",
             "is currently in use by another process",

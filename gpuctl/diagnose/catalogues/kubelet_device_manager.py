@@ -554,6 +554,21 @@ _NVIDIA_PLUGIN = (
         source=_NVIDIA + "internal/rm/device_map.go",
     ),
     Entry(
+        "shared-request-too-large",
+        "more than one shared GPU replica asked for",
+        "the node's GPUs are shared (time-slicing or MPS replicas) with failRequestsGreaterThanOne "
+        "set (MPS always sets it), and the pod asks for more than one replica: a second replica of "
+        "a shared GPU gives no more compute or memory, so the device plugin refuses the allocation "
+        "and the kubelet rejects the pod (UnexpectedAdmissionError; the pod must be deleted)",
+        "ask for one (`nvidia.com/gpu: 1`, or `nvidia.com/gpu.shared: 1` with renameByDefault) "
+        "and delete the rejected pod; a pod that needs several GPUs must run on a node without "
+        "sharing (label it for another plugin config: `kubectl label node {node} "
+        "nvidia.com/device-plugin.config=CONFIG --overwrite`)",
+        "config",
+        texts=("maximum request size for shared resources is",),
+        source=_NVIDIA + "README.md#with-cuda-time-slicing",
+    ),
+    Entry(
         "imex-channel-missing",
         "IMEX channel device node missing",
         "the device plugin is configured to hand out an IMEX channel (`imex.channelIDs`, "
