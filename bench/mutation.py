@@ -80,6 +80,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_cluster_checks.py",
     "tests/unit/test_judgement_gate_writes.py",
     "tests/unit/test_judgement_pod_start.py",
+    "tests/unit/test_judgement_nvidia_smi.py",
 )
 
 # The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only
