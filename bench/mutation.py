@@ -81,6 +81,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_gate_writes.py",
     "tests/unit/test_judgement_pod_start.py",
     "tests/unit/test_judgement_nvidia_smi.py",
+    "tests/unit/test_judgement_nccl_rows.py",
 )
 
 # The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only
