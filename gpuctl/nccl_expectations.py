@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gpuctl.pcie_link import link_gbytes
+
 Interconnect = Literal["nvswitch", "nvlink", "pcie"]
 INTERCONNECTS: tuple[Interconnect, ...] = ("nvswitch", "nvlink", "pcie")
 # The node label that says how a node's GPUs are joined (nvswitch|nvlink|pcie), set by the admin
@@ -67,6 +69,9 @@ class Expectation:
     gpus: tuple[int, ...]
     algorithm: Algorithm
     measured_on: str
+    # Where no measurement is cited: how the figure was derived (the PCIe rows: from the cited
+    # PCIe Gen5 figure scaled by the link's bandwidth, see pcie_expectation); "" for a measured row.
+    derivation: str = ""
 
     @property
     def minimum_gbps(self) -> float:
@@ -90,6 +95,8 @@ class Expectation:
     def reason(self, node: NodeHardware) -> str:
         """Why the node is held to this figure, for people and `nodes[].nccl.expected_reason`."""
         algorithm = f", {self.algorithm}" if self.algorithm else ""
+        if self.derivation:
+            return f"{node.describe()}: {self.busbw_gbps:g} GB/s busbw {self.derivation} ({self.source})"
         return (
             f"{node.describe()}: {self.busbw_gbps:g} GB/s busbw measured on {self.measured_on}{algorithm} "
             f"({self.source})"
@@ -122,6 +129,51 @@ _GB200_AZURE = (
     "https://github.com/Azure/AI-benchmarking-guide/blob/2a370be6de9586d365feed77e014a73f25198f4d/"
     "Azure_Results/ND_GB200_v6_results.md"
 )
+
+
+# The PCIe derivation: the cited PCIe figures (8 and 4 GPUs on PCIe Gen5 x16 without NVLink, 28 and
+# 35 GB/s, NVIDIA/nccl#1639) as a share of one x16 Gen5 link's bandwidth in one direction (63.0
+# GB/s), applied to a node's own link. That source's GPUs (GeForce) had no P2P and crossed two CPU
+# sockets, so a node whose GPUs reach each other over PCIe switches does better: a floor, never a
+# ceiling. Counts up to 4 take the 4-GPU share, more the 8-GPU one.
+PCIE_CITED_GEN, PCIE_CITED_WIDTH = 5, 16
+PCIE_SHARE = {8: 28.0 / link_gbytes(5, 16), 4: 35.0 / link_gbytes(5, 16)}
+# The link each PCIe family's cards have (their product briefs: L40S, L4, A100 PCIe are PCIe Gen4 x16).
+PCIE_LINK = {"L40S": (4, 16), "L4": (4, 16), "A100": (4, 16)}
+
+
+def pcie_share(gpus: int) -> float:
+    return PCIE_SHARE[4] if gpus <= 4 else PCIE_SHARE[8]
+
+
+def pcie_derivation(gen: int, width: int, gpus: int) -> str:
+    cited = 4 if gpus <= 4 else 8
+    return (
+        f"derived from PCIe Gen{gen} x{width} ({link_gbytes(gen, width):.1f} GB/s per direction) x "
+        f"{pcie_share(gpus):.3f}, the share of a Gen{PCIE_CITED_GEN} x{PCIE_CITED_WIDTH} link the cited "
+        f"{cited} GPUs reached ({28 if cited == 8 else 35} GB/s)"
+    )
+
+
+def pcie_expectation(
+    family: str, gpus: int, gen: int, width: int, counts: tuple[int, ...] = ()
+) -> Expectation:
+    """The figure of `gpus` GPUs joined by PCIe only, each on a Gen `gen` x`width` link (the
+    slowest GPU's: a ring runs at its slowest link), derived as PCIE_SHARE says."""
+    busbw = round(link_gbytes(gen, width) * pcie_share(gpus), 1)
+    return Expectation(
+        family, "pcie", busbw, _PCIE_GEN5,
+        "derived, not measured: no healthy node's all-reduce on these GPUs is cited; " + _PCIE_GEN5_NOTE,
+        counts or (gpus,), "Ring",
+        f"derived, not measured: {'/'.join(map(str, counts or (gpus,)))} x {family} "
+        f"on PCIe Gen{gen} x{width}",
+        pcie_derivation(gen, width, gpus),
+    )  # fmt: skip
+
+
+def _derived(family: str, gpus: tuple[int, ...]) -> Expectation:
+    gen, width = PCIE_LINK[family]
+    return pcie_expectation(family, gpus[0], gen, width, gpus)
 
 
 def _row(  # noqa: PLR0917 - the table's rows read as one line each, field by field
@@ -183,6 +235,10 @@ TABLE: tuple[Expectation, ...] = (
     _row("H100", "pcie", (4,), "Ring", 35.0, f"4 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
     _row("H200", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
     _row("B200", "pcie", (8,), "Ring", 28.0, f"8 {_RTX5090_GEN5}", _PCIE_GEN5, _PCIE_GEN5_NOTE),
+    # No healthy node's figure is cited for these (docs/nccl-expectations.md says what was found):
+    # derived from their PCIe Gen4 x16 links (pcie_expectation).
+    *(_derived(family, gpus) for family in ("L40S", "L4") for gpus in ((2, 3, 4), (5, 6, 7, 8))),
+    *(_derived("A100", gpus) for gpus in ((2, 4), (5, 6, 7, 8))),  # 3 x A100 PCIe: measured above
 )  # fmt: skip
 
 # `nvidia.com/gpu.product` label values (GPU feature discovery: the NVML name with spaces as

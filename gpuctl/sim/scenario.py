@@ -201,6 +201,13 @@ class NodeSpec:
     # `nvlinks: N`: active NVLinks per GPU (None: all), the all-reduce lowered in proportion.
     nvls: bool = True
     nvlinks: int | None = None
+    # The GPUs' PCIe links: `pcieLink: {gen, width}` the most they and their slots can run (None:
+    # the GPU model's own, e.g. Gen4 x16 for an L40S); `pcieDegraded: N`: the first N GPUs' links
+    # trained below that, at `pcieDegradedLink: {gen, width}` (default: the same generation at half
+    # the width). A ring all-reduce over PCIe runs at its slowest link.
+    pcie_link: tuple[int, int] | None = None
+    pcie_degraded: int = 0
+    pcie_degraded_link: tuple[int, int] | None = None
     workloads: WorkloadOverrides = WorkloadOverrides()
     container_failure: ContainerFailure | None = None
     # `gpuHealth`: device health changes over time (GpuHealthEvent), and the GPUs they leave with
@@ -333,6 +340,9 @@ _NODE_KEYS = {
     "eccErrors",
     "nvls",
     "nvlinks",
+    "pcieLink",
+    "pcieDegraded",
+    "pcieDegradedLink",
     "workloads",
     "containerFailure",
     "gpuHealth",
@@ -474,7 +484,7 @@ def _parse_node_group(
     if unhealthy > gpus:
         node.fail(node.at("unhealthyGpus"), f"must be <= gpus ({gpus})")
     host = Fields(raw.get("host") or {}, node.at("host"), source, {"driver", "toolkit", "fabricManager"})
-    faulty = {key: node.integer(key, 0) for key in ("nvlinkDown", "eccErrors")}
+    faulty = {key: node.integer(key, 0) for key in ("nvlinkDown", "eccErrors", "pcieDegraded")}
     if node.integer("nvlinks", 0) > MAX_NVLINKS:
         node.fail(node.at("nvlinks"), f"must be <= {MAX_NVLINKS} (the NVLinks of an H100 or B200 GPU)")
     for key, faulty_gpus in faulty.items():
@@ -505,6 +515,9 @@ def _parse_node_group(
         ecc_errors=faulty["eccErrors"],
         nvls=node.boolean("nvls", True),
         nvlinks=node.integer("nvlinks", 0) if node.has("nvlinks") else None,
+        pcie_link=_pcie_link(node, "pcieLink", source),
+        pcie_degraded=faulty["pcieDegraded"],
+        pcie_degraded_link=_pcie_link(node, "pcieDegradedLink", source),
         workloads=_parse_workloads(node, source),
         container_failure=_parse_container_failure(node, source),
         gpu_health=_parse_gpu_health(node, source, gpus),
@@ -699,6 +712,23 @@ def _parse_network_resources(
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             network.fail(where, "must be a whole number >= 1")
     return tuple(sorted(raw.items()))
+
+
+PCIE_GENS = (1, 2, 3, 4, 5, 6)
+PCIE_WIDTHS = (1, 2, 4, 8, 16)
+
+
+def _pcie_link(node: Fields, key: str, source: str) -> tuple[int, int] | None:
+    """`{gen: G, width: W}` (`pcieLink`, `pcieDegradedLink`), None when absent."""
+    if not node.has(key):
+        return None
+    link = Fields(node.data[key], node.at(key), source, {"gen", "width"})
+    gen, width = link.integer("gen", 4, minimum=1), link.integer("width", 16, minimum=1)
+    if gen not in PCIE_GENS:
+        link.fail(link.at("gen"), f"must be a PCIe generation, one of {', '.join(map(str, PCIE_GENS))}")
+    if width not in PCIE_WIDTHS:
+        link.fail(link.at("width"), f"must be a PCIe link width, one of {', '.join(map(str, PCIE_WIDTHS))}")
+    return gen, width
 
 
 def _node_network(node: Fields, default: NetworkSpec) -> dict[str, Any]:

@@ -69,6 +69,22 @@ def cluster(sim: Any) -> Any:
         {"name": "no-nvls", **HGX, "nvls": False},
         {"name": "twelve-links", **HGX, "nvlinks": 12},
         {"name": "l40s", "gpus": 8, "interconnect": "pcie", "gpuProduct": "NVIDIA-L40S"},
+        # GPU 0's link trained at x8 of its x16: the ring runs at half the figure
+        {
+            "name": "l40s-x8",
+            "gpus": 8,
+            "interconnect": "pcie",
+            "gpuProduct": "NVIDIA-L40S",
+            "pcieDegraded": 1,
+        },
+        # L40S cards in Gen3 slots: held to what a Gen3 x16 link gives
+        {
+            "name": "l40s-gen3",
+            "gpus": 8,
+            "interconnect": "pcie",
+            "gpuProduct": "NVIDIA-L40S",
+            "pcieLink": {"gen": 3, "width": 16},
+        },
         {"name": "rtx-fails", "gpus": 2, "workloads": {"nccl": {"stdout": RTX_5090_FAILURE, "exitCode": 1}}},
         # an HGX node labelled pcie by mistake: its topology shows NVSwitch
         {"name": "mislabelled", **HGX, "labels": {"gpuctl.io/interconnect": "pcie"}},
@@ -130,10 +146,22 @@ def test_the_pass_fraction_is_held_on_both_sides_and_nvls_is_named(cli: Any, clu
     assert "(labelled pcie; `nvidia-smi topo -m` shows nvswitch)" in mislabelled["expected_reason"]
     assert _node(report, "mislabelled")["ok"] is True
 
-    # No cited 8 x L40S figure yet: measured and warned about, never judged by another row.
-    l40s = _check(report, "l40s")
-    assert l40s["status"] == "warn"
-    assert "no cited all-reduce figure for 8 x L40S over pcie" in l40s["message"]
+    # No measured 8 x L40S figure: held to what its PCIe Gen4 x16 links give, and the reason says so.
+    l40s = _node(report, "l40s")
+    assert (l40s["ok"], l40s["nccl"]["expected_gbps"]) == (True, 14.0)
+    assert l40s["nccl"]["expected_reason"].startswith(
+        "8 x L40S on PCIe only: 14 GB/s busbw derived from PCIe Gen4 x16 (31.5 GB/s per direction)"
+    )
+    links = "`nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.width.current,...`"
+    assert f"; {links}: 8 GPUs at PCIe Gen4 x16; " in l40s["nccl"]["expected_reason"]
+    # A GPU whose link trained below its maximum is named with both figures, and drags the ring down.
+    narrow = _check(report, "l40s-x8")
+    assert narrow["status"] == "fail"
+    assert narrow["message"].endswith(
+        "PCIe link below its maximum: GPU 0 (00000000:18:00.0) at PCIe Gen4 x8, capable of Gen4 x16"
+    )
+    gen3 = _node(report, "l40s-gen3")
+    assert (gen3["ok"], gen3["nccl"]["expected_gbps"]) == (True, 7.0)
     assert cluster.verification_pods() == []
 
 

@@ -254,9 +254,9 @@ def test_unknown_families_say_so_exactly() -> None:
     named = expected_busbw("Acme-Accelerator-9000", "pcie")
     assert isinstance(named, UnknownExpectation)
     assert named.reason == "gpuctl knows no GPU family in the product 'Acme-Accelerator-9000'"
-    none_cited = expected_for(NodeHardware("L4", "pcie", 8))
+    none_cited = expected_for(NodeHardware("T4", "pcie", 8))
     assert isinstance(none_cited, UnknownExpectation)
-    assert none_cited.reason == "no cited all-reduce figure for 8 x L4 over pcie"
+    assert none_cited.reason == "no cited all-reduce figure for 8 x T4 over pcie"
 
 
 def test_a_row_says_why_it_cannot_judge_a_node() -> None:

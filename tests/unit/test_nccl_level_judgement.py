@@ -141,8 +141,11 @@ def test_the_command_prints_links_and_topology_then_runs_the_all_reduce_with_ncc
     shell, flag, script = NCCL.command(8)
     assert (shell, flag) == ("sh", "-c")
     assert script == (
-        "nvidia-smi nvlink -s; nvidia-smi topo -m; exec env NCCL_DEBUG=INFO "
-        "/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 8"
+        "nvidia-smi nvlink -s; nvidia-smi topo -m; links=$(mktemp); nvidia-smi --query-gpu=index,pci.bus_id,"
+        "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max "
+        '--format=csv,noheader -lms 500 > "$links" 2>/dev/null & sampler=$!; env NCCL_DEBUG=INFO '
+        "/opt/nccl-tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 8; status=$?; "
+        'kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null; cat "$links"; exit "$status"'
     )
 
 

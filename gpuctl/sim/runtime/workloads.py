@@ -22,6 +22,7 @@ from gpuctl.nccl_expectations import (
 )
 from gpuctl.nccl_tests import ALL_REDUCE_BINARY, NcclDevice, all_reduce_rows, format_all_reduce
 from gpuctl.nvlink_status import COMMAND as NVLINK_COMMAND
+from gpuctl.pcie_link import link_gbytes
 from gpuctl.sim.scenario import NodeSpec, NvidiaSmiOverride
 
 # What a node's links reach when no cited figure fits its model (GB/s): a PCIe Gen4 x16 node.
@@ -78,10 +79,57 @@ def _figure(hardware: NodeHardware) -> float:
     return FALLBACK_BUSBW_GBPS[hardware.interconnect]
 
 
-def _busbw(spec: NodeSpec, hardware: NodeHardware, nvls: bool) -> float:
+# The PCIe link of each GPU model (generation, width) as its product brief gives it; a model not
+# listed plays Gen4 x16.
+PCIE_LINK_BY_FAMILY = {
+    "V100": (3, 16), "T4": (3, 16), "A100": (4, 16), "A800": (4, 16), "A10": (4, 16), "A10G": (4, 16),
+    "A30": (4, 16), "A40": (4, 16), "L4": (4, 16), "L40": (4, 16), "L40S": (4, 16), "H100": (5, 16),
+    "H200": (5, 16), "H800": (5, 16), "B200": (5, 16), "GB200": (5, 16),
+}  # fmt: skip
+
+
+def pcie_links(spec: NodeSpec, gpus: int) -> list[tuple[int, int, int, int]]:
+    """(gen, max gen, width, max width) of each of the node's first `gpus` GPUs: `pcieLink` or
+    the model's own, and `pcieDegradedLink` (default: half the width) for the `pcieDegraded` first."""
+    model = PCIE_LINK_BY_FAMILY.get(gpu_family(spec.gpu_product) or "", (4, 16))
+    max_gen, max_width = spec.pcie_link or model
+    low_gen, low_width = spec.pcie_degraded_link or (max_gen, max(max_width // 2, 1))
+    return [
+        (low_gen, max_gen, low_width, max_width)
+        if gpu < spec.pcie_degraded
+        else (max_gen, max_gen, max_width, max_width)
+        for gpu in range(gpus)
+    ]
+
+
+def pcie_samples(spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[int]) -> str:
+    """What the NCCL level's link sampler prints (gpuctl.pcie_link.COMMAND), two samples of each
+    of the container's GPUs in nvidia-smi's csv,noheader layout."""
+    links = pcie_links(spec, spec.gpus)
+    rows = [
+        f"{gpu.index}, {gpu.pci_bus_id}, {gen}, {max_gen}, {width}, {max_width}"
+        for gpu, node_index in zip(visible, indices, strict=False)
+        for gen, max_gen, width, max_width in [links[node_index] if node_index < len(links) else links[-1]]
+    ]
+    return "".join(f"{row}\n" for row in rows * 2)
+
+
+def _pcie_share(spec: NodeSpec, indices: list[int]) -> float:
+    """A PCIe-only all-reduce runs at its slowest link: that link's bandwidth over the model's own."""
+    links = pcie_links(spec, spec.gpus)
+    if not links or not indices:
+        return 1.0
+    model = PCIE_LINK_BY_FAMILY.get(gpu_family(spec.gpu_product) or "", (4, 16))
+    slowest = min(link_gbytes(links[i][0], links[i][2]) for i in indices if i < len(links))
+    return min(slowest / link_gbytes(*model), 1.0)
+
+
+def _busbw(spec: NodeSpec, hardware: NodeHardware, nvls: bool, indices: list[int] | None = None) -> float:
     """What the node's links sustain: its figure, ring's where NVLS was due but is off, in
-    proportion to the NVLinks still active."""
+    proportion to the NVLinks still active; over PCIe only, in proportion to the slowest link."""
     busbw = _figure(hardware)
+    if hardware.interconnect == "pcie" and indices:
+        busbw *= _pcie_share(spec, indices)
     if hardware.nvls and not nvls:
         ring = ring_figure(hardware)
         busbw = ring.busbw_gbps if ring is not None else busbw / NVLS_GAIN
@@ -142,7 +190,9 @@ def nvlink_status(spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[i
     return "".join(f"{line}\n" for line in lines)
 
 
-def all_reduce(spec: NodeSpec, visible: list[nvidia_smi.Gpu]) -> tuple[str, int]:
+def all_reduce(
+    spec: NodeSpec, visible: list[nvidia_smi.Gpu], indices: list[int] | None = None
+) -> tuple[str, int]:
     """all_reduce_perf over the container's GPUs at what the node's links sustain."""
     override = _overridden(spec.workloads.nccl)
     if override is not None:
@@ -157,7 +207,7 @@ def all_reduce(spec: NodeSpec, visible: list[nvidia_smi.Gpu]) -> tuple[str, int]
     # one GPU has no bus to measure (the all-reduce's bus factor is 0)
     if len(devices) < 2:
         return format_all_reduce(devices, ()), 0
-    rows = all_reduce_rows(len(devices), _busbw(spec, hardware, nvls))
+    rows = all_reduce_rows(len(devices), _busbw(spec, hardware, nvls, indices))
     info = nccl_info_lines(spec.name, len(devices), nvls_support=nvls, nvls=nvls)
     return format_all_reduce(devices, rows, info_lines=info), 0
 
@@ -217,5 +267,6 @@ def nvlink_and_all_reduce(
     is the whole output, as for all_reduce_perf alone)."""
     if spec.workloads.nccl is not None:
         return all_reduce(spec, visible)
-    text, code = all_reduce(spec, visible)
-    return nvlink_status(spec, visible, indices) + topology(spec, indices) + text, code
+    text, code = all_reduce(spec, visible, indices)
+    samples = pcie_samples(spec, visible, indices)
+    return nvlink_status(spec, visible, indices) + topology(spec, indices) + text + samples, code

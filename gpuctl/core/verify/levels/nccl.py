@@ -31,10 +31,14 @@ from gpuctl.nccl_expectations import (
     expected_for,
     gpu_family,
     low_bandwidth_hint,
+    pcie_expectation,
 )
 from gpuctl.nccl_tests import NcclRun, all_reduce_args, parse_all_reduce
 from gpuctl.nvlink_status import COMMAND as NVLINK_STATUS
 from gpuctl.nvlink_status import links_down, links_summary, parse_nvlink_status
+from gpuctl.pcie_link import COMMAND as PCIE_LINKS
+from gpuctl.pcie_link import GpuLink, below_max, parse_pcie_links, slowest
+from gpuctl.pcie_link import links_summary as pcie_summary
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
@@ -64,11 +68,19 @@ def interconnect_of(node: NodeInfo) -> Interconnect | None:
     return next((known for known in INTERCONNECTS if known == value), None)
 
 
-def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8, seen: Interconnect | None = None) -> Target:
+def target_of(
+    node: NodeInfo,
+    proof: ProofOptions,
+    gpus: int = 8,
+    seen: Interconnect | None = None,
+    links: tuple[GpuLink, ...] = (),
+) -> Target:
     """What the node's all-reduce over `gpus` GPUs is held to: --min-busbw, else the cited figure
     of its configuration (model, interconnect, GPU count, NVLS), else none (and why). `seen`: what
     `nvidia-smi topo -m` showed; where it is faster than the label, the node is held to it (a
-    node labelled pcie whose GPUs share NVSwitch is not judged by the PCIe figure)."""
+    node labelled pcie whose GPUs share NVSwitch is not judged by the PCIe figure). `links`: the
+    GPUs' PCIe links as sampled during the run; GPUs on PCIe only without a measured figure are
+    held to the figure their slowest link gives (gpuctl.nccl_expectations.pcie_expectation)."""
     labelled = interconnect_of(node)
     interconnect = seen if labelled and seen and faster(seen, labelled) else labelled
     relabel = f" (labelled {labelled}; `{TOPOLOGY}` shows {seen})" if interconnect != labelled else ""
@@ -86,6 +98,10 @@ def target_of(node: NodeInfo, proof: ProofOptions, gpus: int = 8, seen: Intercon
         return Target(None, None, "", interconnect, why)
     hardware = NodeHardware(family, interconnect, gpus)
     expected = expected_for(hardware)
+    narrowest = slowest(links)
+    measured = isinstance(expected, Expectation) and not expected.derivation
+    if interconnect == "pcie" and narrowest is not None and not measured:
+        expected = pcie_expectation(family, gpus, narrowest.max_gen, narrowest.max_width)
     if not isinstance(expected, Expectation):
         return Target(None, None, "", interconnect, expected.reason)
     algorithm = f", {expected.algorithm}" if expected.algorithm else ""
@@ -118,8 +134,15 @@ class NcclLevel(ProofLevel):
         # `nvidia-smi topo -m`: the NVIDIA runtime mounts nvidia-smi into GPU containers), then the
         # all-reduce with NCCL_DEBUG=INFO, so NCCL prints the algorithm (NVLS buffers, rings) and
         # transports it set up.
+        # The GPUs' PCIe links are sampled while the all-reduce runs (an idle GPU lowers its link)
+        # into a file, printed after it: interleaved with nccl-tests' buffered output they could
+        # cut its lines.
         all_reduce = command_line("env", "NCCL_DEBUG=INFO", *all_reduce_args(gpus, NCCL_TESTS_ALL_REDUCE))
-        return ("sh", "-c", f"{NVLINK_STATUS}; {TOPOLOGY}; exec {all_reduce}")
+        sampled = (
+            f'links=$(mktemp); {PCIE_LINKS} > "$links" 2>/dev/null & sampler=$!; {all_reduce}; status=$?; '
+            'kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null; cat "$links"; exit "$status"'
+        )
+        return ("sh", "-c", f"{NVLINK_STATUS}; {TOPOLOGY}; {sampled}")
 
     def not_applicable(self, gpus: int) -> str:
         return f"not applicable: {gpus} GPU" if gpus < 2 else ""
@@ -129,9 +152,13 @@ class NcclLevel(ProofLevel):
     ) -> PodEvaluation:
         run = parse_all_reduce(text)
         links = parse_nvlink_status(text)
-        seen = joined_by(parse_topology(text), max((gpu.total for gpu in links), default=0))
-        target = target_of(node, options.proof, gpus, seen)
+        pairs = parse_topology(text)
+        seen = joined_by(pairs, max((gpu.total for gpu in links), default=0))
+        pcie = parse_pcie_links(text)
+        target = target_of(node, options.proof, gpus, seen, pcie)
         summary = links_summary(links)
+        if target.interconnect == "pcie":  # what the PCIe figure depends on: the links, and P2P
+            summary = "; ".join(part for part in (pcie_summary(pcie), p2p_paths(pairs)) if part)
         # The reason names what the node showed: the GPUs' active NVLinks and their speed.
         reason = f"{target.reason}; {summary}" if target.reason and summary else target.reason
         largest = run.largest
@@ -150,7 +177,7 @@ class NcclLevel(ProofLevel):
                 + low_bandwidth_hint(target.interconnect or "nvlink").format(node=command_line(node.name)),
             )
             return PodEvaluation((check,), nccl=figures)
-        down = links_down(links)
+        down = "; ".join(part for part in (links_down(links), below_max(pcie)) if part)
         return PodEvaluation((_bandwidth(run, figures, target, node, down),), nccl=figures)
 
     def _run_failed(
@@ -192,6 +219,11 @@ def _bandwidth(run: NcclRun, figures: NcclFigures, target: Target, node: NodeInf
         message = f"NCCL ran {run.algorithm} where NVLS (NVLink SHARP) was expected: {measured}; {expected}"
         message += f"; {down}" if down else ""
         return failed(CHECK_ID, message, NVLS_HINT.format(node=command_line(node.name)) + f"; {hint}")
+    if (run.busbw_gbps or 0.0) >= target.minimum_gbps and "PCIe link below" in down:
+        # fast enough, but a GPU's link trained below what it and its slot can run
+        return warned(
+            CHECK_ID, f"{measured}; {expected}; {down}", PCIE_HINT.format(node=command_line(node.name))
+        )
     if (run.busbw_gbps or 0.0) >= target.minimum_gbps:
         return passed(CHECK_ID, f"{measured}; {expected}")
     message = f"{measured}, below expectation: {expected}" + (f"; {down}" if down else "")
@@ -207,6 +239,26 @@ NVLS_HINT = (
     "check that NCCL_NVLS_ENABLE is not 0 in the pod and that the driver is R530 or newer (CUDA 12.1 "
     "multicast); the pod log's `NCCL INFO NVLS multicast support is not available` line confirms it"
 )
+
+
+# A GPU link below its maximum through a run: lspci shows the link the slot trained (LnkSta) against
+# what both ends can do (LnkCap).
+PCIE_HINT = (
+    "on {node}: `sudo lspci -vv -s BUS_ID | grep -e LnkCap -e LnkSta` for the GPU named (LnkSta below "
+    "LnkCap: reseat the card or its riser, check the slot's PCIe setting in the BIOS; a width of x8 "
+    "in an x16 slot is a connector or riser fault)"
+)
+
+
+def p2p_paths(pairs: dict[tuple[int, int], str]) -> str:
+    """How the GPUs reach each other over PCIe, from `nvidia-smi topo -m` ("" without it): through
+    PCIe switches (PIX, PXB: P2P stays below the CPU) or through the CPU (PHB, NODE, SYS)."""
+    cells = sorted(set(pairs.values()))
+    if not cells:
+        return ""
+    through_cpu = [cell for cell in cells if cell in ("PHB", "NODE", "SYS")]
+    path = "through the CPU" if through_cpu else "over PCIe switches"
+    return f"`{TOPOLOGY}`: GPU pairs over {', '.join(cells)} (P2P {path})"
 
 
 NCCL = NcclLevel()
