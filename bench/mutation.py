@@ -78,26 +78,32 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_node_checks.py",
     "tests/unit/test_judgement_expectations.py",
     "tests/unit/test_judgement_cluster_checks.py",
-    "tests/unit/test_judgement_gate_writes.py",
     "tests/unit/test_judgement_pod_start.py",
     "tests/unit/test_judgement_nvidia_smi.py",
     "tests/unit/test_judgement_nccl_rows.py",
 )
 
-# The cluster tests (each starts a sim, seconds apiece) a module's mutants also run against: only
-# for the modules whose judgement is reached through the API (the gate's writes, the drain's
-# evictions, the upgrade's steps). A module not named here runs against UNIT_TESTS alone.
-CLUSTER_TESTS: dict[str, tuple[str, ...]] = {
-    "gpuctl/core/gate.py": ("tests/cluster/test_gate.py",),
-    "gpuctl/core/proof/gate.py": ("tests/cluster/test_gate.py",),
+# The tests that start a sim (an API server in-process, a second or more each) a module's mutants
+# also run against: only for the modules whose judgement is reached through the API (the gate's
+# writes, the drain's evictions, the rounds of the deeper levels, the upgrade's steps). Kept out of
+# UNIT_TESTS so that the other modules' mutants do not wait on them. A module not named here runs
+# against UNIT_TESTS alone.
+GATE_WRITES = "tests/unit/test_judgement_gate_writes.py"
+SIM_TESTS: dict[str, tuple[str, ...]] = {
+    "gpuctl/core/proof/verdict.py": (GATE_WRITES,),
+    "gpuctl/core/proof/gate.py": (GATE_WRITES, "tests/cluster/test_gate.py"),
+    "gpuctl/core/gate.py": (GATE_WRITES, "tests/cluster/test_gate.py"),
+    "gpuctl/core/device_gate.py": (GATE_WRITES,),
+    "gpuctl/core/node_condition.py": (GATE_WRITES,),
+    "gpuctl/core/verify/levels/rounds.py": ("tests/unit/test_judgement_level_rounds.py",),
     "gpuctl/kube/drain.py": ("tests/cluster/test_drain.py",),
-    "gpuctl/core/upgrade/run.py": ("tests/cluster/test_proof_paths.py",),
+    "gpuctl/core/upgrade/run.py": ("tests/cluster/test_proof_paths.py", "tests/cluster/test_upgrade_plan.py"),
 }
 
 
 def tests_of(module: str) -> tuple[str, ...]:
     """The test files `module`'s mutants run against."""
-    return (*UNIT_TESTS, *CLUSTER_TESTS.get(module, ()))
+    return (*UNIT_TESTS, *SIM_TESTS.get(module, ()))
 
 
 # Every test file some module runs against.

@@ -1,0 +1,53 @@
+"""The rounds of the deeper levels (gpuctl.core.verify.levels.rounds) through one `gpuctl verify
+--level nccl` against a small simulated cluster: a node that fails a level gets every later
+level's check as a skip naming the check it failed; a node a level does not apply to passes it
+with the reason; a node that passes runs every level, one pod per level."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.polling import wait_until
+
+HGX = {"gpus": 8, "interconnect": "nvswitch", "gpuProduct": "NVIDIA-H100-80GB-HBM3"}
+SCENARIO = {
+    "podStartSeconds": 0.05,
+    "devicePlugin": "installed",
+    "nodes": [
+        {"name": "hgx-ok", **HGX},
+        {"name": "hgx-fm", **HGX, "host": {"fabricManager": "stopped"}},
+        {"name": "one-gpu", "gpus": 1},
+    ],
+}
+
+
+def checks_of(report: dict[str, Any], name: str) -> dict[str, tuple[str, str]]:
+    (node,) = [node for node in report["nodes"] if node["name"] == name]
+    return {check["id"]: (check["status"], check["message"]) for check in node["checks"]}
+
+
+def test_each_level_runs_only_where_the_one_before_passed(cli: Any, sim: Any) -> None:
+    cluster = sim(SCENARIO)
+    wait_until(lambda: cluster.allocatable_gpus().get("hgx-ok") == 8, "GPUs advertised")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--level", "nccl"])
+    assert "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    healthy = checks_of(report, "hgx-ok")
+    assert healthy["cuda.workload"][0] == "pass"
+    assert healthy["nccl.all-reduce"][0] == "pass"
+    broken = checks_of(report, "hgx-fm")
+    assert broken["cuda.workload"][0] == "fail"
+    assert broken["nccl.all-reduce"] == ("skip", "not run: cuda.workload failed")
+    single = checks_of(report, "one-gpu")
+    assert single["cuda.workload"][0] == "pass"
+    assert single["nccl.all-reduce"] == ("pass", "not applicable: 1 GPU")
+    nodes = {node["name"]: node for node in report["nodes"]}
+    assert [gpu["ok"] for gpu in nodes["hgx-ok"]["cuda"]] == [True] * 8
+    assert [gpu["index"] for gpu in nodes["hgx-ok"]["cuda"]] == list(range(8))
+    assert nodes["hgx-fm"]["cuda"][0]["ok"] is False
+    assert nodes["one-gpu"]["cuda"] == [{"index": 0, "ok": True, "error": None}]
+    assert nodes["hgx-ok"]["nccl"]["gpus"] == 8
+    assert nodes["hgx-fm"]["nccl"] is None
+    assert cluster.verification_pods() == []
