@@ -235,7 +235,7 @@ def _no_gdr(node: str, measured: str) -> tuple[str, str]:
     hint = (
         f"on {command_line(node)}: `lsmod | grep nvidia_peermem` (load it: `modprobe nvidia-peermem`, "
         "or the GPU Operator's driver.rdma.enabled), or dmabuf (kernel 5.12+ with NVIDIA's open kernel "
-        "modules); NCCL_NET_GDR_LEVEL must not be 0"
+        "modules; `gpuctl preflight`'s gpudirect-rdma finding says which); NCCL_NET_GDR_LEVEL must not be 0"
     )
     return message, hint
 
@@ -254,7 +254,8 @@ def _own_evidence(host: HostNet, fabric: NodeFabric, node: str) -> tuple[str, st
         hint = (
             f"on {command_line(node)}: `ibv_devinfo` (RDMA devices), `lsmod | grep nvidia_peermem`, "
             f"`ulimit -l`; `{command_line('kubectl', 'describe', 'node', node)}` for the network resource "
-            "(e.g. rdma/ib), then rerun with --fabric-resource NAME=COUNT"
+            "(e.g. rdma/ib), then rerun with --fabric-resource NAME=COUNT; `gpuctl preflight` checks the "
+            "host's side (findings rdma-devices, gpudirect-rdma, memlock)"
         )
         return message, hint
     if rdma and fabric.nics and host.networks and host.rdma_nics < fabric.nics:
