@@ -37,6 +37,17 @@ class PciDevice:
 
 
 @dataclass(frozen=True)
+class GpuPciLink:
+    """One GPU's PCIe link as sysfs prints it: speed "16.0 GT/s PCIe", width "16"."""
+
+    slot: str
+    speed: str
+    max_speed: str
+    width: str
+    max_width: str
+
+
+@dataclass(frozen=True)
 class CommandResult:
     """One command the probe ran: exit code (None: the program is not installed) and its output."""
 
@@ -97,6 +108,7 @@ class HostState:
     nvidia_runtime: Mapping[str, bool] = field(default_factory=dict)  # runtime -> knows "nvidia"
     disks: Mapping[str, int | None] = field(default_factory=dict)  # mount point -> bytes free
     rdma: RdmaState = field(default_factory=RdmaState)  # RDMA NICs, devices, peer memory, memlock
+    gpu_links: tuple[GpuPciLink, ...] = ()  # each GPU's PCIe link (sysfs)
 
     @property
     def gpus(self) -> tuple[PciDevice, ...]:
@@ -176,6 +188,7 @@ def parse_host_state(host: Mapping[str, Any]) -> HostState:
         nvidia_runtime={str(name): bool(known) for name, known in (host.get("nvidia_runtime") or {}).items()},
         disks={str(mount): _int(free) for mount, free in (host.get("disks") or {}).items()},
         rdma=parse_rdma(host.get("rdma")),
+        gpu_links=_gpu_links(host.get("gpu_links")),
     )
 
 
@@ -213,6 +226,19 @@ def _gpu_rows(answer: Any) -> tuple[GpuRow, ...]:
     except ValueError:  # NVML's error text instead of CSV
         return ()
     return tuple(GpuRow(row["name"], _int(row["memory.total"]) or 0, row["driver_version"]) for row in rows)
+
+
+def _gpu_links(answer: Any) -> tuple[GpuPciLink, ...]:
+    """The probe's `gpu_links`: each GPU's sysfs link attributes."""
+    links = answer if isinstance(answer, list) else []
+    return tuple(
+        GpuPciLink(*(str(link.get(key) or "") for key in ("slot", *_LINK_FILES)))
+        for link in links
+        if isinstance(link, Mapping)
+    )
+
+
+_LINK_FILES = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")
 
 
 def _dkms(answer: Any) -> Dkms | None:

@@ -11,7 +11,7 @@ from typing import Any
 from gpuctl.hosts.driver_state import REBOOT_REQUIRED, dkms_problem, nvidia_smi_state
 from gpuctl.hosts.fabricmanager import fabricmanager_finding, nvl_rack_finding
 from gpuctl.hosts.findings import Finding, Status
-from gpuctl.hosts.host_state import CommandResult, ContainerdConfig, Dkms, HostState, PciDevice
+from gpuctl.hosts.host_state import CommandResult, ContainerdConfig, Dkms, GpuPciLink, HostState, PciDevice
 from gpuctl.hosts.host_support import host_support
 from gpuctl.hosts.rdma import rdma_findings
 from gpuctl.package_data import default_driver_branch, min_free_disk_gib
@@ -285,6 +285,25 @@ def sudo_finding(uid: int | None, sudo: CommandResult | None, user: str) -> Find
     )
 
 
+def gpu_link_finding(host: str, links: tuple[GpuPciLink, ...]) -> Finding:
+    """Each GPU's PCIe link width against its maximum (an x16 card at x8: a riser, a connector,
+    the slot). The speed is not judged here: an idle GPU lowers it (Gen1 on an idle Gen3 or Gen4
+    card, as the idle captures in tests/corpus/nvidia-smi show), while the width stays;
+    `gpuctl verify --level nccl` reads both under load."""
+    narrow = [link for link in links if int(link.width) < int(link.max_width)]
+    if narrow:
+        named = "; ".join(f"{link.slot} at x{link.width} of x{link.max_width}" for link in narrow[:4])
+        return Finding(
+            "gpu-pcie-link",
+            "warn",
+            f"{len(narrow)} of {len(links)} GPU(s) trained a narrower PCIe link than they can run: {named}",
+            hint=f"on {host}: `sudo lspci -vv -s {narrow[0].slot} | grep -e LnkCap -e LnkSta`; reseat the "
+            "card or its riser, check the slot's PCIe setting in the BIOS",
+        )
+    widths = ", ".join(sorted({f"x{link.width}" for link in links}))
+    return Finding("gpu-pcie-link", "pass", f"{len(links)} GPU(s) at their full PCIe link width ({widths})")
+
+
 def host_findings(host: str, user: str, state: HostState, settings: Mapping[str, Any]) -> list[Finding]:
     """Every finding for one host, from what the probe read there."""
     branch = str(settings.get("gpuctl_driver_branch") or default_driver_branch())
@@ -307,6 +326,9 @@ def host_findings(host: str, user: str, state: HostState, settings: Mapping[str,
         findings.append(containerd_config_finding(state.containerd_configs, state.runtimes.get("containerd")))
     min_free_mib = settings.get(MIN_FREE_MIB_SETTING)  # the preflight role honours it too
     findings.extend(disk_findings(state.disks, int(min_free_mib) / 1024 if min_free_mib else None))
+    known = tuple(link for link in state.gpu_links if link.width.isdigit() and link.max_width.isdigit())
+    if known:  # none where sysfs shows no link (a VM's or a test node's emulated bus)
+        findings.append(gpu_link_finding(host, known))
     if "rdma" in state.sections:  # only where the host has an RDMA NIC or the inventory names the fabric
         findings.extend(
             rdma_findings(host, state.rdma, settings, kernel=state.kernel, driver_proc=state.driver_proc)

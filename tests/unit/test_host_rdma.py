@@ -223,3 +223,52 @@ def test_the_fabric_setting_is_validated() -> None:
     check = CHECKS["gpuctl_fabric"]
     assert check("ib") == ""
     assert check("infiniband") == "must be one of 'auto', 'ib', 'roce', 'efa', 'none', got 'infiniband'"
+
+
+# --- each GPU's PCIe link (the probe's `gpu_links`) -------------------------------------------------
+# The kernel's link attributes as NCCL's topology dump carries them from sysfs (max_link_speed,
+# max_link_width) on a host of 8 RTX 4090s (https://github.com/NVIDIA/nccl/issues/814):
+# link_speed="16.0 GT/s PCIe" link_width="16".
+SPEED, WIDTH = "16.0 GT/s PCIe", "16"
+
+
+def gpu_tree(root: Path, widths: dict[str, str]) -> Path:
+    """GPUs on a sysfs-shaped PCI bus, each at the given current width of an x16 link."""
+    for slot, width in widths.items():
+        for name, value in {
+            "vendor": "0x10de", "device": "0x26b9", "class": "0x030200", "current_link_speed": SPEED,
+            "max_link_speed": SPEED, "current_link_width": width, "max_link_width": WIDTH,
+        }.items():  # fmt: skip
+            write(root / slot / name, value)
+    write(root / "0000:1a:00.0" / "vendor", "0x15b3")  # a NIC: not a GPU, not read
+    return root
+
+
+def test_a_gpu_link_narrower_than_its_maximum_is_named(tmp_path: Path) -> None:
+    tree = gpu_tree(tmp_path, {"0000:3b:00.0": WIDTH, "0000:5e:00.0": "8"})
+    state = parse_host_state({"gpu_links": HOST_PROBE.gpu_links(str(tree))})
+    assert [(link.slot, link.speed, link.width) for link in state.gpu_links] == [
+        ("0000:3b:00.0", SPEED, WIDTH),
+        ("0000:5e:00.0", SPEED, "8"),
+    ]
+    finding = next(f for f in host_findings("gpu-node-3", "root", state, {}) if f.id == "gpu-pcie-link")
+    assert (finding.status, finding.message) == (
+        "warn",
+        "1 of 2 GPU(s) trained a narrower PCIe link than they can run: 0000:5e:00.0 at x8 of x16",
+    )
+    assert finding.hint.startswith(
+        "on gpu-node-3: `sudo lspci -vv -s 0000:5e:00.0 | grep -e LnkCap -e LnkSta`"
+    )
+
+
+def test_full_width_passes_and_an_unreadable_link_makes_no_finding(tmp_path: Path) -> None:
+    whole = parse_host_state(
+        {"gpu_links": HOST_PROBE.gpu_links(str(gpu_tree(tmp_path / "a", {"0000:3b:00.0": WIDTH})))}
+    )
+    (finding,) = [f for f in host_findings("h", "root", whole, {}) if f.id == "gpu-pcie-link"]
+    assert (finding.status, finding.message) == ("pass", "1 GPU(s) at their full PCIe link width (x16)")
+    bare = tmp_path / "b" / "0000:3b:00.0"
+    for name, value in {"vendor": "0x10de", "device": "0x2330", "class": "0x030200"}.items():
+        write(bare / name, value)  # an emulated bus without link attributes
+    state = parse_host_state({"gpu_links": HOST_PROBE.gpu_links(str(bare.parent))})
+    assert "gpu-pcie-link" not in {f.id for f in host_findings("h", "root", state, {})}

@@ -183,6 +183,22 @@ def pci_devices(root=PCI_DEVICES):
     return found
 
 
+PCI_LINK_FILES = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")
+
+
+def gpu_links(root=PCI_DEVICES):
+    """Each NVIDIA GPU's PCIe link as sysfs prints it ("16.0 GT/s PCIe", "16"): the speed and width
+    it trained at and the most it can run at."""
+    found = []
+    for device in pci_devices(root):
+        if device["kind"] == "gpu":
+            files = [os.path.join(root, device["slot"], name) for name in PCI_LINK_FILES]
+            link = dict(zip(PCI_LINK_FILES, [(read_text(path) or "").strip() for path in files]))
+            link["slot"] = device["slot"]
+            found.append(link)
+    return found
+
+
 def loaded_modules():
     """nouveau and nvidia* modules, loaded or built in: /proc/modules (which may be absent), and
     /sys/module/<name>, which exists while a module is loaded."""
@@ -451,6 +467,7 @@ HOST_SECTIONS = {
     "nvidia_runtime": nvidia_runtime,
     "disks": free_disk,
     "rdma": rdma,
+    "gpu_links": gpu_links,
 }
 
 
