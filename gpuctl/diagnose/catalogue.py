@@ -40,6 +40,9 @@ LAYER_RANK: dict[str, int] = {
     "hardware": 20,  # the GPU lost, fallen off the bus, power, thermal, PCIe
     "nvlink": 30,
     "memory": 40,  # ECC, row remapping, page retirement
+    # Another kernel driver (nouveau, nova_core, vfio-pci) holds the GPU: the NVIDIA module's
+    # probe and load errors and the installer's "Unable to load the kernel module" follow from it.
+    "driver-conflict": 45,
     "driver": 50,
     "toolkit": 60,
     "runtime": 60,

@@ -130,9 +130,11 @@ HOST = (
         r"The Nouveau kernel driver is currently in use",
         "the open-source nouveau driver holds the GPU, so the NVIDIA driver can neither install "
         "nor load",
-        "on {node}: blacklist nouveau (`printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | "
+        "on {node}: blacklist nouveau, and nova_core on kernels that have it (`printf 'blacklist "
+        "nouveau\\noptions nouveau modeset=0\\nblacklist nova_core\\nblacklist nova_drm\\n' | "
         "sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u`), reboot, and "
-        "check `lsmod | grep nouveau` prints nothing; `gpuctl preflight --limit {node}` reports it",
+        "check `lsmod | grep -e nouveau -e nova` prints nothing; `gpuctl preflight --limit {node}` "
+        "reports it",
         also=("operator-driver",),
     ),
     # --- apt ------------------------------------------------------------------------------------

@@ -184,7 +184,12 @@ SCHEDULER = (
         "the nodes carry a taint the pod does not tolerate",
         "add a toleration for it to the pod (`kubectl describe node {node} | grep Taints` shows it), "
         "or remove it: `kubectl taint nodes {node} KEY-`; for `gpuctl verify`'s own pod: `gpuctl "
-        "verify --toleration KEY=VALUE:EFFECT`",
+        "verify --toleration KEY=VALUE:EFFECT`; where GPU nodes carry a taint of their own (e.g. "
+        "`dedicated=gpu:NoSchedule`), the GPU stack's DaemonSets must tolerate it as well, or no "
+        "device plugin runs there and the nodes advertise no nvidia.com/gpu: the GPU Operator's "
+        "`daemonsets.tolerations` (Helm values, or spec.daemonsets.tolerations of `kubectl edit "
+        "clusterpolicy cluster-policy`), the device-plugin chart's `tolerations`; `kubectl get ds "
+        "-A -o wide` shows a DESIRED count below the number of GPU nodes",
     ),
     sig(
         "sched.selector-mismatch", "scheduling", "scheduling",

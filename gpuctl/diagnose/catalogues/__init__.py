@@ -15,6 +15,7 @@ from gpuctl.diagnose.catalogues import (
     gpu_sharing,
     helm,
     host_packages,
+    host_packages_rpm,
     kernel_module,
     kubelet_device_manager,
     nccl,
@@ -46,6 +47,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     gpu_operator.CATALOGUE,
     gpu_sharing.CATALOGUE,
     host_packages.CATALOGUE,
+    host_packages_rpm.CATALOGUE,
     helm.CATALOGUE,
 )
 

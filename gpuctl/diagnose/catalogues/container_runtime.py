@@ -21,6 +21,8 @@ _SHIM = "https://github.com/containerd/containerd/blob/main/cmd/containerd-shim-
 _RUNC = "https://github.com/opencontainers/runc/blob/main/libcontainer"
 _CDI = "https://github.com/cncf-tags/container-device-interface/blob/main/pkg/cdi/container-edits_unix.go"
 
+_DOCKERD_CONFIG = "https://github.com/moby/moby/blob/v28.5.1/daemon/config/config.go"
+
 _BOOTSTRAP = "`gpuctl bootstrap --phase host -i INVENTORY --limit {node}`"
 _CGROUP_DRIVERS = (
     "on {node}: `grep cgroupDriver /var/lib/kubelet/config.yaml` and `grep -n SystemdCgroup "
@@ -152,6 +154,37 @@ _ENTRIES = (
         source=_CDI,
     ),
     Entry(
+        "docker-config-invalid", "dockerd cannot parse daemon.json",
+        "dockerd refuses to start because {file} is not valid JSON for it ({code}): a missing or "
+        "extra comma, two top-level objects (a `runtimes` block pasted after the existing one), "
+        "or a value of the wrong type; no container starts on {node} until it is fixed",
+        "on {node}: `sudo python3 -m json.tool {file}` shows where it breaks; make it one object "
+        "(`sudo nvidia-ctk runtime configure --runtime=docker` merges the `runtimes.nvidia` entry "
+        "into a valid file), then `sudo systemctl restart docker` and `docker info | grep -i "
+        "runtime`",
+        "runtime",
+        aliases=(
+            "invalid character",
+            "json: cannot unmarshal",
+            "unexpected end of JSON input",
+            "EOF",
+        ),
+        source=_DOCKERD_CONFIG,
+    ),
+    Entry(
+        "docker-config-flag-conflict", "daemon.json setting also given as a dockerd flag",
+        "dockerd refuses to start because a setting (`default-runtime`, `runtimes`, ...) is given "
+        "both as a command-line flag (a systemd drop-in such as /etc/systemd/system/"
+        "docker.service.d/override.conf with `--add-runtime` or `--default-runtime`) and in "
+        "{file}",
+        "on {node}: `systemctl cat docker` shows the unit's ExecStart and drop-ins; keep the "
+        "setting in one place (remove the flag from the drop-in, or the key from daemon.json), "
+        "then `sudo systemctl daemon-reload && sudo systemctl restart docker`",
+        "runtime",
+        aliases=("the following directives are specified both as a flag and in the configuration file",),
+        source=_DOCKERD_CONFIG,
+    ),
+    Entry(
         "driver-file-missing", "a driver file to mount is not on the host",
         "the runtime was told to mount a driver file the host does not have: the CDI spec (or the "
         "toolkit's file list) was made for another driver version, and the driver was upgraded or "
@@ -173,6 +206,11 @@ CATALOGUE = Catalogue(
     entries=_ENTRIES,
     applies_to=("runtime", "events"),
     readers=(
+        # dockerd at start: `unable to configure the Docker daemon with file /etc/docker/
+        # daemon.json: invalid character '}' looking for beginning of object key string`.
+        r"(?-i:unable to configure the Docker daemon with file )(?P<file>[^\s:]+): "
+        r"(?P<code>the following directives are specified both as a flag and in the configuration "
+        r"file|invalid character|json: cannot unmarshal|unexpected end of JSON input|EOF)",
         # runc's mount error for a driver file: `error mounting "/usr/lib/x86_64-linux-gnu/
         # libnvidia-ml.so.535.104.05" to rootfs at "...": mount ...: no such file or directory`.
         r"error mounting \"[^\"\n]*(?:nvidia|libcuda|libnv)[^\"\n]*\" to rootfs at [^\n]*?: "

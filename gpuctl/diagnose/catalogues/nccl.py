@@ -71,10 +71,12 @@ _RDMA_POD_FIX = (
 _HOST_CHECK = "on {node}: `ibstat` and `ibv_devinfo` (the HCA's ports and firmware), `dmesg | grep -i mlx5`"
 _NVLS_FIX = (
     "on {node}: `systemctl status nvidia-fabricmanager` and `nvidia-smi -q | grep -A2 Fabric` "
-    "(State Completed, Status Success; GB200 also needs IMEX: `systemctl status nvidia-imex`), "
-    "`sudo systemctl restart nvidia-fabricmanager`, or drain {node} (`kubectl drain {node} "
-    "--ignore-daemonsets`) and reboot it if the fabric stays degraded; "
-    "`NCCL_NVLS_ENABLE=0` works around it meanwhile (slower all-reduce)"
+    "(State Completed, Status Success; GB200 also needs IMEX: `systemctl status nvidia-imex`); "
+    "after Fabric Manager was stopped or restarted the GPUs must be reset before it starts again "
+    "(Fabric Manager user guide, GPU reset): drain {node} (`kubectl drain {node} "
+    "--ignore-daemonsets`), `sudo systemctl stop nvidia-fabricmanager`, `sudo nvidia-smi -r` "
+    "with no process on the GPUs, `sudo systemctl start nvidia-fabricmanager`, or simply reboot "
+    "{node}; `NCCL_NVLS_ENABLE=0` works around it meanwhile (slower all-reduce)"
 )
 
 
@@ -392,6 +394,30 @@ IB_SETUP = (
         source=f"{_REPO}/src/misc/ibvwrap.cc",
     ),
     Entry(
+        "ib-qp-rtr-timeout",
+        "RDMA queue pair timed out reaching the peer",
+        "NCCL could not bring an InfiniBand/RoCE queue pair to RTR (ready to receive) with the "
+        "peer's NIC: the address (GID) of the remote NIC cannot be reached from this one. On a "
+        "rail-optimised fabric (NIC N of every node on switch rail N, no routing between rails) "
+        "NCCL paired NICs of different rails (cross-NIC connections, which NCCL allows by "
+        "default); on RoCE the GID index names a link-local, IPv6 or RoCE v1 address instead of "
+        "the routable RoCE v2 one",
+        "set `NCCL_CROSS_NIC=0` in the pods' environment on a rail-optimised fabric (each NIC "
+        "talks only to the same-index NIC of the peers); on RoCE set `NCCL_IB_GID_INDEX` to the "
+        "RoCE v2 GID of the NIC's routable IPv4 address (`show_gids` or `ibv_devinfo -v -d "
+        "mlx5_0`: usually 3); check each NIC reaches the peer's same-index NIC outside NCCL "
+        "(`ib_write_bw -d mlx5_0 -x 3 PEER` from perftest) and, where ranks must cross rails, the "
+        "routing between them",
+        "network",
+        texts=(
+            # 2.19+: `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1,
+            # curr state INIT, next state RTR, local GID index 3, ...`; before: `with error ...`.
+            "Call to ibv_modify_qp failed with 110 Connection timed out",
+            "Call to ibv_modify_qp failed with error Connection timed out",
+        ),
+        source=f"{_REPO}/src/misc/ibvwrap.cc",
+    ),
+    Entry(
         "ib-modify-qp",
         "RDMA queue pair not connected",
         "NCCL could not bring an InfiniBand/RoCE queue pair up to the peer (ibv_modify_qp): the port "
@@ -580,7 +606,9 @@ GPU_PATHS = (
         "nvls",
         "NVLink SHARP multicast failed",
         "NVLink SHARP (NVLS) multicast memory could not be set up: the NVSwitch fabric or Fabric "
-        "Manager is in error (CUDA multicast calls fail)",
+        "Manager is in error (CUDA multicast calls fail), most often because Fabric Manager was "
+        "stopped and started again without a GPU reset in between, while the GPUs kept the "
+        "multicast state of its previous run",
         _NVLS_FIX,
         "fabric",
         aliases=("nvls",),

@@ -220,16 +220,35 @@ _ENTRIES = (
         "another driver owns the GPU",
         "another kernel driver (nouveau, or vfio-pci for passthrough) bound the GPU before the "
         "NVIDIA module, so the NVIDIA driver never probed it",
-        "on {node}: `lspci -k -d 10de:` names the driver in use; blacklist nouveau (`printf "
-        "'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
-        "/etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u`) or unbind vfio-pci "
-        "from the GPU, then reboot",
-        "driver",
+        "on {node}: `lspci -k -d 10de:` names the driver in use; blacklist nouveau and, on "
+        "kernels that have it, nova_core (`printf 'blacklist nouveau\\noptions nouveau "
+        "modeset=0\\nblacklist nova_core\\nblacklist nova_drm\\n' | sudo tee "
+        "/etc/modprobe.d/blacklist-nvidia-conflicts.conf && sudo update-initramfs -u`) or unbind "
+        "vfio-pci from the GPU, then reboot",
+        "driver-conflict",
         texts=(
             "The NVIDIA probe routine was not called for",
             "This can occur when another driver was loaded and",
         ),
         source=_NV,
+    ),
+    Entry(
+        "already-bound",
+        "another kernel driver holds the GPU",
+        "another kernel driver ({code}) bound the GPU before the NVIDIA module, so the NVIDIA "
+        "driver probes no device and does not load (the installer then says `Unable to load the "
+        "kernel module`): nouveau, or on kernels built with CONFIG_NOVA_CORE (Linux 6.15 and "
+        "newer, e.g. Ubuntu 26.04's 7.0 kernel) the in-tree Rust driver nova_core (`NovaCore`), "
+        "which claims every Turing, Ampere and Ada GPU at boot; or vfio-pci for passthrough",
+        "on {node}: `lspci -k -d 10de:` names the driver in use; blacklist both in-tree drivers "
+        "(`printf 'blacklist nouveau\\noptions nouveau modeset=0\\nblacklist nova_core\\n"
+        "blacklist nova_drm\\n' | sudo tee /etc/modprobe.d/blacklist-nvidia-conflicts.conf && "
+        "sudo update-initramfs -u`; RHEL: `sudo dracut -f`; or `modprobe.blacklist=nouveau,"
+        "nova_core` on the kernel command line), or unbind vfio-pci from the GPU, then reboot "
+        "and load the NVIDIA driver (`sudo modprobe nvidia`)",
+        "driver-conflict",
+        aliases=("NovaCore", "nova_core", "nova-core", "nova", "nouveau", "vfio-pci"),
+        source="https://rust-for-linux.com/nova-gpu-driver",
     ),
     Entry(
         "gpu-unsupported",
@@ -297,6 +316,9 @@ CATALOGUE = Catalogue(
     entries=_ENTRIES,
     applies_to=("kernel", "host", "operator-driver", "nvidia-smi"),
     readers=(
+        # `NVRM: GPU 0000:01:00.0 is already bound to NovaCore.`: the driver that holds the GPU.
+        r"(?-i:NVRM: GPU )[0-9a-fA-F:.]+ is already bound to (?P<code>NovaCore|nova[_-]core|nova|"
+        r"nouveau|vfio-pci)\b",
         # Where a stage and a status together have one meaning (entries' `STAGE:STATUS` aliases),
         # the pair is read first.
         r"(?-i:RmInitAdapter failed! )\((?P<code>0x22:0x56):\d+\)",
