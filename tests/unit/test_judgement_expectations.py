@@ -186,3 +186,34 @@ def test_expected_globs_no_node_matches() -> None:
     assert check.status is CheckStatus.FAIL
     assert check.message == "no node matches gpu-*, a-?"
     assert check.hint == "`kubectl get nodes` and check the globs passed to --expect-nodes/--expect-gpus"
+
+
+def test_expect_gpus_file_messages_name_the_flag_and_the_cause(tmp_path: Path) -> None:
+    folder = refusal(None, f"@{tmp_path}")
+    assert str(folder) == f"{tmp_path}: --expect-gpus file is a directory, not a regular file"
+    absent = refusal(None, f"@{tmp_path / 'absent.yaml'}")
+    assert str(absent) == f"--expect-gpus @{tmp_path / 'absent.yaml'}: No such file or directory"
+    assert absent.hint == "pass an existing YAML file mapping node names or globs to GPU counts"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("gpu-0: [8\n", encoding="utf-8")
+    assert (
+        str(refusal(None, f"@{broken}"))
+        == f"--expect-gpus @{broken}: invalid YAML: while parsing a flow sequence"
+    )
+
+
+def test_expect_gpus_file_with_a_byte_that_is_not_utf8_in_a_comment(tmp_path: Path) -> None:
+    latin1 = tmp_path / "gpus.yaml"
+    latin1.write_bytes(b"gpu-0: 8\n# caf\xe9\n")
+    assert parse_expectations(None, f"@{latin1}").gpus_by_pattern == (("gpu-0", 8),)
+
+
+def test_a_count_with_a_second_equals_sign_is_not_a_count() -> None:
+    assert (
+        str(refusal(None, "gpu-0=8=9")) == "--expect-gpus: gpu-0: '8=9' is not a GPU count (an integer >= 0)"
+    )
+
+
+def test_one_count_for_every_node_keeps_the_expected_nodes() -> None:
+    parsed = parse_expectations("gpu-*", "8")
+    assert parsed == Expectations(node_patterns=("gpu-*",), gpus_default=8)

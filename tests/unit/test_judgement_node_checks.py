@@ -76,8 +76,8 @@ def daemonset(tolerations: list[dict[str, str]]) -> Any:
 
 
 def test_node_ready_passes_a_ready_node_and_names_a_not_ready_one_with_describe() -> None:
-    assert node_checks.node_ready(node()).status is CheckStatus.PASS
-    assert node_checks.node_ready(node()).message == "Ready"
+    ready = node_checks.node_ready(node())
+    assert (ready.id, ready.status, ready.message) == ("node.ready", CheckStatus.PASS, "Ready")
     check = node_checks.node_ready(
         node(ready="Unknown", reason="NodeStatusUnknown", message="Kubelet stopped posting node status.")
     )
@@ -107,8 +107,12 @@ def test_node_ready_diagnoses_a_network_plugin_not_ready() -> None:
 
 
 def test_a_cordoned_node_fails_schedulable_with_the_uncordon_command() -> None:
-    assert node_checks.node_schedulable(node()).status is CheckStatus.PASS
-    assert node_checks.node_schedulable(node()).message == "schedulable"
+    schedulable = node_checks.node_schedulable(node())
+    assert (schedulable.id, schedulable.status, schedulable.message) == (
+        "node.schedulable",
+        CheckStatus.PASS,
+        "schedulable",
+    )
     check = node_checks.node_schedulable(node(unschedulable=True))
     assert check.failed
     assert check.id == "node.schedulable"
@@ -155,6 +159,7 @@ def test_gpu_capacity_of_mig_devices_only_passes_with_their_counts() -> None:
     assert check.message == "capacity 7 nvidia.com/mig-1g.10gb"
     allocatable = node_checks.gpu_allocatable(mig)
     assert allocatable.status is CheckStatus.PASS
+    assert allocatable.id == "gpu.allocatable"
     assert allocatable.message == "allocatable 7"
 
 
@@ -170,6 +175,7 @@ def test_no_gpu_capacity_fails_and_says_whether_the_node_is_labelled() -> None:
         "labelled as a GPU node but advertises no nvidia.com/gpu capacity"
     )
     assert node_checks.gpu_allocatable(bare).status is CheckStatus.SKIP
+    assert node_checks.gpu_allocatable(bare).id == "gpu.allocatable"
     assert node_checks.gpu_allocatable(bare).message == "no GPU capacity"
 
 
@@ -188,12 +194,21 @@ def test_no_gpu_capacity_takes_the_cause_and_fix_of_the_plugin_log() -> None:
 
 
 def test_gpu_allocatable_below_capacity_counts_the_unhealthy_gpus() -> None:
-    assert node_checks.gpu_allocatable(node()).message == "allocatable 8"
-    assert node_checks.gpu_allocatable(node()).status is CheckStatus.PASS
+    healthy = node_checks.gpu_allocatable(node())
+    assert (healthy.id, healthy.status, healthy.message) == (
+        "gpu.allocatable",
+        CheckStatus.PASS,
+        "allocatable 8",
+    )
     check = node_checks.gpu_allocatable(node(allocatable={"nvidia.com/gpu": "6"}))
     assert check.failed
     assert check.id == "gpu.allocatable"
-    assert check.message.startswith("allocatable 6 < capacity 8: 2 GPU(s) unhealthy")
+    assert check.message == "allocatable 6 < capacity 8: 2 GPU(s) unhealthy"
+    assert check.diagnosis == "node.unhealthy-gpus"
+    assert check.hint == (
+        "find the device plugin pod (`kubectl get pods -A -o wide --field-selector spec.nodeName=gpu-0`), "
+        "read its log for the XID, then `dmesg | grep -i xid` on gpu-0"
+    )
     one_less = node_checks.gpu_allocatable(node(allocatable={"nvidia.com/gpu": "7"}))
     assert one_less.failed
     assert "1 GPU(s) unhealthy" in one_less.message
@@ -207,6 +222,7 @@ def test_device_plugin_pod_missing_in_the_cluster_or_on_the_node() -> None:
     assert nowhere.hint == "install it: `gpuctl render | kubectl apply -f -` (or the GPU Operator)"
     elsewhere = node_checks.device_plugin_pod(node(), None, any_plugin=True)
     assert elsewhere.failed
+    assert elsewhere.id == "device-plugin.pod"
     assert elsewhere.message == "no device plugin pod runs on this node"
     assert (
         elsewhere.hint
@@ -222,6 +238,7 @@ def test_a_starting_plugin_pod_asks_for_a_rerun() -> None:
     ):
         check = node_checks.device_plugin_pod(node(), pod, any_plugin=True)
         assert check.failed
+        assert check.id == "device-plugin.pod"
         assert check.message == (
             f"kube-system/nvidia-device-plugin-abcde is still starting ({state}): "
             "its GPUs are not registered yet"
@@ -246,12 +263,14 @@ def test_a_crashing_or_unready_plugin_pod_names_describe_and_logs() -> None:
     ):
         check = node_checks.device_plugin_pod(node(), pod, any_plugin=True)
         assert check.failed, pod
+        assert check.id == "device-plugin.pod"
         assert check.message == (
             f"kube-system/nvidia-device-plugin-abcde is {state}, not ready (restarts {pod.restarts})"
         )
         assert check.hint == hint
     ready = node_checks.device_plugin_pod(node(), plugin_pod(), any_plugin=True)
     assert ready.status is CheckStatus.PASS
+    assert ready.id == "device-plugin.pod"
     assert ready.message == "kube-system/nvidia-device-plugin-abcde ready"
 
 
@@ -290,12 +309,26 @@ def test_taint_toleration_on_each_side() -> None:
         node(taints=[{"key": "x", "value": "y", "effect": "PreferNoSchedule"}]), plugin
     )
     assert untainted.status is CheckStatus.PASS
+    assert untainted.id == "taint.toleration"
     assert untainted.message == "no NoSchedule/NoExecute taints"
     tolerated = node_checks.taint_toleration(
         node(taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]), plugin
     )
     assert tolerated.status is CheckStatus.PASS
+    assert tolerated.id == "taint.toleration"
     assert tolerated.message == "taints tolerated by the device plugin: nvidia.com/gpu=present:NoSchedule"
+    two = node_checks.taint_toleration(
+        node(
+            taints=[
+                {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
+                {"key": "nvidia.com/gpu", "effect": "NoSchedule"},
+            ]
+        ),
+        plugin,
+    )
+    assert two.message == (
+        "taints tolerated by the device plugin: nvidia.com/gpu=present:NoSchedule, nvidia.com/gpu:NoSchedule"
+    )
     foreign = node_checks.taint_toleration(
         node(
             taints=[
@@ -351,6 +384,10 @@ def test_gpus_in_use_warns_only_when_every_gpu_is_held() -> None:
     busy = node_checks.gpus_in_use(node(), Held(8, 0, held))
     assert busy is not None
     assert busy.status is CheckStatus.WARN
+    assert busy.id == IN_USE_CHECK
+    one = node_checks.gpus_in_use(node(), Held(1, 7, ("ml/a",)))
+    assert one is not None
+    assert one.message == "1 GPU(s) held by 1 workload(s) (ml/a): the verification took the 7 free"
     assert (
         busy.message
         == "all 8 GPU(s) held by 5 workload(s) (ml/a, ml/b, ml/c and 2 more): not proven by this run"
