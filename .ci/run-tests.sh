@@ -2,10 +2,12 @@
 # Every test tier, as three pytest runs side by side: the host tier (real SSH test nodes, mostly
 # waiting on Ansible and the nodes), the tests marked `playbook` (a real ansible-playbook on this
 # machine, no nodes; among them the rerun on the lowest declared ansible-core), so that the unit tier
-# runs no ansible-playbook, and all the others. Arguments go to every run. The others print as they
-# go; the host tier's and the playbook run's output follow when all are done. Each run lists its 25
-# slowest tests (--durations=25), so every CI log shows what the test loop costs. Exits non-zero when
-# any run fails.
+# runs no ansible-playbook, and all the others. Arguments go to every run. The playbook run first
+# makes the lowest ansible-core's virtualenv (.ci/install-ansible-lowest.sh, done at once when it is
+# there): only that run's tests use it, so the others start without waiting for the install. The
+# others print as they go; the host tier's and the playbook run's output follow when all are done.
+# Each run lists its 25 slowest tests (--durations=25), so every CI log shows what the test loop
+# costs. Exits non-zero when any run fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +18,10 @@ host_log=$(mktemp)
 playbook_log=$(mktemp)
 .venv/bin/python -m pytest -m hosts -p no:cacheprovider --durations=25 "$@" >"$host_log" 2>&1 &
 host_run=$!
-.venv/bin/python -m pytest -m "playbook and not hosts" -p no:cacheprovider --durations=25 "$@" \
-  >"$playbook_log" 2>&1 &
+{
+  bash .ci/install-ansible-lowest.sh &&
+    exec .venv/bin/python -m pytest -m "playbook and not hosts" -p no:cacheprovider --durations=25 "$@"
+} >"$playbook_log" 2>&1 &
 playbook_run=$!
 trap 'kill "$host_run" "$playbook_run" 2>/dev/null; rm -f "$host_log" "$playbook_log"' EXIT
 
