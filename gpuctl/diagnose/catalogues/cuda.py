@@ -596,6 +596,8 @@ _EXTRA_TEXTS = {
     35: (
         "Found no NVIDIA driver on your system",
         "The NVIDIA driver on your system is too old (found version",
+        # the dynamic loader's own words when no runtime injected the driver's library
+        "libcuda.so.1: cannot open shared object file",
     ),
     46: ("all CUDA-capable devices are busy or unavailable",),
     100: ("No CUDA GPUs are available",),

@@ -554,6 +554,27 @@ _NVIDIA_PLUGIN = (
         source=_NVIDIA + "internal/rm/device_map.go",
     ),
     Entry(
+        "mps-server-failed",
+        "MPS server exits at start",
+        "the MPS control daemon (the device plugin's mps-control-daemon) started an MPS server for "
+        "a client and the server died: the GPU is older than Volta (only the legacy MPS server, "
+        "which the device plugin's MPS sharing does not support), the server could not map its "
+        "memory (dmesg: `Cannot map memory`, a /dev/shm too small in the daemon's pod), or the "
+        "daemon's nvidia-cuda-mps binaries do not match the loaded driver; the clients then fail "
+        "(CUDA errors 805, 999 or a hang)",
+        "read the server's log (server.log in the daemon's CUDA_MPS_LOG_DIRECTORY, e.g. `kubectl "
+        "-n NAMESPACE exec MPS-DAEMON-POD -- cat /mps/nvidia.com/gpu/log/server.log`) and `dmesg` on "
+        "{node}; use MPS sharing on Volta or newer GPUs only (time-slicing for older ones), give "
+        "the daemon the host driver's MPS binaries (the plugin's nvidiaDriverRoot), then restart "
+        "the mps-control-daemon pod on {node}",
+        # the MPS server is the driver's (nvidia-cuda-mps-server): its death explains the clients'
+        # CUDA 999, a driver-layer error, so it ranks with it
+        "driver",
+        aliases=("exited with status", "Failed to start"),
+        texts=("Server encountered a fatal exception",),
+        source="https://docs.nvidia.com/deploy/mps/index.html",
+    ),
+    Entry(
         "shared-request-too-large",
         "more than one shared GPU replica asked for",
         "the node's GPUs are shared (time-slicing or MPS replicas) with failRequestsGreaterThanOne "
@@ -617,6 +638,10 @@ CATALOGUE = Catalogue(
     entries=(*_REGISTRATION, *_ALLOCATION, *_NVIDIA_PLUGIN),
     applies_to=("plugin-log", "events", "node", "runtime", "operand"),
     readers=(
+        # the MPS control daemon's log: "[2024-04-29 11:22:10.446 Control    73] Server 95 exited
+        # with status 1", and the legacy (pre-Volta) server's "Legacy Server   425] Failed to start"
+        r"(?-i:Control) +\d+\] Server \d+ (?P<code>exited with status) [1-9]",
+        r"(?-i:Legacy Server) +\d+\] (?P<code>Failed to start) :",
         # "dial unix /var/lib/kubelet/device-plugins/kubelet.sock: connect: no such file or directory"
         r"dial unix (?P<socket>/\S{0,200}?kubelet\.sock): "
         r"(?P<code>connect: (?:no such file or directory|connection refused|permission denied))",
