@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from gpuctl.core.device_gate import apply_device_gate
 from gpuctl.core.gate import apply_gate, gate_new_nodes
 from gpuctl.core.node_condition import Verdict, publish_conditions
@@ -16,6 +18,7 @@ from gpuctl.core.proof.gate import GateOptions, gate_verified
 from gpuctl.core.proof.verdict import judge
 from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, VerifyResult, failed, passed
+from gpuctl.errors import UnreachableError
 from tests.conftest import SimCluster
 
 Sim = Callable[..., SimCluster]
@@ -311,3 +314,64 @@ def test_the_gate_in_condition_mode_writes_no_taint(sim: Sim) -> None:
     assert gate.conditions == (("gpu-0", "Unknown", "NotJudgedBusy"), ("gpu-1", "False", "gpu.capacity"))
     nodes = nodes_of(cluster)
     assert gate_taints(nodes["gpu-1"]) == []
+
+
+RBAC_HINT = (
+    "ask your cluster admin for gpuctl's least-privilege roles (`gpuctl render --rbac` prints them), "
+    "or pick another --context"
+)
+
+
+def test_a_refused_gate_write_fails_the_node_or_raises(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim, forbidden=["patch nodes"])
+    api = cluster.api_client()
+    kept = apply_gate(api, verdicts={"gpu-0": True, "gpu-1": False}, level="cuda", keep_refusal=True)
+    assert (kept.gated, kept.ungated, kept.unchanged, kept.failed) == ((), (), (), ("gpu-0", "gpu-1"))
+    assert not kept.ok
+    assert kept.refused.startswith("not authorised: patch node gpu-")
+    assert 'cannot patch resource "nodes"' in kept.refused
+    assert kept.refused_hint == RBAC_HINT
+    refusal = kept.refusal()
+    assert refusal is not None
+    assert (refusal.message, refusal.hint) == (kept.refused, RBAC_HINT)
+    with pytest.raises(UnreachableError) as raised:
+        apply_gate(api, verdicts={"gpu-1": False}, level="cuda")
+    assert raised.value.message.startswith("not authorised: patch node gpu-1: 403 Forbidden")
+    assert gate_taints(nodes_of(cluster)["gpu-1"]) == []
+
+
+def test_a_refused_condition_write_is_kept_or_raised(sim: Sim) -> None:
+    cluster = two_gpu_nodes(sim, forbidden=["patch nodes/status"])
+    api = cluster.api_client()
+    verdicts = {"gpu-0": Verdict("True", "cuda", "ok")}
+    kept = publish_conditions(api, verdicts=verdicts, keep_refusal=True)
+    assert kept.published == ()
+    assert kept.refused.startswith("not authorised: patch node gpu-0 status: 403 Forbidden")
+    assert kept.refused_hint == RBAC_HINT
+    refusal = kept.refusal()
+    assert refusal is not None
+    assert (refusal.message, refusal.hint) == (kept.refused, RBAC_HINT)
+    with pytest.raises(UnreachableError) as raised:
+        publish_conditions(api, verdicts=verdicts)
+    assert raised.value.message == kept.refused
+    assert publish_conditions(api, verdicts={}).refusal() is None
+
+
+def test_a_refused_device_rule_is_kept_and_the_node_gate_still_written(sim: Sim) -> None:
+    cluster = two_gpu_nodes(
+        sim, kubernetesVersion="v1.37.0", gpuAllocation="dra", forbidden=["create devicetaintrules"]
+    )
+    ecc = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2 failed"))
+    broken = dra_node("gpu-1", None, failed("node.ready", "NotReady"))
+    verdicts = {node.name: judge(node) for node in (ecc, broken)}
+    gated = gate_verified(cluster.api_client(), verify_result(ecc, broken), GateOptions(), "cuda", verdicts)
+    gate = gated.gate
+    assert gate is not None
+    assert gate.refused.startswith("not authorised: create")
+    assert "devicetaintrules" in gate.refused
+    assert gate.refused_hint == RBAC_HINT
+    assert gate.devices_gated == ()
+    # Without the device rule, gpu-0's failure is no longer confined: the node gate takes it.
+    assert gate.gated == ("gpu-0", "gpu-1")
+    assert gate.conditions == (("gpu-0", "False", "cuda.workload"), ("gpu-1", "False", "node.ready"))
+    assert gated.nodes[0].gpu_devices == ()
