@@ -11,10 +11,24 @@ in a temporary folder, so the working tree is never mutated. The survivors judge
 input can tell them from the original) are listed in EQUIVALENT below with the reason, and printed
 apart from the others.
 
-On a loaded 2-core machine mutmut gets through about ten mutants a minute here (each runs the unit
-and cluster tests that reach its function): run a few modules at a time with --module, e.g.
+Which tests: every module's mutants run against UNIT_TESTS, the unit tests that call the judgement
+functions with real-format inputs (corpus captures, objects in the API's shape) and take
+milliseconds; the modules whose judgement is reached through the API (the gate's writes, the
+rounds of the deeper levels, the drain, the upgrade's steps) also run against the sim-backed tests
+named in SIM_TESTS. These are the project's own tests, chosen per module so that a mutant runs the
+tests that can see it and not the whole cluster tier. The modules that share a test selection are
+mutated in one mutmut run; each run has its own copy of the tree.
 
-    python bench/mutation.py --module gpuctl/core/verify/model.py --module gpuctl/cuda_workload.py
+Nothing is excluded from mutation: no `# pragma: no mutate`, every function of every module listed
+is mutated. Mutants of a function called only while its module is imported (BUILT_AT_IMPORT) can
+never be switched on by mutmut; they count as survivors and are named apart.
+
+On this 2-core machine, with other work on it, mutmut gets through one to three mutants a second
+on the unit tests and a few a minute on the sim-backed ones: run a few modules at a time with
+--module, e.g.
+
+    python bench/mutation.py --children 2 --module gpuctl/core/verify/model.py \
+        --module gpuctl/cuda_workload.py
 """
 
 from __future__ import annotations
