@@ -89,14 +89,18 @@ def parse_rdma(section: Any) -> RdmaState:
     )  # fmt: skip
     dev = section.get("dev")
     return RdmaState(
-        nics=tuple({str(k): str(v) for k, v in nic.items()} for nic in section.get("nics") or () if nic),
+        nics=tuple(
+            {str(k): str(v) for k, v in nic.items()}
+            for nic in section.get("nics") or ()
+            if isinstance(nic, Mapping)
+        ),
         ports=ports,
         dev=tuple(str(name) for name in dev) if isinstance(dev, list) else None,
         modules=module_names(section.get("modules") or ()),
         ulimit_l=str(section.get("ulimit_l") or "").strip(),
         runtime_memlock={str(k): str(v) for k, v in (section.get("runtime_memlock") or {}).items()},
         kernel_config=dict(
-            line.strip().split("=", 1) for line in section.get("kernel_config") or () if "=" in str(line)
+            str(line).strip().split("=", 1) for line in section.get("kernel_config") or () if "=" in str(line)
         ),
     )
 
