@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -89,11 +90,19 @@ def _one_line(text: str) -> str:
     return " ".join(part.strip() for part in visible(text).splitlines() if part.strip())
 
 
+@functools.cache
+def _command() -> Any:
+    """The Click command behind `app`, built once per process. Calling `app` builds it anew from
+    the functions' signatures each time (tens of milliseconds), which in-process runs (tests,
+    embedding) would pay on every call."""
+    return typer.main.get_command(app)
+
+
 def _options_of(words: list[str]) -> tuple[list[str], frozenset[str]] | None:
     """The command that `words` (["sim", "up", ...], ["explain", "FILE"]) start with: its own
     words and the options it declares; None when they name no command (a group without its
     subcommand, or a word that is none)."""
-    command: Any = typer.main.get_command(app)
+    command: Any = _command()
     path: list[str] = []
     for word in words:
         subcommands = getattr(command, "commands", None)  # a group (Typer may ship its own Click)
@@ -177,7 +186,7 @@ def _run(argv: list[str] | None) -> int:
     try:
         args = reorder(check_cluster_options(given, _options_of))
         # Not standalone: usage errors come back here to be said in one line like every error.
-        returned = app(args=args, prog_name="gpuctl", standalone_mode=False)
+        returned = _command().main(args=args, prog_name="gpuctl", standalone_mode=False)
         return returned if isinstance(returned, int) else 0
     except (ClickException, typer.Abort) as error:
         return _click_failure(error)
