@@ -49,12 +49,15 @@ DCGM_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
 
 def test_gpu_nodes_present_or_allowed_empty() -> None:
     present = cluster_checks.gpu_nodes_present([node("gpu-0"), node("gpu-1")], allow_empty=False)
+    assert present.id == "cluster.gpu-nodes"
     assert present.status is CheckStatus.PASS
     assert present.message == "2 GPU node(s)"
     allowed = cluster_checks.gpu_nodes_present([], allow_empty=True)
+    assert allowed.id == "cluster.gpu-nodes"
     assert allowed.status is CheckStatus.PASS
     assert allowed.message == "no GPU node (allowed by --allow-empty)"
     none = cluster_checks.gpu_nodes_present([], allow_empty=False)
+    assert none.id == "cluster.gpu-nodes"
     assert none.failed
     assert none.id == "cluster.gpu-nodes"
     assert none.message == "no GPU node: no node advertises nvidia.com/gpu or carries an NFD/GFD GPU label"
@@ -67,12 +70,15 @@ def test_gpu_nodes_present_or_allowed_empty() -> None:
 def test_device_plugin_present() -> None:
     plugins = [daemonset("nvidia-device-plugin-daemonset", PLUGIN_IMAGE)]
     present = cluster_checks.device_plugin_present(plugins, [node("gpu-0")])
+    assert present.id == "cluster.device-plugin"
     assert present.status is CheckStatus.PASS
     assert present.message == "device plugin DaemonSet: gpu-operator/nvidia-device-plugin-daemonset"
     skipped = cluster_checks.device_plugin_present([], [])
+    assert skipped.id == "cluster.device-plugin"
     assert skipped.status is CheckStatus.SKIP
     assert skipped.message == "no GPU node that uses a device plugin"
     missing = cluster_checks.device_plugin_present([], [node("gpu-0")])
+    assert missing.id == "cluster.device-plugin"
     assert missing.failed
     assert missing.id == "cluster.device-plugin"
     assert missing.message == "no NVIDIA device plugin DaemonSet (or GPU Operator) in any namespace"
@@ -85,23 +91,29 @@ def test_device_plugin_present() -> None:
 def test_runtime_class_needed_by_the_plugin_or_the_flag() -> None:
     plugin = [daemonset("nvidia-device-plugin-daemonset", PLUGIN_IMAGE, runtime_class="nvidia")]
     missing = cluster_checks.runtime_class(VerifyOptions(), plugin, {"runc"})
+    assert missing.id == "cluster.runtimeclass"
     assert missing.failed
     assert missing.id == "cluster.runtimeclass"
     assert missing.message == "RuntimeClass nvidia not found (needed by --runtime-class or the device plugin)"
     assert missing.hint == "create it (handler nvidia): `gpuctl render | kubectl apply -f -`"
     both = cluster_checks.runtime_class(VerifyOptions(runtime_class="nvidia-cdi"), plugin, set())
+    assert both.id == "cluster.runtimeclass"
     assert both.message.startswith("RuntimeClass nvidia, nvidia-cdi not found")
     flag_only = cluster_checks.runtime_class(VerifyOptions(runtime_class="nvidia-cdi"), [], {"nvidia-cdi"})
+    assert flag_only.id == "cluster.runtimeclass"
     assert flag_only.status is CheckStatus.PASS
     assert flag_only.message == "RuntimeClass nvidia-cdi present"
     present = cluster_checks.runtime_class(
         VerifyOptions(runtime_class="nvidia-cdi"), plugin, {"nvidia", "nvidia-cdi"}
     )
+    assert present.id == "cluster.runtimeclass"
     assert present.message == "RuntimeClass nvidia, nvidia-cdi present"
     unasked = cluster_checks.runtime_class(VerifyOptions(), [daemonset("p", PLUGIN_IMAGE)], {"nvidia"})
+    assert unasked.id == "cluster.runtimeclass"
     assert unasked.status is CheckStatus.PASS
     assert unasked.message == "RuntimeClass nvidia present"
     default = cluster_checks.runtime_class(VerifyOptions(), [daemonset("p", PLUGIN_IMAGE)], {"runc"})
+    assert default.id == "cluster.runtimeclass"
     assert default.status is CheckStatus.SKIP
     assert default.message == "no RuntimeClass needed (nvidia is the default runtime)"
 
@@ -110,6 +122,7 @@ def test_daemonset_tolerations_without_daemonsets_or_taints() -> None:
     skipped = cluster_checks.daemonset_tolerations(
         [], [node("gpu-0", [{"key": "a", "effect": "NoSchedule"}])]
     )
+    assert skipped.id == "cluster.daemonset-tolerations"
     assert skipped.status is CheckStatus.SKIP
     assert skipped.message == "no GPU DaemonSet"
     plugin = [daemonset("nvidia-device-plugin-daemonset", PLUGIN_IMAGE)]
@@ -120,6 +133,7 @@ def test_daemonset_tolerations_without_daemonsets_or_taints() -> None:
             node("gpu-1", [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]),
         ],
     )
+    assert untainted.id == "cluster.daemonset-tolerations"
     assert untainted.status is CheckStatus.PASS
     assert untainted.message == "GPU nodes carry no NoSchedule/NoExecute taint"
 
@@ -133,6 +147,7 @@ def test_daemonset_tolerations_tolerated() -> None:
     check = cluster_checks.daemonset_tolerations(
         sets, [node("gpu-0", [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}])]
     )
+    assert check.id == "cluster.daemonset-tolerations"
     assert check.status is CheckStatus.PASS
     assert check.message == "2 GPU DaemonSet(s) tolerate the GPU taints"
 
@@ -144,6 +159,7 @@ def test_an_untolerated_taint_fails_the_device_plugin_and_names_the_missing_tole
         node("gpu-1", [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]),
     ]
     check = cluster_checks.daemonset_tolerations(sets, nodes)
+    assert check.id == "cluster.daemonset-tolerations"
     assert check.failed
     assert check.id == "cluster.daemonset-tolerations"
     assert check.message == (
@@ -171,6 +187,7 @@ def test_a_long_list_of_gaps_is_cut_at_500_characters() -> None:
     check = cluster_checks.daemonset_tolerations(
         sets, [node("gpu-0", [{"key": "dedicated", "effect": "NoSchedule"}])]
     )
+    assert check.id == "cluster.daemonset-tolerations"
     full = "; ".join(
         f"gpu-operator/nvidia-device-plugin-{index} does not tolerate dedicated:NoSchedule"
         for index in range(12)
@@ -185,19 +202,23 @@ def result(name: str, driver: str) -> NodeResult:
 
 def test_driver_drift() -> None:
     unknown = cluster_checks.driver_drift([result("gpu-0", "")], {})
+    assert unknown.id == "cluster.driver-drift"
     assert unknown.status is CheckStatus.SKIP
     assert unknown.message == "no driver version known (no verification pod ran)"
     same = cluster_checks.driver_drift(
         [result("gpu-0", "550.54.15"), result("gpu-1", "")], {"gpu-1": "550.54.15"}
     )
+    assert same.id == "cluster.driver-drift"
     assert same.status is CheckStatus.PASS
     assert same.message == "all GPU nodes run driver 550.54.15"
     mixed_on_one_node = cluster_checks.driver_drift([result("gpu-0", "550.54.15,535.104.05")], {})
+    assert mixed_on_one_node.id == "cluster.driver-drift"
     assert mixed_on_one_node.status is CheckStatus.SKIP
     drift = cluster_checks.driver_drift(
         [result("gpu-0", "550.54.15"), result("gpu-1", "535.104.05"), result("gpu-2", "")],
         {"gpu-2": "550.54.15"},
     )
+    assert drift.id == "cluster.driver-drift"
     assert drift.status is CheckStatus.WARN
     assert drift.id == "cluster.driver-drift"
     assert (

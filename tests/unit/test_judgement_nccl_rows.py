@@ -5,7 +5,15 @@ node by another's measurement."""
 
 from __future__ import annotations
 
-from gpuctl.nccl_expectations import TABLE, Expectation, expected_busbw
+from gpuctl.nccl_expectations import (
+    PCIE_SHARE,
+    TABLE,
+    Expectation,
+    expected_busbw,
+    pcie_derivation,
+    pcie_expectation,
+    pcie_share,
+)
 
 
 def test_the_h100_nvswitch_row_field_by_field() -> None:
@@ -39,3 +47,45 @@ def test_every_measured_row_names_its_configuration_source_and_note() -> None:
         assert row.busbw_gbps > 0, row
         assert row.interconnect in ("nvswitch", "nvlink", "pcie"), row
         assert row.algorithm in ("NVLS", "Ring", ""), row
+
+
+NOTE = (
+    "derived, not measured: no healthy node's all-reduce on these GPUs is cited; 8 GPUs on PCIe Gen5 "
+    "without NVLink reached 28 GB/s (35 GB/s on 4); NCCL's maintainer: on PCI systems the CPU and memory "
+    "bandwidth bound it, not the GPU"
+)
+
+
+def test_a_pcie_figure_is_derived_from_the_slowest_link_field_by_field() -> None:
+    four = pcie_expectation("L40S", 4, 4, 16)
+    assert four == Expectation(
+        "L40S",
+        "pcie",
+        17.5,  # 31.5 GB/s per direction x 0.555 (35 of a Gen5 x16 link's 63)
+        "https://github.com/NVIDIA/nccl/issues/1639",
+        NOTE,
+        (4,),
+        "Ring",
+        "derived, not measured: 4 x L40S on PCIe Gen4 x16",
+        "derived from PCIe Gen4 x16 (31.5 GB/s per direction) x 0.555, the share of a Gen5 x16 link "
+        "the cited 4 GPUs reached (35 GB/s)",
+    )
+    eight = pcie_expectation("L40S", 8, 5, 16, (8,))
+    assert eight.busbw_gbps == 28.0  # the cited figure itself, on the cited link
+    assert eight.measured_on == "derived, not measured: 8 x L40S on PCIe Gen5 x16"
+    assert eight.derivation == (
+        "derived from PCIe Gen5 x16 (63.0 GB/s per direction) x 0.444, the share of a Gen5 x16 link "
+        "the cited 8 GPUs reached (28 GB/s)"
+    )
+    counted = pcie_expectation("A100", 5, 4, 8, (5, 6, 7, 8))
+    assert counted.busbw_gbps == 7.0
+    assert counted.gpus == (5, 6, 7, 8)
+    assert counted.measured_on == "derived, not measured: 5/6/7/8 x A100 on PCIe Gen4 x8"
+
+
+def test_the_share_of_the_link_changes_above_four_gpus() -> None:
+    assert pcie_share(2) == pcie_share(4) == PCIE_SHARE[4]
+    assert pcie_share(5) == pcie_share(8) == PCIE_SHARE[8]
+    assert pcie_derivation(4, 16, 4).endswith("the cited 4 GPUs reached (35 GB/s)")
+    assert pcie_derivation(4, 16, 5).endswith("the cited 8 GPUs reached (28 GB/s)")
+    assert pcie_derivation(3, 8, 2).startswith("derived from PCIe Gen3 x8 (")
