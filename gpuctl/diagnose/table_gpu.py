@@ -51,8 +51,12 @@ GPU = (
         "smi.driver-mismatch", "nvidia-smi", "driver",
         r"Failed to initialize NVML: Driver/library version mismatch",
         "the loaded kernel module and the NVIDIA user-space libraries differ (driver upgraded, "
-        "node not rebooted)",
-        "reboot {node} (`kubectl drain {node} --ignore-daemonsets` first), then `gpuctl verify`",
+        "node not rebooted; on Ubuntu/Debian often unattended-upgrades installing a new driver "
+        "release overnight)",
+        "reboot {node} (`kubectl drain {node} --ignore-daemonsets` first), then `gpuctl verify`; "
+        "`grep -i nvidia /var/log/unattended-upgrades/unattended-upgrades.log /var/log/apt/"
+        "history.log` shows an unplanned upgrade: hold the driver (`sudo apt-mark hold "
+        "'nvidia-*' 'libnvidia-*'`) or list it in Unattended-Upgrade::Package-Blacklist",
         also=("plugin-log",),
     ),
     sig(

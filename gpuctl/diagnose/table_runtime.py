@@ -220,8 +220,14 @@ RUNTIME = (
         "runtime.no-nvidia-runtime", "events", "runtime",
         r"no runtime for \W*nvidia\W* is configured",
         "the pod asks for the nvidia runtime (RuntimeClass nvidia) but containerd on the node has "
-        "no runtime handler named nvidia",
-        TOOLKIT_FIX, also=("runtime", "nvidia-smi"),
+        "no runtime handler named nvidia: the toolkit never configured it, or its drop-in "
+        "(/etc/containerd/conf.d/99-nvidia.toml) is not read because config.toml lacks the "
+        "`imports` line or was rewritten (k3s/RKE2 regenerate theirs from config.toml.tmpl), or the "
+        "runtime sits under the other config version's plugin name (version 2: "
+        "plugins.\"io.containerd.grpc.v1.cri\", version 3: plugins.\"io.containerd.cri.v1.runtime\")",
+        TOOLKIT_FIX + "; `sudo containerd config dump | grep -B1 -A4 'runtimes.nvidia'` must show "
+        "the runtime with `runtime_type = \"io.containerd.runc.v2\"`",
+        also=("runtime", "nvidia-smi"),
     ),
     sig(
         "runtime.containerd-down", "events", "runtime",

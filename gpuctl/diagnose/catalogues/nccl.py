@@ -305,6 +305,72 @@ SOCKETS = (
         source=_TORCH,
     ),
     Entry(
+        "c10d-store-connect",
+        "rendezvous store unreachable (PyTorch)",
+        "a rank could not connect to PyTorch's rendezvous store (the c10d TCPStore of rank 0 at "
+        "MASTER_ADDR:MASTER_PORT, or torchrun's --rdzv_endpoint) before its timeout: rank 0 has not "
+        "started or crashed, the address is the wrong one (a hostname that resolves differently on "
+        "the nodes or to 127.0.1.1 through /etc/hosts, an IP another host also has, a Service "
+        "without endpoints while rank 0 is not Ready), or the port is blocked between the pods",
+        "from the failing pod: `getent hosts MASTER_ADDR` and `timeout 3 bash -c '</dev/tcp/"
+        "MASTER_ADDR/MASTER_PORT'`; read rank 0's log first (`kubectl logs POD-0 --previous`); on "
+        "Kubernetes point MASTER_ADDR (or --rdzv_endpoint, the same on every node) at rank 0's "
+        "headless Service with `publishNotReadyAddresses: true`, and allow the port in any "
+        "NetworkPolicy",
+        "network",
+        texts=(
+            "The client socket has timed out after",
+            "The client socket has failed to connect to",
+            "TCP client failed to connect/validate to host",
+            "The connection to the C10d store has failed",
+        ),
+        source="https://github.com/pytorch/pytorch/blob/v2.9.0/torch/csrc/distributed/c10d/socket.cpp",
+    ),
+    Entry(
+        "no-transport",
+        "no transport between two ranks",
+        "NCCL found no way to connect two ranks: the transports that could (P2P, shared memory, "
+        "the network) are all disabled or unusable for that pair: `NCCL_P2P_DISABLE=1` and "
+        "`NCCL_SHM_DISABLE=1` between GPUs of one node (or two pods on one node that share no IPC "
+        "namespace and /dev/shm), or no network transport (`NCCL_NET` naming a network that is "
+        "not there, `NCCL_IB_DISABLE=1` with no socket interface) between nodes",
+        "print the transports' settings in every pod (`env | grep ^NCCL_`) and unset the "
+        "disabling ones; for two pods on one node either let NCCL use the network between them or "
+        "give them a shared IPC namespace and /dev/shm; " + _DEBUG,
+        "config",
+        texts=("No transport found for rank", "has no transport for"),
+        source=f"{_REPO}/src/transport.cc",
+    ),
+    Entry(
+        "net-plugin-init",
+        "no network transport could start",
+        "NCCL could initialise none of its network transports: the plugin named by "
+        "`NCCL_NET_PLUGIN`/`NCCL_NET` is not in the image or failed, InfiniBand is disabled or "
+        "has no device in the container, and the socket transport found no usable interface",
+        "in the pod: `env | grep -e NCCL_NET -e NCCL_IB -e NCCL_SOCKET`; drop a `NCCL_NET`/"
+        "`NCCL_NET_PLUGIN` naming a plugin the image lacks (or install it), mount the RDMA devices, "
+        "or name a usable interface: " + _IFNAME_FIX,
+        "config",
+        texts=("Failed to initialize any NET plugin",),
+        source=f"{_REPO}/src/plugin/net.cc",
+    ),
+    Entry(
+        "comm-id-address",
+        "bootstrap address unusable (NCCL_COMM_ID)",
+        "NCCL could not use the bootstrap address it was given: `NCCL_COMM_ID` is not "
+        "`<IPv4 or hostname>:<port>` (`[IPv6]:port`), or its host name does not resolve in the pod",
+        "set `NCCL_COMM_ID=ADDRESS:PORT` of rank 0 (a resolvable Service name or its IP) in every "
+        "rank, or unset it and let the framework exchange the unique id; check `getent hosts "
+        "HOST` in the pod",
+        "network",
+        texts=(
+            "Net : No valid <IPv4_or_hostname>:<port> pair found",
+            "Net : No valid [IPv6]:port pair found",
+            "Net : error encountered when getting address info",
+        ),
+        source=f"{_REPO}/src/misc/socket.cc",
+    ),
+    Entry(
         "bootstrap-mismatch",
         "ranks disagree",
         "the ranks of one job disagree (rank count, NCCL version, collective sizes, NCCL_PROTO or "
@@ -742,6 +808,8 @@ RUNTIME = (
         texts=(
             "NCCL library is too old",
             "The application was compiled with too old version of NCCL",
+            # 2.30 (src/dev_runtime.cc): the device API's check.
+            "NCCL library is not backwards compatible",
         ),
         source=f"{_REPO}/src/init.cc",
     ),
