@@ -128,6 +128,11 @@ TESTS = tuple(dict.fromkeys(test for module in MODULES for test in tests_of(modu
 COPIED_FOLDERS = ("gpuctl", "tests", "templates", "playbooks", "docs", "inventories")
 COPIED_FILES = ("setup.py", "README.md")
 
+# Reasons shared by several equivalent mutants below.
+_NOT_READY = "the diagnosis table has a generic NotReady row: every node.ready text is diagnosed"
+_UNHEALTHY = "the node.unhealthy-gpus row matches every `allocatable N < capacity M` text"
+_CONTEXT = "no diagnosis row or catalogue entry of the CUDA or NCCL workload uses {namespace} or {image}"
+
 # Survivors no input can tell from the original, with the reason: (module, the line before, the
 # line after, as the bench prints them). They count as survivors in K/N; the bench names them apart.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
@@ -171,6 +176,66 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'data = yaml.safe_load(read_input_file(path, "--expect-gpus file").decode("utf-8", "replace"))',
         'data = yaml.safe_load(read_input_file(path, "--expect-gpus file").decode("UTF-8", "replace"))',
     ): "codec names are case-insensitive: UTF-8 is utf-8",
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'hint = found.hint if found else f"`{_describe_node(node)}`"',
+        'hint = found.hint if (found) or True else f"`{_describe_node(node)}`"',
+    ): _NOT_READY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'hint = found.hint if found else f"`{_describe_node(node)}`"',
+        'hint = found.hint if found else f"`{_describe_node(None)}`"',
+    ): _NOT_READY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'return failed("node.ready", text[:200], hint, found.signature_id if found else "")',
+        'return failed("node.ready", text[:200], hint, found.signature_id if (found) or True else "")',
+    ): _NOT_READY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'return failed("node.ready", text[:200], hint, found.signature_id if found else "")',
+        'return failed("node.ready", text[:200], hint, found.signature_id if found else "XXXX")',
+    ): _NOT_READY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'found.hint if found else "",',
+        'found.hint if (found) or True else "",',
+    ): _UNHEALTHY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'found.hint if found else "",',
+        'found.hint if found else "XXXX",',
+    ): _UNHEALTHY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'found.signature_id if found else "",',
+        'found.signature_id if (found) or True else "",',
+    ): _UNHEALTHY,
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'found.signature_id if found else "",',
+        'found.signature_id if found else "XXXX",',
+    ): _UNHEALTHY,
+    (
+        "gpuctl/core/verify/levels/base.py",
+        "namespace=options.namespace,",
+        "namespace=None,",
+    ): _CONTEXT,
+    (
+        "gpuctl/core/verify/levels/base.py",
+        "image=self.image(options.proof),",
+        "image=None,",
+    ): _CONTEXT,
+    (
+        "gpuctl/core/verify/levels/base.py",
+        "namespace=options.namespace,",
+        "image=self.image(options.proof),",
+    ): _CONTEXT,
+    (
+        "gpuctl/core/verify/levels/base.py",
+        "image=self.image(options.proof),",
+        ")",
+    ): _CONTEXT,
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

@@ -190,3 +190,15 @@ def test_an_all_reduce_that_printed_nothing_known_points_at_its_log() -> None:
     long = PodOutcome("p", "failed", phase="Failed", exit_code=1, log="y" * 400)
     (cut,) = NCCL.judge(long, NODE, 2, OPTIONS).checks
     assert cut.message == ("all_reduce_perf exited 1 before its summary: " + "y" * 400)[:300]
+
+
+def test_a_level_names_its_own_namespace_and_its_own_table() -> None:
+    options = VerifyOptions(namespace="gpu-proof")
+    (check,) = CUDA.judge(PodOutcome("p", "create-failed", message="denied"), NODE, 1, options).checks
+    assert check.hint == "`kubectl auth can-i create pods -n gpu-proof`"
+    # The CUDA check's output is read with the CUDA workload's rows (not only the catalogues).
+    found = CUDA.diagnose_output(
+        "CUDA driver version is insufficient for CUDA runtime version", NODE, options
+    )
+    assert found is not None
+    assert found.signature_id == "cuda.driver-too-old"
