@@ -43,6 +43,10 @@ LAYER_RANK: dict[str, int] = {
     # Another kernel driver (nouveau, nova_core, vfio-pci) holds the GPU: the NVIDIA module's
     # probe and load errors and the installer's "Unable to load the kernel module" follow from it.
     "driver-conflict": 45,
+    # The MPS server a shared GPU's CUDA clients go through (the driver's nvidia-cuda-mps-server):
+    # when it dies, every client fails with the driver's unknown error (999) or an MPS error, so
+    # it comes before them. Source: https://docs.nvidia.com/deploy/mps/index.html
+    "mps": 45,
     "driver": 50,
     "toolkit": 60,
     "runtime": 60,
@@ -51,6 +55,9 @@ LAYER_RANK: dict[str, int] = {
     "packages": 70,
     "config": 75,
     "network": 80,  # NCCL's NET/IB and sockets
+    # A component waiting for another to be ready (a ComputeDomain waiting for its IMEX daemons):
+    # whatever failure the other one prints explains the wait, so the wait comes after it.
+    "wait": 88,
     "application": 90,  # the program's own fault (illegal address, out of memory)
     # A warning the component prints on a run that goes on (NCCL's topology search falling back
     # to a slower order): it never explains an error printed after it, so it comes after any.

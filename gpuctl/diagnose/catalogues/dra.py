@@ -651,7 +651,7 @@ _COMPUTE_DOMAIN = (
         "`kubectl get computedomains -A -o yaml` (status.nodes) and the IMEX daemon pods' logs "
         "(`kubectl get pods -A | grep computedomain`); numNodes must match the workers started; the "
         "driver retries by itself",
-        "config",
+        "wait",
         texts=(
             "current node not ready in ComputeDomain",
             "error asserting ComputeDomain Ready",
@@ -792,7 +792,8 @@ _COMPUTE_DOMAIN = (
         "on {node}: `sudo systemctl disable --now nvidia-imex.service && sudo systemctl mask "
         "nvidia-imex.service` (bake it into the node image), then delete the ComputeDomain's daemon "
         "pod on {node} so it starts again; or run the DRA driver with the host-managed IMEX mode",
-        "config",
+        # below the ComputeDomain's not-ready wait (config), which it explains
+        "driver",
         texts=("Failed to allocate Imex session",),
         source="https://github.com/NVIDIA/k8s-dra-driver-gpu/discussions/249",
     ),

@@ -567,9 +567,8 @@ _NVIDIA_PLUGIN = (
         "{node}; use MPS sharing on Volta or newer GPUs only (time-slicing for older ones), give "
         "the daemon the host driver's MPS binaries (the plugin's nvidiaDriverRoot), then restart "
         "the mps-control-daemon pod on {node}",
-        # the MPS server is the driver's (nvidia-cuda-mps-server): its death explains the clients'
-        # CUDA 999, a driver-layer error, so it ranks with it
-        "driver",
+        # its death explains the clients' CUDA 999 and MPS errors (catalogue.LAYER_RANK)
+        "mps",
         aliases=("exited with status", "Failed to start"),
         texts=("Server encountered a fatal exception",),
         source="https://docs.nvidia.com/deploy/mps/index.html",
