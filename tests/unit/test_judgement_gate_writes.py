@@ -7,18 +7,20 @@ called directly with the verdicts verify would hand them; each test reads the no
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from gpuctl.core.device_gate import apply_device_gate
-from gpuctl.core.gate import apply_gate, gate_new_nodes
+from gpuctl.core.gate import apply_gate, gate_level, gate_new_nodes, gate_taint, proven_annotation
 from gpuctl.core.node_condition import Verdict, publish_conditions
 from gpuctl.core.proof.gate import GateOptions, gate_verified
 from gpuctl.core.proof.verdict import judge
 from gpuctl.core.stacks import Stack
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, VerifyResult, failed, passed
 from gpuctl.errors import UnreachableError
+from gpuctl.kube.nodes import Taint
 from tests.conftest import SimCluster
 
 Sim = Callable[..., SimCluster]
@@ -375,3 +377,48 @@ def test_a_refused_device_rule_is_kept_and_the_node_gate_still_written(sim: Sim)
     assert gate.gated == ("gpu-0", "gpu-1")
     assert gate.conditions == (("gpu-0", "False", "cuda.workload"), ("gpu-1", "False", "node.ready"))
     assert gated.nodes[0].gpu_devices == ()
+
+
+def test_the_proven_annotation_and_the_gate_level_read_back() -> None:
+    when = datetime(2026, 3, 1, 12, 30, 5, tzinfo=timezone(timedelta(hours=2)))
+    assert proven_annotation("cuda", when) == "cuda 2026-03-01T10:30:05Z"
+    taints = [
+        Taint("gpuctl.io/unproven", "nccl", "PreferNoSchedule"),
+        Taint("other", "cuda", "NoSchedule"),
+        Taint("gpuctl.io/unproven", "cuda", "NoSchedule"),
+    ]
+    assert gate_level(taints) == "cuda"
+    assert gate_level(taints[:2]) is None
+    assert gate_level(taints, key="other") == "cuda"
+    assert gate_taint("nccl") == Taint("gpuctl.io/unproven", "nccl", "NoSchedule")
+    assert gate_taint("nccl", "readiness.k8s.io/gpu") == Taint("readiness.k8s.io/gpu", "nccl", "NoSchedule")
+
+
+def test_the_gate_keeps_every_other_taint_and_stamps_the_time(sim: Sim) -> None:
+    cluster = sim(
+        {
+            "nodes": [
+                {
+                    "name": "gpu-0",
+                    "gpus": 4,
+                    "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
+                }
+            ]
+        }
+    )
+    before = datetime.now(tz=UTC).replace(microsecond=0)
+    apply_gate(cluster.api_client(), verdicts={"gpu-0": False}, level="cuda")
+    node = nodes_of(cluster)["gpu-0"]
+    assert [(t["key"], t.get("value"), t["effect"]) for t in node["spec"]["taints"]] == [
+        ("dedicated", "ml", "NoSchedule"),
+        ("gpuctl.io/unproven", "cuda", "NoSchedule"),
+    ]
+    apply_gate(cluster.api_client(), verdicts={"gpu-0": True}, level="cuda")
+    node = nodes_of(cluster)["gpu-0"]
+    assert [(t["key"], t.get("value"), t["effect"]) for t in node["spec"]["taints"]] == [
+        ("dedicated", "ml", "NoSchedule")
+    ]
+    stamp = node["metadata"]["annotations"]["gpuctl.io/proven-level"]
+    level, _, written = stamp.partition(" ")
+    assert level == "cuda"
+    assert before <= datetime.strptime(written, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
