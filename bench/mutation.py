@@ -112,7 +112,10 @@ SIM_TESTS: dict[str, tuple[str, ...]] = {
     "gpuctl/core/verify/levels/rounds.py": ("tests/unit/test_judgement_level_rounds.py",),
     "gpuctl/kube/drain.py": ("tests/cluster/test_drain.py",),
     # test_upgrade_plan.py runs each upgrade through ansible (30 to 60 s a test): too slow per mutant.
-    "gpuctl/core/upgrade/run.py": ("tests/cluster/test_proof_paths.py",),
+    "gpuctl/core/upgrade/run.py": (
+        "tests/cluster/test_proof_paths.py",
+        "tests/unit/test_judgement_upgrade_halt.py",
+    ),
 }
 
 
