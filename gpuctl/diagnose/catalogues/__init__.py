@@ -24,6 +24,7 @@ from gpuctl.diagnose.catalogues import (
     pcie,
     sxid,
     thermal,
+    vgpu,
     xid,
 )
 
@@ -46,6 +47,7 @@ CATALOGUES: tuple[Catalogue, ...] = (
     container_runtime.CATALOGUE,
     gpu_operator.CATALOGUE,
     gpu_sharing.CATALOGUE,
+    vgpu.CATALOGUE,
     host_packages.CATALOGUE,
     host_packages_rpm.CATALOGUE,
     helm.CATALOGUE,
