@@ -213,8 +213,10 @@ GPU = (
     sig(
         "smi.not-found", "nvidia-smi", "runtime",
         # Only nvidia-smi's own name: another program missing from an image is the image's fault
-        # (container-runtime.exec-not-found).
-        r"\"nvidia-smi\": executable file not found|nvidia-smi: (command )?not found",
+        # (container-runtime.exec-not-found). Not the DRA kubelet plugin's init container listing
+        # what it found under the driver root (`nvidia-smi: not found, libnvidia-ml.so.1: ...`,
+        # dra.driver-root-not-ready).
+        r"\"nvidia-smi\": executable file not found|nvidia-smi: (command )?not found(?!, libnvidia-ml)",
         "nvidia-smi does not exist in the container: the NVIDIA runtime did not inject it (the "
         "runtime is not configured on the node, the cluster needs a RuntimeClass, or on kind/nvkind "
         "the host's toolkit does not accept the device list as volume mounts)",

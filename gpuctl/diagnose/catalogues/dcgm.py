@@ -48,6 +48,14 @@ _PROFILING = (
     "profiler on the GPU: drop the DCGM_FI_PROF_* rows from the exporter's metrics CSV on {node}'s "
     "GPUs, or give the exporter `--cap-add SYS_ADMIN`; on MIG GPUs run nv-hostengine separately"
 )
+# DCGM's profiling on a driver that runs the GSP firmware (NVIDIA/dcgm-exporter issues on A10G
+# nodes with the 535 OS driver packages): the GSP's own errors are in the kernel log.
+_GSP = (
+    "check `dmesg | grep -i gsp` on {node}: with GSP errors there, run the driver without the GSP "
+    "firmware (proprietary kernel modules only: `options nvidia NVreg_EnableGpuFirmware=0` in "
+    "/etc/modprobe.d/, then reboot) or move to a driver release whose GSP supports DCGM profiling, "
+    "or stop collecting DCP metrics on those nodes"
+)
 _DIAG = (
     "read what `dcgmi diag -r 1 -j` reports per test (and nvvs.log beside it); rerun the diagnostic "
     "once the GPUs are idle (`kubectl drain {node} --ignore-daemonsets`)"
@@ -268,8 +276,10 @@ _CODES: tuple[Entry, ...] = (
           "unrecoverable error", "plugin",
           "DCGM's profiling module failed: another profiler or host engine holds the GPU's "
           "performance counters, the container lacks CAP_SYS_ADMIN, or the driver does not "
-          "support DCGM's profiling on this GPU",
-          _PROFILING + "; if the GPU also shows ERR! in `nvidia-smi`, reset it (`nvidia-smi -r -i GPU`)"),
+          "support DCGM's profiling on this GPU (a driver running the GPU's GSP firmware, e.g. the "
+          "535 OS packages on A10G cloud nodes, fails it with GSP errors in dmesg)",
+          _PROFILING + "; " + _GSP + "; if the GPU also shows ERR! in `nvidia-smi`, reset it "
+          "(`nvidia-smi -r -i GPU`)"),
     _code(-38, "PROFILING_MULTI_PASS", "The requested profiling metrics cannot be collected in a "
           "single pass", "config",
           "the profiling metrics requested together need several hardware passes on this GPU",
@@ -572,12 +582,13 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
         "the profiling fields cannot be watched: the GPU does not support DCGM profiling (not a "
         "data-center GPU, or a MIG or vGPU set-up that hides the profiler), another profiler or "
         "nv-hostengine holds the GPU's performance counters (a second DCGM, Nsight Compute, a "
-        "dcgm-exporter with an embedded engine beside the node's nvidia-dcgm), or the engine lacks "
-        "CAP_SYS_ADMIN",
+        "dcgm-exporter with an embedded engine beside the node's nvidia-dcgm), the engine lacks "
+        "CAP_SYS_ADMIN, or the driver runs the GPU's GSP firmware and its profiling fails (GSP "
+        "errors in dmesg)",
         fix="on {node}: `dcgmi profile -l` shows whether the GPU supports profiling; run one host "
         "engine per node (point dcgm-exporter at the node's with DCGM_REMOTE_HOSTENGINE_INFO, or "
         "stop the other), give the exporter CAP_SYS_ADMIN, or drop the DCGM_FI_PROF_* rows from "
-        "its metrics CSV on GPUs without profiling; then restart the exporter",
+        "its metrics CSV on GPUs without profiling; " + _GSP + "; then restart the exporter",
         layer="plugin",
         texts=(
             "DcgmModuleProfiling failed to initialize",

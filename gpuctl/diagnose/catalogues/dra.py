@@ -420,6 +420,44 @@ _NVIDIA_DRIVER = (
         source=_GPU_PLUGIN + "device_health.go",
     ),
     Entry(
+        "driver-root-not-ready",
+        "DRA kubelet plugin waits for the driver under its driver root",
+        "the DRA driver's kubelet-plugin init container finds no working NVIDIA driver (nvidia-smi "
+        "and libnvidia-ml.so.1) under the chart's `nvidiaDriverRoot` on {node}, so the plugin does "
+        "not start: with /run/nvidia/driver the GPU Operator's driver container has not installed "
+        "the driver yet (or is failing, or the Operator's driver is disabled), with / the driver is "
+        "not installed on the host (or only its kernel modules are, as with Talos' NVIDIA "
+        "extensions), or nvidiaDriverRoot names the wrong place; DRA driver releases before "
+        "kubernetes-sigs/dra-driver-nvidia-gpu#693 also missed libraries installed in /usr/lib",
+        "read why the driver is missing: under the GPU Operator `kubectl -n gpu-operator logs "
+        "ds/nvidia-driver-daemonset -c nvidia-driver-ctr` (the plugin starts once it finishes); for "
+        "a host driver check `nvidia-smi` on {node}; set `nvidiaDriverRoot` to where the driver "
+        "really is (`/` for a host install, `/run/nvidia/driver` for the Operator's) and `helm "
+        "upgrade` the DRA driver",
+        "wait",
+        texts=(
+            # the init container's check, in its older ("Could not find 'nvidia-smi'. Has ...")
+            # and newer ("Check failed. Has ...") wording
+            "Has the NVIDIA GPU driver been set up?",
+            "which typically means that the NVIDIA GPU Operator manages the GPU driver",
+            "is not empty but at least one of the binaries wasn't found",
+        ),
+        aliases=("nvidia-smi: not found", "on the host is empty"),
+        source=_DRIVER + "hack/kubelet-plugin-prestart.sh",
+        transient=True,
+    ),
+    Entry(
+        "driver-root-mismatch",
+        "DRA driver installed with the wrong driver root",
+        "the DRA driver looks for a host-installed driver (`nvidiaDriverRoot=/`), but the driver on "
+        "{node} is the GPU Operator's, under /run/nvidia/driver, so the kubelet plugin never finds it",
+        "reinstall the DRA driver chart with `--set nvidiaDriverRoot=/run/nvidia/driver` (`helm "
+        "upgrade -i ... --reuse-values --set nvidiaDriverRoot=/run/nvidia/driver`)",
+        "config",
+        texts=("you may want to re-install the DRA driver Helm chart with",),
+        source=_DRIVER + "hack/kubelet-plugin-prestart.sh",
+    ),
+    Entry(
         "nvml-library-not-loadable",
         "DRA kubelet plugin cannot load NVML from the driver root",
         "the DRA driver's kubelet plugin found libnvidia-ml.so.1 under the driver root the chart "
@@ -947,6 +985,11 @@ CATALOGUE = Catalogue(
         # The gRPC status the kubelet got from the plugin: "NodePrepareResources: rpc error: code =
         # DeadlineExceeded desc = context deadline exceeded" (grpc-go's status codes).
         r"Node(?:Un)?PrepareResources[^\n]{0,300}?rpc error: code = (?P<code>DeadlineExceeded|Unavailable)\b",
+        # the kubelet plugin's init container: "2025-01-01T00:00:00Z  /driver-root
+        # (/run/nvidia/driver on host): nvidia-smi: not found, libnvidia-ml.so.1: not found, ..."
+        # and its hint "Directory /run/nvidia/driver on the host is empty"
+        r"(?-i:/driver-root) \([^)\n]{1,200} on host\): (?P<code>nvidia-smi: not found)",
+        r"(?-i:Hint: Directory) \S{1,200} (?P<code>on the host is empty)",
         # the scheduler's "request gpu: device class gpu.example.com does not exist"
         r"(?-i:request) [\w/.-]{1,100}: device class (?P<class>[\w.-]{1,253}) (?P<code>does not exist)",
         # the scheduler's `resourceclaim "gpu-claim" is being deleted`
