@@ -239,9 +239,15 @@ def table_diagnosis(text: str, source: str, context: dict[str, str]) -> Diagnosi
 # cluster-autoscaler: one per node group, each `N reason`); Karpenter's lists one error per
 # NodePool, `; ` between them. The autoscaler's reasons are the scheduler's, run on a group's
 # template node, so its own rows come first and the scheduler's after them.
+# Kubernetes before 1.10 worded it `No nodes are available that match all of the following
+# predicates:: Insufficient cpu (9), MatchNodeSelector (18).`: the reasons carry their node counts
+# after them, so they are told apart by the capital each starts with.
 _NODES_ARE_AVAILABLE = re.compile(
-    r"nodes are available: (?P<reasons>.*?)(?:\.\s+[^.]*?preemption:|\.*\s*$)", re.DOTALL
+    r"nodes are available(?P<old> that match all of the following predicates:)?: "
+    r"(?P<reasons>.*?)(?:\.\s+[^.]*?preemption:|\.*\s*$)",
+    re.DOTALL,
 )
+_PREDICATES = re.compile(r",\s(?=[A-Z])")
 _SCALE_UP = re.compile(
     r"didn.t trigger scale-up(?: \(it wouldn.t fit if a new node is added\))?:?\s*(?P<reasons>.*)", re.DOTALL
 )
@@ -252,7 +258,7 @@ _KARPENTER = re.compile(
 )
 # A line of one of those messages, or a FailedScheduling event, or a reason quoted alone.
 SCHEDULING_LINE = re.compile(
-    r"nodes are available:|FailedScheduling|didn.t trigger scale-up|"
+    r"nodes are available:|nodes are available that match all|FailedScheduling|didn.t trigger scale-up|"
     r"incompatible with (?:nodepool|provisioner)|node\(s\) (?:had|didn.t|were|did not)|"
     r"no instance type (?:satisfied|has|had|met|which)|limits for nodepool"
 )
@@ -272,7 +278,8 @@ def _read_scheduling(message: str) -> tuple[tuple[str, ...], list[str]]:
     nodes = _NODES_ARE_AVAILABLE.search(message)
     if nodes is None and _KARPENTER.search(message):
         return _KARPENTER_SOURCES, _parts(message, _NODEPOOLS)
-    return _SCHEDULER_SOURCES, _parts(nodes.group("reasons") if nodes else message, _COUNTED)
+    between = _PREDICATES if nodes and nodes.group("old") else _COUNTED
+    return _SCHEDULER_SOURCES, _parts(nodes.group("reasons") if nodes else message, between)
 
 
 def _parts(body: str, between: re.Pattern[str]) -> list[str]:

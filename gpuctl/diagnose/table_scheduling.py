@@ -57,6 +57,28 @@ SCHEDULER = (
         _GPU_TAINT_FIX + "; `kubectl describe node {node} | grep Taints` shows the taint",
         also=("autoscaler",),
     ),
+    # Before sched.insufficient-gpu: a GPU-sharing resource only a vGPU scheduler knows (HAMi's
+    # nvidia.com/gpumem and gpucores, the gpushare extender's aliyun.com/gpu-mem) reaching a
+    # scheduler that does not know it. Sources: https://github.com/Project-HAMi/HAMi (the admission
+    # webhook sets schedulerName: hami-scheduler), AliyunContainerService/gpushare-scheduler-extender.
+    sig(
+        "sched.vgpu-scheduler-not-used", "scheduling", "sharing",
+        r"\d+ Insufficient (?P<resource>nvidia\.com/(?:gpumem|gpucores|gpumem-percentage)|"
+        r"aliyun\.com/gpu-(?:mem|count))\b",
+        "the pod asks for {resource}, a GPU-sharing resource that only a vGPU scheduler accounts "
+        "(HAMi's hami-scheduler for nvidia.com/gpumem and gpucores, the gpushare scheduler extender "
+        "for aliyun.com/gpu-mem), but a scheduler that does not know it tried the pod and no node "
+        "advertises it: the pod never reached the vGPU scheduler (HAMi not installed or its "
+        "admission webhook not running, so schedulerName was not set to hami-scheduler; the pod's "
+        "namespace excluded from the webhook; the pod created before HAMi) or the extender is not "
+        "configured",
+        "`kubectl get pod POD -n {namespace} -o jsonpath='{{.spec.schedulerName}}'` must name the "
+        "vGPU scheduler (hami-scheduler); check HAMi's scheduler and webhook run (`kubectl -n "
+        "kube-system get pods | grep hami`; install it with `helm install hami hami-charts/hami -n "
+        "kube-system`), or set `schedulerName: hami-scheduler` in the pod spec; for gpushare "
+        "configure the scheduler extender and run its device plugin on the GPU nodes; then "
+        "recreate the pod",
+    ),
     sig(
         "sched.insufficient-gpu", "scheduling", "scheduling",
         # DRA's DynamicResources filter says "cannot allocate all claims" for the same situation.
@@ -88,7 +110,8 @@ SCHEDULER = (
     ),
     sig(
         "sched.insufficient-resource", "scheduling", "scheduling",
-        r"\d+ Insufficient (?P<resource>(?!nvidia\.com/)[\w./-]+)",
+        # Before Kubernetes 1.10 the count came after the reason: `Insufficient cpu (9)`.
+        r"(?:\d+ |^)Insufficient (?P<resource>(?!nvidia\.com/)[\w./-]+)",
         "no node has enough free {resource} for the pod's requests (what the pods on a node request "
         "counts, not what they use)",
         "`kubectl describe nodes | grep -A8 Allocated` shows what each node has requested; lower the "

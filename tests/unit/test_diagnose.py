@@ -225,6 +225,27 @@ def test_every_reason_of_a_scheduling_message_is_read() -> None:
     )
 
 
+def test_the_pre_1_10_wording_is_split_into_its_reasons() -> None:
+    """`No nodes are available that match all of the following predicates::` put each reason's
+    node count after it; every reason is read (line from argoproj/argo-workflows#190)."""
+    message = (
+        "No nodes are available that match all of the following predicates:: Insufficient cpu (9), "
+        "Insufficient memory (15), MatchNodeSelector (18)."
+    )
+    assert scheduling_reasons(message) == [
+        "Insufficient cpu (9)",
+        "Insufficient memory (15)",
+        "MatchNodeSelector (18)",
+    ]
+    found = diagnose_scheduling(message)
+    assert found is not None
+    assert found.signature_id == "sched.insufficient-resource"
+    assert found.cause.endswith(
+        "; the message's other reasons: Insufficient memory (15) (sched.insufficient-resource); "
+        "MatchNodeSelector (18) (sched.selector-mismatch)"
+    )
+
+
 def test_the_gpu_taint_comes_before_the_nodes_without_gpus() -> None:
     message = (
         "0/7 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "

@@ -112,10 +112,14 @@ _VALIDATION = (
         "toolkit validation failed",
         "the operator-validator's toolkit-validation failed on {node}: nvidia-smi did not run in a "
         "container started with the NVIDIA runtime, so the container toolkit or the runtime's "
-        "nvidia handler is missing or broken",
+        "nvidia handler is missing or broken: on containerd the toolkit's drop-in is not read "
+        "(no `imports` in config.toml, or a config the distribution regenerates); on CRI-O the "
+        "operator's OCI hook in /run/containers/oci/hooks.d is not in CRI-O's `hooks_dir`",
         f"`{_NS} logs ds/nvidia-container-toolkit-daemonset`; check the runtime config on {{node}} "
-        "(`grep -A3 nvidia /etc/containerd/config.toml`, RuntimeClass nvidia) and restart the "
-        "runtime, or reinstall it with `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`",
+        "(containerd: `sudo containerd config dump | grep -B1 -A4 'runtimes.nvidia'`, RuntimeClass "
+        "nvidia; CRI-O: `crio status config | grep -A3 hooks_dir` must list "
+        "/run/containers/oci/hooks.d, add it in a drop-in under /etc/crio/crio.conf.d/) and restart "
+        "the runtime, or reinstall it with `gpuctl bootstrap --phase host -i INVENTORY --limit {node}`",
         "toolkit",
         texts=("error validating toolkit installation", "toolkit is not ready"),
         source=_VALIDATOR,
