@@ -95,6 +95,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_pod_start.py",
     "tests/unit/test_judgement_nvidia_smi.py",
     "tests/unit/test_judgement_nccl_rows.py",
+    "tests/unit/test_judgement_condition.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
@@ -134,6 +135,7 @@ COPIED_FILES = ("setup.py", "README.md")
 # Reasons shared by several equivalent mutants below.
 _NOT_READY = "the diagnosis table has a generic NotReady row: every node.ready text is diagnosed"
 _UNHEALTHY = "the node.unhealthy-gpus row matches every `allocatable N < capacity M` text"
+_POOL = "the pool's size and its threads' names change how fast the writes go, not what is written"
 _CONTEXT = "no diagnosis row or catalogue entry of the CUDA or NCCL workload uses {namespace} or {image}"
 
 # Survivors no input can tell from the original, with the reason: (module, the line before, the
@@ -239,6 +241,31 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "image=self.image(options.proof),",
         ")",
     ): _CONTEXT,
+    (
+        "gpuctl/core/device_gate.py",
+        "ran = {gpu.index: gpu.ok for gpu in node.cuda or ()} if node.cuda is not None else {}",
+        "ran = {gpu.index: gpu.ok for gpu in node.cuda or ()} if (node.cuda is not None) or True else {}",
+    ): "with node.cuda None the comprehension runs over () and gives {} too",
+    (
+        "gpuctl/core/node_condition.py",
+        'conditions = dig(node, "status", "conditions", default=None) or []',
+        'conditions = dig(node, "status", "conditions", ) or []',
+    ): "dig's default is None already",
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        'with ThreadPoolExecutor(max_workers=None, thread_name_prefix="gpuctl-condition") as pool:',
+    ): _POOL,
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        "with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix=None) as pool:",
+    ): _POOL,
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        'with ThreadPoolExecutor(thread_name_prefix="gpuctl-condition") as pool:',
+    ): _POOL,
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

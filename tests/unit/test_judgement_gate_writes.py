@@ -22,6 +22,7 @@ from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, Veri
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.nodes import Taint
 from tests.conftest import SimCluster
+from tests.polling import wait_until
 
 Sim = Callable[..., SimCluster]
 
@@ -422,3 +423,41 @@ def test_the_gate_keeps_every_other_taint_and_stamps_the_time(sim: Sim) -> None:
     level, _, written = stamp.partition(" ")
     assert level == "cuda"
     assert before <= datetime.strptime(written, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def test_a_gpu_the_driver_reports_unhealthy_gets_a_rule_and_is_listed_unproven(sim: Sim) -> None:
+    cluster = sim(
+        {
+            "kubernetesVersion": "v1.37.0",
+            "gpuAllocation": "dra",
+            "nodes": [
+                {
+                    "name": "gpu-xid",
+                    "gpus": 4,
+                    "gpuHealth": [{"afterSeconds": 0, "gpu": 3, "fault": "xid", "xid": 79}],
+                }
+            ],
+        }
+    )
+    api = cluster.api_client()
+    short = failed("gpu.allocatable", "allocatable 3 < capacity 4")
+    ran = tuple(CudaGpu(index, True) for index in range(3))  # the claim got the 3 claimable GPUs
+    node = NodeResult("gpu-xid", GpuCounts(4, 4, 3, 3), (short,), gpu_allocation=Stack.DRA, cuda=ran)
+    wait_until(
+        lambda: apply_device_gate(api, nodes=[node], level="cuda").confined == ("gpu-xid",), "Xid taint"
+    )
+    rules = gate_rules(cluster)
+    assert list(rules) == ["gpuctl-unproven-gpu-xid-gpu-3"]
+    result = apply_device_gate(api, nodes=[node], level="cuda")
+    assert [(d.index, d.device, d.pool, d.driver, d.ok, d.gated, d.rule) for d in result.of("gpu-xid")] == [
+        (0, "gpu-0", "gpu-xid", "gpu.nvidia.com", True, False, ""),
+        (1, "gpu-1", "gpu-xid", "gpu.nvidia.com", True, False, ""),
+        (2, "gpu-2", "gpu-xid", "gpu.nvidia.com", True, False, ""),
+        (3, "gpu-3", "gpu-xid", "gpu.nvidia.com", None, True, "gpuctl-unproven-gpu-xid-gpu-3"),
+    ]
+    assert all(d.uuid.startswith("GPU-") for d in result.of("gpu-xid"))
+    assert len({d.uuid for d in result.of("gpu-xid")}) == 4
+    # A CUDA check that reported fewer GPUs than the claim got proves none of them one by one.
+    partial = NodeResult("gpu-xid", GpuCounts(4, 4, 3, 3), (short,), gpu_allocation=Stack.DRA, cuda=ran[:2])
+    unproven = apply_device_gate(api, nodes=[partial], level="cuda").of("gpu-xid")
+    assert [d.ok for d in unproven] == [None, None, None, None]
