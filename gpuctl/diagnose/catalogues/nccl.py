@@ -53,8 +53,9 @@ _PEER_FIX = (
 _IB_LINK_FIX = (
     "on {node} and the peer: `ibstat` (ports Active, LinkUp, same rate), `ibv_devinfo`, and the "
     "switch/cable counters (`perfquery`, `mlxlink -d DEV -c`); on RoCE set the GID of the routable "
-    "address (`NCCL_IB_GID_INDEX=3`, `show_gids`) and a lossless class (PFC/ECN); a long `NCCL_IB_TIMEOUT` "
-    "(e.g. 22) rides out a congested fabric"
+    "address (`NCCL_IB_GID_INDEX=3`, `show_gids`) and a lossless class (PFC/ECN); on a rail-optimised "
+    "fabric, where NICs of different rails cannot reach each other, `NCCL_CROSS_NIC=0`; a long "
+    "`NCCL_IB_TIMEOUT` (e.g. 22) rides out a congested fabric"
 )
 _GDR_FIX = (
     "on {node}: load the GPUDirect RDMA module (`sudo modprobe nvidia-peermem`; GPU Operator: "
@@ -487,9 +488,11 @@ IB_SETUP = (
         "ib-modify-qp",
         "RDMA queue pair not connected",
         "NCCL could not bring an InfiniBand/RoCE queue pair up to the peer (ibv_modify_qp): the port "
-        "is down, the GID index names no usable address (RoCE), or the two sides use different "
-        "link types (IB and RoCE)",
-        _IB_LINK_FIX + "; pin the NICs with `NCCL_IB_HCA=mlx5_0,...`",
+        "is down, the GID index names no usable address (RoCE), the two sides use different "
+        "link types (IB and RoCE), or on a rail-optimised fabric (each NIC index on its own "
+        "switch or subnet) NCCL paired NICs of different rails, which cannot reach each other",
+        _IB_LINK_FIX + "; pin the NICs with `NCCL_IB_HCA=mlx5_0,...`; on a rail-optimised fabric "
+        "keep NCCL on rails with `NCCL_CROSS_NIC=0` (and the same NIC order on every node)",
         "network",
         texts=("Call to ibv_modify_qp",),
         source=f"{_REPO}/src/misc/ibvwrap.cc",
