@@ -96,6 +96,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_nvidia_smi.py",
     "tests/unit/test_judgement_nccl_rows.py",
     "tests/unit/test_judgement_condition.py",
+    "tests/unit/test_judgement_cuda_level.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
