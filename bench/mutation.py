@@ -97,6 +97,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_nccl_rows.py",
     "tests/unit/test_judgement_condition.py",
     "tests/unit/test_judgement_cuda_level.py",
+    "tests/unit/test_judgement_fabric_expectations.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
@@ -267,6 +268,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
         'with ThreadPoolExecutor(thread_name_prefix="gpuctl-condition") as pool:',
     ): _POOL,
+    (
+        "gpuctl/fabric_expectations.py",
+        "round(fabric.nics * figure, 1),",
+        "round(fabric.nics * figure, 2),",
+    ): "the per-NIC figure has one decimal, so NICs times it has one: rounding to two gives the same",
+    (
+        "gpuctl/core/verify/cluster_checks.py",
+        'version = node.driver_version or labels_by_node.get(node.name, "")',
+        "version = node.driver_version or labels_by_node.get(node.name, None)",
+    ): 'a node without the label has no version either way ("" or None, both skipped)',
+    (
+        "gpuctl/core/verify/cluster_checks.py",
+        'version = node.driver_version or labels_by_node.get(node.name, "")',
+        "version = node.driver_version or labels_by_node.get(node.name, )",
+    ): 'a node without the label has no version either way ("" or None, both skipped)',
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

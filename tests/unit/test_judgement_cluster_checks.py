@@ -73,6 +73,13 @@ def test_device_plugin_present() -> None:
     assert present.id == "cluster.device-plugin"
     assert present.status is CheckStatus.PASS
     assert present.message == "device plugin DaemonSet: gpu-operator/nvidia-device-plugin-daemonset"
+    two = cluster_checks.device_plugin_present(
+        [*plugins, daemonset("nvidia-device-plugin-mps", PLUGIN_IMAGE)], [node("gpu-0")]
+    )
+    assert two.message == (
+        "device plugin DaemonSet: gpu-operator/nvidia-device-plugin-daemonset, "
+        "gpu-operator/nvidia-device-plugin-mps"
+    )
     skipped = cluster_checks.device_plugin_present([], [])
     assert skipped.id == "cluster.device-plugin"
     assert skipped.status is CheckStatus.SKIP
