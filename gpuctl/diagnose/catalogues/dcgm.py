@@ -207,7 +207,10 @@ _CODES: tuple[Entry, ...] = (
           _HOSTENGINE,
           binding="The connection to the host engine is not valid any longer",
           texts=("unable to establish a connection to the specified host",
-                 "Unable to connect to host engine")),
+                 "Unable to connect to host engine",
+                 # dcgm-exporter in remote mode (-r, DCGM_REMOTE_HOSTENGINE_INFO)
+                 "Failed to connect to remote hostengine",
+                 "Both embedded and remote DCGM failed")),
     _code(-22, "GPU_NOT_SUPPORTED", "This GPU is not supported by DCGM", "config",
           "DCGM does not manage this GPU model (consumer or too old a GPU)",
           "use DCGM only on supported data-center GPUs: keep dcgm-exporter off {node} (GPU Operator "
@@ -574,6 +577,25 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
         texts=("failure getting pod resources",),
         source=_EXPORTER + "/blob/d5e5f510a1b6b393f39a43293ccd9dc985defc79/internal/pkg/"
         "transformation/kubernetes.go",
+    ),
+    Entry(
+        code="exporter-metrics-file",
+        name="dcgm-exporter cannot read its metrics file",
+        cause="dcgm-exporter could not read the CSV that lists the metrics to collect (its `-f` "
+        "file, DCGM_EXPORTER_COLLECTORS): a line of it is not `field, type, help` (`record on line "
+        "N: wrong number of fields`: a field without its type or help, a stray comma), or the "
+        "ConfigMap with a custom metrics file is missing, mounted at another path, or names a key "
+        "that is not in it (the GPU Operator's `dcgmExporter.config.name`, the Helm chart's "
+        "`arguments`), so the exporter exits",
+        fix="`kubectl -n NAMESPACE get configmap` for the metrics ConfigMap and compare its key with "
+        "the path in the exporter's args (`kubectl -n NAMESPACE get ds nvidia-dcgm-exporter -o yaml "
+        "| grep -A3 -e args -e DCGM_EXPORTER_COLLECTORS`); give every line of the CSV its three "
+        "fields (`DCGM_FI_DEV_GPU_UTIL, gauge, GPU utilization (in %).`), create the ConfigMap or "
+        "point `-f` at a file of the image (/etc/dcgm-exporter/default-counters.csv), then restart "
+        "the exporter",
+        layer="config",
+        texts=("Could not read metrics file",),
+        source=_EXPORTER,
     ),
     Entry(
         code="profiling-module-failed",
