@@ -283,6 +283,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'version = node.driver_version or labels_by_node.get(node.name, "")',
         "version = node.driver_version or labels_by_node.get(node.name, )",
     ): 'a node without the label has no version either way ("" or None, both skipped)',
+    (
+        "gpuctl/core/verify/pod_judgement.py",
+        'return product.strip().replace(" ", "-").upper()',
+        'return product.strip().replace(" ", "-").lower()',
+    ): "both sides of the comparison are normalised alike: upper or lower case compares the same",
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

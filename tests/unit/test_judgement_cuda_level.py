@@ -12,7 +12,7 @@ import yaml
 
 from gpuctl.core.verify.levels.cuda import CUDA
 from gpuctl.core.verify.model import CheckStatus, CudaGpu, PodEvaluation, VerifyOptions
-from gpuctl.cuda_workload import NO_RESULT, cuda_check_script
+from gpuctl.cuda_workload import NO_RESULT, cuda_check_script, format_vector_add
 from gpuctl.kube.nodes import node_from_json
 from gpuctl.kube.pod_states import PodOutcome
 
@@ -111,3 +111,7 @@ def test_an_unknown_failure_keeps_300_characters() -> None:
 def test_the_pod_runs_the_check_script() -> None:
     assert CUDA.command(3) == ("sh", "-c", cuda_check_script(3))
     assert CUDA.image(OPTIONS.proof) == OPTIONS.proof.cuda_image
+
+
+def test_the_sim_prints_vectoradd_as_the_capture_does() -> None:
+    assert format_vector_add() == PASSED

@@ -5,14 +5,18 @@ node by another's measurement."""
 
 from __future__ import annotations
 
+from gpuctl.core.verify.levels.nccl import p2p_paths
 from gpuctl.nccl_expectations import (
     PCIE_SHARE,
     TABLE,
     Expectation,
+    NodeHardware,
+    UnknownExpectation,
     expected_busbw,
     pcie_derivation,
     pcie_expectation,
     pcie_share,
+    ring_figure,
 )
 
 
@@ -89,3 +93,25 @@ def test_the_share_of_the_link_changes_above_four_gpus() -> None:
     assert pcie_derivation(4, 16, 4).endswith("the cited 4 GPUs reached (35 GB/s)")
     assert pcie_derivation(4, 16, 5).endswith("the cited 8 GPUs reached (28 GB/s)")
     assert pcie_derivation(3, 8, 2).startswith("derived from PCIe Gen3 x8 (")
+
+
+def test_a_derived_figure_is_rounded_to_one_decimal() -> None:
+    assert pcie_expectation("L4", 2, 3, 16).busbw_gbps == 8.8  # 15.75 GB/s x 0.555 = 8.75...
+
+
+def test_no_ring_figure_and_no_family() -> None:
+    assert ring_figure(NodeHardware("H800", "nvswitch", 8)) is None  # only an NVLS figure is cited
+    assert expected_busbw("Foo-GPU", "pcie", 2) == UnknownExpectation(
+        None, "pcie", "gpuctl knows no GPU family in the product 'Foo-GPU'"
+    )
+
+
+def test_the_p2p_path_named_from_the_topology_matrix() -> None:
+    assert p2p_paths({}) == ""
+    assert p2p_paths({(0, 1): "PIX", (0, 2): "PXB", (1, 2): "PIX"}) == (
+        "`nvidia-smi topo -m`: GPU pairs over PIX, PXB (P2P over PCIe switches)"
+    )
+    for cell in ("PHB", "NODE", "SYS"):
+        assert p2p_paths({(0, 1): "PIX", (0, 2): cell}) == (
+            f"`nvidia-smi topo -m`: GPU pairs over {', '.join(sorted(('PIX', cell)))} (P2P through the CPU)"
+        ), cell
