@@ -288,6 +288,21 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'return product.strip().replace(" ", "-").upper()',
         'return product.strip().replace(" ", "-").lower()',
     ): "both sides of the comparison are normalised alike: upper or lower case compares the same",
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        "with ThreadPoolExecutor(max_workers=CONCURRENCY, ) as pool:",
+    ): _POOL,
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="XXgpuctl-conditionXX") as pool:',
+    ): _POOL,
+    (
+        "gpuctl/core/node_condition.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="GPUCTL-CONDITION") as pool:',
+    ): _POOL,
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

@@ -67,6 +67,7 @@ def test_the_gate_taints_the_failed_and_annotates_the_proven(sim: Sim) -> None:
     assert first.writes == 2
     assert first.ok
     assert first.refusal() is None
+    assert (first.refused, first.refused_hint) == ("", "")
     nodes = nodes_of(cluster)
     assert gate_taints(nodes["gpu-1"]) == ["gpuctl.io/unproven=cuda:NoSchedule"]
     assert gate_taints(nodes["gpu-0"]) == []
@@ -136,6 +137,7 @@ def test_the_condition_is_published_and_kept_when_a_node_is_not_judged(sim: Sim)
     assert result.condition_type == "GPUProven"
     assert result.published == (("gpu-0", "True", "cuda"), ("gpu-1", "False", "cuda.workload"))
     assert result.refusal() is None
+    assert (result.refused, result.refused_hint) == ("", "")
     nodes = nodes_of(cluster)
     proven, failing = condition(nodes["gpu-0"]), condition(nodes["gpu-1"])
     assert proven is not None
