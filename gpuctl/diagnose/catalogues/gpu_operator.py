@@ -685,6 +685,8 @@ _MIG = (
         "no process using them) or choose a layout that fits, then " + _RELABEL,
         "mig",
         aliases=("Insufficient Resources",),
+        # mig-parted tries every order of creating the instances before giving up
+        texts=("all orderings failed",),
         source=_NVIDIA_SMI,
     ),
     Entry(
@@ -744,6 +746,40 @@ _MIG = (
         "mig",
         texts=("Invalid configuration detected for mig-strategy=single",),
         source="https://github.com/NVIDIA/k8s-device-plugin/blob/v0.20.0/internal/lm/mig-strategy.go",
+    ),
+    Entry(
+        "mig-config-values-invalid",
+        "MIG configuration with invalid values",
+        "the selected entry of the MIG configuration parses as YAML but mig-parted refuses its "
+        "values: a profile name it cannot read (`invalid format for '1g.5gbx'`), MIG devices listed "
+        "under `mig-enabled: false`, `mig-enabled: true` without `mig-devices`, a missing "
+        "`version`, or a `devices` list naming a GPU index {node} does not have",
+        "fix the entry in the MIG manager's ConfigMap (the ClusterPolicy's `migManager.config.name`; "
+        "`nvidia-mig-parted assert --valid-config -f CONFIG -c NAME` checks it, `nvidia-smi -L` "
+        "lists the GPU indices), then " + _RELABEL,
+        "config",
+        texts=(
+            "error validating values in '",
+            "MIG devices included when 'mig-enabled' is false",
+            "missing required field 'mig-devices' when 'mig-enabled' is true",
+            "unable to parse with missing 'version' field",
+            "GPU index out of range",
+        ),
+        source=_MIG_PARTED + "pkg/mig/config/config.go",
+    ),
+    Entry(
+        "mig-driver-not-loaded",
+        "MIG manager finds no NVIDIA driver",
+        "mig-parted found no loaded nvidia kernel module on {node} (it reads /proc/modules): the "
+        "driver is not installed or not loaded yet (the GPU Operator's driver container still "
+        "building it), or the MIG manager runs with the wrong driver root",
+        f"{_DRIVER_LOG} or `lsmod | grep nvidia` on {{node}}; load or install the driver ("
+        + _HOST_DRIVER
+        + "), then "
+        + _RELABEL,
+        "driver",
+        texts=("nvidia module not loaded", "error checking if nvidia module loaded"),
+        source=_MIG_PARTED + "cmd/nvidia-mig-parted/apply/mode.go",
     ),
     Entry(
         "mig-nvml-too-old",
