@@ -296,7 +296,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
         "gpuctl/core/node_condition.py",
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
-        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="XXgpuctl-conditionXX") as pool:',
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="XXgpuctl-conditionXX")'
+        " as pool:",
     ): _POOL,
     (
         "gpuctl/core/node_condition.py",
