@@ -491,8 +491,7 @@ IB_SETUP = (
         "is down, the GID index names no usable address (RoCE), the two sides use different "
         "link types (IB and RoCE), or on a rail-optimised fabric (each NIC index on its own "
         "switch or subnet) NCCL paired NICs of different rails, which cannot reach each other",
-        _IB_LINK_FIX + "; pin the NICs with `NCCL_IB_HCA=mlx5_0,...` (in the same order on every "
-        "node)",
+        _IB_LINK_FIX + "; pin the NICs with `NCCL_IB_HCA=mlx5_0,...` (in the same order on every node)",
         "network",
         texts=("Call to ibv_modify_qp",),
         source=f"{_REPO}/src/misc/ibvwrap.cc",
