@@ -43,9 +43,23 @@ _INJECT = (
 _Row = tuple[str, tuple[str, ...], str, str, str, str, str]
 
 
+# What frameworks print in their own words for a status (XLA, used by JAX and TensorFlow, reports a
+# failed cudnnCreate as `DNN library initialization failed`).
+_TEXTS = {"cudnn-not-initialized": ("DNN library initialization failed",)}
+
+
 def _entry(row: _Row) -> Entry:
     code, aliases, name, cause, fix, layer, source = row
-    return Entry(code=code, name=name, cause=cause, fix=fix, layer=layer, aliases=aliases, source=source)
+    return Entry(
+        code=code,
+        name=name,
+        cause=cause,
+        fix=fix,
+        layer=layer,
+        aliases=aliases,
+        texts=_TEXTS.get(code, ()),
+        source=source,
+    )
 
 
 _CUBLAS_ENTRIES = (
@@ -184,12 +198,48 @@ _CUDNN_ENTRIES = (
     )),
 )  # fmt: skip
 
+# A CUDA library a framework loads at run time (dlopen) that the image does not have: TensorFlow's
+# dso_loader (`Could not load dynamic library 'libcudart.so.11.0'; dlerror: ...`) and cuDNN 8's
+# sub-library loader (`Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: ...`).
+_LOADER_ENTRIES = (
+    Entry(
+        code="cuda-library-not-found",
+        name="CUDA library the framework needs is missing",
+        cause="the framework could not load a CUDA library at run time ({library}): the image has "
+        "no CUDA libraries of the version the framework was built for (a pip TensorFlow or JAX "
+        "without its CUDA extras, a CPU base image, another CUDA major version), so it runs on the "
+        "CPU or stops; the driver's own libraries come from the node, the CUDA toolkit's from the "
+        "image",
+        fix="install the CUDA libraries the framework was built with into the image "
+        "(`pip install tensorflow[and-cuda]`, `jax[cuda12]`, or an nvidia/cuda *-cudnn-runtime base "
+        "image of that CUDA version); `ldconfig -p | grep libcudart` in the container shows what it "
+        "has",
+        layer="runtime",
+        aliases=("Could not load dynamic library", "Could not load library"),
+        source="https://www.tensorflow.org/install/pip",
+    ),
+    Entry(
+        code="libcuda-unversioned-missing",
+        name="cuDNN cannot load libcuda.so",
+        cause="cuDNN 8 loads the driver's library by its unversioned name (libcuda.so) and the "
+        "container has only libcuda.so.1: the runtime that injected the driver did not create the "
+        "libcuda.so link (older NVIDIA Container Toolkit releases, WSL2, a driver mounted by hand)",
+        fix="upgrade the NVIDIA Container Toolkit on {node} (its CDI spec and hooks create the "
+        "libcuda.so link), or create it in the image's entrypoint (`ln -s libcuda.so.1 "
+        "$(dirname $(ldconfig -p | awk '/libcuda.so.1/{{print $NF; exit}}'))/libcuda.so`), or use "
+        "cuDNN 9, which loads libcuda.so.1",
+        layer="runtime",
+        aliases=("libcuda.so:",),
+        source="https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html",
+    ),
+)
+
 CATALOGUE = Catalogue(
     id="cuda-libs",
     title="CUDA math libraries (cuBLAS and cuDNN status codes)",
     source=_CUBLAS,
     version="cuBLAS 12.x (cublasStatus_t), cuDNN 9.x (cudnnStatus_t; 8.x names kept)",
-    entries=_CUBLAS_ENTRIES + _CUDNN_ENTRIES,
+    entries=_CUBLAS_ENTRIES + _CUDNN_ENTRIES + _LOADER_ENTRIES,
     applies_to=("cuda-workload", "nccl-workload"),
     unknown=Entry(
         code="?",
@@ -207,5 +257,9 @@ CATALOGUE = Catalogue(
         # calling ...`, `cuDNN error: CUDNN_STATUS_INTERNAL_ERROR`, `CUDNN_STATUS_NOT_INITIALIZED`.
         r"(?P<code>(?-i:CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+))",
         r"(?P<code>(?-i:CUDNN_STATUS_(?!SUCCESS)[A-Z_]+))",
+        r"(?P<code>(?-i:Could not load dynamic library)) '(?P<library>lib(?:cu|nv)[\w.+-]{1,60})'",
+        r"(?-i:Could not load library) libcudnn[\w.]{0,60}\. Error: (?P<code>libcuda\.so:)",
+        r"(?P<code>(?-i:Could not load library)) libcudnn[\w.]{0,60}\. Error: "
+        r"(?P<library>lib(?!cuda\.so:)[\w.+-]{1,60}): cannot open",
     ),
 )
