@@ -98,6 +98,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_condition.py",
     "tests/unit/test_judgement_cuda_level.py",
     "tests/unit/test_judgement_fabric_expectations.py",
+    "tests/unit/test_judgement_nccl_messages.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
