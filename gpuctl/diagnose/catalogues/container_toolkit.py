@@ -705,6 +705,24 @@ _NVIDIA_CTK = (
         source=_CTK + "/system/create-dev-char-symlinks/all.go",
     ),
     Entry(
+        "ctk-drop-in-not-imported",
+        "nvidia-ctk wrote its drop-in where the runtime does not read",
+        "`nvidia-ctk runtime configure` wrote the nvidia runtime's drop-in file into a directory "
+        "the container runtime does not import (containerd imports /etc/containerd/conf.d/*.toml "
+        "by default, CRI-O reads /etc/crio/crio.conf.d/), e.g. a `--drop-in-config` path in "
+        "/etc/containerd/config.d/: the command succeeds but the runtime never loads the nvidia "
+        'runtime (`no runtime for "nvidia" is configured` afterwards)',
+        "on {node}: move the file into the directory the runtime imports (`sudo mv "
+        "/etc/containerd/config.d/99-nvidia.toml /etc/containerd/conf.d/`) or add its directory to "
+        "`imports` in /etc/containerd/config.toml, or rerun `sudo nvidia-ctk runtime configure "
+        "--runtime=containerd --drop-in-config=/etc/containerd/conf.d/99-nvidia.toml`; then "
+        "`sudo systemctl restart containerd` and check `sudo containerd config dump | grep -A3 "
+        "runtimes.nvidia`",
+        "runtime",
+        aliases=("Wrote updated config to",),
+        source=_CTK + "/runtime/configure/configure.go",
+    ),
+    Entry(
         "ctk-unknown-runtime",
         "nvidia-ctk runtime configure: unknown runtime",
         "`nvidia-ctk runtime configure` was asked to configure a container runtime it does not "
@@ -801,6 +819,10 @@ CATALOGUE = Catalogue(
         rf"(?-i:mount error: )(?P<code>stat failed): /(?:{'|'.join(map(re.escape, _OLD_PATHS))})",
         # a device node the driver's modules create is missing: `lstat /dev/nvidia-uvm: no such ...`
         rf"(?-i:/dev/)(?P<code>nvidia(?:-uvm-tools|-uvm|ctl|-modeset)?)\d*: {_NO_SUCH_FILE}",
+        # nvidia-ctk runtime configure's own report of a drop-in outside the directory the runtime
+        # imports (containerd: /etc/containerd/conf.d, CRI-O: /etc/crio/crio.conf.d)
+        r"(?P<code>(?-i:Wrote updated config to)) (?:/etc/containerd/(?!conf\.d/)|"
+        r"/etc/crio/(?!crio\.conf\.d/))[\w.-]+/[\w.-]+\.(?:toml|conf)\b",
         # crun: error executing hook `/usr/bin/nvidia-cdi-hook` (exit code: 1)
         r"(?P<code>(?-i:error executing hook)) `[^`\s]*/nvidia-cdi-hook`",
         # the legacy hook, run by crun from hooks.d (Podman, CRI-O)
