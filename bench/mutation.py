@@ -305,6 +305,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-condition") as pool:',
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="GPUCTL-CONDITION") as pool:',
     ): _POOL,
+    (
+        "gpuctl/core/device_gate.py",
+        "published = inventory.nodes.get(node.name) or DraNode(node.name)",
+        "published = inventory.nodes.get(node.name) or DraNode(None)",
+    ): "a node with no published slice has no devices; its DraNode's name is never read",
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpuctl.core.device_gate import rule_manifest, rule_name
+from gpuctl.core.device_gate import failed_gpus, passed_gpus, pod_order, rule_manifest, rule_name
 from gpuctl.core.node_condition import Verdict, condition, verdict_of
 from gpuctl.core.proof.verdict import BUSY, FAILED, PROVEN, judge
-from gpuctl.core.verify.model import Check, GpuCounts, NodeResult, failed, passed
-from gpuctl.kube.dra import DraDevice
+from gpuctl.core.stacks import Stack
+from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, failed, passed
+from gpuctl.kube.dra import DraDevice, DraNode
 
 NOW = datetime(2026, 12, 6, 21, 0, 0, tzinfo=UTC)
 
@@ -109,3 +110,28 @@ def test_a_rule_name_at_the_limit_keeps_its_name() -> None:
     longer = rule_name(node_name + "n", "gpu-0")
     assert len(longer) == 253
     assert longer.startswith(f"gpuctl-unproven-{node_name}"[:242] + "-")
+
+
+def published(count: int = 4) -> DraNode:
+    return DraNode("gpu-0", tuple(DraDevice(f"gpu-{i}", "gpu", index=i, pool="gpu-0") for i in range(count)))
+
+
+def dra_node(*checks: Check, cuda: tuple[CudaGpu, ...] | None) -> NodeResult:
+    return NodeResult("gpu-0", GpuCounts(4, 4, 4, 4), checks, cuda=cuda, gpu_allocation=Stack.DRA)
+
+
+def test_a_cuda_failure_is_confined_only_with_one_result_per_gpu_and_some_gpus_failed() -> None:
+    failing = failed("cuda.workload", "vectorAdd failed")
+    three = (CudaGpu(0, True), CudaGpu(1, False, "ecc"), CudaGpu(2, True))
+    assert failed_gpus(dra_node(failing, cuda=three), published()) is None  # 3 results for 4 GPUs
+    assert failed_gpus(dra_node(failing, cuda=None), published()) is None
+    every_ok = tuple(CudaGpu(i, True) for i in range(4))
+    assert failed_gpus(dra_node(failing, cuda=every_ok), published()) is None  # failed, yet no GPU did
+    assert passed_gpus(dra_node(failing, cuda=three), pod_order(published())) == set()
+
+
+def test_a_result_for_a_gpu_the_claim_did_not_get_is_ignored() -> None:
+    failing = failed("cuda.workload", "vectorAdd failed")
+    beyond = (CudaGpu(0, True), CudaGpu(1, False, "ecc"), CudaGpu(2, True), CudaGpu(4, False, "ecc"))
+    assert failed_gpus(dra_node(failing, cuda=beyond), published()) == {"gpu-1"}
+    assert passed_gpus(dra_node(failing, cuda=beyond), pod_order(published())) == {"gpu-0", "gpu-2"}

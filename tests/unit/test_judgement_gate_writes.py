@@ -235,6 +235,7 @@ def test_one_failed_gpu_gets_a_rule_and_loses_it_once_proven(sim: Sim) -> None:
     node_failed = dra_node("gpu-0", one_bad(2), cuda_failed, failed("node.ready", "NotReady"))
     whole = apply_device_gate(api, nodes=[node_failed], level="cuda")
     assert (whole.gated, whole.lifted, whole.confined) == ((), (), ())
+    assert [d.rule for d in whole.of("gpu-0")] == ["", "", "gpuctl-unproven-gpu-0-gpu-2", ""]
     assert list(gate_rules(cluster)) == ["gpuctl-unproven-gpu-0-gpu-2"]
 
     # Busy: not judged, no pod ran; the rule stays.
@@ -269,6 +270,12 @@ def test_device_plugin_nodes_and_older_clusters_get_no_device_rules(sim: Sim) ->
         "gpu-0", GpuCounts(4, 4, 4, 4), (failed("cuda.workload", "GPU 2"),), cuda=one_bad(2)
     )
     assert apply_device_gate(cluster.api_client(), nodes=[plugin_node], level="cuda").devices == ()
+    dra = dra_sim(sim)
+    ecc = dra_node("gpu-1", one_bad(2), failed("cuda.workload", "GPU 2"))
+    busy = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2"), busy=True)
+    mixed = apply_device_gate(dra.api_client(), nodes=[plugin_node, busy, ecc], level="cuda")
+    assert [node for node, _ in mixed.devices] == ["gpu-1"]  # the DRA node judged, nothing else
+    assert mixed.gated == ("gpu-1/gpu-2",)
     older = two_gpu_nodes(sim, kubernetesVersion="v1.34.0", gpuAllocation="dra")
     node = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2"))
     result = apply_device_gate(older.api_client(), nodes=[node], level="cuda")
