@@ -131,6 +131,67 @@ def _line_diagnoses(line: str) -> list[Diagnosis]:
     return specific or catalogue_diagnoses(line, None, _NO_CONTEXT) or rows
 
 
+# `kubectl get -o yaml` folds a long message over several lines: a folded block scalar
+# (`message: >-` and the message on the more indented lines after it) or a quoted scalar broken
+# at spaces (`message: '0/10 nodes are available: ... 4` and `Insufficient cpu.'` on the next
+# line). Both are read as the one line they stand for, so that a message is matched whole.
+_FOLDED_KEY = re.compile(r"^(?P<indent>\s*(?:- )?)[\w.-]+:\s*>[-+]?\s*$")
+_QUOTED_KEY = re.compile(r"^(?P<indent>\s*(?:- )?)[\w.-]+:\s*(?P<quote>['\"])(?P<rest>.*)$")
+_FOLD_LINES = 50  # the most continuation lines joined into one
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _closes(value: str, quote: str) -> bool:
+    """Whether a quoted YAML value that `value` ends ends there (a `'` doubled inside single
+    quotes, an escaped `\"` inside double quotes, do not end it)."""
+    stripped = value.rstrip()
+    if not stripped.endswith(quote):
+        return False
+    if quote == "'":
+        return (len(stripped) - len(stripped.rstrip("'"))) % 2 == 1
+    return not stripped.endswith('\\"')
+
+
+def _continued(lines: list[str], at: int, indent: int) -> int:
+    """Where the lines after `at` that are indented deeper than `indent` end (at most
+    _FOLD_LINES of them)."""
+    end = at + 1
+    while (
+        end < len(lines) and end - at <= _FOLD_LINES and lines[end].strip() and _indent(lines[end]) > indent
+    ):
+        end += 1
+    return end
+
+
+def unfold(lines: list[str]) -> list[str]:
+    """`lines` with each YAML-folded message joined into one line (see _FOLDED_KEY)."""
+    out: list[str] = []
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        folded = _FOLDED_KEY.match(line) if line.rstrip().endswith(("-", ">", "+")) else None
+        if folded is not None:
+            end = _continued(lines, at, len(folded["indent"]))
+            if end > at + 1:
+                out += [line, " ".join(part.strip() for part in lines[at + 1 : end])]
+                at = end
+                continue
+        quoted = _QUOTED_KEY.match(line) if folded is None and ":" in line else None
+        if quoted is not None and quoted["rest"] and not _closes(quoted["rest"], quoted["quote"]):
+            end = _continued(lines, at, len(quoted["indent"]))
+            close = next((k for k in range(at + 1, end) if _closes(lines[k], quoted["quote"])), None)
+            if close is not None:
+                out.append(" ".join(part.strip() for part in lines[at : close + 1]))
+                at = close + 1
+                continue
+        out.append(line)
+        at += 1
+    return out
+
+
 def find_all(text: str) -> list[Diagnosis]:
     """Every signature found, one per distinct (signature, line), the one that explains the others
     first (diagnose.root_first: an NVLink Xid before the application Xid it causes), else in text
@@ -140,7 +201,7 @@ def find_all(text: str) -> list[Diagnosis]:
     """
     found: list[Diagnosis] = []
     seen: set[tuple[str, str]] = set()
-    for raw in text.splitlines():
+    for raw in unfold(text.splitlines()):
         line = raw.strip()
         if not line:
             continue
