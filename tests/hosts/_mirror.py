@@ -25,6 +25,10 @@ REPOSITORIES = {"cuda": _packages.cuda_repo_packages, "libnvidia-container": _pa
 KEY_NAME = "gpgkey"
 DEBIAN = "debian"  # Debian's real NVIDIA packages (tests/hosts/_debian_archive.py)
 MIRROR_PORT = 8080
+# The name the nodes reach the mirror by: each node's /etc/hosts maps it to its own run's bridge
+# address (tests/hosts/_node.py prepare_root), so the apt sources a node image holds (written by the
+# playbooks from the inventory's URLs) stay right on nodes of any later run, whatever its subnet.
+MIRROR_NAME = "gpuctl-mirror.test"  # .test: reserved for testing (RFC 2606), never resolved outside
 # Bump when the layout below changes.
 LAYOUT_VERSION = "1"
 
@@ -157,9 +161,9 @@ def serve(directory: Path, address: str, log_file: Path) -> subprocess.Popen[byt
         )
 
 
-def repo_vars(address: str) -> dict[str, str | list[str]]:
-    """The inventory group vars that point the playbooks at this mirror."""
-    base = f"http://{address}:{MIRROR_PORT}"
+def repo_vars() -> dict[str, str | list[str]]:
+    """The inventory group vars that point the playbooks at the mirror (by its name, MIRROR_NAME)."""
+    base = f"http://{MIRROR_NAME}:{MIRROR_PORT}"
     return {
         "gpuctl_cuda_repo_url": f"{base}/cuda/",
         "gpuctl_cuda_repo_key_url": f"{base}/cuda/{KEY_NAME}",

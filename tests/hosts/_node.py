@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.hosts._fakepci import write_fake_bus
+from tests.hosts._mirror import MIRROR_NAME
 from tests.hosts._rootfs import ADMIN_USER
 from tests.hosts._state import HarnessState, process_start_time
 
@@ -98,12 +99,14 @@ def _host_key(root: Path, name: str) -> str:
     return key.with_suffix(".pub").read_text().strip()
 
 
-def prepare_root(layout: NodeLayout, address: str, admin_public_key: str) -> str:
-    """Identity of the node (hostname, machine-id, keys); returns its public host key line."""
+def prepare_root(layout: NodeLayout, address: str, admin_public_key: str, mirror_address: str) -> str:
+    """Identity of the node (hostname, machine-id, keys) and the address of its run's mirror (by the
+    mirror's name); returns its public host key line."""
     root = layout.merged
     (root / "etc/hostname").write_text(f"{layout.name}\n")
     (root / "etc/hosts").write_text(
-        f"127.0.0.1\tlocalhost\n{address}\t{layout.name}\n::1\tlocalhost ip6-localhost\n"
+        f"127.0.0.1\tlocalhost\n{address}\t{layout.name}\n{mirror_address}\t{MIRROR_NAME}\n"
+        "::1\tlocalhost ip6-localhost\n"
     )
     (root / "etc/machine-id").write_text(secrets.token_hex(16) + "\n")
     _authorise(root, admin_public_key)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts._image import build_image
+from tests.hosts._image import OLDER_PINS, NodeImage, build_image
 from tests.hosts.nodes import TestNode, down, up
 
 # Tools the harness runs on the machine that brings the nodes up (.ci/install-host-deps.sh).
@@ -53,9 +53,25 @@ def test_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNo
 
 
 @pytest.fixture(scope="session")
-def node_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def default_image(tmp_path_factory: pytest.TempPathFactory) -> NodeImage:
     """A node image (tests/hosts/_image.py): hosts gpuctl's host phase prepared with the role defaults,
-    built on first use, once per session, for the modules whose subject is not the bare bootstrap.
-    `up(..., image=node_image)` starts nodes from it."""
+    built on first use, once per session, for the modules whose subject is not the bare bootstrap;
+    with the report of the bootstrap that made it."""
     skip_without_host_requirements()
     return build_image(tmp_path_factory.mktemp("node-image"), log=lambda line: print(line, file=sys.stderr))
+
+
+@pytest.fixture(scope="session")
+def node_image(default_image: NodeImage) -> Path:
+    """The default image's layer: `up(..., image=node_image)` starts nodes from it."""
+    return default_image.layer
+
+
+@pytest.fixture(scope="session")
+def older_pins_image(tmp_path_factory: pytest.TempPathFactory) -> NodeImage:
+    """A node image on the older driver branch and toolkit pins (OLDER_PINS), built on first use, once
+    per session: the start of the modules that move those pins (tests/hosts/test_pins.py,
+    tests/hosts/test_driver_upgrade.py)."""
+    skip_without_host_requirements()
+    work = tmp_path_factory.mktemp("older-pins-image")
+    return build_image(work, log=lambda line: print(line, file=sys.stderr), extra_args=OLDER_PINS)

@@ -305,7 +305,7 @@ def _bring_up(
         layout = _node.NodeLayout(NODE_NAME.format(index=index), directory / f"node-{index}")
         netns = _network.add_node_network(state, subnet, index, layout.name)
         _node.mount_overlay(state, layout, rootfs, images[index])
-        host_key = _node.prepare_root(layout, subnet.node_address(index), admin_key)
+        host_key = _node.prepare_root(layout, subnet.node_address(index), admin_key, subnet.gateway)
         nspawn_pid = _node.boot(state, layout, netns, hardware.of_node(index))
         booting.append((index, layout, netns, host_key, nspawn_pid))
     timer.lap(f"{nodes} node(s) started")
@@ -326,7 +326,7 @@ def _bring_up(
     write_known_hosts(known_hosts, host_keys)
     state.facts |= {
         "subnet": str(subnet.network),
-        "mirror": _mirror.repo_vars(subnet.gateway),
+        "mirror": _mirror.repo_vars(),
         "ssh_key": str(directory / "id_ed25519"),
         "known_hosts": str(known_hosts),
         "nodes": facts,

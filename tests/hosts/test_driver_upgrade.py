@@ -1,6 +1,7 @@
 """A bumped driver branch and toolkit pin upgrade what is installed (issue 31's host half).
 
-One node is bootstrapped on driver branch 570 and toolkit 1.16, then both pins move to the role
+One node is bootstrapped on driver branch 570 and toolkit 1.16 (it starts from the older-pins node
+image, tests/hosts/_image.py, which that bootstrap made from a bare node), then both pins move to the role
 defaults (580, 1.20) as a user bumping them would: a check-mode run first says the host would
 change and changes nothing; the real run replaces the held packages with the new versions, holds
 them again and reports the reboot the new driver needs (the running module is never unloaded);
@@ -15,18 +16,9 @@ from dataclasses import dataclass
 import pytest
 
 from gpuctl.package_data import default_driver_branch, default_toolkit_version
-from tests.hosts.conftest import skip_without_host_requirements
+from tests.hosts._image import OLDER_DRIVER_BRANCH, OLDER_PINS, OLDER_TOOLKIT, NodeImage
 from tests.hosts.nodes import TestNode, down, up
-from tests.hosts.test_pins import (
-    OLDER_DRIVER_BRANCH,
-    OLDER_PINS,
-    OLDER_TOOLKIT,
-    TOOLKIT_PACKAGES,
-    Run,
-    bootstrap,
-    sh,
-    version,
-)
+from tests.hosts.test_pins import TOOLKIT_PACKAGES, Run, assert_prepared_the_bare_node, bootstrap, sh, version
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
 DRIVER_PACKAGE = "nvidia-open"
@@ -58,17 +50,17 @@ def driver_report(run: Run) -> dict[str, object]:
 def older_node(nodes: list[TestNode]) -> tuple[TestNode, dict[str, str]]:
     """The node on the older pins, converged (a re-run changes nothing)."""
     node = nodes[0]
-    first = bootstrap(node, *OLDER_PINS)
-    assert first.code == 0, first.report
-    assert bootstrap(node, *OLDER_PINS).changed() == 0
+    rerun = bootstrap(node, *OLDER_PINS)
+    assert (rerun.code, rerun.changed()) == (0, 0), rerun.report
     return node, installed(node)
 
 
 @pytest.fixture(scope="module")
-def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
-    skip_without_host_requirements()
+def nodes(older_pins_image: NodeImage, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
+    """A node the bootstrap with the older pins prepared (the older-pins image)."""
+    assert_prepared_the_bare_node(older_pins_image)
     inventory = tmp_path_factory.mktemp("upgrade-nodes") / "hosts.yml"
-    started = up(nodes=1, gpus=2, inventory=inventory)
+    started = up(nodes=1, gpus=2, inventory=inventory, image=older_pins_image.layer)
     yield started
     down(inventory)
 

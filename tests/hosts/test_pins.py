@@ -5,6 +5,10 @@ units); the other is pinned to the older driver branch 570 and toolkit 1.16 (no 
 the role generates the CDI spec itself with `nvidia-ctk cdi generate`), then has its toolkit pin
 moved to the default, as a user bumping the pin would. The runtime configuration must keep runc and
 add nvidia in every case.
+
+Both nodes start from node images (tests/hosts/_image.py) that the real host phase made from a bare
+node, the one with the role defaults, the other with the older pins: what each bootstrap installed
+is read back from the node, each bootstrap's own report from the image's build.
 """
 
 from __future__ import annotations
@@ -13,22 +17,19 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpuctl.package_data import default_driver_branch, default_toolkit_version
-from tests.hosts.conftest import skip_without_host_requirements
+from tests.hosts._image import OLDER_DRIVER_BRANCH, OLDER_PINS, OLDER_TOOLKIT, NodeImage
 from tests.hosts.nodes import TestNode, down, node_exec, up
 
 pytestmark = [pytest.mark.hosts, pytest.mark.slow]
 GPUS = 2
-OLDER_DRIVER_BRANCH = "570"
-OLDER_TOOLKIT = "1.16.2-1"
-OLDER_PINS = (
-    "-e", f"gpuctl_driver_branch={OLDER_DRIVER_BRANCH}", "-e", f"gpuctl_toolkit_version={OLDER_TOOLKIT}",
-)  # fmt: skip
 REFRESH_SPEC = "/var/run/cdi/nvidia.yaml"
 LEGACY_SPEC = "/etc/cdi/nvidia.yaml"
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools",
@@ -75,27 +76,36 @@ def assert_runtime_keeps_runc(node: TestNode) -> None:
     assert "/usr/bin/nvidia-container-runtime" in dump
 
 
-@pytest.fixture(scope="module")
-def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[TestNode]]:
-    skip_without_host_requirements()
-    inventory = tmp_path_factory.mktemp("pins-nodes") / "hosts.yml"
-    started = up(nodes=2, gpus=GPUS, inventory=inventory)
-    yield started
-    down(inventory)
+@contextmanager
+def node_from(image: Path, inventory: Path) -> Iterator[TestNode]:
+    """One node from `image`, up inside the `with`."""
+    (started,) = up(nodes=1, gpus=GPUS, inventory=inventory, image=image)
+    try:
+        yield started
+    finally:
+        down(inventory)
+
+
+def assert_prepared_the_bare_node(image: NodeImage) -> None:
+    """The bootstrap that made `image` passed on its bare node and changed it."""
+    (host,) = image.report["hosts"]
+    assert host["ok"] is True, image.report
+    assert int(host["changed"]) > 0, image.report
 
 
 @pytest.fixture(scope="module")
-def current(nodes: list[TestNode]) -> tuple[TestNode, Run]:
-    """The first node, bootstrapped with the role defaults."""
-    return nodes[0], bootstrap(nodes[0])
+def current(default_image: NodeImage, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestNode]:
+    """A node the role defaults' bootstrap prepared (the default image)."""
+    assert_prepared_the_bare_node(default_image)
+    with node_from(default_image.layer, tmp_path_factory.mktemp("pins-default-node") / "hosts.yml") as node:
+        yield node
 
 
 # --- the defaults ----------------------------------------------------------------------------------
 
 
-def test_default_pins_are_installed_and_held(current: tuple[TestNode, Run]) -> None:
-    node, run = current
-    assert run.code == 0, run.report
+def test_default_pins_are_installed_and_held(current: TestNode) -> None:
+    node = current
     for package in TOOLKIT_PACKAGES:
         assert version(node, package) == default_toolkit_version(), package
     assert version(node, "nvidia-open").startswith(f"{default_driver_branch()}.")
@@ -105,9 +115,8 @@ def test_default_pins_are_installed_and_held(current: tuple[TestNode, Run]) -> N
     assert_runtime_keeps_runc(node)
 
 
-def test_default_toolkit_keeps_the_cdi_spec_with_the_refresh_units(current: tuple[TestNode, Run]) -> None:
-    node, run = current
-    assert run.code == 0, run.report
+def test_default_toolkit_keeps_the_cdi_spec_with_the_refresh_units(current: TestNode) -> None:
+    node = current
     assert sh(node, "systemctl is-enabled nvidia-cdi-refresh.path nvidia-cdi-refresh.service")[1].split() == [
         "enabled",
         "enabled",
@@ -121,18 +130,16 @@ def test_default_toolkit_keeps_the_cdi_spec_with_the_refresh_units(current: tupl
     assert devices == ["nvidia.com/gpu=0", "nvidia.com/gpu=1", "nvidia.com/gpu=all"]
 
 
-def test_default_pins_rerun_changes_nothing(current: tuple[TestNode, Run]) -> None:
-    node, first = current
-    assert first.code == 0, first.report
+def test_default_pins_rerun_changes_nothing(current: TestNode) -> None:
+    node = current
     again = bootstrap(node)
     assert again.code == 0, again.report
     assert again.changed() == 0
 
 
-def test_a_missing_cdi_spec_is_written_again(current: tuple[TestNode, Run]) -> None:
+def test_a_missing_cdi_spec_is_written_again(current: TestNode) -> None:
     """/var/run is emptied at boot; a re-run (like the service at boot) writes the spec again."""
-    node, first = current
-    assert first.code == 0, first.report
+    node = current
     assert sh(node, f"rm {REFRESH_SPEC}")[0] == 0
     again = bootstrap(node)
     assert again.code == 0, again.report
@@ -145,10 +152,9 @@ def test_a_missing_cdi_spec_is_written_again(current: tuple[TestNode, Run]) -> N
 
 @dataclass(frozen=True)
 class OlderNode:
-    """What the node held right after the bootstrap with the older pins (read before the pin moves)."""
+    """What the node held after the bootstrap with the older pins (read before the pin moves)."""
 
     node: TestNode
-    run: Run
     versions: dict[str, str]
     held: list[str]
     apt_pin: str
@@ -158,15 +164,18 @@ class OlderNode:
 
 
 @pytest.fixture(scope="module")
-def older(nodes: list[TestNode]) -> OlderNode:
-    """The second node, bootstrapped with driver branch 570 and toolkit 1.16, then re-run."""
-    node = nodes[1]
-    run = bootstrap(node, *OLDER_PINS)
-    assert run.code == 0, run.report
+def older(older_pins_image: NodeImage, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OlderNode]:
+    """A node the bootstrap with driver branch 570 and toolkit 1.16 prepared (the older-pins image),
+    then re-run with those pins."""
+    assert_prepared_the_bare_node(older_pins_image)
+    with node_from(older_pins_image.layer, tmp_path_factory.mktemp("pins-older-node") / "hosts.yml") as node:
+        yield older_state(node)
+
+
+def older_state(node: TestNode) -> OlderNode:
     assert_runtime_keeps_runc(node)
     return OlderNode(
         node=node,
-        run=run,
         versions={package: version(node, package) for package in ("nvidia-open", *TOOLKIT_PACKAGES)},
         held=sh(node, "apt-mark showhold")[1].split(),
         apt_pin=sh(node, "cat /etc/apt/preferences.d/gpuctl-nvidia-driver")[1],
