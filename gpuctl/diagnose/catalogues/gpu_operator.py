@@ -356,6 +356,130 @@ _VALIDATION = (
         texts=("is only supported with NVIDIA OpenRM drivers",),
         source=_OPERATOR + "controllers/nvidiadriver_controller.go",
     ),
+    Entry(
+        "node-os-labels-missing",
+        "GPU node's OS or kernel labels missing",
+        "the ClusterPolicy controller chooses the driver image of a GPU node from the labels Node "
+        "Feature Discovery puts on it (feature.node.kubernetes.io/system-os_release.ID and "
+        ".VERSION_ID, kernel-version.full; on OpenShift the RHCOS version), and {node} lacks them: "
+        "NFD is not deployed (the chart's `nfd.enabled=false` without another NFD), its worker does "
+        "not run on the node, or its configuration drops those features; the operator then creates "
+        "no driver DaemonSet for the node",
+        "`kubectl get node {node} --show-labels | tr , '\\n' | grep -e system-os_release -e "
+        "kernel-version`; deploy NFD (`--set nfd.enabled=true`) or make the existing NFD worker run "
+        "on {node} (`kubectl get pods -A -o wide | grep -i feature-discovery`), then restart the "
+        f"operator (`{_NS} rollout restart deploy/gpu-operator`)",
+        "config",
+        texts=(
+            "GPU node OS info is empty",
+            "unable to retrieve OS name from label",
+            "unable to retrieve OS version from label",
+            "failed to retrieve GPU node OS info",
+            "node doesn't have the proper NFD RHCOS version label",
+            "Unable to obtain all kernel versions of the GPU nodes in the cluster",
+        ),
+        source=_OPERATOR + "controllers/object_controls.go",
+    ),
+    Entry(
+        "os-versions-mixed",
+        "one kernel version on several OS releases",
+        "two GPU nodes run the same kernel version but report different OS releases (their NFD "
+        "system-os_release labels), which the operator's per-kernel driver DaemonSets (precompiled "
+        "drivers, OpenShift Driver Toolkit) do not support, so it does not deploy them",
+        "compare the nodes' labels (`kubectl get nodes -L feature.node.kubernetes.io/"
+        "system-os_release.VERSION_ID -L feature.node.kubernetes.io/kernel-version.full`); upgrade "
+        "the nodes to one OS release, or run the non-precompiled driver (`driver.usePrecompiled=false`)",
+        "config",
+        texts=("different OS versions found for the same kernel version",),
+        source=_OPERATOR + "controllers/object_controls.go",
+    ),
+    Entry(
+        "clusterpolicy-conflict",
+        "ClusterPolicy settings that cannot go together",
+        "the ClusterPolicy (or NVIDIADriver) combines settings the operator cannot deploy together "
+        "(the line names them): the NRI plugin without CDI or without the Container Toolkit, "
+        "precompiled drivers without driver.repository, driver.image and driver.version, or "
+        "GPUDirect Storage (nvidia-fs) or GDRCopy with precompiled drivers (the operator leaves "
+        "those out)",
+        "`kubectl get clusterpolicy cluster-policy -o yaml`: turn on what the line says is needed "
+        "(`cdi.enabled=true`, `toolkit.enabled=true`, the driver image fields) or turn off the "
+        "feature that needs it (`driver.usePrecompiled=false` for GDS/GDRCopy); apply with `helm "
+        "upgrade ... --set ...` or `kubectl edit clusterpolicy cluster-policy`",
+        "config",
+        texts=(
+            "the NRI Plugin cannot be enabled when CDI is disabled",
+            "the NRI Plugin cannot be enabled when the Container Toolkit is disabled",
+            "unable to resolve driver image path for pre-compiled drivers",
+            "GDRCopy is not supported along with pre-compiled NVIDIA drivers",
+            "GPUDirect Storage driver (nvidia-fs) is not supported along with pre-compiled NVIDIA drivers",
+        ),
+        source=_OPERATOR + "controllers/object_controls.go",
+    ),
+    Entry(
+        "driver-customization-unsupported",
+        "driver repository or certificate config not supported on this OS",
+        "the ClusterPolicy gives the driver container a custom package repository "
+        "(driver.repoConfig), certificates (driver.certConfig) or subscription mounts for an OS "
+        "distribution the operator has no such paths for, so the driver DaemonSet is not built",
+        "remove driver.repoConfig / driver.certConfig for that OS (`kubectl edit clusterpolicy "
+        "cluster-policy`), or bake the repository into a custom driver image",
+        "config",
+        texts=(
+            "repository configuration not supported for distribution",
+            "certificate configuration not supported for distribution",
+            "subscription paths not found for distribution",
+        ),
+        source=_OPERATOR + "controllers/object_controls.go",
+    ),
+    Entry(
+        "host-driver-files-missing",
+        "host driver's libraries or nvidia-smi not found",
+        "the operator-validator found a driver installed on the host but not its user-space files "
+        "where it looks (the host root and hostPaths.driverInstallDir): the driver lives in a "
+        "non-standard place (Talos' glibc tree, NixOS, a driver under /opt), or only its kernel "
+        "module is installed",
+        "on {node}: `command -v nvidia-smi` and `ldconfig -p | grep libnvidia-ml`; install the "
+        "driver's user-space packages, or point the ClusterPolicy at the driver's root "
+        "(`hostPaths.driverInstallDir`, `hostPaths.rootFS`), then restart the validator "
+        f"(`{_NS} delete pod -l app=nvidia-operator-validator --field-selector spec.nodeName={{node}}`)",
+        "driver",
+        texts=(
+            "failed to locate driver libraries",
+            "failed to find an executable 'nvidia-smi' on the host",
+            "failed to locate nvidia-smi",
+        ),
+        source=_OPERATOR + "cmd/nvidia-validator/driver.go",
+    ),
+    Entry(
+        "runtime-unrecognized",
+        "container runtime of the nodes not recognised",
+        "the operator could not tell the nodes' container runtime from their status "
+        "(containerRuntimeVersion is not containerd, cri-o or docker, or no node reports one), so "
+        "the toolkit configures containerd: on another runtime the GPU pods get no NVIDIA runtime",
+        "`kubectl get nodes -o wide` (CONTAINER-RUNTIME column); set the runtime the toolkit must "
+        "configure (`--set operator.defaultRuntime=containerd|crio|docker`) and its config and "
+        "socket paths (`toolkit.env` CONTAINERD_CONFIG, CONTAINERD_SOCKET)",
+        "toolkit",
+        texts=(
+            "runtime not recognized",
+            "Unable to get runtime info from the cluster, defaulting to containerd",
+        ),
+        source=_OPERATOR + "controllers/state_manager.go",
+    ),
+    Entry(
+        "sriov-vfs-missing",
+        "GPU SR-IOV virtual functions not created",
+        "the operator's sandbox (vGPU or VFIO) stack needs the GPUs' SR-IOV virtual functions, "
+        "and they are not all there: SR-IOV or the IOMMU is off in the BIOS or on the kernel "
+        "command line, the GPU has no SR-IOV, or the vGPU manager's sriov-manage failed",
+        "on {node}: `lspci -vvv -d 10de: | grep -i -A2 'SR-IOV'`, `cat /proc/cmdline` (intel_iommu=on "
+        "or amd_iommu=on, iommu=pt) and `dmesg | grep -i -e iommu -e sriov`; enable SR-IOV and the "
+        "IOMMU in the BIOS and kernel, then `sudo /usr/lib/nvidia/sriov-manage -e ALL` or restart "
+        "the vGPU manager pod",
+        "config",
+        texts=("no SR-IOV capable GPUs found", "not all VFs have been created", "Failed to enable VFs"),
+        source=_VALIDATOR,
+    ),
 )
 
 _DRIVER_CONTAINER = (
@@ -457,7 +581,14 @@ _DRIVER_CONTAINER = (
         "on {node}: `ls -l /lib/modules/$(uname -r)/vmlinuz /boot/vmlinuz-$(uname -r)`; install the "
         "kernel image package of the running kernel, " + _HOST_DRIVER,
         "driver",
-        texts=("Could not locate Linux kernel version string",),
+        # RHEL 10's extraction of a compressed (zboot) kernel image with unzboot, built from
+        # source where EPEL has no package (it needs network access to clone it)
+        texts=(
+            "Could not locate Linux kernel version string",
+            "Error: Unable to clone unzboot source",
+            "Error: Failed to build unzboot from source",
+            "Error: Could not install build dependencies for unzboot",
+        ),
         source=_DRIVER_CTR,
     ),
     Entry(
@@ -557,6 +688,48 @@ _DRIVER_CONTAINER = (
         "driver",
         texts=("Unable to find the kernel source tree for the currently running kernel",),
         source=_INSTALLER,
+    ),
+    Entry(
+        "mofed-wait",
+        "GPUDirect RDMA waiting for the Mellanox OFED driver",
+        "the driver pod's nvidia-peermem container (GPUDirect RDMA) waits for the Mellanox OFED "
+        "driver: the Network Operator's OFED driver container has not marked itself ready "
+        "(/run/mellanox/drivers/.driver-ready) or mlx5_core and ib_umad are not loaded; with OFED "
+        "installed on the host instead, the ClusterPolicy does not say so",
+        f"`{_NS} logs ds/nvidia-driver-daemonset -c nvidia-peermem-ctr`; deploy the Network "
+        "Operator's OFED driver, or with OFED on the host set `--set driver.rdma.useHostMofed=true` "
+        "(and `lsmod | grep -e mlx5_core -e ib_umad` on {node}); without RDMA NICs turn "
+        "`driver.rdma.enabled` off",
+        "wait",
+        texts=(
+            "waiting for mellanox ofed and nvidia drivers to be installed",
+            "waiting for the mlx5_core and ib_umad kernel modules to be loaded",
+        ),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "kernel-module-type-invalid",
+        "unknown kernel module type",
+        "the driver container was given a kernel module type it does not know (KERNEL_MODULE_TYPE "
+        "must be auto, open or proprietary), so it stops before installing",
+        "set `driver.kernelModuleType` to auto, open or proprietary in the ClusterPolicy (or the "
+        "NVIDIADriver's `kernelModuleType`), then delete the driver pod on {node}",
+        "config",
+        texts=("invalid value for the KERNEL_MODULE_TYPE variable",),
+        source=_DRIVER_CTR,
+    ),
+    Entry(
+        "vgpu-manager-died",
+        "vGPU manager daemon exited",
+        "the vGPU manager container's nvidia-vgpu-mgr daemon stopped: the vGPU host driver does not "
+        "support the GPU or the kernel, or it failed to start its vGPU services (its reason is in "
+        "the host's journal), so no vGPU device is offered",
+        f"`{_NS} logs ds/nvidia-vgpu-manager-daemonset --previous` and on {{node}} `journalctl -b "
+        "| grep -i nvidia-vgpu-mgr` and `dmesg | grep -i nvrm`; run a vGPU manager release that "
+        "supports the GPU and kernel, then delete the pod",
+        "driver",
+        texts=("nvidia-vgpu-mgr daemon is no longer running",),
+        source="https://github.com/NVIDIA/gpu-driver-container/blob/main/vgpu-manager/ubuntu22.04/nvidia-driver",
     ),
 )
 

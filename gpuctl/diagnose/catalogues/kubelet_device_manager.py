@@ -190,6 +190,19 @@ _REGISTRATION = (
 
 _ALLOCATION = (
     Entry(
+        "allocate-plugin-gone",
+        "device plugin went away during Allocate",
+        "the kubelet's Allocate call reached the device plugin but the plugin's gRPC server went "
+        "away before answering (`transport is closing`, `error reading from server: EOF`): the "
+        "plugin crashed while allocating (a panic in its Allocate handler) or was restarted; the "
+        "pod was rejected at admission (UnexpectedAdmissionError)",
+        _FIND_PLUGIN + ": a panic or a restart at the time of the event is the cause; update or fix "
+        "the plugin, then " + _DELETE_REJECTED,
+        "plugin",
+        texts=("Allocate failed due to rpc error: code = Unavailable",),
+        source=_K8S + "devicemanager/plugin/v1beta1/client.go",
+    ),
+    Entry(
         "no-healthy-devices",
         "no healthy device to allocate",
         "the kubelet has no healthy device of the resource to give the pod: the device plugin "
@@ -514,6 +527,18 @@ _NVIDIA_PLUGIN = (
             "fully-qualified resource name must be",
             "number of replicas must be",
             "does not match any resource patterns",
+            # api/config/v1 (sharing.go, replicas.go, resources.go, strategy.go, imex.go)
+            "but the only valid string input is 'all'",
+            "but a count of devices must be > 0",
+            "resources must have a 'name' field set",
+            "resources must have a 'pattern' field set",
+            "unrecognized type for devices spec",
+            "unsupported type for device in devices list",
+            "unmarshallable ReplicatedDevices struct",
+            "invalid deviceListStrategy",
+            "invalid device list strategy",
+            "unknown fallback strategy",
+            "channelIDs must be [] or [0]",
         ),
         source=_NVIDIA_MAIN,
     ),
@@ -613,6 +638,114 @@ _NVIDIA_PLUGIN = (
         source=_NVIDIA + "internal/rm/device_map.go",
     ),
     Entry(
+        "config-not-found",
+        "device plugin config named by the node label not found",
+        "the device plugin's config-manager (the sidecar that picks the plugin config for the node) "
+        "finds no config of that name: the node label nvidia.com/device-plugin.config names a key "
+        "the plugin's config ConfigMap does not have, the ConfigMap is empty or not mounted, or "
+        "neither a label nor a default config is set; the plugin does not start",
+        "list the ConfigMap's keys (`kubectl get configmap -A | grep -i device-plugin`, then "
+        "`kubectl get configmap CONFIGMAP -n NAMESPACE -o yaml`); label {node} with one of them "
+        "(`kubectl label node {node} nvidia.com/device-plugin.config=KEY --overwrite`) or set a "
+        "default (Helm `config.default`; GPU Operator `devicePlugin.config.default`); then "
+        "`{plugin_restart}`",
+        "config",
+        aliases=("specified config",),
+        texts=(
+            "no config was set, no default was provided, and all fallbacks failed",
+            "no configuration files available",
+        ),
+        source=_NVIDIA + "cmd/config-manager/main.go",
+    ),
+    Entry(
+        "mps-shm-mount-failed",
+        "MPS control daemon cannot mount its shared memory",
+        "the device plugin's MPS control daemon could not mount the tmpfs its MPS servers use as "
+        "shared memory (under /mps/shm): its container is not privileged (no CAP_SYS_ADMIN) or the "
+        "host directory it mounts into lacks Bidirectional mount propagation, so MPS sharing does "
+        "not start on the node",
+        "run the MPS control daemon as the plugin's Helm chart deploys it (privileged, "
+        "`mountPropagation: Bidirectional` on its /mps volume; `kubectl get ds -A | grep "
+        "mps-control-daemon`, `kubectl get ds NAME -n NAMESPACE -o yaml`), then restart its pod on "
+        "{node}",
+        "config",
+        aliases=("error mounting",),
+        source=_NVIDIA + "cmd/mps-control-daemon/mount/mount-shm.go",
+    ),
+    Entry(
+        "mps-daemon-setup-failed",
+        "MPS control daemon cannot set up the GPU",
+        "the device plugin's MPS control daemon could not prepare the GPU for MPS: setting its "
+        "compute mode to EXCLUSIVE_PROCESS (or back to DEFAULT), its active thread percentage or "
+        "pinned memory limit through nvidia-smi and nvidia-cuda-mps-control failed, or the control "
+        "daemon did not start (the driver's MPS binaries are missing from the driver root it "
+        "mounts, the container is not privileged, or the GPU is held by a process that keeps "
+        "another compute mode); the rest of the line is nvidia-smi's or MPS's error",
+        "on {node}: `nvidia-smi -q -d COMPUTE` and `nvidia-smi --query-compute-apps=pid,"
+        "process_name --format=csv`; stop what holds the GPU, check that the driver root the daemon "
+        "mounts has nvidia-cuda-mps-control (`ls /usr/bin/nvidia-cuda-mps-control` on a host "
+        "driver), run the daemon as the chart deploys it (privileged), then restart the "
+        "mps-control-daemon pod on {node}",
+        "mps",
+        texts=(
+            "error setting compute mode",
+            "error setting active thread percentage",
+            "error setting pinned memory limit for device",
+            "failed to start NVIDIA MPS command",
+            "Failed to start MPS daemon",
+        ),
+        source=_NVIDIA + "cmd/mps-control-daemon/mps/daemon.go",
+    ),
+    Entry(
+        "mps-mig-unsupported",
+        "MPS sharing configured on MIG devices",
+        "the device plugin's config asks for MPS sharing on a node whose GPUs are in MIG mode: the "
+        "plugin does not support MPS on MIG devices, so the plugin exits (or the MPS control daemon "
+        "skips the node)",
+        "use time-slicing for MIG devices (`sharing.timeSlicing` in the plugin config) or disable MIG "
+        "on {node}; label the node for another plugin config (`kubectl label node {node} "
+        "nvidia.com/device-plugin.config=CONFIG --overwrite`), then `{plugin_restart}`",
+        "config",
+        texts=(
+            "sharing using MPS is not supported for MIG devices",
+            "MPS sharing is not supported for MIG devices",
+        ),
+        source=_NVIDIA + "internal/plugin/mps.go",
+    ),
+    Entry(
+        "mig-profile-unreadable",
+        "device plugin cannot read a MIG device's profile",
+        "NVML could not give the device plugin the profile of a MIG device it enumerated: the MIG "
+        "layout is being changed (the MIG manager is reconfiguring the GPU), a GPU instance has no "
+        "compute instance yet, or the driver is too old for the plugin's NVML calls; the plugin "
+        "cannot build its device list and exits",
+        "on {node}: `nvidia-smi mig -lgi` and `nvidia-smi mig -lci` (every GPU instance needs a "
+        "compute instance); let the MIG manager finish (`kubectl get node {node} -o "
+        "jsonpath='{{.metadata.labels.nvidia\\.com/mig\\.config\\.state}}'`) or apply the layout "
+        "again, update the driver if it is older than the plugin supports, then `{plugin_restart}`",
+        "mig",
+        texts=("error getting MIG profile for MIG device at index",),
+        source=_NVIDIA + "internal/rm/device_map.go",
+    ),
+    Entry(
+        "mig-caps-missing",
+        "MIG capability device nodes missing",
+        "the device plugin cannot find the MIG capability device nodes (/dev/nvidia-caps/"
+        "nvidia-capN, named in /proc/driver/nvidia/capabilities/gpuN/mig/) that a container needs "
+        "to use a MIG device: they were not created on the host (nvidia-modprobe creates them when "
+        "a MIG device is first opened there) or /proc/driver/nvidia is not visible in the plugin",
+        "on {node}: `ls -l /dev/nvidia-caps/` and `ls /proc/driver/nvidia/capabilities/gpu*/mig/`; "
+        "`sudo nvidia-smi -L` on the host creates the missing nodes (with a driver container: "
+        "`kubectl -n gpu-operator exec ds/nvidia-driver-daemonset -c nvidia-driver-ctr -- nvidia-smi "
+        "-L`), then `{plugin_restart}`",
+        "mig",
+        texts=(
+            "missing MIG GPU instance capability path",
+            "error getting MIG capability device paths",
+        ),
+        source=_NVIDIA + "internal/rm/nvml_devices.go",
+    ),
+    Entry(
         "cdi-spec-failed",
         "device plugin cannot write its CDI spec",
         "the device plugin, set to hand GPUs out through CDI, could not create its CDI handler or "
@@ -659,5 +792,9 @@ CATALOGUE = Catalogue(
         r"(?P<code>Node didn't have enough resource): (?P<resource>[\w.-]{1,100}/[\w.-]{1,100}), requested",
         r"\b(?P<code>OutOf)(?P<resource>[a-z0-9][\w.-]{0,100}/[\w.-]{1,100})",
         r"(?P<code>(?-i:unable to create cdi (?:spec file|handler)))(?! for claim)",
+        # NVIDIA's config-manager: "specified config my-config does not exist"
+        r"(?P<code>(?-i:specified config)) \S{1,200} does not exist",
+        # NVIDIA's MPS control daemon: "error mounting /mps/shm as tmpfs: operation not permitted"
+        r"(?P<code>(?-i:error mounting)) /\S{0,200} as tmpfs",
     ),
 )
