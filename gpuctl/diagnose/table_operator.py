@@ -16,10 +16,17 @@ OPERATOR = (
         # k8s-driver-manager (uninstall_driver) says so itself, in its old and new wording.
         r"Could not unload NVIDIA driver kernel modules, driver is in use|"
         r"NVIDIA GPU driver is already pre-installed on the node|driver is pre-installed on host",
-        "a driver is already installed and loaded on the host, and the GPU Operator's driver "
-        "container (driver.enabled=true) cannot replace it",
-        f"keep the host's driver: `{_OPERATOR_RERUN} --no-operator-driver` (driver.enabled=false); "
-        "or remove the host driver from {node} and reboot it",
+        "the NVIDIA modules loaded on {node} cannot be unloaded for the GPU Operator's driver "
+        "container (driver.enabled=true) to install its own: a driver installed on the host is "
+        "loaded, or (`driver is in use` on a node without a host driver) GPU pods or host GPU "
+        "clients still hold the modules of the previous driver container, as when the driver pod "
+        "restarts outside the Operator's upgrade controller while workloads run",
+        "tell them apart on {node}: a host driver shows in `dpkg -l | grep nvidia-driver` (or `rpm "
+        f"-qa | grep nvidia-driver`): keep it, `{_OPERATOR_RERUN} --no-operator-driver` "
+        "(driver.enabled=false), or remove it and reboot; otherwise free the GPUs: `kubectl drain "
+        "{node} --ignore-daemonsets --delete-emptydir-data` (or let the ClusterPolicy's "
+        "`driver.upgradePolicy` drain and delete GPU pods), stop what `sudo lsof /dev/nvidia*` "
+        "lists, and delete the driver pod so it starts again; reboot {node} if the modules stay busy",
     ),
     sig(
         "operator.kernel-headers", "operator-driver", "driver",
