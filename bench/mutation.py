@@ -310,6 +310,26 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "published = inventory.nodes.get(node.name) or DraNode(node.name)",
         "published = inventory.nodes.get(node.name) or DraNode(None)",
     ): "a node with no published slice has no devices; its DraNode's name is never read",
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'cause = plugin_log.message.split("; log:", 1)[0]',
+        'cause = plugin_log.message.split("; log:", )[0]',
+    ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/core/verify/node_checks.py",
+        'cause = plugin_log.message.split("; log:", 1)[0]',
+        'cause = plugin_log.message.split("; log:", 2)[0]',
+    ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/nccl_expectations.py",
+        'match = _FAMILY.search(product.split("-MIG-", maxsplit=1)[0])',
+        'match = _FAMILY.search(product.split("-MIG-", )[0])',
+    ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/nccl_expectations.py",
+        'match = _FAMILY.search(product.split("-MIG-", maxsplit=1)[0])',
+        'match = _FAMILY.search(product.split("-MIG-", maxsplit=2)[0])',
+    ): "the first part of a split is the same whatever its maxsplit",
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports

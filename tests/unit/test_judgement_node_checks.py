@@ -405,3 +405,40 @@ def test_gpus_in_use_warns_only_when_every_gpu_is_held() -> None:
     anonymous = node_checks.gpus_in_use(node(), Held(8, 0))
     assert anonymous is not None
     assert anonymous.message == "all 8 GPU(s) held by its workloads: not proven by this run"
+
+
+def test_mig_devices_only_are_listed_by_profile() -> None:
+    mig = node(
+        capacity={
+            "nvidia.com/gpu": "0",
+            "nvidia.com/mig-1g.10gb": "7",
+            "nvidia.com/mig-2g.20gb": "2",
+            "nvidia.com/mig-3g.40gb": "0",
+        }
+    )
+    check = node_checks.gpu_capacity(mig, None)
+    assert (check.id, check.status, check.message) == (
+        "gpu.capacity",
+        CheckStatus.PASS,
+        "capacity 7 nvidia.com/mig-1g.10gb, 2 nvidia.com/mig-2g.20gb",
+    )
+
+
+def test_every_gpu_capacity_verdict_has_its_id() -> None:
+    bare = node(capacity={"cpu": "8"})
+    plain = node_checks.gpu_capacity(bare, 8)
+    log = node_checks.device_plugin_log(bare, plugin_pod(), corpus_text("plugin-mps-daemon-not-running"))
+    explained = node_checks.gpu_capacity(bare, 8, log)
+    passing = node_checks.gpu_capacity(node(), 8)
+    assert [check.id for check in (plain, explained, passing)] == ["gpu.capacity"] * 3
+    assert plain.diagnosis == "node.no-gpu-advertised"
+    assert "gpu-0" in plain.hint
+
+
+def test_device_plugin_log_ids_and_the_restart_command_its_hint_names() -> None:
+    assert node_checks.device_plugin_log(node(), None, "x").id == "device-plugin.log"
+    assert node_checks.device_plugin_log(node(), plugin_pod(), "nothing known").id == "device-plugin.log"
+    check = node_checks.device_plugin_log(node(), plugin_pod(), corpus_text("xid31-dmesg"))
+    assert check.diagnosis == "xid.31"
+    assert "(`kubectl -n kube-system delete pod nvidia-device-plugin-abcde`)" in check.hint
+    assert check.status is CheckStatus.WARN

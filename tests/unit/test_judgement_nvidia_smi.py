@@ -26,6 +26,7 @@ NO_DEVICES = (CORPUS / "nvidia-smi" / "linux-nvidia-h200-580.159.04.no-devices.t
 H200_UUID = "GPU-1b11370e-064c-64d9-859e-5b243ba48c00"
 IMAGE = "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"
 NAMESPACE = "gpuctl-system"
+SMI = ("nvidia-smi.run", "nvidia-smi.gpus", "nvidia-smi.product", "nvidia-smi.memory", "nvidia-smi.driver")
 HEAD = [
     ("pod.scheduled", "pass", "scheduled through nodeSelector kubernetes.io/hostname"),
     ("pod.image", "pass", f"pulled {IMAGE}"),
@@ -265,3 +266,46 @@ def test_a_timeout_at_each_stage() -> None:
         ],
     ]
     assert hint(unbound, "pod.scheduled") == hint_text
+
+
+def test_each_stage_that_failed_skips_the_later_checks_saying_why() -> None:
+    created = judged(PodOutcome("pod-1", "create-failed", message="denied"))
+    assert [(c.id, c.status.value, c.message) for c in created.checks[1:]] == [
+        (check, "skip", "pod not created") for check in ("pod.image", *SMI)
+    ]
+    unschedulable = judged(PodOutcome("pod-1", "unschedulable", message="0/1 nodes are available: odd"))
+    assert unschedulable.checks[0].id == "pod.scheduled"
+    assert [(c.status.value, c.message) for c in unschedulable.checks[1:]] == [
+        ("skip", "pod not scheduled")
+    ] * 6
+    pulled = judged(PodOutcome("pod-1", "image-pull", reason="ErrImagePull", message="odd", node_name="h200"))
+    assert [(c.id, c.message) for c in pulled.checks[2:]] == [(check, "image not pulled") for check in SMI]
+    started = judged(
+        PodOutcome("pod-1", "start-error", reason="RunContainerError", message="odd", node_name="h200")
+    )
+    assert [(c.id, c.message) for c in started.checks[2:]] == [
+        (check, "container did not start") for check in SMI
+    ]
+
+
+def test_an_image_failure_no_row_knows_names_the_image_flag() -> None:
+    outcome = PodOutcome("pod-1", "image-pull", reason="ImageInspectError", message="odd", node_name="h200")
+    image = judged(outcome).checks[1]
+    assert (image.id, image.status.value, image.message, image.diagnosis) == (
+        "pod.image",
+        "fail",
+        "ImageInspectError: odd",
+        "",
+    )
+    assert image.hint == f"check --image {IMAGE}"
+    bare = judged(PodOutcome("pod-1", "image-pull", reason="ImageInspectError", node_name="h200")).checks[1]
+    assert bare.message == "ImageInspectError"
+
+
+def test_the_mig_devices_listed_before_the_query_are_counted() -> None:
+    listing = (CORPUS / "nvidia-smi" / "linux-nvidia-h100-mig-590.48.01.list.txt").read_text(encoding="utf-8")
+    evaluation = judged(ran(listing + H100), None, on=node(product="NVIDIA-H100-80GB-HBM3", memory="81559"))
+    mig_lines = [line for line in listing.splitlines() if line.lstrip().startswith("MIG ")]
+    assert evaluation.mig_devices == len(mig_lines) > 1
+    assert evaluation.seen == 1
+    assert summary(evaluation)[2] == ("nvidia-smi.run", "pass", "nvidia-smi listed 1 GPU(s)")
