@@ -598,6 +598,7 @@ _EXTRA_TEXTS = {
         "The NVIDIA driver on your system is too old (found version",
         # the dynamic loader's own words when no runtime injected the driver's library
         "libcuda.so.1: cannot open shared object file",
+        "Could not load dynamic library 'libcuda.so.1'",
     ),
     46: ("all CUDA-capable devices are busy or unavailable",),
     100: ("No CUDA GPUs are available",),

@@ -257,7 +257,9 @@ CATALOGUE = Catalogue(
         # calling ...`, `cuDNN error: CUDNN_STATUS_INTERNAL_ERROR`, `CUDNN_STATUS_NOT_INITIALIZED`.
         r"(?P<code>(?-i:CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+))",
         r"(?P<code>(?-i:CUDNN_STATUS_(?!SUCCESS)[A-Z_]+))",
-        r"(?P<code>(?-i:Could not load dynamic library)) '(?P<library>lib(?:cu|nv)[\w.+-]{1,60})'",
+        # (not the driver's libcuda.so.1: that is CUDA 35's no driver in the container)
+        r"(?P<code>(?-i:Could not load dynamic library)) "
+        r"'(?P<library>lib(?!cuda\.so)(?:cu|nv)[\w.+-]{1,60})'",
         r"(?-i:Could not load library) libcudnn[\w.]{0,60}\. Error: (?P<code>libcuda\.so:)",
         r"(?P<code>(?-i:Could not load library)) libcudnn[\w.]{0,60}\. Error: "
         r"(?P<library>lib(?!cuda\.so:)[\w.+-]{1,60}): cannot open",
