@@ -150,7 +150,9 @@ CLUSTER = (
     # --- node state ----------------------------------------------------------------------------
     sig(
         "node.not-ready", "node", "node",
-        r"NotReady|KubeletNotReady|Kubelet stopped posting node status|NodeStatusUnknown",
+        # not the GPU Operator driver pod's startup probe ("driver daemons ... Current status: NotReady")
+        r"(?<!Current status: )NotReady|KubeletNotReady|Kubelet stopped posting node status|"
+        r"NodeStatusUnknown",
         "the kubelet on the node is not reporting Ready",
         _NODE_FIX,
     ),

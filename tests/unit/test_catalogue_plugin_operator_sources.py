@@ -86,3 +86,35 @@ def test_a_source_message_names_its_family(expected: str, message: str) -> None:
 def test_the_plugin_hint_lines_after_a_strategy_error_are_no_finding() -> None:
     # "If this is a GPU node, ..." follows the error line that names the cause: it adds none.
     assert find_all("If this is a GPU node, did you configure the NVIDIA Container Toolkit?") == []
+
+
+_MORE = (
+    # NVIDIA/gpu-operator v26.7.0 (assets/state-driver startup probe, api/ validation, internal/driver)
+    ("gpu-operator.driver-startup-probe", "NVIDIA driver daemons are not ready; Current status: NotReady"),
+    (
+        "gpu-operator.clusterpolicy-conflict",
+        "specifying image digest is not supported when precompiled is enabled",
+    ),
+    ("gpu-operator.clusterpolicy-conflict", 'default NVIDIADriver "default" cannot use nodeSelector'),
+    (
+        "gpu-operator.nvidiadriver-conflicting-selector",
+        "Conflicting nodes found with given node selector label",
+    ),
+    ("gpu-operator.host-driver-files-missing", "failed to stat 'nvidia-smi' on the host: permission denied"),
+    # NVIDIA/k8s-driver-manager v0.12.0
+    ("gpu-operator.driver-manager-gpu-pods-remain", "Failed to drain node of GPU pods"),
+    (
+        "gpu-operator.driver-rootfs-busy",
+        "failed to unmount stale NVIDIA driver rootfs: device or resource busy",
+    ),
+    ("gpu-operator.nouveau-unload-failed", "failed to unload nouveau driver: exit status 1"),
+    ("gpu-operator.vfio-bind-failed", "failed to bind device 0000:3b:00.0 to vfio driver: no such device"),
+    ("gpu-operator.mofed-wait", "failed to wait for MOFED driver: timed out"),
+)
+
+
+@pytest.mark.parametrize(("expected", "message"), _MORE, ids=[m for _, m in _MORE])
+def test_an_operand_message_names_its_family(expected: str, message: str) -> None:
+    found = find_all(message)
+    assert found, message
+    assert found[0].signature_id == expected, [d.signature_id for d in found]

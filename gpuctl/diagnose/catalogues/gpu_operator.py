@@ -319,7 +319,12 @@ _VALIDATION = (
         "`kubectl get nvidiadrivers -o yaml`: give each a nodeSelector that matches disjoint "
         "nodes (at most one without a selector), or delete the duplicate",
         "config",
-        texts=("multiple NVIDIADrivers match the same node", "multiple default NVIDIADrivers found"),
+        texts=(
+            "multiple NVIDIADrivers match the same node",
+            "multiple default NVIDIADrivers found",
+            # the NVIDIADriver's ConflictingNodeSelector condition (internal/conditions)
+            "Conflicting nodes found with given node selector label",
+        ),
         source=_OPERATOR + "internal/validator/validator.go",
     ),
     Entry(
@@ -398,9 +403,10 @@ _VALIDATION = (
         "ClusterPolicy settings that cannot go together",
         "the ClusterPolicy (or NVIDIADriver) combines settings the operator cannot deploy together "
         "(the line names them): the NRI plugin without CDI or without the Container Toolkit, "
-        "precompiled drivers without driver.repository, driver.image and driver.version, or "
-        "GPUDirect Storage (nvidia-fs) or GDRCopy with precompiled drivers (the operator leaves "
-        "those out)",
+        "an operand image without its repository, image and version (or an image digest with "
+        "precompiled drivers), GPUDirect Storage (nvidia-fs) or GDRCopy with precompiled drivers "
+        "(the operator leaves those out), or an NVIDIADriver nodeSelector that is the default's or "
+        "uses the operator's reserved owner label",
         "`kubectl get clusterpolicy cluster-policy -o yaml`: turn on what the line says is needed "
         "(`cdi.enabled=true`, `toolkit.enabled=true`, the driver image fields) or turn off the "
         "feature that needs it (`driver.usePrecompiled=false` for GDS/GDRCopy); apply with `helm "
@@ -412,6 +418,13 @@ _VALIDATION = (
             "unable to resolve driver image path for pre-compiled drivers",
             "GDRCopy is not supported along with pre-compiled NVIDIA drivers",
             "GPUDirect Storage driver (nvidia-fs) is not supported along with pre-compiled NVIDIA drivers",
+            "GPUDirect Storage driver (nvidia-fs) and/or GDRCopy driver is not supported along with "
+            "pre-compiled NVIDIA drivers",
+            "specifying image digest is not supported when precompiled is enabled",
+            "invalid image specification: repository, image and version must all be set",
+            "empty image path provided through both",
+            "cannot use reserved label",
+            "cannot use nodeSelector",
         ),
         source=_OPERATOR + "controllers/object_controls.go",
     ),
@@ -447,6 +460,8 @@ _VALIDATION = (
             "failed to locate driver libraries",
             "failed to find an executable 'nvidia-smi' on the host",
             "failed to locate nvidia-smi",
+            "failed to stat 'nvidia-smi' on the host",
+            "failed to open 'nvidia-smi' on the host",
         ),
         source=_OPERATOR + "cmd/nvidia-validator/driver.go",
     ),
@@ -501,6 +516,9 @@ _DRIVER_CONTAINER = (
             "pod(s) still hold GPU resource claims",
             "Failed to evict GPU operator components",
             "Failed to uninstall nvidia driver components",
+            "Failed to drain node of GPU pods",
+            "error reported by drain helper",
+            "Failed to wait for GPU client pods to terminate",
         ),
         source="https://github.com/NVIDIA/k8s-driver-manager/blob/v0.12.0/cmd/driver-manager/main.go",
     ),
@@ -690,6 +708,74 @@ _DRIVER_CONTAINER = (
         source=_INSTALLER,
     ),
     Entry(
+        "driver-startup-probe",
+        "driver pod's startup probe failing",
+        "the driver pod's startup probe finds the driver not ready on {node}: the nvidia module "
+        "is not loaded yet (the container is still building or installing it, or that failed), "
+        "its daemons (persistenced, fabric manager) are not ready, or nvidia-smi fails; while "
+        "the probe fails every operand waits for the driver",
+        f"{_DRIVER_LOG} says how far the install got and why it stopped; a first install takes "
+        "minutes (the probe allows about 20), so act on it when the log shows an error or the pod "
+        "restarts",
+        "driver",
+        texts=(
+            "NVIDIA kernel module not loaded",
+            "NVIDIA driver daemons are not ready; Current status:",
+        ),
+        source=_OPERATOR + "assets/state-driver/0400_configmap.yaml",
+        transient=True,
+    ),
+    Entry(
+        "driver-rootfs-busy",
+        "old driver root cannot be unmounted",
+        "the driver manager cannot unmount the previous driver container's root file system "
+        "(/run/nvidia/driver) on {node}: a process on the host or a pod still uses files under it "
+        "(a GPU pod, a monitoring agent, a shell), so the new driver cannot be installed",
+        "on {node}: `sudo fuser -vm /run/nvidia/driver` (or `sudo lsof +D /run/nvidia/driver`) "
+        "names what holds it; stop it or drain the node (`kubectl drain {node} --ignore-daemonsets "
+        "--delete-emptydir-data`), then delete the driver pod; a reboot clears it",
+        "driver",
+        texts=(
+            "failed to unmount stale NVIDIA driver rootfs",
+            "failed to unmount stale rootfs",
+            "failed to unmount rootfs",
+            "failed to recursively unmount",
+        ),
+        source="https://github.com/NVIDIA/k8s-driver-manager/blob/v0.12.0/cmd/driver-manager/main.go",
+    ),
+    Entry(
+        "nouveau-unload-failed",
+        "nouveau cannot be unloaded",
+        "the driver manager could not unload the nouveau module on {node} (a display or console "
+        "uses it), so the NVIDIA driver cannot take the GPU",
+        "blacklist nouveau on {node} (`echo -e 'blacklist nouveau\\noptions nouveau modeset=0' | "
+        "sudo tee /etc/modprobe.d/blacklist-nouveau.conf`, then `sudo update-initramfs -u` or "
+        "`sudo dracut --force`) and reboot",
+        "driver-conflict",
+        texts=("failed to unload nouveau driver",),
+        source="https://github.com/NVIDIA/k8s-driver-manager/blob/v0.12.0/cmd/driver-manager/main.go",
+    ),
+    Entry(
+        "vfio-bind-failed",
+        "GPU cannot be bound to vfio-pci",
+        "the VFIO manager (vfio-manage) could not bind or unbind a GPU of {node} for VM "
+        "passthrough: the vfio-pci module (or the GPU's vfio variant driver) is not loaded, the "
+        "IOMMU is off, or the nvidia driver still holds the GPU",
+        f"`{_NS} logs ds/nvidia-vfio-manager`; on {{node}}: `lsmod | grep vfio` (`sudo modprobe "
+        "vfio-pci`), `cat /proc/cmdline` (intel_iommu=on or amd_iommu=on), `lspci -nnk -d 10de:` "
+        "for the bound driver; nodes that run containers take `nvidia.com/gpu.workload.config="
+        "container`",
+        "config",
+        texts=(
+            "to vfio driver:",
+            "failed to find directory for vfio driver",
+            "failed to find best vfio variant driver",
+            "Unable to unbind vfio-pci driver from all devices",
+            "failed to unbind vfio-pci driver",
+        ),
+        source="https://github.com/NVIDIA/k8s-driver-manager/blob/v0.12.0/cmd/vfio-manage/bind.go",
+    ),
+    Entry(
         "mofed-wait",
         "GPUDirect RDMA waiting for the Mellanox OFED driver",
         "the driver pod's nvidia-peermem container (GPUDirect RDMA) waits for the Mellanox OFED "
@@ -704,6 +790,8 @@ _DRIVER_CONTAINER = (
         texts=(
             "waiting for mellanox ofed and nvidia drivers to be installed",
             "waiting for the mlx5_core and ib_umad kernel modules to be loaded",
+            # k8s-driver-manager (the driver pod's init container)
+            "failed to wait for MOFED driver",
         ),
         source=_DRIVER_CTR,
     ),
