@@ -39,6 +39,11 @@ _MESSAGES = (
     ("kubelet.plugin-config-invalid", "devices set as 'some' but the only valid string input is 'all'"),
     ("kubelet.plugin-config-invalid", "invalid IMEX config: channelIDs must be [] or [0]; found [1]"),
     ("kubelet.plugin-config-invalid", "unknown fallback strategy: sysfs"),
+    (
+        "kubelet.gfd-nodefeature-failed",
+        'failed to create NodeFeature object "nvidia-features-for-node-1": the server could not find the '
+        "requested resource",
+    ),
     # NVIDIA/gpu-operator v26.7.0 (controllers, cmd/nvidia-validator)
     ("gpu-operator.node-os-labels-missing", "GPU node OS info is empty: release=, tag="),
     (

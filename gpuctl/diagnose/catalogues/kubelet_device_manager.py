@@ -677,15 +677,17 @@ _NVIDIA_PLUGIN = (
         "MPS control daemon cannot set up the GPU",
         "the device plugin's MPS control daemon could not prepare the GPU for MPS: setting its "
         "compute mode to EXCLUSIVE_PROCESS (or back to DEFAULT), its active thread percentage or "
-        "pinned memory limit through nvidia-smi and nvidia-cuda-mps-control failed, or the control "
-        "daemon did not start (the driver's MPS binaries are missing from the driver root it "
-        "mounts, the container is not privileged, or the GPU is held by a process that keeps "
-        "another compute mode); the rest of the line is nvidia-smi's or MPS's error",
+        "pinned memory limit through nvidia-smi and nvidia-cuda-mps-control failed, it could not "
+        "label its pipe directory for SELinux (`lsetxattr ... permission denied`: the container "
+        "may not relabel files), or the control daemon did not start (the driver's MPS binaries "
+        "are missing from the driver root it mounts, the container is not privileged, or the GPU "
+        "is held by a process that keeps another compute mode); the rest of the line is "
+        "nvidia-smi's, SELinux's or MPS's error",
         "on {node}: `nvidia-smi -q -d COMPUTE` and `nvidia-smi --query-compute-apps=pid,"
         "process_name --format=csv`; stop what holds the GPU, check that the driver root the daemon "
         "mounts has nvidia-cuda-mps-control (`ls /usr/bin/nvidia-cuda-mps-control` on a host "
-        "driver), run the daemon as the chart deploys it (privileged), then restart the "
-        "mps-control-daemon pod on {node}",
+        "driver), run the daemon as the chart deploys it (privileged; with SELinux enforcing, the "
+        "spc_t type), then restart the mps-control-daemon pod on {node}",
         "mps",
         texts=(
             "error setting compute mode",
@@ -693,6 +695,7 @@ _NVIDIA_PLUGIN = (
             "error setting pinned memory limit for device",
             "failed to start NVIDIA MPS command",
             "Failed to start MPS daemon",
+            "error setting SELinux context",
         ),
         source=_NVIDIA + "cmd/mps-control-daemon/mps/daemon.go",
     ),
@@ -744,6 +747,27 @@ _NVIDIA_PLUGIN = (
             "error getting MIG capability device paths",
         ),
         source=_NVIDIA + "internal/rm/nvml_devices.go",
+    ),
+    Entry(
+        "gfd-nodefeature-failed",
+        "gpu-feature-discovery cannot write its NodeFeature object",
+        "gpu-feature-discovery publishes its labels through Node Feature Discovery's NodeFeature "
+        "API (useNodeFeatureAPI) and could not read, create or update its NodeFeature object: the "
+        "NodeFeature CRD is not installed (an NFD older than v0.14, or deployed without its CRDs), "
+        "or GFD's service account may not write nodefeatures in its namespace; the node gets no "
+        "nvidia.com/gpu.* labels, so nothing selecting on them lands there",
+        "`kubectl get crd nodefeatures.nfd.k8s-sigs.io`; install NFD v0.14 or later with its CRDs, "
+        "or turn the API off for GFD (Helm `gfd.useNodeFeatureAPI=false`, GPU Operator "
+        "`gfd.env` USE_NODE_FEATURE_API=false); check the permission with `kubectl auth can-i "
+        "create nodefeatures.nfd.k8s-sigs.io -n NAMESPACE --as=system:serviceaccount:NAMESPACE:"
+        "SERVICEACCOUNT`",
+        "config",
+        texts=(
+            "failed to get NodeFeature object",
+            "failed to create NodeFeature object",
+            "failed to update NodeFeature object",
+        ),
+        source=_NVIDIA + "internal/lm/output.go",
     ),
     Entry(
         "cdi-spec-failed",
