@@ -330,6 +330,61 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'match = _FAMILY.search(product.split("-MIG-", maxsplit=1)[0])',
         'match = _FAMILY.search(product.split("-MIG-", maxsplit=2)[0])',
     ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/core/gate.py",
+        'return list(dig(node, "spec", "taints", default=None) or [])',
+        'return list(dig(node, "spec", "taints", ) or [])',
+    ): "dig's default is None already",
+    (
+        "gpuctl/core/gate.py",
+        'text = dig(node, "metadata", "annotations", PROVEN_ANNOTATION, default=None)',
+        'text = dig(node, "metadata", "annotations", PROVEN_ANNOTATION, )',
+    ): "dig's default is None already",
+    (
+        "gpuctl/core/gate.py",
+        'return str(text).split(" ", 1)[0] if text is not None else None',
+        'return str(text).split(" ", )[0] if text is not None else None',
+    ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/core/gate.py",
+        'return str(text).split(" ", 1)[0] if text is not None else None',
+        'return str(text).split(" ", 2)[0] if text is not None else None',
+    ): "the first part of a split is the same whatever its maxsplit",
+    (
+        "gpuctl/core/gate.py",
+        'return dig(node, "metadata", "annotations", PROVEN_ANNOTATION, default=None) is not None',
+        'return dig(node, "metadata", "annotations", PROVEN_ANNOTATION, ) is not None',
+    ): "dig's default is None already",
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        'with ThreadPoolExecutor(max_workers=None, thread_name_prefix="gpuctl-gate") as pool:',
+    ): _POOL,
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        "with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix=None) as pool:",
+    ): _POOL,
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        'with ThreadPoolExecutor(thread_name_prefix="gpuctl-gate") as pool:',
+    ): _POOL,
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        "with ThreadPoolExecutor(max_workers=CONCURRENCY, ) as pool:",
+    ): _POOL,
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="XXgpuctl-gateXX") as pool:',
+    ): _POOL,
+    (
+        "gpuctl/core/gate.py",
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
+        'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="GPUCTL-GATE") as pool:',
+    ): _POOL,
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports
