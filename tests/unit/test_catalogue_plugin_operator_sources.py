@@ -123,3 +123,11 @@ def test_an_operand_message_names_its_family(expected: str, message: str) -> Non
     found = find_all(message)
     assert found, message
     assert found[0].signature_id == expected, [d.signature_id for d in found]
+
+
+def test_the_reconcile_failure_fix_fills_in_its_jsonpath() -> None:
+    # A fix written as an f-string with `{{.items[0]}}` becomes `{.items[0]}`, which format_map
+    # reads as a positional field: `gpuctl explain` then failed on the line that found it.
+    found = find_all("Error syncing state state-driver: failed to create object")
+    assert found[0].signature_id == "gpu-operator.clusterpolicy-reconcile-failed"
+    assert "jsonpath='{.items[0].status.conditions}'" in found[0].hint

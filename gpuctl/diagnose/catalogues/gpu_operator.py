@@ -262,6 +262,8 @@ _VALIDATION = (
             "No GPU node in the cluster, do not create DaemonSets",
             "Could not get any nodes to match nvidia.com/gpu.present label",
             "did you run the node feature discovery?",
+            # the ClusterPolicy's NFDLabelsMissing condition message
+            "No NFD labels found",
         ),
         source=_OPERATOR + "controllers/clusterpolicy_controller.go",
     ),
@@ -274,6 +276,8 @@ _VALIDATION = (
         f"(`{_NS} logs POD --all-containers`) and `kubectl get clusterpolicy -o yaml` (status)",
         "config",
         aliases=("ClusterPolicy is not ready", "ClusterPolicy isn't ready", "notReady"),
+        # the OperandNotReady and DriverNotReady condition messages
+        texts=("Waiting for operand pods to be ready", "Waiting for driver pod to be ready"),
         source=_OPERATOR + "controllers/clusterpolicy_controller.go",
     ),
     # The ClusterPolicy's and NVIDIADriver's status conditions (reason ReconcileFailed,
@@ -304,8 +308,8 @@ _VALIDATION = (
         "the GPU Operator could not create or update the objects of an operand state (the state "
         "named, e.g. state-driver or state-container-toolkit): the error after it says why (an "
         "invalid ClusterPolicy field, a refused API call, a missing CRD)",
-        f"read the condition's whole message (`kubectl get clusterpolicy -o jsonpath='{{.items[0]."
-        f"status.conditions}}'`) and the operator's log (`{_NS} logs deploy/gpu-operator`); fix "
+        f"read the condition's whole message (`kubectl get clusterpolicy -o jsonpath='{{{{.items[0]."
+        f"status.conditions}}}}'`) and the operator's log (`{_NS} logs deploy/gpu-operator`); fix "
         "the field it names (`helm upgrade ... --reuse-values --set ...`)",
         "config",
         texts=("Failed to reconcile state-", "Error syncing state state-"),
