@@ -44,6 +44,13 @@ _MESSAGES = (
         'failed to create NodeFeature object "nvidia-features-for-node-1": the server could not find the '
         "requested resource",
     ),
+    # kubernetes/kubernetes v1.34 pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go
+    (
+        "kubelet.kubelet-socket-denied",
+        'E1207 00:00:00.000000 1 server.go:1] "Unprivileged containerized plugins might not work. Could not '
+        'set selinux context on socket dir" err="operation not supported" '
+        'path="/var/lib/kubelet/device-plugins/"',
+    ),
     # NVIDIA/gpu-operator v26.7.0 (controllers, cmd/nvidia-validator)
     ("gpu-operator.node-os-labels-missing", "GPU node OS info is empty: release=, tag="),
     (

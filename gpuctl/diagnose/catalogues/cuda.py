@@ -155,7 +155,8 @@ _ROWS: tuple[tuple[int, str, str, str, str, str, str], ...] = (
      _DRIVER_UPGRADE + "; install the open kernel modules for Blackwell; if `nvidia-smi` is missing "
      "in the container, request a GPU (`nvidia.com/gpu`) and run the pod with the NVIDIA runtime "
      "(`gpuctl verify --runtime-class nvidia` proves it on {node})"),
-    (36, "cudaErrorCallRequiresNewerDriver", "", "API call is not supported in the installed CUDA driver",
+    (36, "cudaErrorCallRequiresNewerDriver", "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+     "API call is not supported in the installed CUDA driver",
      "driver",
      "the program calls a CUDA API the node's driver is too old for (CUDA error 36)", _DRIVER_UPGRADE),
     (37, "cudaErrorInvalidSurface", "", "invalid surface reference", "application",

@@ -77,6 +77,8 @@ _REGISTRATION = (
         "(or with the SELinux type spc_t, as the NVIDIA chart does), then `{plugin_restart}`",
         "config",
         aliases=("connect: permission denied",),
+        # the kubelet's own warning when it cannot label the directory for unprivileged plugins
+        texts=("Could not set selinux context on socket dir",),
         source=_PLUGIN_API + "server.go",
     ),
     Entry(
