@@ -122,6 +122,11 @@ _MORE = (
     ("gpu-operator.nouveau-unload-failed", "failed to unload nouveau driver: exit status 1"),
     ("gpu-operator.vfio-bind-failed", "failed to bind device 0000:3b:00.0 to vfio driver: no such device"),
     ("gpu-operator.mofed-wait", "failed to wait for MOFED driver: timed out"),
+    # apt's words for the package the precompiled driver container asks for (ubuntu22.04/precompiled)
+    (
+        "gpu-operator.precompiled-modules-missing",
+        "E: Unable to locate package linux-modules-nvidia-535-server-5.15.0-1057-aws",
+    ),
 )
 
 

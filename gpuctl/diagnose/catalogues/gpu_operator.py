@@ -642,6 +642,7 @@ _DRIVER_CONTAINER = (
             "Could not stop NVIDIA Grid daemon",
             "Could not stop NVIDIA topology daemon",
             "Could not stop NVLink Subnet Manager daemon",
+            "Could not stop NVIDIA vGPU Manager",
         ),
         source=_DRIVER_CTR,
     ),
@@ -800,6 +801,25 @@ _DRIVER_CONTAINER = (
         source=_DRIVER_CTR,
     ),
     Entry(
+        "precompiled-modules-missing",
+        "no precompiled driver modules for this kernel",
+        "the precompiled driver container installs Canonical's signed NVIDIA module packages for "
+        "{node}'s running kernel (linux-modules-nvidia-BRANCH-server-KERNEL, linux-signatures-"
+        "nvidia-KERNEL, linux-objects-nvidia-...), and the archive has none for that kernel and "
+        "driver branch (a kernel too new, a custom or HWE flavour Canonical does not build them "
+        "for, or a branch it does not ship)",
+        "on {node}: `apt-cache search linux-modules-nvidia | grep $(uname -r)` lists the branches "
+        "published for the running kernel; pick one of them as the driver version, boot a kernel "
+        "that has them, or build the modules instead (`--set driver.usePrecompiled=false`)",
+        "driver",
+        texts=(
+            "Unable to locate package linux-modules-nvidia-",
+            "Unable to locate package linux-signatures-nvidia-",
+            "Unable to locate package linux-objects-nvidia-",
+        ),
+        source="https://github.com/NVIDIA/gpu-driver-container/blob/main/ubuntu22.04/precompiled/nvidia-driver",
+    ),
+    Entry(
         "kernel-module-type-invalid",
         "unknown kernel module type",
         "the driver container was given a kernel module type it does not know (KERNEL_MODULE_TYPE "
@@ -813,14 +833,17 @@ _DRIVER_CONTAINER = (
     Entry(
         "vgpu-manager-died",
         "vGPU manager daemon exited",
-        "the vGPU manager container's nvidia-vgpu-mgr daemon stopped: the vGPU host driver does not "
+        "the vGPU manager container's nvidia-vgpu-mgr daemon stopped, or its nvidia and "
+        "nvidia_vgpu_vfio modules are not loaded after it started: the vGPU host driver does not "
         "support the GPU or the kernel, or it failed to start its vGPU services (its reason is in "
         "the host's journal), so no vGPU device is offered",
         f"`{_NS} logs ds/nvidia-vgpu-manager-daemonset --previous` and on {{node}} `journalctl -b "
         "| grep -i nvidia-vgpu-mgr` and `dmesg | grep -i nvrm`; run a vGPU manager release that "
         "supports the GPU and kernel, then delete the pod",
         "driver",
-        texts=("nvidia-vgpu-mgr daemon is no longer running",),
+        # "Failed to load nvidia driver": the vGPU manager script's check that nvidia and
+        # nvidia_vgpu_vfio are loaded after it started its daemons
+        texts=("nvidia-vgpu-mgr daemon is no longer running", "Failed to load nvidia driver"),
         source="https://github.com/NVIDIA/gpu-driver-container/blob/main/vgpu-manager/ubuntu22.04/nvidia-driver",
     ),
 )
