@@ -390,6 +390,19 @@ _VALIDATION = (
         source=_OPERATOR + "controllers/object_controls.go",
     ),
     Entry(
+        "os-version-unparsable",
+        "GPU node's OS version label not parsed",
+        "the operator reads the node's OS version from NFD's system-os_release.VERSION_ID label to "
+        "pick the driver image tag, and the release running cannot parse it: v26.3.0 expected "
+        "numbers and fails on versions such as Talos' v1.12.6, so it reconciles nothing",
+        "`kubectl get node {node} -L feature.node.kubernetes.io/system-os_release.VERSION_ID`; run an "
+        "operator release that accepts that version (v25.10.x, or one after v26.3.0: `helm upgrade "
+        "gpu-operator nvidia/gpu-operator --version VERSION --reuse-values`)",
+        "config",
+        texts=("error processing OS major version", "error processing OS minor version"),
+        source="https://github.com/NVIDIA/gpu-operator/issues/2239",
+    ),
+    Entry(
         "os-versions-mixed",
         "one kernel version on several OS releases",
         "two GPU nodes run the same kernel version but report different OS releases (their NFD "
