@@ -756,7 +756,9 @@ _NVIDIA_PLUGIN = (
         "gpu-feature-discovery publishes its labels through Node Feature Discovery's NodeFeature "
         "API (useNodeFeatureAPI) and could not read, create or update its NodeFeature object: the "
         "NodeFeature CRD is not installed (an NFD older than v0.14, or deployed without its CRDs), "
-        "or GFD's service account may not write nodefeatures in its namespace; the node gets no "
+        "GFD's service account may not write nodefeatures in its namespace, or GFD runs without "
+        "its node name (NODE_NAME unset: the object is named `nvidia-features-for-` and is "
+        "invalid); the node gets no "
         "nvidia.com/gpu.* labels, so nothing selecting on them lands there",
         "`kubectl get crd nodefeatures.nfd.k8s-sigs.io`; install NFD v0.14 or later with its CRDs, "
         "or turn the API off for GFD (Helm `gfd.useNodeFeatureAPI=false`, GPU Operator "
