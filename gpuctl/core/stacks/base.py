@@ -26,7 +26,7 @@ from gpuctl.diagnose import signature_of
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.core.render_options import RenderedFile
-    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, GpuDevice, Held, NodeResult, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.pod_run import PlannedPod
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.helm import Helm
@@ -51,6 +51,22 @@ class ClusterOptions:
     @property
     def stack(self) -> Stack:
         return self.render.stack
+
+
+@dataclass(frozen=True)
+class StackFlag:
+    """A flag of `gpuctl render` or `gpuctl bootstrap` that configures some stacks and not the
+    others, as a stack declares it; the CLI's flag rules (gpuctl.cli.flag_rules) are derived from
+    these declarations, so a flag given for a stack it has no effect on is refused with `why`."""
+
+    parameter: str  # the commands' parameter (Typer's name: mig_strategy)
+    commands: tuple[str, ...]  # the commands that have it: "render", "bootstrap"
+    why: str  # why it has no effect on the stacks it does not configure
+    # True: it configures only the stacks that declare it; False: every stack but those that do
+    only: bool = False
+    # flags (typed on) under which it has an effect whatever the stack
+    also: tuple[str, ...] = ()
+    example: bool = True  # the refusal shows a command line where it has an effect
 
 
 @dataclass(frozen=True)
@@ -94,6 +110,29 @@ class StackFindings:
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
 
+@dataclass(frozen=True)
+class DeviceGateResult:
+    """What the device gate did; `confined`: nodes whose failure was confined to some GPUs (their
+    node taint is not wanted)."""
+
+    devices: tuple[tuple[str, tuple[GpuDevice, ...]], ...] = ()  # node → its GPUs
+    gated: tuple[str, ...] = ()  # "node/device" of rules created in this run
+    lifted: tuple[str, ...] = ()  # "node/device" of rules deleted in this run
+    confined: tuple[str, ...] = ()
+
+    def of(self, node: str) -> tuple[GpuDevice, ...]:
+        return dict(self.devices).get(node, ())
+
+    def plus(self, other: DeviceGateResult) -> DeviceGateResult:
+        """Both results: what each way of handing out GPUs gated of its own nodes."""
+        return DeviceGateResult(
+            self.devices + other.devices,
+            self.gated + other.gated,
+            self.lifted + other.lifted,
+            self.confined + other.confined,
+        )
+
+
 # Why each stuck node is stuck, by verify's read-only checks: the diagnosis every stack can fall
 # back on (the shared sequence passes it in, so no stack imports verify's run).
 Diagnosis = Callable[[list[NodeReadiness]], dict[str, "Check | None"]]
@@ -106,6 +145,8 @@ class ClusterStack(ABC):
     stack: Stack
     allocation: Stack  # the GpuAllocation (registry.ALLOCATIONS) that proves its nodes
     own_files: tuple[str, ...]  # every file name `render` may write for it (--out cleans them up)
+    flags: tuple[StackFlag, ...] = ()  # the flags it alone takes, or alone has no use for
+    render_alias: str = ""  # a boolean parameter of `gpuctl render` that picks it, as --stack does
 
     @abstractmethod
     def render(self, options: RenderOptions) -> list[RenderedFile]:
@@ -200,6 +241,15 @@ class GpuAllocation(ABC):
     @abstractmethod
     def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
         """The read-only checks of the node's GPUs and plugin (gpu.capacity ... the plugin log)."""
+
+    def apply_device_gate(
+        self, api_client: ApiClient, nodes: list[NodeResult], level: str, taint_key: str
+    ) -> DeviceGateResult:
+        """The per-GPU gate of `nodes` (its own, judged in this run; gpuctl.core.proof.gate calls
+        it): GPUs whose failure is confined to them kept from pods, GPUs proven again let back. A
+        way of handing out GPUs that cannot keep one GPU from pods gates nothing here."""
+        del api_client, nodes, level, taint_key
+        return DeviceGateResult()
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
         """(device, taint with its source) of the node's GPUs a device taint keeps from pods (DRA)."""

@@ -21,6 +21,9 @@ ALLOCATIONS: dict[Stack, GpuAllocation] = {
     allocation.stack: allocation for allocation in (DEVICE_PLUGIN, DRA)
 }
 
+# The stack a refused flag's example names, of those the flag has an effect on: the first here.
+FLAG_EXAMPLES: tuple[Stack, ...] = (Stack.OPERATOR, Stack.DRA, Stack.DEVICE_PLUGIN)
+
 
 def stack_for(stack: Stack) -> ClusterStack:
     return STACKS[stack]

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.render_options import GATE_TOLERATION_VARIABLES, RenderedFile, RenderOptions
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import GpuAllocation, NodeReadiness, VerificationRun
+from gpuctl.core.stacks.base import DeviceGateResult, GpuAllocation, NodeReadiness, StackFlag, VerificationRun
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_running
 from gpuctl.core.stacks.dra import checks as dra
+from gpuctl.core.stacks.dra.device_gate import apply_device_gate
 from gpuctl.core.stacks.dra.run import DraRun
 from gpuctl.core.verify.model import CheckStatus
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
@@ -25,7 +26,7 @@ from gpuctl.kube.dra import read_inventory
 from gpuctl.templating import render_template
 
 if TYPE_CHECKING:
-    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, Held, NodeResult, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
     from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
@@ -38,6 +39,19 @@ VALUES_FILE = "dra-driver-nvidia-gpu-values.yaml"
 class DraStack(ChartStack, GpuAllocation):
     stack = Stack.DRA
     allocation = Stack.DRA
+    flags = (
+        StackFlag(
+            "sharing",
+            ("render", "bootstrap"),
+            "DRA shares a GPU through one ResourceClaim that several pods reference, not through the "
+            "device plugin's replicas",
+        ),
+        StackFlag(
+            "mig_strategy",
+            ("render", "bootstrap"),
+            "the DRA driver publishes MIG devices as they are; --mig-strategy configures the device plugin",
+        ),
+    )
     own_files = (VALUES_FILE,)
     release = DRA_DRIVER_RELEASE
     namespace = DRA_DRIVER_NAMESPACE
@@ -97,6 +111,11 @@ class DraStack(ChartStack, GpuAllocation):
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
         return snapshot.dra.published(node).unhealthy
+
+    def apply_device_gate(
+        self, api_client: ApiClient, nodes: list[NodeResult], level: str, taint_key: str
+    ) -> DeviceGateResult:
+        return apply_device_gate(api_client, nodes=nodes, level=level, taint_key=taint_key)
 
     def held(self, node: NodeInfo, snapshot: ClusterSnapshot) -> Held:
         return dra.held(node, snapshot.dra)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_variables
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings
+from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings, StackFlag
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_readiness
 from gpuctl.core.stacks.operator.checks import operator_validation
@@ -69,6 +69,21 @@ def _log_reader(api_client: ApiClient) -> Callable[[OperandPod, str], str]:
 class OperatorStack(ChartStack):
     stack = Stack.OPERATOR
     allocation = Stack.DEVICE_PLUGIN
+    render_alias = "gpu_operator"  # render's --gpu-operator
+    flags = (
+        StackFlag(
+            "migrate",
+            ("bootstrap",),
+            "the GPU Operator's nodes are moved by the Operator; --migrate moves gpuctl's device plugin "
+            "and DRA driver",
+        ),
+        *(
+            StackFlag(
+                parameter, ("render", "bootstrap"), "it configures NVIDIA's GPU Operator chart", only=True
+            )
+            for parameter in ("distribution", "operator_driver", "operator_toolkit")
+        ),
+    )
     own_files = (VALUES_FILE,)
     release = OPERATOR_RELEASE
     namespace = OPERATOR_NAMESPACE
