@@ -171,8 +171,6 @@ def test_the_subpackage_check_catches_a_planted_cycle(tmp_path: Path) -> None:
 # one stack's behaviour; listed so that a new such import fails.
 KNOWN_STACK_FOLDER_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("gpuctl.core.migrate.plan", "gpuctl.core.stacks.dra.checks"),
-        ("gpuctl.core.migrate.sharing", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.status", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.verify.node_checks", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.verify.run", "gpuctl.core.stacks.operator.checks"),
@@ -240,25 +238,6 @@ KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
     "core/explain_subject/pod.py": (2, "explain reads a pod's ResourceClaims from the DRA API"),
     "core/explain_subject/subject.py": (5, "explain finds GPU nodes by their DRA devices too"),
     "core/gate.py": (1, "prose: the per-GPU rules on DRA nodes beside the node taint"),
-    "core/migrate/__init__.py": (
-        1,
-        "the migration between stacks: its generic sequence is not yet apart from each stack's part",
-    ),
-    "core/migrate/model.py": (3, "the migration between stacks (as migrate/__init__.py)"),
-    "core/migrate/operator.py": (
-        10,
-        "the migration off the Operator's device plugin (as migrate/__init__.py)",
-    ),
-    "core/migrate/plan.py": (
-        22,
-        "the migration's plan: which stack is left and its refusals (as migrate/__init__.py)",
-    ),
-    "core/migrate/run.py": (3, "the migration between stacks (as migrate/__init__.py)"),
-    "core/migrate/sharing.py": (
-        14,
-        "the device plugin's sharing as DRA takes it over (as migrate/__init__.py)",
-    ),
-    "core/migrate/stacks.py": (16, "how each stack is left and entered (as migrate/__init__.py)"),
     "core/node_condition.py": (1, "prose: a public source, NVIDIA/gpu-operator's pull request"),
     "core/proof/__init__.py": (1, "prose: the per-GPU rules on DRA nodes"),
     "core/render.py": (4, "the RBAC and the render hints name the chart stacks"),

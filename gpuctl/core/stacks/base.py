@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from gpuctl.core.render_options import RenderOptions
 from gpuctl.core.stacks import Stack
+from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.diagnose import signature_of
+from gpuctl.kube import objects
+from gpuctl.kube.client import api_call
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.nodes import node_from_json
+from gpuctl.kube.rest_requests import request_json
 
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
@@ -35,6 +41,9 @@ if TYPE_CHECKING:
     from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
     from gpuctl.kube.nodes import NodeInfo
     from gpuctl.kube.raw import JsonDict
+
+
+DAEMONSET_PATH = "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,16 @@ class DeviceGateResult:
         )
 
 
+@dataclass(frozen=True)
+class CarriedSharing:
+    """What a move onto a stack keeps of the old stack's GPU sharing on the nodes it moves, in
+    words; `feature_gates`: the new stack's gates it is rendered with to keep it."""
+
+    carried: tuple[str, ...] = ()
+    not_carried: tuple[str, ...] = ()
+    feature_gates: tuple[str, ...] = ()
+
+
 # Why each stuck node is stuck, by verify's read-only checks: the diagnosis every stack can fall
 # back on (the shared sequence passes it in, so no stack imports verify's run).
 Diagnosis = Callable[[list[NodeReadiness]], dict[str, "Check | None"]]
@@ -195,6 +214,91 @@ class ClusterStack(ABC):
         """verify: what its own validation says of `node` (asked of every stack on every node)."""
         del node, snapshot
         return []
+
+    # -- a migration (`bootstrap --phase cluster --migrate`, gpuctl.core.migrate) ------------------
+    # The generic sequence moves the nodes one batch at a time; what it asks of the stack the nodes
+    # leave (the source) and of the one they go to (the target) is here. The defaults are those of
+    # a stack whose plugin DaemonSets serve `nvidia.com/gpu` and can be pinned to labelled nodes.
+
+    # The source's plugin DaemonSets select the stack label while the cluster moves; False where
+    # they are someone else's (its `leave_labels` move a node instead).
+    pinned_by_label: bool = True
+    # What its target's readiness misses on a node it does not serve yet, in words.
+    unserved: str = f"advertises no {GPU_RESOURCE}"
+
+    def installed_mode(self, api_client: ApiClient) -> str:
+        """How it runs in the cluster as a migration must know ("" where that does not matter);
+        read once per plan and handed back to `serves_nodes` and `refuse_migration`."""
+        del api_client
+        return ""
+
+    def serves_nodes(self, mode: str) -> bool:
+        """Source: whether it serves the GPU nodes a move would take, given its `installed_mode`."""
+        del mode
+        return True
+
+    def refuse_migration(self, mode: str, source: Stack, target: Stack) -> None:
+        """Exit 2 (ConfigError) where running like this (`mode`) it stands in the way of a move
+        from `source` to `target` (asked of every stack, before any write)."""
+        del mode, source, target
+
+    def refuse_moving_onto(self, api_client: ApiClient, to_move: list[NodeInfo]) -> None:
+        """Target: exit 2 where the cluster cannot serve the running workloads' GPUs its way."""
+        del api_client, to_move
+
+    def plugin_daemonsets(self, daemonsets: list[DaemonSetInfo]) -> list[DaemonSetInfo]:
+        """Source: the DaemonSets that serve a node's GPUs its way."""
+        return [daemonset for daemonset in daemonsets if daemonset.is_device_plugin]
+
+    def leave_labels(self) -> dict[str, str]:
+        """Source: the node labels that take a node off it, besides the stack label."""
+        return {}
+
+    def kept_on_leaving(self) -> tuple[str, ...]:
+        """Source: what of it stays on a moved node, in words."""
+        return ()
+
+    def driver_root_for_move(self, api_client: ApiClient) -> str:
+        """Source: where the NVIDIA driver lives on its nodes for the target ("": the host's root)."""
+        del api_client
+        return ""
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        """Target: what it keeps of the GPU sharing on `nodes`; `physical`: node → its GPUs."""
+        del nodes, physical
+        return CarriedSharing()
+
+    def moved_onto(
+        self, render: RenderOptions, feature_gates: tuple[str, ...], driver_root: str
+    ) -> RenderOptions:
+        """Target: its render options for the moved nodes, with what carries the old sharing over."""
+        del feature_gates, driver_root
+        return render
+
+    def extended_resource_problem(self, api_client: ApiClient) -> str:
+        """Target: why pods asking for `nvidia.com/gpu` would not be served on its nodes ("")."""
+        del api_client
+        return ""
+
+    def still_serving(self, api_client: ApiClient, node: str) -> str:
+        """Source, besides its plugin pod: what of it still serves `node` ("" when nothing does)."""
+        raw = objects.read_node(api_client, node)
+        allocatable = node_from_json(raw).gpu_allocatable if raw is not None else 0
+        return f"it still advertises {allocatable} allocatable {GPU_RESOURCE}" if allocatable else ""
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        """Source, once its last node has moved: remove it; what was removed, in words."""
+        del options
+        removed = []
+        for daemonset in list_gpu_daemonsets(api_client):
+            if not (daemonset.is_device_plugin or "MPS" in daemonset.component):
+                continue
+            with api_call("delete", f"daemonset {daemonset.namespace}/{daemonset.name}"):
+                request_json(
+                    api_client, "DELETE", DAEMONSET_PATH, namespace=daemonset.namespace, name=daemonset.name
+                )
+            removed.append(f"daemonset {daemonset.namespace}/{daemonset.name}")
+        return tuple(removed)
 
 
 class VerificationRun(Protocol):

@@ -14,7 +14,14 @@ import yaml
 
 from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_variables
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import ClusterStack, GpuAllocation, NodeReadiness, StackFlag, VerificationRun
+from gpuctl.core.stacks.base import (
+    CarriedSharing,
+    ClusterStack,
+    GpuAllocation,
+    NodeReadiness,
+    StackFlag,
+    VerificationRun,
+)
 from gpuctl.core.stacks.device_plugin.sharing import (
     expected_seen,
     physical_allocatable,
@@ -150,6 +157,13 @@ class DevicePluginStack(ClusterStack, GpuAllocation):
 
     def readiness(self, api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
         return plugin_readiness(api_client, expected)
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        """A move onto the device plugin: the command's own flags decide its sharing."""
+        del nodes, physical
+        return CarriedSharing(
+            ("the device plugin is rendered with this command's --sharing and --mig-strategy",)
+        )
 
     # -- verify -------------------------------------------------------------------------------------
 

@@ -6,14 +6,24 @@ proven too; the checks themselves are in checks.py beside it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.render_options import GATE_TOLERATION_VARIABLES, RenderedFile, RenderOptions
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import DeviceGateResult, GpuAllocation, NodeReadiness, StackFlag, VerificationRun
+from gpuctl.core.stacks.base import (
+    CarriedSharing,
+    ClusterOptions,
+    DeviceGateResult,
+    GpuAllocation,
+    NodeReadiness,
+    StackFlag,
+    VerificationRun,
+)
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_running
 from gpuctl.core.stacks.dra import checks as dra
+from gpuctl.core.stacks.dra import migration
 from gpuctl.core.stacks.dra.device_gate import apply_device_gate
 from gpuctl.core.stacks.dra.run import DraRun
 from gpuctl.core.verify.model import CheckStatus
@@ -58,6 +68,8 @@ class DraStack(ChartStack, GpuAllocation):
     log_check_id = "dra.plugin-log"
     kept_kinds = ("resourceclaimtemplates",)  # the run's claim template (its claims go with the pods)
 
+    unserved = "published no ResourceSlice"
+
     # -- render and bootstrap ---------------------------------------------------------------------
 
     def chart(self, options: RenderOptions) -> Chart:
@@ -88,6 +100,47 @@ class DraStack(ChartStack, GpuAllocation):
         return states
 
     # -- verify -------------------------------------------------------------------------------------
+
+    # -- a migration onto DRA, or off it (migration.py) -------------------------------------------
+
+    def refuse_moving_onto(self, api_client: ApiClient, to_move: list[NodeInfo]) -> None:
+        migration.refuse_unsupported(api_client, to_move)
+
+    def plugin_daemonsets(self, daemonsets: list[DaemonSetInfo]) -> list[DaemonSetInfo]:
+        return [daemonset for daemonset in daemonsets if daemonset.is_dra_plugin]
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        return migration.carried_to_dra(nodes, physical)
+
+    def moved_onto(
+        self, render: RenderOptions, feature_gates: tuple[str, ...], driver_root: str
+    ) -> RenderOptions:
+        """With the feature gates that carry the old stack's sharing over, and the driver root the
+        old stack's driver lives under."""
+        settings = render.dra
+        gates = (
+            *settings.feature_gates,
+            *(gate for gate in feature_gates if gate not in settings.feature_gates),
+        )
+        settings = replace(settings, driver_root=driver_root) if driver_root else settings
+        return replace(render, dra=replace(settings, feature_gates=gates))
+
+    def extended_resource_problem(self, api_client: ApiClient) -> str:
+        return migration.extended_resource_problem(api_client)
+
+    def still_serving(self, api_client: ApiClient, node: str) -> str:
+        return migration.still_published(api_client, node)
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        """Its release, uninstalled with the user's helm."""
+        del api_client
+        helm = options.helm
+        if helm is None or helm.release(self.release, self.namespace) is None:
+            return ()
+        helm.uninstall(self.release, self.namespace)
+        return (f"helm release {self.namespace}/{self.release}",)
+
+    # -- verify -----------------------------------------------------------------------------------
 
     def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
         return snapshot.dra.uses_dra(node)

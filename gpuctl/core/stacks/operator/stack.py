@@ -17,6 +17,7 @@ from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings, StackFlag
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_readiness
+from gpuctl.core.stacks.operator import migration
 from gpuctl.core.stacks.operator.checks import operator_validation
 from gpuctl.core.stacks.operator.state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.core.stacks.settings import OperatorSettings, check_settings, distribution_of
@@ -87,6 +88,31 @@ class OperatorStack(ChartStack):
     own_files = (VALUES_FILE,)
     release = OPERATOR_RELEASE
     namespace = OPERATOR_NAMESPACE
+    pinned_by_label = False  # its DaemonSets are the Operator's: its deploy label moves a node
+
+    # -- a migration off its device plugin (migration.py) -----------------------------------------
+
+    def installed_mode(self, api_client: ApiClient) -> str:
+        return migration.installed_mode(api_client)
+
+    def serves_nodes(self, mode: str) -> bool:
+        return migration.serves_nodes(mode)
+
+    def refuse_migration(self, mode: str, source: Stack, target: Stack) -> None:
+        migration.refuse_operator(mode, source is self.stack, target)
+
+    def leave_labels(self) -> dict[str, str]:
+        return dict(migration.LEAVE_LABELS)
+
+    def kept_on_leaving(self) -> tuple[str, ...]:
+        return (migration.OPERATOR_CARRIED,)
+
+    def driver_root_for_move(self, api_client: ApiClient) -> str:
+        return migration.operator_driver_root(api_client)
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        del options
+        return migration.disable_operator_device_plugin(api_client)
 
     def chart(self, options: RenderOptions) -> Chart:
         return options.operator.chart_ref()
