@@ -173,10 +173,7 @@ KNOWN_STACK_FOLDER_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
         ("gpuctl.core.status", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.verify.node_checks", "gpuctl.core.stacks.device_plugin.sharing"),
-        ("gpuctl.core.verify.run", "gpuctl.core.stacks.operator.checks"),
         ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.device_plugin.sharing"),
-        ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.dra.checks"),
-        ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.operator.checks"),
     }
 )
 
@@ -227,10 +224,7 @@ KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
     "cli/taint.py": (1, "prose: the Operator's validator among the GPU DaemonSets"),
     "cli/verify.py": (1, "help: the per-GPU rules on DRA nodes"),
     "cli/version.py": (1, "prose: the pinned charts"),
-    "core/bootstrap/cluster.py": (
-        1,
-        "the ClusterPolicy states the Operator reports, a field of the phase's result",
-    ),
+    "core/bootstrap/cluster.py": (1, "the ClusterPolicy states the Operator reports, a field of the phase's result"),
     "core/bootstrap/phases.py": (3, "the host phase's resume command names the default stack"),
     "core/chart_release.py": (1, "prose: which stacks are installed from a chart"),
     "core/components.py": (4, "the pinned versions table names each chart and the --stack that uses it"),
@@ -247,18 +241,15 @@ KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
     "core/taint/audit.py": (5, "not a stack: a toleration's operator"),
     "core/upgrade/run.py": (1, "prose: the per-GPU rules on DRA nodes"),
     "core/verify/__init__.py": (1, "prose: what verify reads"),
-    "core/verify/cluster_checks.py": (
-        3,
-        "the hint names the stacks that install a plugin; a toleration's operator",
-    ),
+    "core/verify/cluster_checks.py": (3, "the hint names the stacks that install a plugin; a toleration's operator"),
     "core/verify/expectations.py": (2, "not a stack: a toleration's operator"),
     "core/verify/fabric_mpijob.py": (4, "not a stack: the MPI operator, and a node affinity's operator"),
     "core/verify/levels/rounds.py": (5, "the fabric level skips nodes whose GPUs go through DRA claims"),
     "core/verify/model.py": (14, "the JSON result keeps the Operator's and DRA's facts in fixed fields"),
     "core/verify/node_checks.py": (1, "reads the device plugin's sharing plan for every node"),
     "core/verify/plugin_logs.py": (2, "prose: the plugin log check ids"),
-    "core/verify/run.py": (5, "the Operator's cluster checks read for every run"),
-    "core/verify/snapshot.py": (9, "the snapshot keeps the Operator's and DRA's facts in fixed fields"),
+    "core/verify/run.py": (3, "the Operator's cluster checks read for every run"),
+    "core/verify/snapshot.py": (1, "the snapshot keeps the Operator's and DRA's facts in fixed fields"),
     "report/bootstrap_migration.py": (1, "the migration's report line on the DRA driver's root"),
     "report/bootstrap_progress.py": (3, "the Operator's validator column"),
     "report/html_page.py": (7, "the HTML page's GPU Operator section (its JSON key gpu_operator)"),

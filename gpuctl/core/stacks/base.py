@@ -15,7 +15,7 @@ level's verdict (`judged`), so a level needs no branch per stack.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -213,6 +213,33 @@ class ClusterStack(ABC):
     def validation_checks(self, node: NodeInfo, snapshot: ClusterSnapshot) -> list[Check]:
         """verify: what its own validation says of `node` (asked of every stack on every node)."""
         del node, snapshot
+        return []
+
+    # verify's snapshot keeps what each stack reads of the cluster for itself (ClusterSnapshot.facts,
+    # by stack; gpuctl.core.verify.snapshot.FactReader); only the stack reads its own facts.
+
+    def read_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], options: VerifyOptions
+    ) -> object:
+        """Its facts, read before the GPU nodes are known (None: nothing to read then)."""
+        del api_client, daemonsets, options
+        return None
+
+    def gpu_node_names(self, facts: object) -> Iterable[str]:
+        """The nodes its facts show to have GPUs, besides those the node objects show."""
+        del facts
+        return ()
+
+    def read_node_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], nodes: list[str]
+    ) -> object:
+        """Its facts, read once the GPU nodes (`nodes`) are known, where `read_facts` read none."""
+        del api_client, daemonsets, nodes
+        return None
+
+    def own_cluster_checks(self, snapshot: ClusterSnapshot) -> list[Check]:
+        """verify: cluster-wide checks of its own facts (asked of every stack)."""
+        del snapshot
         return []
 
     # -- a migration (`bootstrap --phase cluster --migrate`, gpuctl.core.migrate) ------------------

@@ -18,9 +18,10 @@ from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, St
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_readiness
 from gpuctl.core.stacks.operator import migration
-from gpuctl.core.stacks.operator.checks import operator_validation
+from gpuctl.core.stacks.operator.checks import gpu_cluster_checks, operator_validation, read_operator
 from gpuctl.core.stacks.operator.state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.core.stacks.settings import OperatorSettings, check_settings, distribution_of
+from gpuctl.core.verify.model import OperatorView
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
 from gpuctl.errors import ConfigError
 from gpuctl.helm import Chart
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from gpuctl.core.verify.model import Check
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo
     from gpuctl.kube.nodes import NodeInfo
 
 VALUES_FILE = "gpu-operator-values.yaml"  # as the helm command in its header names it
@@ -192,7 +194,22 @@ class OperatorStack(ChartStack):
     def validation_checks(self, node: NodeInfo, snapshot: ClusterSnapshot) -> list[Check]:
         """The Operator's validator on the node, wherever the Operator runs (whatever the stack
         that installed it)."""
-        return [operator_validation(node.name, snapshot.operator)] if snapshot.operator else []
+        view = view_of(snapshot)
+        return [operator_validation(node.name, view)] if view else []
+
+    def read_node_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], nodes: list[str]
+    ) -> object:
+        return read_operator(api_client, daemonsets, nodes)
+
+    def own_cluster_checks(self, snapshot: ClusterSnapshot) -> list[Check]:
+        return gpu_cluster_checks(view_of(snapshot))
+
+
+def view_of(snapshot: ClusterSnapshot) -> OperatorView | None:
+    """The Operator's view the snapshot read, where the Operator runs."""
+    found = snapshot.facts.get(Stack.OPERATOR)
+    return found if isinstance(found, OperatorView) else None
 
 
 def refuse_beside_gpu_cluster(api_client: ApiClient) -> None:
