@@ -20,3 +20,7 @@ class Stack(str, Enum):
     DEVICE_PLUGIN = "device-plugin"
     OPERATOR = "operator"
     DRA = "dra"
+
+
+# `--stack`'s default, and how a node hands its GPUs to pods unless another stack claims it.
+DEFAULT_STACK = Stack.DEVICE_PLUGIN

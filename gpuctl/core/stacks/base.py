@@ -166,6 +166,9 @@ class ClusterStack(ABC):
     own_files: tuple[str, ...]  # every file name `render` may write for it (--out cleans them up)
     flags: tuple[StackFlag, ...] = ()  # the flags it alone takes, or alone has no use for
     render_alias: str = ""  # a boolean parameter of `gpuctl render` that picks it, as --stack does
+    from_chart: bool = False  # installed from a Helm chart with the user's helm
+    # bootstrap with an inventory: the node selector it is rendered with (the inventory's nodes)
+    inventory_node_selector: tuple[tuple[str, str], ...] = ()
 
     @abstractmethod
     def render(self, options: RenderOptions) -> list[RenderedFile]:
@@ -381,6 +384,10 @@ class GpuAllocation(ABC):
         way of handing out GPUs that cannot keep one GPU from pods gates nothing here."""
         del api_client, nodes, level, taint_key
         return DeviceGateResult()
+
+    # Why a pod that requests `nvidia.com/gpu` is not served on its nodes ("" where it is): the
+    # fabric level's workers request it.
+    gpu_resource_unserved: str = ""
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
         """(device, taint with its source) of the node's GPUs a device taint keeps from pods (DRA)."""

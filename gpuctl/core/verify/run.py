@@ -1,7 +1,7 @@
 """`gpuctl verify`: prove or diagnose every GPU node.
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
-the pods that hold GPUs (a paged list; on DRA clusters the claims too), one pod list, one watch on
+the pods that hold GPUs (a paged list; where GPUs are claimed, the claims too), one pod list, one watch on
 the pods and one on their Warning events, one deletecollection) plus one per GPU node (create the
 verification pod: nvidia-smi's answer comes back in its status), and one log read per node with a
 problem to explain (its failed pod's, its device plugin's: see plugin_logs.py).
@@ -136,8 +136,8 @@ def _clean_up(
     *,
     namespace_created: bool,
 ) -> None:
-    """Delete the pods (unless --keep-pods), what the allocations created for the run (DRA's
-    claim template and claims), and the namespace this run created if it created no pod in it."""
+    """Delete the pods (unless --keep-pods), what the allocations created for the run (a claim
+    template and its claims), and the namespace this run created if it created no pod in it."""
     batch, runs = run
     if batch is not None:
         batch.stop.set()
@@ -280,7 +280,7 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         run.pods_created,
         run.duration_s,
         run.kept_pods,
-        # the result's Operator view (its JSON `gpu_operator`), from the facts that are one
+        # the result's Operator view (verify/model.py's OperatorView), from the facts that are one
         next((facts for facts in snapshot.facts.values() if isinstance(facts, OperatorView)), None),
         ("pods", *(kind for allocation, nodes in served.items() if nodes for kind in allocation.kept_kinds)),
     )

@@ -70,6 +70,7 @@ class DraStack(ChartStack, GpuAllocation):
     kept_kinds = ("resourceclaimtemplates",)  # the run's claim template (its claims go with the pods)
 
     unserved = "published no ResourceSlice"
+    gpu_resource_unserved = "the multi-node workers request nvidia.com/gpu, which DRA nodes do not serve"
 
     # -- render and bootstrap ---------------------------------------------------------------------
 

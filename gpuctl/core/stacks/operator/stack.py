@@ -33,7 +33,7 @@ from gpuctl.kube.gpu_operator import (
     kubelet_versions,
     list_operand_pods,
 )
-from gpuctl.kube.nodes import list_nodes
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL, list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 from gpuctl.shell import command_line
 from gpuctl.templating import render_template
@@ -90,6 +90,8 @@ class OperatorStack(ChartStack):
     own_files = (VALUES_FILE,)
     release = OPERATOR_RELEASE
     namespace = OPERATOR_NAMESPACE
+    # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
+    inventory_node_selector = ((GFD_PRESENT_LABEL, "true"),)
     pinned_by_label = False  # its DaemonSets are the Operator's: its deploy label moves a node
 
     # -- a migration off its device plugin (migration.py) -----------------------------------------
