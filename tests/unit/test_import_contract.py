@@ -217,7 +217,10 @@ NAMING_ALLOWED = ("core/stacks/",)  # the stacks' folders and the registry besid
 # The files that still name a stack, with the most lines that may do so and why: each number may
 # only go down, and a file that names none any more must leave the list.
 KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
-    "cli/bootstrap.py": (12, "bootstrap's flags and help name the stacks"),
+    "cli/bootstrap.py": (
+        12,
+        "bootstrap's help text names the stacks; the Operator's and DRA's settings built from its flags",
+    ),
     "cli/demo.py": (1, "the simulated cluster's device_plugin setting"),
     "cli/render.py": (8, "render's --gpu-operator flag and help name the stacks"),
     "cli/stack_options.py": (6, "the Operator's and DRA's options (flags and help)"),
@@ -226,13 +229,16 @@ KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
     "cli/version.py": (1, "prose: the pinned charts"),
     "core/components.py": (4, "the pinned versions table names each chart and the --stack that uses it"),
     "core/explain_subject/node.py": (3, "explain reads the Operator's operand pods for a node"),
-    "core/explain_subject/pod.py": (2, "explain reads a pod's ResourceClaims from the DRA API"),
-    "core/explain_subject/subject.py": (5, "explain finds GPU nodes by their DRA devices too"),
+    "core/explain_subject/pod.py": (2, "Kubernetes' DRA API (a pod's ResourceClaims), not the stack"),
+    "core/explain_subject/subject.py": (
+        5,
+        "Kubernetes' DRA API: explain finds GPU nodes by their ResourceSlices too",
+    ),
     "core/node_condition.py": (1, "prose: a public source, NVIDIA/gpu-operator's pull request"),
-    "core/render.py": (2, "the RBAC and the render hints name the chart stacks"),
-    "core/render_options.py": (3, "render's options hold each chart stack's settings and the default stack"),
-    "core/status.py": (15, "status reads the Operator's and DRA's state by name"),
-    "core/taint/apply.py": (3, "the GPU nodes are found by their DRA ResourceSlices too"),
+    "core/render.py": (2, "a hint naming --gpu-operator; prometheus-operator"),
+    "core/render_options.py": (3, "render's options hold each chart stack's settings; prometheus-operator"),
+    "core/status.py": (1, "reads the device plugin's sharing plan for every node"),
+    "core/taint/apply.py": (3, "Kubernetes' DRA API: the GPU nodes are found by their ResourceSlices too"),
     "core/taint/audit.py": (5, "not a stack: a toleration's operator"),
     "core/verify/cluster_checks.py": (
         3,
@@ -240,14 +246,16 @@ KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
     ),
     "core/verify/expectations.py": (2, "not a stack: a toleration's operator"),
     "core/verify/fabric_mpijob.py": (4, "not a stack: the MPI operator, and a node affinity's operator"),
-    "core/verify/model.py": (13, "the JSON result keeps the Operator's and DRA's facts in fixed fields"),
+    "core/verify/model.py": (
+        13,
+        "the result model: its OperatorView (JSON gpu_operator) and prose on claims; a toleration's operator",
+    ),
     "core/verify/node_checks.py": (1, "reads the device plugin's sharing plan for every node"),
-    "core/verify/snapshot.py": (1, "the snapshot keeps the Operator's and DRA's facts in fixed fields"),
+    "core/verify/snapshot.py": (1, "reads the device plugin's sharing plan for every node"),
     "report/bootstrap_migration.py": (1, "the migration's report line on the DRA driver's root"),
-    "report/bootstrap_progress.py": (3, "the Operator's validator column"),
     "report/html_page.py": (7, "the HTML page's GPU Operator section (its JSON key gpu_operator)"),
-    "report/status.py": (15, "status's Operator and DRA rows"),
-    "report/verify.py": (15, "verify's report of the Operator's and DRA's facts"),
+    "report/status.py": (1, "the hint names the stacks to install when no GPU node is found"),
+    "report/verify.py": (14, "verify's report of the Operator's view (its JSON gpu_operator and its lines)"),
 }
 
 

@@ -143,6 +143,24 @@ class DeviceGateResult:
 
 
 @dataclass(frozen=True)
+class PublishedGpus:
+    """`gpuctl status`: a node's GPUs as a way of handing them out publishes them through its own
+    API (GpuAllocation.published_gpus), beside the `nvidia.com/gpu` the node object advertises."""
+
+    stack: Stack
+    published: int  # full GPUs (MIG devices where the node publishes only those)
+    claimable: int  # without a NoSchedule/NoExecute device taint
+    allocated: int  # held by allocated claims
+    tainted: int
+    # (device, taint with its source: the slice or a DeviceTaintRule): the GPUs counted unhealthy
+    unhealthy: tuple[tuple[str, str], ...] = ()
+    # (device, DeviceTaintRule, taint key): the GPUs `verify --gate` keeps out until proven again
+    gated: tuple[tuple[str, str, str], ...] = ()
+    product: str = ""  # "" when it does not say
+    driver_version: str = ""
+
+
+@dataclass(frozen=True)
 class CarriedSharing:
     """What a move onto a stack keeps of the old stack's GPU sharing on the nodes it moves, in
     words; `feature_gates`: the new stack's gates it is rendered with to keep it."""
@@ -256,6 +274,10 @@ class ClusterStack(ABC):
     # What its target's readiness misses on a node it does not serve yet, in words.
     unserved: str = f"advertises no {GPU_RESOURCE}"
 
+    def mode_text(self, mode: str) -> str:
+        """`gpuctl status`: its `installed_mode` in words, a line of its own."""
+        return f"{self.stack.value} mode: {mode}"
+
     def installed_mode(self, api_client: ApiClient) -> str:
         """How it runs in the cluster as a migration must know ("" where that does not matter);
         read once per plan and handed back to `serves_nodes` and `refuse_migration`."""
@@ -347,7 +369,15 @@ class GpuAllocation(ABC):
     """How a node hands its GPUs to pods, as `gpuctl verify` proves it."""
 
     stack: Stack
+    title: str  # how `gpuctl status` names it
     kept_kinds: tuple[str, ...] = ()  # what a --keep-pods run leaves besides its pods (kubectl's names)
+    # `gpuctl status` JSON: it publishes GPUs through its own API (published_gpus), under its key
+    publishes: bool = False
+
+    def published_gpus(self, api_client: ApiClient) -> dict[str, PublishedGpus]:
+        """`gpuctl status`: each node's GPUs as it publishes them, by node (none of its own: {})."""
+        del api_client
+        return {}
 
     def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
         """`node` gives its GPUs this way (the device plugin's is the default: it claims none)."""

@@ -89,6 +89,7 @@ _NO_CHART = "the device plugin stack applies gpuctl's own manifests, no Helm cha
 class DevicePluginStack(ClusterStack, GpuAllocation):
     stack = Stack.DEVICE_PLUGIN
     allocation = Stack.DEVICE_PLUGIN
+    title = "device plugin"
     flags = (
         *(
             StackFlag(parameter, commands, _NO_CHART, also=also)

@@ -18,13 +18,14 @@ from gpuctl.core.stacks.base import (
     DeviceGateResult,
     GpuAllocation,
     NodeReadiness,
+    PublishedGpus,
     StackFlag,
     VerificationRun,
 )
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_running
 from gpuctl.core.stacks.dra import checks as dra
-from gpuctl.core.stacks.dra import migration
+from gpuctl.core.stacks.dra import migration, status
 from gpuctl.core.stacks.dra.device_gate import apply_device_gate
 from gpuctl.core.stacks.dra.run import DraRun
 from gpuctl.core.verify.model import CheckStatus
@@ -70,6 +71,8 @@ class DraStack(ChartStack, GpuAllocation):
     kept_kinds = ("resourceclaimtemplates",)  # the run's claim template (its claims go with the pods)
 
     unserved = "published no ResourceSlice"
+    title = "DRA"
+    publishes = True
     gpu_resource_unserved = "the multi-node workers request nvidia.com/gpu, which DRA nodes do not serve"
 
     # -- render and bootstrap ---------------------------------------------------------------------
@@ -141,6 +144,11 @@ class DraStack(ChartStack, GpuAllocation):
             return ()
         helm.uninstall(self.release, self.namespace)
         return (f"helm release {self.namespace}/{self.release}",)
+
+    # -- status -----------------------------------------------------------------------------------
+
+    def published_gpus(self, api_client: ApiClient) -> dict[str, PublishedGpus]:
+        return status.published_gpus(api_client)
 
     # -- verify -----------------------------------------------------------------------------------
 

@@ -46,6 +46,14 @@ OPERATOR_CARRIED = (
 )
 
 
+# `gpuctl status`: the Operator's mode in words.
+MODE_TEXT = {
+    "ClusterPolicy": "ClusterPolicy (device plugin)",
+    "GPUCluster": "GPUCluster (DRA driver)",
+    "both": "ClusterPolicy and GPUCluster both exist: the Operator reconciles neither",
+}
+
+
 def installed_mode(api_client: ApiClient) -> str:
     """The Operator's mode in the cluster (gpuctl.kube.gpu_operator.operator_mode; "" when absent)."""
     return operator_mode(api_client)

@@ -96,6 +96,9 @@ class OperatorStack(ChartStack):
 
     # -- a migration off its device plugin (migration.py) -----------------------------------------
 
+    def mode_text(self, mode: str) -> str:
+        return f"GPU Operator mode: {migration.MODE_TEXT.get(mode, mode)}"
+
     def installed_mode(self, api_client: ApiClient) -> str:
         return migration.installed_mode(api_client)
 
