@@ -46,6 +46,7 @@ from gpuctl.cli.stack_options import (
     StackOption,
     dra_settings,
 )
+from gpuctl.core.stacks import DEFAULT_STACK
 from gpuctl.defaults import CUDA_SAMPLE_IMAGE, GPU_TAINT, NCCL_TESTS_IMAGE
 from gpuctl.errors import ConfigError
 
@@ -124,7 +125,7 @@ def command(
             "--tags", "-t", help="Only tasks with these tags (comma-separated).", show_default=False
         ),
     ] = None,
-    stack: StackOption = Stack.DEVICE_PLUGIN,
+    stack: StackOption = DEFAULT_STACK,
     helm: HelmOption = None,
     chart: ChartOption = DEFAULT_CHART,
     chart_version: ChartVersionOption = DEFAULT_CHART_VERSION,
@@ -236,9 +237,9 @@ def command(
     from gpuctl.cli.signals import interruptible
     from gpuctl.core.bootstrap import BootstrapRequest, ClusterOptions
     from gpuctl.core.render_options import RenderOptions
+    from gpuctl.core.stacks.registry import stack_for
     from gpuctl.core.stacks.settings import OperatorSettings
     from gpuctl.core.upgrade import UpgradeOptions
-    from gpuctl.kube.nodes import GFD_PRESENT_LABEL
 
     refuse_inapplicable_flags("bootstrap")
     if phase is not Phase.cluster and phase is not Phase.verify and inventory is None:
@@ -255,8 +256,7 @@ def command(
         chart=chart,
         chart_version=chart_version,
     )
-    # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
-    operator_on_inventory = stack is Stack.OPERATOR and inventory is not None
+    chosen = stack_for(stack)
     render = RenderOptions(
         mig_strategy=mig_strategy.value,
         sharing=sharing.value,
@@ -264,11 +264,11 @@ def command(
         stack=stack,
         operator=operator,
         dra=dra_settings(chart, chart_version),
-        node_selector=((GFD_PRESENT_LABEL, "true"),) if operator_on_inventory else (),
+        node_selector=chosen.inventory_node_selector if inventory is not None else (),
     )
     helm_runner = None
-    if (stack in (Stack.OPERATOR, Stack.DRA) or migrate) and phase in (Phase.cluster, Phase.all):
-        helm_runner = _helm(helm, kubeconfig, context)  # --migrate: a DRA driver to add or remove
+    if (chosen.from_chart or migrate) and phase in (Phase.cluster, Phase.all):
+        helm_runner = _helm(helm, kubeconfig, context)  # --migrate: a chart stack to add or remove
     request = BootstrapRequest(
         phase=phase.value,
         inventory=inventory,

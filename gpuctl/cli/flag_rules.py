@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.defaults import DRA_DRIVER_NAMESPACE, OPERATOR_CHART, OPERATOR_CHART_VERSION, OPERATOR_NAMESPACE
+from gpuctl.defaults import OPERATOR_CHART, OPERATOR_CHART_VERSION
 from gpuctl.errors import ConfigError
 from gpuctl.shell import command_line
 from gpuctl.validation import chart_problem, chart_version_problem, check
@@ -81,30 +81,15 @@ _NODE_BY_NODE = (
 _MIGRATE = When("migrate", (True,))  # the cluster phase moving the GPU nodes to another stack
 _NODE_BY_NODE_EXAMPLE = "gpuctl bootstrap --phase host -i hosts.yml --kubeconfig PATH {flag}"
 _CLUSTER = When("phase", ("cluster", "all"))
-_PLUGIN_OR_OPERATOR = When("stack", ("device-plugin", "operator"))
-_CHART_STACKS = When("stack", ("operator", "dra"))
-_RENDER_OPERATOR = When("gpu_operator")  # render's alias of --stack operator
 _NO_PODS = When("no_pods", (False,))
 _VERIFY = When("phase", ("verify", "all"))
 _VERIFY_ONLY = "only the verify phase, and the host phase upgrading a cluster's nodes, run verification pods"
 
 _ANSIBLE = "only the host phase runs ansible-playbook"
 _CLUSTER_LAYER = "only the cluster phase installs the GPU stack"
-_DRA_SHARING = (
-    "DRA shares a GPU through one ResourceClaim that several pods reference, not through the device "
-    "plugin's replicas"
-)
-_NO_CHART = "the device plugin stack applies gpuctl's own manifests, no Helm chart"
-# render's options of the device plugin manifests, which the charts of the other stacks decide
-_DEVICE_PLUGIN_ONLY = {
-    "namespace": f"the GPU Operator installs into {OPERATOR_NAMESPACE}, the DRA driver into "
-    f"{DRA_DRIVER_NAMESPACE}",
-    "image": "the GPU Operator's and the DRA driver's charts bring their own images",
-    "runtime_class": "the GPU Operator creates its own RuntimeClass, and DRA needs none",
-}
 _POD_ONLY = "it shapes the verification pods, and --no-pods creates none"
 
-RULES: tuple[Rule, ...] = (
+_RULES_BEFORE_STACKS: tuple[Rule, ...] = (
     # bootstrap: the phase that uses the flag
     *(
         Rule(BOOTSTRAP, parameter, (_HOST,), _ANSIBLE, "gpuctl bootstrap --phase host -i hosts.yml {flag}")
@@ -152,23 +137,6 @@ RULES: tuple[Rule, ...] = (
         "gpuctl bootstrap --phase cluster -i hosts.yml {flag}",
     ),
     Rule(BOOTSTRAP, "reboot", (When("check", (False,)),), "--check reboots no host"),
-    # render: --gpu-operator is --stack operator
-    Rule(
-        RENDER,
-        "gpu_operator",
-        (When("stack", ("operator",), or_default=True),),
-        "--gpu-operator is the same as --stack operator",
-        "gpuctl render --stack operator",
-    ),
-    # the stack the flag configures
-    Rule(STACKS, "sharing", (_PLUGIN_OR_OPERATOR,), _DRA_SHARING, "{gpuctl} --stack operator {flag}"),
-    Rule(
-        STACKS,
-        "mig_strategy",
-        (_PLUGIN_OR_OPERATOR,),
-        "the DRA driver publishes MIG devices as they are; --mig-strategy configures the device plugin",
-        "{gpuctl} --stack operator {flag}",
-    ),
     Rule(
         STACKS,
         "replicas",
@@ -176,58 +144,9 @@ RULES: tuple[Rule, ...] = (
         "replicas are how many pods share one GPU",
         "{gpuctl} --sharing time-slicing {flag}",
     ),
-    *(
-        Rule(BOOTSTRAP, parameter, (_CHART_STACKS,), _NO_CHART, "{gpuctl} --stack operator {flag}")
-        for parameter in ("chart",)
-    ),
-    # --migrate back to the device plugin removes the DRA driver's release with the user's helm
-    Rule(
-        BOOTSTRAP,
-        "helm",
-        (_CHART_STACKS, _MIGRATE),
-        _NO_CHART,
-        "{gpuctl} --stack operator {flag}",
-    ),
-    Rule(
-        BOOTSTRAP,
-        "migrate",
-        (When("phase", ("cluster",)),),
-        "only the cluster phase moves the GPU nodes from one stack to another",
-        "gpuctl bootstrap --phase cluster --stack dra {flag}",
-    ),
-    Rule(
-        BOOTSTRAP,
-        "migrate",
-        (When("stack", ("device-plugin", "dra"), or_default=True),),
-        "the GPU Operator's nodes are moved by the Operator; --migrate moves gpuctl's device plugin "
-        "and DRA driver",
-        "gpuctl bootstrap --phase cluster --stack dra {flag}",
-    ),
-    Rule(
-        STACKS,
-        "chart_version",
-        (_CHART_STACKS, _RENDER_OPERATOR),
-        _NO_CHART,
-        "{gpuctl} --stack operator {flag}",
-    ),
-    *(
-        Rule(
-            STACKS,
-            parameter,
-            (When("stack", ("operator",)), _RENDER_OPERATOR),
-            "it configures NVIDIA's GPU Operator chart",
-            "{gpuctl} --stack operator {flag}",
-        )
-        for parameter in ("distribution", "operator_driver", "operator_toolkit")
-    ),
-    *(
-        rule
-        for parameter, why in _DEVICE_PLUGIN_ONLY.items()
-        for rule in (
-            Rule(RENDER, parameter, (When("stack", ("device-plugin",)),), why),
-            Rule(RENDER, parameter, (When("gpu_operator", (False,)),), why),
-        )
-    ),
+)
+# The rules of the stacks' own flags come here (stack_rules), then these.
+_RULES_AFTER_STACKS: tuple[Rule, ...] = (
     # render: options of other options
     Rule(
         RENDER,
@@ -409,7 +328,72 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-# The flags of a command that have an effect wherever they are given, with why: with RULES, every
+# Where the stack rules go among the others: first the flags a stack alone takes, in this order (a
+# command line with two refused flags hears of the first); a flag not named here comes last.
+_STACK_FLAG_ORDER = (
+    *("sharing", "mig_strategy", "chart", "helm", "migrate", "chart_version"),
+    *("distribution", "operator_driver", "operator_toolkit", "namespace", "image", "runtime_class"),
+)
+
+
+def stack_rules() -> tuple[Rule, ...]:
+    """The rules of the flags that configure some stacks only, derived from the stacks' own
+    declarations (gpuctl.core.stacks.base.StackFlag) and render's alias of each stack."""
+    from gpuctl.core.stacks.registry import FLAG_EXAMPLES, STACKS
+
+    found: list[Rule] = []
+    for stack in STACKS.values():
+        if stack.render_alias:
+            value = stack.stack.value
+            found.append(
+                Rule(
+                    RENDER,
+                    stack.render_alias,
+                    (When("stack", (value,), or_default=True),),
+                    f"--{stack.render_alias.replace('_', '-')} is the same as --stack {value}",
+                    f"gpuctl render --stack {value}",
+                )
+            )
+    declared = {flag.parameter: flag for stack in STACKS.values() for flag in stack.flags}
+    order = {parameter: position for position, parameter in enumerate(_STACK_FLAG_ORDER)}
+    for parameter in sorted(declared, key=lambda name: order.get(name, len(order))):
+        flag = declared[parameter]
+        owners = [stack for stack in STACKS.values() if flag in stack.flags]
+        takers = owners if flag.only else [stack for stack in STACKS.values() if stack not in owners]
+        shown = next((stack for stack in FLAG_EXAMPLES if STACKS[stack] in takers), takers[0].stack)
+        example = "{gpuctl} --stack " + shown.value + " {flag}" if flag.example else ""
+        if parameter == "migrate":  # the phase it needs comes first
+            found.append(
+                Rule(
+                    BOOTSTRAP,
+                    "migrate",
+                    (When("phase", ("cluster",)),),
+                    "only the cluster phase moves the GPU nodes from one stack to another",
+                    f"gpuctl bootstrap --phase cluster --stack {shown.value} {{flag}}",
+                )
+            )
+        where = [When("stack", tuple(stack.stack.value for stack in takers))]
+        where += [When(name, (True,)) for name in flag.also]
+        aliases = [stack for stack in STACKS.values() if stack.render_alias and "render" in flag.commands]
+        where += [When(stack.render_alias) for stack in aliases if stack in takers]
+        found.append(Rule(flag.commands, parameter, tuple(where), flag.why, example))
+        found += [
+            Rule(RENDER, parameter, (When(stack.render_alias, (False,)),), flag.why, example)
+            for stack in aliases
+            if stack not in takers
+        ]
+    return tuple(found)
+
+
+def rules(command: str = "") -> tuple[Rule, ...]:
+    """The rules of `command` ("": of every command); the stacks load only for the commands that
+    take a stack's flags."""
+    if command and command not in STACKS:
+        return (*_RULES_BEFORE_STACKS, *_RULES_AFTER_STACKS)
+    return (*_RULES_BEFORE_STACKS, *stack_rules(), *_RULES_AFTER_STACKS)
+
+
+# The flags of a command that have an effect wherever they are given, with why: with the rules, every
 # parameter of these commands is accounted for (tests/unit/test_flag_rules.py walks them), so a new
 # flag must say where it applies before it can ship.
 EVERYWHERE: dict[str, dict[str, str]] = {
@@ -450,7 +434,7 @@ def refuse_inapplicable_flags(command: str) -> None:
     """Refuse (ConfigError, exit 2) the first flag typed for `command` that has no effect there,
     then the first typed value of VALUE_RULES that is refused; reads the running Click context."""
     context = get_current_context()
-    for rule in RULES:
+    for rule in rules(command):
         applies = command in rule.commands and _typed(context, rule.parameter)
         if applies and not any(_holds(context, when) for when in rule.where):
             raise _refusal(context, rule)
@@ -528,7 +512,7 @@ def _gpuctl(context: Context) -> str:
 
 
 def _wanted(context: Context, when: When) -> str:
-    """What would make `when` hold: `--rbac`, `--stack operator|dra`."""
+    """What would make `when` hold: `--rbac`, `--stack A|B`."""
     flag = _option_name(context, when.parameter)
     if when.values is None or when.values == (True,):
         return flag
@@ -536,7 +520,7 @@ def _wanted(context: Context, when: When) -> str:
 
 
 def _refusal(context: Context, rule: Rule) -> ConfigError:
-    """`--sharing mps does not apply to --stack dra (why)` when what stands in its way was typed,
+    """`--sharing mps does not apply to --stack S (why)` when what stands in its way was typed,
     `--replicas has no effect without --sharing time-slicing|mps (why)` when it was left out."""
     flag, as_typed = _option_name(context, rule.parameter), _as_typed(context, rule.parameter)
     present = [when for when in rule.where if when.parameter in context.params]

@@ -28,6 +28,7 @@ from gpuctl.cli.stack_options import (
     dra_settings,
 )
 from gpuctl.cli.verify_gate_options import gate_options
+from gpuctl.core.stacks import DEFAULT_STACK
 from gpuctl.defaults import (
     DEFAULT_READINESS_TAINT,
     DEVICE_PLUGIN_IMAGE,
@@ -107,7 +108,7 @@ def command(
         ),
     ] = None,
     gpu_operator: Annotated[bool, typer.Option("--gpu-operator", help="Same as --stack operator.")] = False,
-    stack: StackOption = Stack.DEVICE_PLUGIN,
+    stack: StackOption = DEFAULT_STACK,
     distribution: DistributionOption = Distribution.auto,
     operator_driver: OperatorDriverOption = False,
     operator_toolkit: OperatorToolkitOption = False,

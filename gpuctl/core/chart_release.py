@@ -1,5 +1,5 @@
 """One Helm release brought to a wanted chart version and values, idempotently: for every stack
-installed from a chart (the GPU Operator; the DRA driver).
+installed from a chart (gpuctl.core.stacks.chart.ChartStack).
 
 The upgrade is skipped when the release is `deployed` with the same chart (`helm list`'s
 name-version) and the same user-supplied values (`helm get values -o json`), so a second run sends

@@ -48,8 +48,8 @@ class GateResult:
     refused: str = ""
     refused_hint: str = ""
     # `verify --gate`: the taint key and mode it gated with, the GPUProven condition it published
-    # (node, status, reason) and, on DRA nodes, the DeviceTaintRules it created and deleted
-    # ("node/device"); see gpuctl.core.proof.gate.
+    # (node, status, reason) and, where a node's stack gates its GPUs one by one, the per-GPU
+    # rules it created and deleted ("node/device"); see gpuctl.core.proof.gate.
     taint_key: str = GATE_TAINT_KEY
     mode: str = "taint"
     condition_type: str = ""

@@ -194,7 +194,7 @@ def _validate_mps(options: RenderOptions) -> None:
 
 def plugin_log_namespaces(options: RenderOptions) -> tuple[str, ...]:
     """Where verify may read GPU plugin logs: the namespace of the rendered stack's plugin pods
-    (the device plugin's --namespace, the GPU Operator's or the DRA driver's), then
+    (the device plugin's --namespace, or its chart's namespace), then
     --log-namespace. Nowhere else: no cluster-wide pod-log read."""
     stack = stack_for(options.stack).plugin_namespace(options)
     return tuple(dict.fromkeys((stack, *options.log_namespaces)))
@@ -374,7 +374,7 @@ def readiness_rule_files(options: RenderOptions) -> list[RenderedFile]:
 def render_stack(options: RenderOptions) -> list[RenderedFile]:
     """The files of the chosen stack alone, its options checked first: the static device plugin
     (+ sharing config, + the MPS control daemon for MPS) and RuntimeClass, or the Helm values of
-    the GPU Operator's or the DRA driver's chart (which then create them)."""
+    a chart stack's chart (which then create them)."""
     _validate(options)
     return stack_for(options.stack).render(options)
 

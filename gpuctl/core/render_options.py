@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks import DEFAULT_STACK, Stack
 from gpuctl.core.stacks.settings import DraSettings, OperatorSettings
 from gpuctl.defaults import (
     DEFAULT_READINESS_TAINT,
@@ -56,7 +56,7 @@ class RenderOptions:
     taint_key: str = GPU_TAINT_KEY
     taint_effect: str = GPU_TAINT_EFFECT
     runtime_class: str = RUNTIME_CLASS
-    stack: Stack = Stack.DEVICE_PLUGIN
+    stack: Stack = DEFAULT_STACK
     rbac: bool = False
     rbac_subject: RbacSubject | None = None  # None: each role to its own ServiceAccount
     verify_namespace: str = GPUCTL_NAMESPACE

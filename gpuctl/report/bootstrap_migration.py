@@ -30,8 +30,8 @@ def migration_json(result: MigrationResult) -> dict[str, Any]:
         "moved": list(plan.moved),
         "carried": list(plan.carried),
         "not_carried": list(plan.not_carried),
-        "dra_feature_gates": list(plan.dra_feature_gates),
-        "dra_driver_root": plan.dra_driver_root or None,
+        "dra_feature_gates": list(plan.feature_gates),
+        "dra_driver_root": plan.driver_root or None,
         "pinned": list(result.pinned),
         "objects": [{"ref": obj.ref, "action": obj.action} for obj in result.objects],
         "helm": {"action": result.helm.action, "chart": result.helm.chart} if result.helm else None,
@@ -73,8 +73,8 @@ def migration_plan_lines(plan: MigrationPlan) -> list[tuple[str, str]]:
         lines.append((f"already on {plan.target.value}: {', '.join(plan.moved)}", ""))
     lines += [(f"carried: {note}", "") for note in plan.carried]
     lines += [(f"not carried: {note}", "yellow") for note in plan.not_carried]
-    if plan.dra_driver_root:
-        lines.append((f"DRA driver: nvidiaDriverRoot {plan.dra_driver_root} (the Operator's driver)", ""))
+    if plan.driver_root:
+        lines.append((f"DRA driver: nvidiaDriverRoot {plan.driver_root} (the Operator's driver)", ""))
     return lines
 
 

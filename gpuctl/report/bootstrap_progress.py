@@ -138,11 +138,11 @@ def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
     from rich.text import Text
 
     ready = sum(state.ready for state in states)
-    operator = any(state.validator is not None for state in states)  # --stack operator
+    validated = any(state.validator is not None for state in states)  # a stack with its own validator
     table = Table(box=None, pad_edge=False)
     for column in (
         "NODE",
-        *(("OPERATOR VALIDATOR",) if operator else ()),
+        *(("OPERATOR VALIDATOR",) if validated else ()),
         "DEVICE PLUGIN",
         "GPUS ADVERTISED",
     ):
@@ -151,7 +151,7 @@ def nodes_renderable(states: list[NodeReadiness]) -> RenderableType:
         wanted = "≥1" if state.expected is None else str(state.expected)
         plugin = "ready" if state.plugin_ready else "waiting"
         style = "green" if state.ready else "red" if state.terminal else None
-        validator = (literal(state.validator or "-"),) if operator else ()
+        validator = (literal(state.validator or "-"),) if validated else ()
         table.add_row(literal(state.node), *validator, plugin, f"{state.allocatable}/{wanted}", style=style)
     return Group(Text(f"waiting for the GPUs: {ready}/{len(states)} node(s) ready"), table)
 

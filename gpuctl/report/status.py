@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpuctl.core.stacks import DEFAULT_STACK
+from gpuctl.core.stacks.registry import ALLOCATIONS, STACKS
 from gpuctl.core.status import GpuNodeSummary, StatusResult
 from gpuctl.report.safe_text import literal
 from gpuctl.report.tables import emit_table, keep_words_whole, product_name
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from gpuctl.core.stacks import Stack
 
 
 SCHEMA = "gpuctl.status/v1"
@@ -20,8 +24,8 @@ def to_json(result: StatusResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "cluster_nodes": result.cluster_nodes,
-        # Only on a GPU Operator cluster (ClusterPolicy, GPUCluster, or both).
-        **({"operator_mode": result.operator_mode} if result.operator_mode else {}),
+        # `<stack>_mode`, only where the stack runs and says how (ClusterStack.installed_mode).
+        **{f"{stack.value}_mode": mode for stack, mode in result.modes if mode},
         "totals": result.totals,
         "nodes": [
             {
@@ -44,15 +48,20 @@ def to_json(result: StatusResult) -> dict[str, Any]:
                 "kernel_version": node.kernel_version or None,
                 "os_image": node.os_image or None,
                 "gpu_allocation": node.gpu_allocation,
-                "dra": _dra_json(node),
+                # the GPUs each publishing stack publishes, under its own key (null: none)
+                **{
+                    allocation.stack.value: _published_json(node, allocation.stack)
+                    for allocation in ALLOCATIONS.values()
+                    if allocation.publishes
+                },
                 "unhealthy_gpus": [
                     {"device": device, "reason": reason}
-                    for device, reason in (node.dra.unhealthy if node.dra else ())
+                    for device, reason in (node.published.unhealthy if node.published else ())
                 ],
-                # the GPUs `verify --gate` keeps out (DeviceTaintRule) until they are proven again
+                # the GPUs `verify --gate` keeps out (a per-GPU rule) until they are proven again
                 "gated_devices": [
                     {"device": device, "rule": rule, "taint_key": key}
-                    for device, rule, key in (node.dra.gated if node.dra else ())
+                    for device, rule, key in (node.published.gated if node.published else ())
                 ],
             }
             for node in result.nodes
@@ -62,19 +71,19 @@ def to_json(result: StatusResult) -> dict[str, Any]:
 
 def _gate_text(node: GpuNodeSummary) -> str:
     """The node's gate level, then the GPUs gated alone (`gpu-2 gated`)."""
-    devices = [f"{device} gated" for device, _, _ in (node.dra.gated if node.dra else ())]
+    devices = [f"{device} gated" for device, _, _ in (node.published.gated if node.published else ())]
     return ", ".join([*([node.gate] if node.gate else []), *devices]) or "-"
 
 
-def _dra_json(node: GpuNodeSummary) -> dict[str, int] | None:
-    dra = node.dra
-    if dra is None:
+def _published_json(node: GpuNodeSummary, stack: Stack) -> dict[str, int] | None:
+    published = node.published
+    if published is None or published.stack is not stack:
         return None
     return {
-        "published": dra.published,
-        "claimable": dra.claimable,
-        "allocated": dra.allocated,
-        "tainted": dra.tainted,
+        "published": published.published,
+        "claimable": published.claimable,
+        "allocated": published.allocated,
+        "tainted": published.tainted,
     }
 
 
@@ -97,9 +106,10 @@ def _sharing_json(node: GpuNodeSummary) -> dict[str, Any] | None:
 
 
 def _sharing_text(node: GpuNodeSummary) -> str:
-    if node.dra is not None:
-        tainted = f", {node.dra.tainted} tainted" if node.dra.tainted else ""
-        return f"DRA{' + device plugin' if node.gpu_allocation == 'both' else ''}{tainted}"
+    if node.published is not None:
+        tainted = f", {node.published.tainted} tainted" if node.published.tainted else ""
+        also = f" + {ALLOCATIONS[DEFAULT_STACK].title}" if node.gpu_allocation == "both" else ""
+        return f"{ALLOCATIONS[node.published.stack].title}{also}{tainted}"
     plan = node.sharing
     if plan is None or (plan.mode == "exclusive" and not plan.mig):
         return "-"
@@ -113,11 +123,6 @@ def print_wide(result: StatusResult, console: Console) -> None:
     print_table(result, console, wide=True)
 
 
-_MODE_TEXT = {
-    "ClusterPolicy": "ClusterPolicy (device plugin)",
-    "GPUCluster": "GPUCluster (DRA driver)",
-    "both": "ClusterPolicy and GPUCluster both exist: the Operator reconciles neither",
-}
 _COLUMNS = ("NODE", "PRODUCT", "GPUS CAP/ALLOC/USED", "SHARING", "DRIVER", "TAINTS", "GATE", "STATUS")
 _WIDE_COLUMNS = ("GPU MEMORY", "KUBELET", "RUNTIME", "KERNEL", "OS IMAGE")
 _ONE_WORD = frozenset({"DRIVER", "GATE", "STATUS", "KUBELET"})  # short values that never wrap
@@ -168,5 +173,6 @@ def print_table(result: StatusResult, console: Console, *, wide: bool = False) -
         f"{totals['allocatable']} allocatable, {totals['in_use']} in use",
         soft_wrap=True,
     )
-    if result.operator_mode:
-        console.print(f"GPU Operator mode: {_MODE_TEXT.get(result.operator_mode, result.operator_mode)}")
+    for stack, mode in result.modes:
+        if mode:
+            console.print(STACKS[stack].mode_text(mode))

@@ -73,7 +73,8 @@ def node_dict(node: NodeResult) -> dict[str, Any]:
         "nccl": None if node.nccl is None else _nccl(node.nccl),
         "fabric": None if node.fabric is None else _fabric(node.fabric),
         "unhealthy_gpus": [{"device": device, "reason": reason} for device, reason in node.device_taints],
-        # `--gate` on DRA nodes: each GPU and its per-GPU gate (nodes[].gpus keeps its shape)
+        # `--gate` where a stack gates GPUs one by one: each GPU and its per-GPU gate (nodes[].gpus
+        # keeps its shape)
         "gpu_devices": [_gpu_device(device) for device in node.gpu_devices],
         "checks": [check_dict(check) for check in node.checks],
     }

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gpuctl.cli import bootstrap, render, taint, verify
-from gpuctl.cli.flag_rules import EVERYWHERE, RULES, VALUE_RULES
+from gpuctl.cli.flag_rules import EVERYWHERE, VALUE_RULES, Rule, ValueRule, rules
 
 COMMANDS: dict[str, Callable[..., None]] = {
     "render": render.command,
@@ -40,10 +40,11 @@ def _choices(annotation: Any) -> set[object]:
 
 def test_every_rule_names_parameters_and_values_its_commands_have() -> None:
     """A misspelt parameter or value would turn a rule off without a sound: none is."""
-    for rule in (*RULES, *VALUE_RULES):
+    every: list[Rule | ValueRule] = [*rules(), *VALUE_RULES]
+    for rule in every:
         for command in rule.commands:
             assert rule.parameter in _parameter_types(command), (command, rule.parameter)
-    for rule in RULES:
+    for rule in rules():
         types = {name: kind for command in rule.commands for name, kind in _parameter_types(command).items()}
         for when in rule.where:
             assert when.parameter in types, (rule.parameter, when.parameter)
@@ -61,7 +62,7 @@ def test_every_bootstrap_option_says_where_it_applies() -> None:
 
     group: Any = typer.main.get_command(app)
     parameters = [parameter.name for parameter in group.commands["bootstrap"].params]
-    ruled = {rule.parameter for rule in RULES if "bootstrap" in rule.commands}
+    ruled = {rule.parameter for rule in rules() if "bootstrap" in rule.commands}
     unaccounted = [name for name in parameters if name not in ruled and name not in EVERYWHERE["bootstrap"]]
     assert unaccounted == []
     assert ruled & set(EVERYWHERE["bootstrap"]) == set()

@@ -1,13 +1,13 @@
 """The GPUProven condition's verdicts (gpuctl.core.node_condition) and which GPUs a DRA node's
-failure is confined to (gpuctl.core.device_gate), from verify's own result objects."""
+failure is confined to (gpuctl.core.stacks.dra.device_gate), from verify's own result objects."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpuctl.core.device_gate import failed_gpus, passed_gpus, pod_order, rule_name
 from gpuctl.core.node_condition import Verdict, condition, verdict_of
 from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.dra.device_gate import failed_gpus, passed_gpus, pod_order, rule_name
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, failed, passed
 from gpuctl.kube.dra import DraDevice, DraNode
 

@@ -8,6 +8,7 @@ cohesion, never to meet a count."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -170,14 +171,9 @@ def test_the_subpackage_check_catches_a_planted_cycle(tmp_path: Path) -> None:
 # one stack's behaviour; listed so that a new such import fails.
 KNOWN_STACK_FOLDER_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("gpuctl.core.migrate.plan", "gpuctl.core.stacks.dra.checks"),
-        ("gpuctl.core.migrate.sharing", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.status", "gpuctl.core.stacks.device_plugin.sharing"),
         ("gpuctl.core.verify.node_checks", "gpuctl.core.stacks.device_plugin.sharing"),
-        ("gpuctl.core.verify.run", "gpuctl.core.stacks.operator.checks"),
         ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.device_plugin.sharing"),
-        ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.dra.checks"),
-        ("gpuctl.core.verify.snapshot", "gpuctl.core.stacks.operator.checks"),
     }
 )
 
@@ -208,3 +204,107 @@ def test_the_stack_folder_check_catches_a_planted_import(tmp_path: Path) -> None
     assert stack_folder_imports(copy) - KNOWN_STACK_FOLDER_IMPORTS == {
         ("gpuctl.core.status", "gpuctl.core.stacks.dra.stack")
     }
+
+
+# A stack's name, as the code spells it: its `Stack` member, its folder, its chart or its word in
+# prose. Outside its folder under core/stacks/ and the registry, core/, cli/ and report/ reach a
+# stack through the interface (base.py) and its declarations, so nothing there names one.
+STACK_NAME = re.compile(
+    r"(?<!\w)(DRA|dra|Stack\.OPERATOR|Stack\.DEVICE_PLUGIN|device_plugin|gpu-operator|gpu_operator|operator)(?!\w)"
+)
+NAMING_FREE = ("core", "cli", "report")
+NAMING_ALLOWED = ("core/stacks/",)  # the stacks' folders and the registry beside them
+# The files that still name a stack, with the most lines that may do so and why: each number may
+# only go down, and a file that names none any more must leave the list.
+KNOWN_STACK_NAMES: dict[str, tuple[int, str]] = {
+    "cli/bootstrap.py": (
+        12,
+        "bootstrap's help text names the stacks; the Operator's and DRA's settings built from its flags",
+    ),
+    "cli/demo.py": (1, "the simulated cluster's device_plugin setting"),
+    "cli/render.py": (8, "render's --gpu-operator flag and help name the stacks"),
+    "cli/stack_options.py": (6, "the Operator's and DRA's options (flags and help)"),
+    "cli/taint.py": (1, "prose: the Operator's validator among the GPU DaemonSets"),
+    "cli/verify.py": (1, "help: the per-GPU rules on DRA nodes"),
+    "cli/version.py": (1, "prose: the pinned charts"),
+    "core/components.py": (4, "the pinned versions table names each chart and the --stack that uses it"),
+    "core/explain_subject/node.py": (3, "explain reads the Operator's operand pods for a node"),
+    "core/explain_subject/pod.py": (2, "Kubernetes' DRA API (a pod's ResourceClaims), not the stack"),
+    "core/explain_subject/subject.py": (
+        5,
+        "Kubernetes' DRA API: explain finds GPU nodes by their ResourceSlices too",
+    ),
+    "core/node_condition.py": (1, "prose: a public source, NVIDIA/gpu-operator's pull request"),
+    "core/render.py": (2, "a hint naming --gpu-operator; prometheus-operator"),
+    "core/render_options.py": (3, "render's options hold each chart stack's settings; prometheus-operator"),
+    "core/status.py": (1, "reads the device plugin's sharing plan for every node"),
+    "core/taint/apply.py": (3, "Kubernetes' DRA API: the GPU nodes are found by their ResourceSlices too"),
+    "core/taint/audit.py": (5, "not a stack: a toleration's operator"),
+    "core/verify/cluster_checks.py": (
+        3,
+        "the hint names the stacks that install a plugin; a toleration's operator",
+    ),
+    "core/verify/expectations.py": (2, "not a stack: a toleration's operator"),
+    "core/verify/fabric_mpijob.py": (4, "not a stack: the MPI operator, and a node affinity's operator"),
+    "core/verify/model.py": (
+        13,
+        "the result model: its OperatorView (JSON gpu_operator) and prose on claims; a toleration's operator",
+    ),
+    "core/verify/node_checks.py": (1, "reads the device plugin's sharing plan for every node"),
+    "core/verify/snapshot.py": (1, "reads the device plugin's sharing plan for every node"),
+    "report/bootstrap_migration.py": (1, "the migration's report line on the DRA driver's root"),
+    "report/html_page.py": (7, "the HTML page's GPU Operator section (its JSON key gpu_operator)"),
+    "report/status.py": (1, "the hint names the stacks to install when no GPU node is found"),
+    "report/verify.py": (14, "verify's report of the Operator's view (its JSON gpu_operator and its lines)"),
+}
+
+
+def stack_name_lines(package: Path) -> dict[str, int]:
+    """Per file of core/, cli/ and report/ outside core/stacks/: the lines that name a stack."""
+    found: dict[str, int] = {}
+    for part in NAMING_FREE:
+        for source in sorted((package / part).rglob("*.py")):
+            path = source.relative_to(package).as_posix()
+            if path.startswith(NAMING_ALLOWED):
+                continue
+            lines = sum(
+                1 for line in source.read_text(encoding="utf-8").splitlines() if STACK_NAME.search(line)
+            )
+            if lines:
+                found[path] = lines
+    return found
+
+
+def stack_naming_problems(found: dict[str, int]) -> list[str]:
+    problems = [
+        f"{path}: {lines} lines name a stack (at most {KNOWN_STACK_NAMES.get(path, (0, ''))[0]})"
+        for path, lines in found.items()
+        if lines > KNOWN_STACK_NAMES.get(path, (0, ""))[0]
+    ]
+    problems += [
+        f"{path}: names no stack now, drop it from KNOWN_STACK_NAMES"
+        for path in KNOWN_STACK_NAMES
+        if path not in found
+    ]
+    return problems
+
+
+def test_no_stack_is_named_outside_its_folder() -> None:
+    assert stack_naming_problems(stack_name_lines(PACKAGE)) == []
+
+
+def test_the_stack_name_check_catches_a_planted_name(tmp_path: Path) -> None:
+    copy = _planted_copy(tmp_path)
+    status = copy / "report" / "tables.py"
+    status.write_text(
+        status.read_text() + "\n\ndef _late(stack: object) -> bool:\n    return stack is Stack.DRA\n"
+    )
+    found = stack_name_lines(copy)
+    assert found["report/tables.py"] == KNOWN_STACK_NAMES.get("report/tables.py", (0, ""))[0] + 1
+    assert stack_naming_problems(found) == [
+        f"report/tables.py: {found['report/tables.py']} lines name a stack "
+        f"(at most {found['report/tables.py'] - 1})"
+    ]
+    # Inside a stack's folder its name is its own.
+    (copy / "core" / "stacks" / "dra" / "planted.py").write_text('"""DRA: Stack.DRA"""\n')
+    assert stack_name_lines(copy) == found

@@ -1,15 +1,14 @@
-"""What a migration's plan says of the GPU sharing the old stack had (gpuctl.core.migrate.sharing),
-and a node's outcome from its steps (gpuctl.core.migrate.model)."""
+"""What a migration's plan says of the GPU sharing the old stack had (gpuctl.core.migrate.plan, from
+what each stack says of itself), and a node's outcome from its steps (gpuctl.core.migrate.model)."""
 
 from __future__ import annotations
 
 import pytest
 
 from gpuctl.core.migrate.model import MIGRATION_STEPS, NodeMigration
-from gpuctl.core.migrate.operator import operator_labels, refuse_operator
-from gpuctl.core.migrate.plan import source_of
-from gpuctl.core.migrate.sharing import carried_sharing
+from gpuctl.core.migrate.plan import carried_sharing, source_of
 from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.upgrade.model import NodePlan, StepResult
 from gpuctl.errors import ConfigError, ExitCode
 from gpuctl.kube.nodes import NodeInfo, node_from_json
@@ -26,7 +25,7 @@ def _node(name: str, labels: dict[str, str], advertised: int = 4) -> NodeInfo:
 
 
 def test_whole_gpus_are_carried_and_nothing_is_left_behind() -> None:
-    sharing = carried_sharing([_node("gpu-0", {})], Stack.DEVICE_PLUGIN, {"gpu-0": 4})
+    sharing = carried_sharing([_node("gpu-0", {})], Stack.DEVICE_PLUGIN, Stack.DRA, {"gpu-0": 4})
     assert sharing.carried == (
         "nvidia.com/gpu requests: served by DeviceClass gpu.nvidia.com (extendedResourceName "
         "nvidia.com/gpu), one whole GPU each",
@@ -41,7 +40,7 @@ def test_time_slicing_and_mps_turn_their_gates_on_and_name_the_replicas_dra_cann
         _node("mps", {"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "2"}, 8),
         _node("mig", {"nvidia.com/mig.strategy": "mixed"}),
     ]
-    sharing = carried_sharing(nodes, Stack.DEVICE_PLUGIN, {"ts": 4, "mps": 4, "mig": 4})
+    sharing = carried_sharing(nodes, Stack.DEVICE_PLUGIN, Stack.DRA, {"ts": 4, "mps": 4, "mig": 4})
     assert sharing.feature_gates == ("TimeSlicingSettings", "MPSSupport")
     assert [note.split(":")[0] for note in sharing.carried] == [
         "nvidia.com/gpu requests",
@@ -61,7 +60,7 @@ def test_time_slicing_and_mps_turn_their_gates_on_and_name_the_replicas_dra_cann
 
 
 def test_back_to_the_device_plugin_its_flags_decide_the_sharing() -> None:
-    sharing = carried_sharing([_node("gpu-0", {})], Stack.DRA, {"gpu-0": 4})
+    sharing = carried_sharing([_node("gpu-0", {})], Stack.DRA, Stack.DEVICE_PLUGIN, {"gpu-0": 4})
     assert sharing.carried == (
         "the device plugin is rendered with this command's --sharing and --mig-strategy",
     )
@@ -81,13 +80,19 @@ def test_a_node_is_migrated_only_once_every_step_passed() -> None:
 
 
 def test_a_cluster_policy_makes_the_operator_the_old_stack_of_a_move_to_dra() -> None:
-    assert source_of(Stack.DRA, "ClusterPolicy") is Stack.OPERATOR
+    assert source_of(Stack.DRA, {Stack.OPERATOR: "ClusterPolicy"}) is Stack.OPERATOR
     assert source_of(Stack.DRA) is Stack.DEVICE_PLUGIN
     assert source_of(Stack.DEVICE_PLUGIN) is Stack.DRA
-    assert operator_labels(Stack.OPERATOR) == {"nvidia.com/gpu.deploy.device-plugin": "false"}
-    assert operator_labels(Stack.DEVICE_PLUGIN) == {}
-    refuse_operator("", Stack.DEVICE_PLUGIN)  # no Operator: nothing to refuse
-    refuse_operator("ClusterPolicy", Stack.DRA)
+    assert stack_for(Stack.OPERATOR).leave_labels() == {"nvidia.com/gpu.deploy.device-plugin": "false"}
+    assert stack_for(Stack.DEVICE_PLUGIN).leave_labels() == {}
+    _refuse_operator("", Stack.DEVICE_PLUGIN)  # no Operator: nothing to refuse
+    _refuse_operator("ClusterPolicy", Stack.DRA)
+
+
+def _refuse_operator(mode: str, target: Stack) -> None:
+    """The Operator's refusal, running in `mode`, of a move to `target`, as the plan asks it."""
+    modes = {Stack.OPERATOR: mode}
+    stack_for(Stack.OPERATOR).refuse_migration(mode, source_of(target, modes), target)
 
 
 def test_the_operators_modes_that_cannot_move_are_refused_with_what_to_do() -> None:
@@ -102,7 +107,7 @@ def test_the_operators_modes_that_cannot_move_are_refused_with_what_to_do() -> N
         ),
     ):
         with pytest.raises(ConfigError) as refused:
-            refuse_operator(mode, target)
+            _refuse_operator(mode, target)
         assert refused.value.exit_code == ExitCode.USAGE
         assert str(refused.value).startswith(starts)
         assert hint in refused.value.hint

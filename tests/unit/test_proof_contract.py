@@ -20,11 +20,15 @@ from tests.import_graph import PACKAGE, module_name
 CALLERS = ("gpuctl/cli/verify.py", "gpuctl/core/bootstrap/phases.py", "gpuctl/core/upgrade/run.py")
 # What applies a verdict to the cluster: called from gpuctl.core.proof only (prove → gate).
 GATE_WRITERS = frozenset({"apply_gate", "publish_conditions", "apply_device_gate", "gate_verified"})
-GATE_OWNERS = frozenset({"gpuctl/core/proof/gate.py", "gpuctl/core/proof/prove.py"})
+# The DRA stack's apply_device_gate is the interface method the gate calls (never anyone else).
+GATE_OWNERS = frozenset(
+    {"gpuctl/core/proof/gate.py", "gpuctl/core/proof/prove.py", "gpuctl/core/stacks/dra/stack.py"}
+)
 # Where a node's `busy` may be read: where it is measured (verify, the stacks), the one rule, the
-# device gate (which GPUs a run proved, not the node's verdict) and the JSON report's field.
+# device gate in the DRA stack's folder (which GPUs a run proved, not the node's verdict) and the
+# JSON report's field.
 BUSY_READERS = ("gpuctl/core/verify/", "gpuctl/core/stacks/", "gpuctl/core/proof/verdict.py")
-BUSY_READERS_FILES = frozenset({"gpuctl/core/device_gate.py", "gpuctl/report/verify.py"})
+BUSY_READERS_FILES = frozenset({"gpuctl/report/verify.py"})
 # Who runs verify itself rather than prove: proof, the demo (no verdict, no gate) and the
 # migration's last whole-cluster check after every node moved and was proven (no gate either).
 VERIFY_RUNNERS = ("gpuctl/core/proof/", "gpuctl/core/verify/")

@@ -59,7 +59,7 @@ class ClusterResult:
     timed_out: bool = False  # the wait ran to --timeout (not: every unready node was terminal)
     duration_s: float = 0.0
     helm: HelmOutcome | None = None  # a stack installed from a chart: what helm did
-    policy_states: tuple[tuple[str, str], ...] = ()  # --stack operator: ClusterPolicy → state
+    policy_states: tuple[tuple[str, str], ...] = ()  # the stack's policies → state (StackFindings)
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
     gate: GateResult | None = None  # the gate put on the GPU nodes never proven
 

@@ -22,7 +22,7 @@ from gpuctl.core.preflight import run_preflight
 from gpuctl.core.proof.gate import GateOptions
 from gpuctl.core.proof.options import node_options
 from gpuctl.core.proof.prove import prove
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks import DEFAULT_STACK
 from gpuctl.core.upgrade.model import UpgradeOptions, UpgradeResult
 from gpuctl.core.upgrade.phase import UpgradeHooks
 from gpuctl.core.verify.model import ProofOptions, VerifyResult
@@ -98,12 +98,12 @@ class BootstrapRun:
         if not failed:
             return ""
         options: tuple[str | Path, ...] = ("-i", self.request.inventory) if self.request.inventory else ()
-        if self.request.cluster.stack is not Stack.DEVICE_PLUGIN:
+        if self.request.cluster.stack is not DEFAULT_STACK:
             options += ("--stack", self.request.cluster.stack.value)
         if self.upgrade is not None and failed == "host":
             options += upgrade_flags(self.request)
         if self.request.migrate:
-            options = (*options, *(() if "--stack" in options else ("--stack", Stack.DEVICE_PLUGIN.value)))
+            options = (*options, *(() if "--stack" in options else ("--stack", DEFAULT_STACK.value)))
             options += ("--migrate", *upgrade_flags(self.request))
         hosts = self.hosts_to_fix
         if hosts:
@@ -155,7 +155,7 @@ def _verify(
     api_client: ApiClient, expected: dict[str, int | None], request: BootstrapRequest
 ) -> VerifyResult:
     """The verify phase: gpuctl.core.proof.prove, each node held to its expected GPUs, and the gate
-    (taint, GPUProven condition, per-GPU rules on DRA) on its verdicts, as `verify --gate` does,
+    (taint, GPUProven condition, per-GPU rules) on its verdicts, as `verify --gate` does,
     unless --no-gate; with --check only the read-only checks, and no gate: nothing was proven.
     A gate write the API server refused ends the phase with that error (exit 3)."""
     options = node_options(

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from gpuctl.core.verify.model import VerifyResult
     from gpuctl.kube.apply import Applied
 
-# The node label gpuctl owns that says which stack serves a node's GPUs (device-plugin | dra): both
-# stacks' DaemonSets select it while a cluster moves, and after.
+# The node label gpuctl owns that says which stack serves a node's GPUs (the stack's --stack value):
+# both stacks' DaemonSets select it while a cluster moves, and after.
 STACK_LABEL = "gpuctl.io/gpu-stack"
 # Each node goes through these, in this order; a batch takes each step on all its nodes before the next.
 MIGRATION_STEPS = ("cordon", "drain", "move", "serve", "verify", "uncordon")
@@ -35,10 +35,10 @@ class MigrationPlan:
     carried: tuple[str, ...] = ()
     not_carried: tuple[str, ...] = ()
     old_stack_present: bool = True  # its DaemonSets or release are still there (removed at the end)
-    # The DRA driver's feature gates the new stack is rendered with, to carry the old sharing over.
-    dra_feature_gates: tuple[str, ...] = ()
-    # The DRA driver's nvidiaDriverRoot where the GPU Operator installed the driver ("": the host's).
-    dra_driver_root: str = ""
+    # The feature gates the new stack is rendered with, to carry the old sharing over.
+    feature_gates: tuple[str, ...] = ()
+    # Where the new stack finds the NVIDIA driver the old stack installed ("": the host's root).
+    driver_root: str = ""
 
     @property
     def batches(self) -> tuple[tuple[NodePlan, ...], ...]:

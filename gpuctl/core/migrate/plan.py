@@ -3,95 +3,59 @@
 A node has moved when it carries the stack label (model.STACK_LABEL) of the new stack and no
 unfinished mark of an earlier run (gpuctl.kube.upgrade_marks); every other GPU node moves, in name
 order, the first a batch of its own (the canary), then `max_unavailable` at a time, as the
-upgrade's batches. The GPU Operator's device plugin (ClusterPolicy mode) is an old stack too
-(operator.py). Refused before anything is written (exit 2): the Operator's GPUCluster mode, a
-move to gpuctl's device plugin beside the Operator, a cluster where no stack serves the nodes
-yet, and a move to DRA on a cluster older than 1.37, whose scheduler cannot serve a pod's
-`nvidia.com/gpu` from DRA devices.
+upgrade's batches. The old stack is the first of those the new one takes nodes from
+(registry.MIGRATIONS) that serves them. Refused before anything is written (exit 2): what a stack
+refuses as it runs (ClusterStack.refuse_migration), what the new stack cannot serve of the running
+workloads (ClusterStack.refuse_moving_onto), and a cluster where no stack serves the nodes yet.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.model import STACK_LABEL, MigrationPlan
-from gpuctl.core.migrate.operator import operator_driver_root, refuse_operator
-from gpuctl.core.migrate.sharing import carried_sharing
-from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.dra.checks import kubelet_minor
+from gpuctl.core.stacks.base import CarriedSharing
+from gpuctl.core.stacks.registry import MIGRATIONS, STACKS, stack_for
 from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
 from gpuctl.core.upgrade.plan import batch_number
-from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
 from gpuctl.errors import ConfigError
-from gpuctl.kube.client import api_call
 from gpuctl.kube.daemonsets import list_gpu_daemonsets
-from gpuctl.kube.dra import served_version
 from gpuctl.kube.drain import plan_drain
-from gpuctl.kube.gpu_operator import operator_mode
 from gpuctl.kube.nodes import NodeInfo, list_nodes
-from gpuctl.kube.rest_requests import get_json
 from gpuctl.kube.upgrade_marks import CORDONED_BEFORE, UPGRADE_ANNOTATION, core_api
 from gpuctl.shell import command_line
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from gpuctl.core.stacks import Stack
     from gpuctl.kube.client import ApiClient
-    from gpuctl.kube.daemonsets import DaemonSetInfo
-
-# DRAExtendedResource is GA in 1.37: kube-scheduler serves an extended resource request from a
-# DeviceClass's extendedResourceName, and the kubelet reads the claim it made for the pod.
-EXTENDED_RESOURCE_MINOR = (1, 37)
-WORKLOAD_CHANGE = (
-    f"or change the workloads first: replace `resources.limits: {{{GPU_RESOURCE}: N}}` with a "
-    f"ResourceClaim (spec.resourceClaims naming a ResourceClaimTemplate whose request has "
-    f"deviceClassName {DRA_DEVICE_CLASS} and count N), then run "
-    f"`gpuctl bootstrap --phase cluster --stack dra`"
-)
 
 
-def source_of(target: Stack, operator: str = "") -> Stack:
-    """The stack the nodes move from; `operator`: the GPU Operator's mode ("" when absent)."""
-    if target is Stack.DRA and operator == "ClusterPolicy":
-        return Stack.OPERATOR
-    return Stack.DEVICE_PLUGIN if target is Stack.DRA else Stack.DRA
+def installed_modes(api_client: ApiClient) -> dict[Stack, str]:
+    """How each stack runs in the cluster, as a migration must know (ClusterStack.installed_mode)."""
+    return {stack: cluster_stack.installed_mode(api_client) for stack, cluster_stack in STACKS.items()}
 
 
-def stack_daemonsets(daemonsets: list[DaemonSetInfo], stack: Stack) -> list[DaemonSetInfo]:
-    """The DaemonSets that serve a node's GPUs the `stack` way (the device plugin's or DRA's plugin)."""
-    if stack is Stack.DRA:
-        return [ds for ds in daemonsets if ds.is_dra_plugin]
-    return [ds for ds in daemonsets if ds.is_device_plugin]
+def source_of(target: Stack, modes: Mapping[Stack, str] | None = None) -> Stack:
+    """The stack the nodes move from: of those `target` takes nodes from (registry.MIGRATIONS), the
+    first that serves them as it runs (`modes`, installed_modes), else the last."""
+    candidates = MIGRATIONS[target]
+    serving = (
+        stack for stack in candidates[:-1] if stack_for(stack).serves_nodes((modes or {}).get(stack, ""))
+    )
+    return next(serving, candidates[-1])
 
 
-def _minor(version: str) -> tuple[int, int]:
-    found = re.match(r"^v?(\d+)\.(\d+)", version)
-    return (int(found[1]), int(found[2])) if found else (0, 0)
-
-
-def refuse_unsupported(api_client: ApiClient, target: Stack, to_move: list[NodeInfo], mode: str = "") -> None:
-    """Exit 2 before any write where the workloads could not keep running as they are;
-    `mode`: the GPU Operator's (gpuctl.kube.gpu_operator.operator_mode)."""
-    refuse_operator(mode, target)
-    if target is not Stack.DRA or not to_move:
-        return
-    if not served_version(api_client):
-        raise ConfigError(
-            "--stack dra --migrate: the API server does not serve resource.k8s.io (DRA)",
-            hint="upgrade the cluster to Kubernetes 1.37 or later, then rerun",
-        )
-    with api_call("get", "the server's version"):
-        server = str(get_json(api_client, "/version").get("gitVersion", ""))
-    old = [f"kubelet of {node.name} is {node.system.get('kubeletVersion', '?')}"
-           for node in to_move if kubelet_minor(node) < EXTENDED_RESOURCE_MINOR]  # fmt: skip
-    if _minor(server) < EXTENDED_RESOURCE_MINOR:
-        old.insert(0, f"the API server is {server or 'of unknown version'}")
-    if old:
-        raise ConfigError(
-            f"--stack dra --migrate needs Kubernetes 1.37 or later, where a DeviceClass's "
-            f"extendedResourceName serves pods that request {GPU_RESOURCE} from DRA devices "
-            f"(DRA extended resources), so running workloads keep their requests: {'; '.join(old)}",
-            hint=f"upgrade the control plane and the GPU nodes' kubelets to 1.37, {WORKLOAD_CHANGE}",
-        )
+def refuse_unsupported(
+    api_client: ApiClient, source: Stack, target: Stack, to_move: list[NodeInfo], modes: Mapping[Stack, str]
+) -> None:
+    """Exit 2 before any write where a stack, as it runs, stands in the way (`modes`), or the
+    workloads could not keep running as they are on the target."""
+    for stack, mode in modes.items():
+        stack_for(stack).refuse_migration(mode, source, target)
+    stack_for(target).refuse_moving_onto(api_client, to_move)
 
 
 def refuse_nothing_serving(source: Stack, target: Stack, present: bool, unlabelled: list[str]) -> None:
@@ -105,6 +69,16 @@ def refuse_nothing_serving(source: Stack, target: Stack, present: bool, unlabell
     )
 
 
+def carried_sharing(
+    nodes: list[NodeInfo], source: Stack, target: Stack, physical: dict[str, int | None]
+) -> CarriedSharing:
+    """What the move from `source` to `target` keeps of the sharing on `nodes` (the nodes it moves)."""
+    if not nodes:
+        return CarriedSharing()
+    carried = stack_for(target).carry_over(nodes, physical)
+    return replace(carried, carried=(*carried.carried, *stack_for(source).kept_on_leaving()))
+
+
 def plan_migration(
     api_client: ApiClient,
     target: Stack,
@@ -112,16 +86,16 @@ def plan_migration(
     options: UpgradeOptions,
 ) -> MigrationPlan:
     """The plan for moving every expected GPU node to `target`; ConfigError (exit 2) where it cannot."""
-    mode = operator_mode(api_client)
-    source = source_of(target, mode)
+    modes = installed_modes(api_client)
+    source = source_of(target, modes)
     nodes = {node.name: node for node in list_nodes(api_client) if node.name in expected}
     to_move = [
         node
         for name, node in sorted(nodes.items())
         if node.labels.get(STACK_LABEL) != target.value or UPGRADE_ANNOTATION in node.annotations
     ]
-    present = bool(stack_daemonsets(list_gpu_daemonsets(api_client), source))
-    refuse_unsupported(api_client, target, to_move, mode)
+    present = bool(stack_for(source).plugin_daemonsets(list_gpu_daemonsets(api_client)))
+    refuse_unsupported(api_client, source, target, to_move, modes)
     refuse_nothing_serving(
         source, target, present, [node.name for node in to_move if STACK_LABEL not in node.labels]
     )
@@ -146,11 +120,11 @@ def plan_migration(
         )
     moved = tuple(name for name in sorted(nodes) if name not in {node.name for node in to_move})
     physical = {node.node: node.expected_gpus for node in planned}
-    sharing = carried_sharing(to_move, source, physical)
+    sharing = carried_sharing(to_move, source, target, physical)
     return MigrationPlan(
         source, target, tuple(planned), moved, options.max_unavailable, sharing.carried,
-        sharing.not_carried, present, dra_feature_gates=sharing.feature_gates,
-        dra_driver_root=operator_driver_root(api_client) if source is Stack.OPERATOR and to_move else "",
+        sharing.not_carried, present, feature_gates=sharing.feature_gates,
+        driver_root=stack_for(source).driver_root_for_move(api_client) if to_move else "",
     )  # fmt: skip
 
 

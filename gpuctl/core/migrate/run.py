@@ -1,6 +1,6 @@
 """Run a migration: hold the old stack to its nodes, put the new one in place, then batch by batch
 cordon → drain → move (the node's stack label) → serve (the new stack serves it, the old has left)
-→ verify (at --level, through the new stack: on DRA through claims) → uncordon, with the upgrade's
+→ verify (at --level, through the new stack's own way of handing out GPUs) → uncordon, with the upgrade's
 steps (gpuctl.core.upgrade.run). The first step that fails stops the run with that node cordoned
 and marked (a rerun finishes it); a stop request (Ctrl-C) is honoured between steps. Once the last
 node has moved, the old stack goes and the whole cluster is verified on the new one.
@@ -20,7 +20,6 @@ from gpuctl.core.migrate.model import (
     MigrationResult,
     NodeMigration,
 )
-from gpuctl.core.migrate.operator import operator_labels
 from gpuctl.core.migrate.plan import plan_migration
 from gpuctl.core.migrate.stacks import (
     extended_resource_problem,
@@ -32,7 +31,6 @@ from gpuctl.core.migrate.stacks import (
     remove_old_stack,
     wait_until_serving,
 )
-from gpuctl.core.stacks import Stack
 from gpuctl.core.stacks.base import ClusterOptions
 from gpuctl.core.stacks.registry import stack_for
 from gpuctl.core.upgrade.model import NodePlan, UpgradeOptions
@@ -49,7 +47,6 @@ from gpuctl.core.upgrade.run import (
 )
 from gpuctl.core.verify.model import Expectations, ProofOptions, VerifyOptions, VerifyResult
 from gpuctl.core.verify.run import verify
-from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.kube.nodes import list_nodes
 
 if TYPE_CHECKING:
@@ -90,7 +87,7 @@ def run_migration(
         on_plan(plan)
     if request.cluster.check or plan.nothing_to_do:
         return MigrationResult(plan, check=request.cluster.check)
-    options = new_stack_options(request.cluster, target, plan.dra_feature_gates, plan.dra_driver_root)
+    options = new_stack_options(request.cluster, target, plan.feature_gates, plan.driver_root)
     prepared = _prepare_stacks(api_client, plan, options, request.timeout_s)
     if prepared.error:
         return prepared
@@ -181,7 +178,7 @@ def _run_batch(
 
 
 def _move(context: UpgradeContext, node: NodePlan, plan: MigrationPlan) -> str:
-    more = operator_labels(plan.source)
+    more = stack_for(plan.source).leave_labels()
     written = label_node(context.api_client, node.node, plan.target, more)
     label = ", ".join(f"{key}={value}" for key, value in {STACK_LABEL: plan.target.value, **more}.items())
     return f"labelled {label}" if written else f"already labelled {label} (by an earlier run)"
@@ -206,7 +203,7 @@ def _wait_served(context: UpgradeContext, node: NodePlan, plan: MigrationPlan) -
             f"node {node.node}: {plan.source.value} has not left {waited}: {left}", STAYS_CORDONED
         )
     problem = diagnose_with_verify(context.api_client, [state]).get(node.node)
-    serving = "published no ResourceSlice" if plan.target is Stack.DRA else f"advertises no {GPU_RESOURCE}"
+    serving = stack_for(plan.target).unserved
     plugin = "its plugin pod is ready" if state.plugin_ready else "its plugin pod is not ready"
     detail = f" ({problem.id}: {problem.message})" if problem is not None else ""
     raise StepFailed(

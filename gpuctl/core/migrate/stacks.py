@@ -4,10 +4,13 @@
   stack's plugin DaemonSets select that label, so relabelling one node moves that node alone;
 - `install_new_stack`: the new stack as `bootstrap --phase cluster --stack NEW` installs it,
   rendered to select the new label (so it serves no node until one is moved);
-- `serves` / `has_left`: the new stack serves a node (its ResourceSlices published, or its
-  `nvidia.com/gpu` allocatable) and the old has left it (no plugin pod, no slice, no capacity);
-- `remove_old_stack`: once the last node has moved, the old stack's DaemonSets (device plugin),
-  Helm release (DRA driver) or the GPU Operator's device plugin (its ClusterPolicy's switch) go.
+- `serves` / `has_left`: the new stack serves a node (its readiness) and the old has left it (no
+  plugin pod, and nothing else of it: ClusterStack.still_serving);
+- `remove_old_stack`: once the last node has moved, the old stack goes as it says
+  (ClusterStack.remove_after_migration).
+
+What each stack does on leaving or taking a node is its own (the migration part of
+gpuctl.core.stacks.base.ClusterStack); this module runs it for whichever stacks the plan names.
 """
 
 from __future__ import annotations
@@ -17,30 +20,25 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.migrate.model import STACK_LABEL
-from gpuctl.core.migrate.operator import disable_operator_device_plugin
-from gpuctl.core.migrate.plan import stack_daemonsets
 from gpuctl.core.render import render_stack
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import DAEMONSET_PATH
 from gpuctl.core.stacks.registry import stack_for
-from gpuctl.defaults import DRA_DRIVER_NAMESPACE, DRA_DRIVER_RELEASE, GPU_RESOURCE
 from gpuctl.errors import UnreachableError
 from gpuctl.kube import objects
 from gpuctl.kube.api_errors import RBAC_HINT
 from gpuctl.kube.apply import Applied, Applier
 from gpuctl.kube.client import api_call
 from gpuctl.kube.daemonsets import daemonset_pods, list_gpu_daemonsets
-from gpuctl.kube.dra import read_inventory
-from gpuctl.kube.nodes import node_from_json
 from gpuctl.kube.raw import JsonDict, dig
 from gpuctl.kube.rest_requests import MERGE_PATCH, get_json, request_json
 from gpuctl.kube.taints import NodeTaintWriter
 
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
+    from gpuctl.core.stacks import Stack
     from gpuctl.core.stacks.base import ClusterOptions
     from gpuctl.kube.client import ApiClient
 
-DAEMONSET_PATH = "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
 POLL_S = 1.0
 
 
@@ -69,9 +67,10 @@ def hold_old_stack(api_client: ApiClient, source: Stack, unlabelled: list[str]) 
     What was written, in words."""
     written = [f"node {node}: {STACK_LABEL}={source.value}" for node in unlabelled
                if label_node(api_client, node, source)]  # fmt: skip
-    if source is Stack.OPERATOR:
-        return tuple(written)  # its DaemonSets are the Operator's: its deploy label moves a node
-    for daemonset in stack_daemonsets(list_gpu_daemonsets(api_client), source):
+    old = stack_for(source)
+    if not old.pinned_by_label:
+        return tuple(written)  # its DaemonSets are not gpuctl's: its leave_labels move a node
+    for daemonset in old.plugin_daemonsets(list_gpu_daemonsets(api_client)):
         with api_call("get", f"daemonset {daemonset.namespace}/{daemonset.name}"):
             current = get_json(api_client, DAEMONSET_PATH, namespace=daemonset.namespace, name=daemonset.name)
         if dig(current, "spec", "template", "spec", "nodeSelector", STACK_LABEL, default="") == source.value:
@@ -100,20 +99,14 @@ def wait_until_serving(
 
 
 def new_stack_options(
-    options: ClusterOptions, target: Stack, dra_gates: tuple[str, ...] = (), dra_driver_root: str = ""
+    options: ClusterOptions, target: Stack, feature_gates: tuple[str, ...] = (), driver_root: str = ""
 ) -> ClusterOptions:
-    """The new stack's options: its pods run only on the nodes labelled for it; on DRA, with the
-    feature gates that carry the old stack's sharing over, and the driver root the GPU Operator's
-    driver lives under."""
+    """The new stack's options: its pods run only on the nodes labelled for it, with what carries
+    the old stack's sharing over and the driver root the old stack's driver lives under."""
     selector = (*(pair for pair in options.render.node_selector if pair[0] != STACK_LABEL),
                 (STACK_LABEL, target.value))  # fmt: skip
-    dra = options.render.dra
-    gates = (*dra.feature_gates, *(gate for gate in dra_gates if gate not in dra.feature_gates))
-    dra = replace(dra, driver_root=dra_driver_root) if dra_driver_root else dra
-    render = replace(
-        options.render, stack=target, node_selector=selector, dra=replace(dra, feature_gates=gates)
-    )
-    return replace(options, render=render)
+    render = replace(options.render, stack=target, node_selector=selector)
+    return replace(options, render=stack_for(target).moved_onto(render, feature_gates, driver_root))
 
 
 def install_new_stack(
@@ -131,51 +124,20 @@ def install_new_stack(
 
 
 def extended_resource_problem(api_client: ApiClient, target: Stack) -> str:
-    """Why pods asking for nvidia.com/gpu would not be served on DRA nodes ("" when they would)."""
-    if target is not Stack.DRA:
-        return ""
-    mapped = read_inventory(api_client).extended_resource
-    if mapped == GPU_RESOURCE:
-        return ""
-    return (
-        f"the DRA driver's GPU DeviceClass maps {mapped or 'no extended resource'}, not {GPU_RESOURCE}: "
-        "pods that request it would not schedule on moved nodes"
-    )
+    """Why pods asking for nvidia.com/gpu would not be served on the moved nodes ("" when they would)."""
+    return stack_for(target).extended_resource_problem(api_client)
 
 
 def has_left(api_client: ApiClient, stack: Stack, node: str) -> str:
     """What of `stack` still serves `node` ("" when nothing does)."""
-    plugins = stack_daemonsets(list_gpu_daemonsets(api_client), stack)
+    old = stack_for(stack)
+    plugins = old.plugin_daemonsets(list_gpu_daemonsets(api_client))
     pod = daemonset_pods(api_client, plugins).get(node)
     if pod is not None:
         return f"its {stack.value} pod {pod.namespace}/{pod.name} is still there ({pod.phase})"
-    if stack is Stack.DRA:
-        if node in read_inventory(api_client).nodes:
-            return "its ResourceSlice is still published"
-        return ""
-    raw = objects.read_node(api_client, node)
-    allocatable = node_from_json(raw).gpu_allocatable if raw is not None else 0
-    return f"it still advertises {allocatable} allocatable {GPU_RESOURCE}" if allocatable else ""
+    return old.still_serving(api_client, node)
 
 
 def remove_old_stack(api_client: ApiClient, source: Stack, options: ClusterOptions) -> tuple[str, ...]:
-    """The old stack, gone: its DRA driver release uninstalled, or its device plugin DaemonSets
-    (and the MPS control daemon) deleted. What was removed, in words."""
-    if source is Stack.OPERATOR:
-        return disable_operator_device_plugin(api_client)
-    if source is Stack.DRA:
-        helm = options.helm
-        if helm is None or helm.release(DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE) is None:
-            return ()
-        helm.uninstall(DRA_DRIVER_RELEASE, DRA_DRIVER_NAMESPACE)
-        return (f"helm release {DRA_DRIVER_NAMESPACE}/{DRA_DRIVER_RELEASE}",)
-    removed = []
-    for daemonset in list_gpu_daemonsets(api_client):
-        if not (daemonset.is_device_plugin or "MPS" in daemonset.component):
-            continue
-        with api_call("delete", f"daemonset {daemonset.namespace}/{daemonset.name}"):
-            request_json(
-                api_client, "DELETE", DAEMONSET_PATH, namespace=daemonset.namespace, name=daemonset.name
-            )
-        removed.append(f"daemonset {daemonset.namespace}/{daemonset.name}")
-    return tuple(removed)
+    """The old stack, gone as it says (ClusterStack.remove_after_migration); what was removed, in words."""
+    return stack_for(source).remove_after_migration(api_client, options)

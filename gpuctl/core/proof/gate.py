@@ -2,8 +2,9 @@
 for every caller of gpuctl.core.proof.prove (verify and its --watch rounds, bootstrap's verify
 phase, the upgrade's verify step).
 
-1. On DRA nodes, GPUs whose failure is confined to them get a DeviceTaintRule, and GPUs proven
-   again lose theirs (gpuctl.core.device_gate); such a node counts as passed for the node gate.
+1. Where a node's way of handing out GPUs can keep one GPU from pods, GPUs whose failure is
+   confined to them are gated one by one and GPUs proven again let back (its allocation's
+   apply_device_gate); such a node counts as passed for the node gate.
 2. `--gate-mode taint` (the default): the node gate taint (`--gate-taint`, default
    gpuctl.io/unproven) on the nodes that failed, off those that passed (gpuctl.core.gate).
    `--gate-mode condition`: no taint is written; a Node Readiness Controller rule owns it.
@@ -19,10 +20,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.device_gate import DeviceGateResult, apply_device_gate
 from gpuctl.core.gate import GateResult, apply_gate
 from gpuctl.core.node_condition import condition_verdict, publish_conditions
 from gpuctl.core.proof.verdict import PROVEN
+from gpuctl.core.stacks.base import DeviceGateResult
+from gpuctl.core.stacks.registry import ALLOCATIONS
 from gpuctl.defaults import GATE_CONDITION_TYPE, GATE_TAINT_KEY
 from gpuctl.errors import UnreachableError
 
@@ -49,12 +51,18 @@ def gate_verified(
     level: str,
     verdicts: Mapping[str, NodeVerdict],
 ) -> VerifyResult:
-    """The run's result with what the gate did (`result.gate`, each DRA node's `gpu_devices`) to
+    """The run's result with what the gate did (`result.gate`, each gated GPU's node's `gpu_devices`) to
     the nodes in `verdicts` (node → its verdict). A refused write is kept in the gate's result
     (GateResult.refusal) for the caller to raise once the report is out."""
     gated_nodes = [node for node in result.nodes if node.name in verdicts]
     try:
-        devices = apply_device_gate(api_client, nodes=gated_nodes, level=level, taint_key=options.taint_key)
+        devices = DeviceGateResult()
+        for allocation in ALLOCATIONS.values():
+            own = [node for node in gated_nodes if node.gpu_allocation is allocation.stack]
+            if own:
+                devices = devices.plus(
+                    allocation.apply_device_gate(api_client, own, level, options.taint_key)
+                )
         device_refusal: UnreachableError | None = None
     except UnreachableError as error:  # kept, as the node gate's: raised once the report is out
         devices, device_refusal = DeviceGateResult(), error

@@ -15,18 +15,24 @@ level's verdict (`judged`), so a level needs no branch per stack.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from gpuctl.core.render_options import RenderOptions
 from gpuctl.core.stacks import Stack
+from gpuctl.defaults import GPU_RESOURCE
 from gpuctl.diagnose import signature_of
+from gpuctl.kube import objects
+from gpuctl.kube.client import api_call
+from gpuctl.kube.daemonsets import list_gpu_daemonsets
+from gpuctl.kube.nodes import node_from_json
+from gpuctl.kube.rest_requests import request_json
 
 if TYPE_CHECKING:
     from gpuctl.core.chart_release import HelmOutcome
     from gpuctl.core.render_options import RenderedFile
-    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, GpuDevice, Held, NodeResult, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.pod_run import PlannedPod
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.helm import Helm
@@ -35,6 +41,9 @@ if TYPE_CHECKING:
     from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
     from gpuctl.kube.nodes import NodeInfo
     from gpuctl.kube.raw import JsonDict
+
+
+DAEMONSET_PATH = "/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,22 @@ class ClusterOptions:
     @property
     def stack(self) -> Stack:
         return self.render.stack
+
+
+@dataclass(frozen=True)
+class StackFlag:
+    """A flag of `gpuctl render` or `gpuctl bootstrap` that configures some stacks and not the
+    others, as a stack declares it; the CLI's flag rules (gpuctl.cli.flag_rules) are derived from
+    these declarations, so a flag given for a stack it has no effect on is refused with `why`."""
+
+    parameter: str  # the commands' parameter (Typer's name: mig_strategy)
+    commands: tuple[str, ...]  # the commands that have it: "render", "bootstrap"
+    why: str  # why it has no effect on the stacks it does not configure
+    # True: it configures only the stacks that declare it; False: every stack but those that do
+    only: bool = False
+    # flags (typed on) under which it has an effect whatever the stack
+    also: tuple[str, ...] = ()
+    example: bool = True  # the refusal shows a command line where it has an effect
 
 
 @dataclass(frozen=True)
@@ -94,6 +119,57 @@ class StackFindings:
     warnings: tuple[str, ...] = ()  # e.g. a second device plugin beside the Operator's
 
 
+@dataclass(frozen=True)
+class DeviceGateResult:
+    """What the device gate did; `confined`: nodes whose failure was confined to some GPUs (their
+    node taint is not wanted)."""
+
+    devices: tuple[tuple[str, tuple[GpuDevice, ...]], ...] = ()  # node → its GPUs
+    gated: tuple[str, ...] = ()  # "node/device" of rules created in this run
+    lifted: tuple[str, ...] = ()  # "node/device" of rules deleted in this run
+    confined: tuple[str, ...] = ()
+
+    def of(self, node: str) -> tuple[GpuDevice, ...]:
+        return dict(self.devices).get(node, ())
+
+    def plus(self, other: DeviceGateResult) -> DeviceGateResult:
+        """Both results: what each way of handing out GPUs gated of its own nodes."""
+        return DeviceGateResult(
+            self.devices + other.devices,
+            self.gated + other.gated,
+            self.lifted + other.lifted,
+            self.confined + other.confined,
+        )
+
+
+@dataclass(frozen=True)
+class PublishedGpus:
+    """`gpuctl status`: a node's GPUs as a way of handing them out publishes them through its own
+    API (GpuAllocation.published_gpus), beside the `nvidia.com/gpu` the node object advertises."""
+
+    stack: Stack
+    published: int  # full GPUs (MIG devices where the node publishes only those)
+    claimable: int  # without a NoSchedule/NoExecute device taint
+    allocated: int  # held by allocated claims
+    tainted: int
+    # (device, taint with its source: the slice or a DeviceTaintRule): the GPUs counted unhealthy
+    unhealthy: tuple[tuple[str, str], ...] = ()
+    # (device, DeviceTaintRule, taint key): the GPUs `verify --gate` keeps out until proven again
+    gated: tuple[tuple[str, str, str], ...] = ()
+    product: str = ""  # "" when it does not say
+    driver_version: str = ""
+
+
+@dataclass(frozen=True)
+class CarriedSharing:
+    """What a move onto a stack keeps of the old stack's GPU sharing on the nodes it moves, in
+    words; `feature_gates`: the new stack's gates it is rendered with to keep it."""
+
+    carried: tuple[str, ...] = ()
+    not_carried: tuple[str, ...] = ()
+    feature_gates: tuple[str, ...] = ()
+
+
 # Why each stuck node is stuck, by verify's read-only checks: the diagnosis every stack can fall
 # back on (the shared sequence passes it in, so no stack imports verify's run).
 Diagnosis = Callable[[list[NodeReadiness]], dict[str, "Check | None"]]
@@ -106,6 +182,11 @@ class ClusterStack(ABC):
     stack: Stack
     allocation: Stack  # the GpuAllocation (registry.ALLOCATIONS) that proves its nodes
     own_files: tuple[str, ...]  # every file name `render` may write for it (--out cleans them up)
+    flags: tuple[StackFlag, ...] = ()  # the flags it alone takes, or alone has no use for
+    render_alias: str = ""  # a boolean parameter of `gpuctl render` that picks it, as --stack does
+    from_chart: bool = False  # installed from a Helm chart with the user's helm
+    # bootstrap with an inventory: the node selector it is rendered with (the inventory's nodes)
+    inventory_node_selector: tuple[tuple[str, str], ...] = ()
 
     @abstractmethod
     def render(self, options: RenderOptions) -> list[RenderedFile]:
@@ -155,6 +236,122 @@ class ClusterStack(ABC):
         del node, snapshot
         return []
 
+    # verify's snapshot keeps what each stack reads of the cluster for itself (ClusterSnapshot.facts,
+    # by stack; gpuctl.core.verify.snapshot.FactReader); only the stack reads its own facts.
+
+    def read_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], options: VerifyOptions
+    ) -> object:
+        """Its facts, read before the GPU nodes are known (None: nothing to read then)."""
+        del api_client, daemonsets, options
+        return None
+
+    def gpu_node_names(self, facts: object) -> Iterable[str]:
+        """The nodes its facts show to have GPUs, besides those the node objects show."""
+        del facts
+        return ()
+
+    def read_node_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], nodes: list[str]
+    ) -> object:
+        """Its facts, read once the GPU nodes (`nodes`) are known, where `read_facts` read none."""
+        del api_client, daemonsets, nodes
+        return None
+
+    def own_cluster_checks(self, snapshot: ClusterSnapshot) -> list[Check]:
+        """verify: cluster-wide checks of its own facts (asked of every stack)."""
+        del snapshot
+        return []
+
+    # -- a migration (`bootstrap --phase cluster --migrate`, gpuctl.core.migrate) ------------------
+    # The generic sequence moves the nodes one batch at a time; what it asks of the stack the nodes
+    # leave (the source) and of the one they go to (the target) is here. The defaults are those of
+    # a stack whose plugin DaemonSets serve `nvidia.com/gpu` and can be pinned to labelled nodes.
+
+    # The source's plugin DaemonSets select the stack label while the cluster moves; False where
+    # they are someone else's (its `leave_labels` move a node instead).
+    pinned_by_label: bool = True
+    # What its target's readiness misses on a node it does not serve yet, in words.
+    unserved: str = f"advertises no {GPU_RESOURCE}"
+
+    def mode_text(self, mode: str) -> str:
+        """`gpuctl status`: its `installed_mode` in words, a line of its own."""
+        return f"{self.stack.value} mode: {mode}"
+
+    def installed_mode(self, api_client: ApiClient) -> str:
+        """How it runs in the cluster as a migration must know ("" where that does not matter);
+        read once per plan and handed back to `serves_nodes` and `refuse_migration`."""
+        del api_client
+        return ""
+
+    def serves_nodes(self, mode: str) -> bool:
+        """Source: whether it serves the GPU nodes a move would take, given its `installed_mode`."""
+        del mode
+        return True
+
+    def refuse_migration(self, mode: str, source: Stack, target: Stack) -> None:
+        """Exit 2 (ConfigError) where running like this (`mode`) it stands in the way of a move
+        from `source` to `target` (asked of every stack, before any write)."""
+        del mode, source, target
+
+    def refuse_moving_onto(self, api_client: ApiClient, to_move: list[NodeInfo]) -> None:
+        """Target: exit 2 where the cluster cannot serve the running workloads' GPUs its way."""
+        del api_client, to_move
+
+    def plugin_daemonsets(self, daemonsets: list[DaemonSetInfo]) -> list[DaemonSetInfo]:
+        """Source: the DaemonSets that serve a node's GPUs its way."""
+        return [daemonset for daemonset in daemonsets if daemonset.is_device_plugin]
+
+    def leave_labels(self) -> dict[str, str]:
+        """Source: the node labels that take a node off it, besides the stack label."""
+        return {}
+
+    def kept_on_leaving(self) -> tuple[str, ...]:
+        """Source: what of it stays on a moved node, in words."""
+        return ()
+
+    def driver_root_for_move(self, api_client: ApiClient) -> str:
+        """Source: where the NVIDIA driver lives on its nodes for the target ("": the host's root)."""
+        del api_client
+        return ""
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        """Target: what it keeps of the GPU sharing on `nodes`; `physical`: node → its GPUs."""
+        del nodes, physical
+        return CarriedSharing()
+
+    def moved_onto(
+        self, render: RenderOptions, feature_gates: tuple[str, ...], driver_root: str
+    ) -> RenderOptions:
+        """Target: its render options for the moved nodes, with what carries the old sharing over."""
+        del feature_gates, driver_root
+        return render
+
+    def extended_resource_problem(self, api_client: ApiClient) -> str:
+        """Target: why pods asking for `nvidia.com/gpu` would not be served on its nodes ("")."""
+        del api_client
+        return ""
+
+    def still_serving(self, api_client: ApiClient, node: str) -> str:
+        """Source, besides its plugin pod: what of it still serves `node` ("" when nothing does)."""
+        raw = objects.read_node(api_client, node)
+        allocatable = node_from_json(raw).gpu_allocatable if raw is not None else 0
+        return f"it still advertises {allocatable} allocatable {GPU_RESOURCE}" if allocatable else ""
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        """Source, once its last node has moved: remove it; what was removed, in words."""
+        del options
+        removed = []
+        for daemonset in list_gpu_daemonsets(api_client):
+            if not (daemonset.is_device_plugin or "MPS" in daemonset.component):
+                continue
+            with api_call("delete", f"daemonset {daemonset.namespace}/{daemonset.name}"):
+                request_json(
+                    api_client, "DELETE", DAEMONSET_PATH, namespace=daemonset.namespace, name=daemonset.name
+                )
+            removed.append(f"daemonset {daemonset.namespace}/{daemonset.name}")
+        return tuple(removed)
+
 
 class VerificationRun(Protocol):
     """What one verify run creates for an allocation besides its pods, and always deletes."""
@@ -172,7 +369,15 @@ class GpuAllocation(ABC):
     """How a node hands its GPUs to pods, as `gpuctl verify` proves it."""
 
     stack: Stack
+    title: str  # how `gpuctl status` names it
     kept_kinds: tuple[str, ...] = ()  # what a --keep-pods run leaves besides its pods (kubectl's names)
+    # `gpuctl status` JSON: it publishes GPUs through its own API (published_gpus), under its key
+    publishes: bool = False
+
+    def published_gpus(self, api_client: ApiClient) -> dict[str, PublishedGpus]:
+        """`gpuctl status`: each node's GPUs as it publishes them, by node (none of its own: {})."""
+        del api_client
+        return {}
 
     def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
         """`node` gives its GPUs this way (the device plugin's is the default: it claims none)."""
@@ -200,6 +405,19 @@ class GpuAllocation(ABC):
     @abstractmethod
     def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
         """The read-only checks of the node's GPUs and plugin (gpu.capacity ... the plugin log)."""
+
+    def apply_device_gate(
+        self, api_client: ApiClient, nodes: list[NodeResult], level: str, taint_key: str
+    ) -> DeviceGateResult:
+        """The per-GPU gate of `nodes` (its own, judged in this run; gpuctl.core.proof.gate calls
+        it): GPUs whose failure is confined to them kept from pods, GPUs proven again let back. A
+        way of handing out GPUs that cannot keep one GPU from pods gates nothing here."""
+        del api_client, nodes, level, taint_key
+        return DeviceGateResult()
+
+    # Why a pod that requests `nvidia.com/gpu` is not served on its nodes ("" where it is): the
+    # fabric level's workers request it.
+    gpu_resource_unserved: str = ""
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
         """(device, taint with its source) of the node's GPUs a device taint keeps from pods (DRA)."""

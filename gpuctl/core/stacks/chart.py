@@ -22,6 +22,7 @@ class ChartStack(ClusterStack):
 
     release: str
     namespace: str
+    from_chart = True
 
     @abstractmethod
     def chart(self, options: RenderOptions) -> Chart:

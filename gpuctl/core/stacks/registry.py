@@ -21,6 +21,17 @@ ALLOCATIONS: dict[Stack, GpuAllocation] = {
     allocation.stack: allocation for allocation in (DEVICE_PLUGIN, DRA)
 }
 
+# The stacks `--migrate` moves the GPU nodes from, for each stack it moves them to: the first that
+# serves the nodes (ClusterStack.serves_nodes), else the last.
+MIGRATIONS: dict[Stack, tuple[Stack, ...]] = {
+    Stack.DRA: (Stack.OPERATOR, Stack.DEVICE_PLUGIN),
+    Stack.DEVICE_PLUGIN: (Stack.DRA,),
+    Stack.OPERATOR: (Stack.DRA,),
+}
+
+# The stack a refused flag's example names, of those the flag has an effect on: the first here.
+FLAG_EXAMPLES: tuple[Stack, ...] = (Stack.OPERATOR, Stack.DRA, Stack.DEVICE_PLUGIN)
+
 
 def stack_for(stack: Stack) -> ClusterStack:
     return STACKS[stack]

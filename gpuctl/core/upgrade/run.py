@@ -229,7 +229,7 @@ def _wait_ready(context: UpgradeContext, node: NodePlan) -> str:
 def prove_node(context: UpgradeContext, node: NodePlan) -> str:
     """The verify step: gpuctl.core.proof.prove on the node, which the upgrade cordoned and drained
     itself (its cordon is no failure; GPUs still held, a DaemonSet's pod, leave it unproven), and
-    with the gate (taint, GPUProven condition, per-GPU rules on DRA) on its verdict alone."""
+    with the gate (taint, GPUProven condition, per-GPU rules) on its verdict alone."""
     options = node_options(
         {node.node: node.expected_gpus},
         proof=context.proof,

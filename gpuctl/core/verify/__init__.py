@@ -1,8 +1,8 @@
 """`gpuctl verify`: prove every GPU node, diagnose the rest.
 
 run.py orchestrates and is where to start reading (`from gpuctl.core.verify.run import verify`);
-it asks each node's GPU allocation (gpuctl.core.stacks) for what differs between the device plugin
-and DRA, and calls each part directly: snapshot (the read-only phase's reads), node_checks
+it asks each node's GPU allocation (gpuctl.core.stacks) for what differs between the ways a node
+hands out its GPUs, and calls each part directly: snapshot (the read-only phase's reads), node_checks
 (read-only per node), cluster_checks, pod_manifest (the verification pod), pod_run (create,
 follow, clean up), pod_judgement (scheduling, image pull, nvidia-smi output), expectations
 (--expect-nodes/--expect-gpus/--toleration), model (options and results).

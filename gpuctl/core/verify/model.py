@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks import DEFAULT_STACK, Stack
 from gpuctl.defaults import CUDA_SAMPLE_IMAGE, GPUCTL_NAMESPACE, NCCL_TESTS_IMAGE, VERIFY_IMAGE
 from gpuctl.errors import ExitCode
 from gpuctl.shell import command_line
@@ -163,7 +163,7 @@ class NodeResult:
     driver_version: str = ""
     sharing: SharingSummary = field(default_factory=SharingSummary)
     pod_seconds: float | None = None  # the node's verification pod, create request to end
-    gpu_allocation: Stack = Stack.DEVICE_PLUGIN  # how the node gives pods its GPUs (device plugin or DRA)
+    gpu_allocation: Stack = DEFAULT_STACK  # how the node gives pods its GPUs (registry.ALLOCATIONS)
     level: str = "smi"  # the proof level it was held to (--level)
     cuda: tuple[CudaGpu, ...] | None = None  # --level cuda and deeper: each GPU's CUDA check, once run
     nccl: NcclFigures | None = None  # --level nccl: its all-reduce, once run

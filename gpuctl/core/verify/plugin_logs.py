@@ -1,5 +1,6 @@
-"""The device plugin's (or DRA kubelet plugin's) log of a GPU node: read where it can explain
-something, and judged as the `device-plugin.log` (`dra.plugin-log`) check.
+"""The GPU plugin's log of a GPU node (the device plugin's, or the kubelet plugin of the node's
+allocation): read where it can explain something, and judged as the allocation's log check
+(GpuAllocation.log_check_id).
 
 The API server keeps no pod logs: each read is proxied to the node's kubelet, which reads the
 container runtime's file. On a node that advertises all its GPUs, whose plugin pod runs without

@@ -1,7 +1,7 @@
 """`gpuctl verify`: prove or diagnose every GPU node.
 
 Requests: a constant handful (nodes, DaemonSets, device plugin pods, RuntimeClasses, namespace,
-the pods that hold GPUs (a paged list; on DRA clusters the claims too), one pod list, one watch on
+the pods that hold GPUs (a paged list; where GPUs are claimed, the claims too), one pod list, one watch on
 the pods and one on their Warning events, one deletecollection) plus one per GPU node (create the
 verification pod: nvidia-smi's answer comes back in its status), and one log read per node with a
 problem to explain (its failed pod's, its device plugin's: see plugin_logs.py).
@@ -18,7 +18,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from gpuctl.core.stacks.operator.checks import gpu_cluster_checks
 from gpuctl.core.stacks.registry import ALLOCATIONS, STACKS, allocation_of
 from gpuctl.core.verify import cluster_checks as cluster
 from gpuctl.core.verify import node_checks as checks
@@ -27,6 +26,7 @@ from gpuctl.core.verify.levels.rounds import LevelRounds, not_run
 from gpuctl.core.verify.model import (
     GpuCounts,
     NodeResult,
+    OperatorView,
     PodEvaluation,
     RunFacts,
     SharingSummary,
@@ -73,7 +73,7 @@ def verify(
     `progress` as they go, for a live display)."""
     started = time.monotonic()
     api_client = pooled_client(api_client, options.concurrency)
-    snapshot = settled_snapshot(api_client, options, started)
+    snapshot = settled_snapshot(api_client, options, started, list(STACKS.values()))
     run_id = new_run_id()
     executor = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gpuctl-verify")
     batch: PodBatch | None = None
@@ -136,8 +136,8 @@ def _clean_up(
     *,
     namespace_created: bool,
 ) -> None:
-    """Delete the pods (unless --keep-pods), what the allocations created for the run (DRA's
-    claim template and claims), and the namespace this run created if it created no pod in it."""
+    """Delete the pods (unless --keep-pods), what the allocations created for the run (a claim
+    template and its claims), and the namespace this run created if it created no pod in it."""
     batch, runs = run
     if batch is not None:
         batch.stop.set()
@@ -270,7 +270,7 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         cluster.daemonset_tolerations(snapshot.daemonsets, snapshot.gpu_nodes),
         cluster.runtime_class(options, runtime_class_users, snapshot.runtime_classes),
         cluster.driver_drift(nodes, labels),
-        *gpu_cluster_checks(snapshot.operator),
+        *(check for stack in STACKS.values() for check in stack.own_cluster_checks(snapshot)),
     ]
     return VerifyResult(
         tuple(nodes),
@@ -280,6 +280,7 @@ def _result(snapshot: ClusterSnapshot, options: VerifyOptions, run: RunFacts) ->
         run.pods_created,
         run.duration_s,
         run.kept_pods,
-        snapshot.operator,
+        # the result's Operator view (verify/model.py's OperatorView), from the facts that are one
+        next((facts for facts in snapshot.facts.values() if isinstance(facts, OperatorView)), None),
         ("pods", *(kind for allocation, nodes in served.items() if nodes for kind in allocation.kept_kinds)),
     )

@@ -14,7 +14,14 @@ import yaml
 
 from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_variables
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import ClusterStack, GpuAllocation, NodeReadiness, VerificationRun
+from gpuctl.core.stacks.base import (
+    CarriedSharing,
+    ClusterStack,
+    GpuAllocation,
+    NodeReadiness,
+    StackFlag,
+    VerificationRun,
+)
 from gpuctl.core.stacks.device_plugin.sharing import (
     expected_seen,
     physical_allocatable,
@@ -26,7 +33,7 @@ from gpuctl.core.verify import node_checks as checks
 from gpuctl.core.verify.model import IN_USE_SKIP, Held
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
 from gpuctl.core.verify.pod_run import PlannedPod
-from gpuctl.defaults import DEVICE_PLUGIN_VERSION
+from gpuctl.defaults import DEVICE_PLUGIN_VERSION, DRA_DRIVER_NAMESPACE, OPERATOR_NAMESPACE
 from gpuctl.kube.daemonsets import device_plugin_pods, list_gpu_daemonsets
 from gpuctl.kube.nodes import list_nodes
 from gpuctl.templating import render_template
@@ -76,9 +83,37 @@ def plugin_readiness(api_client: ApiClient, expected: dict[str, int | None]) -> 
     return states
 
 
+_NO_CHART = "the device plugin stack applies gpuctl's own manifests, no Helm chart"
+
+
 class DevicePluginStack(ClusterStack, GpuAllocation):
     stack = Stack.DEVICE_PLUGIN
     allocation = Stack.DEVICE_PLUGIN
+    title = "device plugin"
+    flags = (
+        *(
+            StackFlag(parameter, commands, _NO_CHART, also=also)
+            for parameter, commands, also in (
+                ("chart", ("bootstrap",), ()),
+                # --migrate back to the device plugin removes the DRA driver's release with the user's helm
+                ("helm", ("bootstrap",), ("migrate",)),
+                ("chart_version", ("render", "bootstrap"), ()),
+            )
+        ),
+        # render's options of the device plugin manifests, which the charts of the other stacks decide
+        *(
+            StackFlag(parameter, ("render",), why, only=True, example=False)
+            for parameter, why in (
+                (
+                    "namespace",
+                    f"the GPU Operator installs into {OPERATOR_NAMESPACE}, the DRA driver into "
+                    f"{DRA_DRIVER_NAMESPACE}",
+                ),
+                ("image", "the GPU Operator's and the DRA driver's charts bring their own images"),
+                ("runtime_class", "the GPU Operator creates its own RuntimeClass, and DRA needs none"),
+            )
+        ),
+    )
     own_files = (
         "nvidia-device-plugin.yaml",
         "nvidia-device-plugin-config.yaml",
@@ -123,6 +158,13 @@ class DevicePluginStack(ClusterStack, GpuAllocation):
 
     def readiness(self, api_client: ApiClient, expected: dict[str, int | None]) -> list[NodeReadiness]:
         return plugin_readiness(api_client, expected)
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        """A move onto the device plugin: the command's own flags decide its sharing."""
+        del nodes, physical
+        return CarriedSharing(
+            ("the device plugin is rendered with this command's --sharing and --mig-strategy",)
+        )
 
     # -- verify -------------------------------------------------------------------------------------
 

@@ -6,14 +6,27 @@ proven too; the checks themselves are in checks.py beside it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuctl.core.render_options import GATE_TOLERATION_VARIABLES, RenderedFile, RenderOptions
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import GpuAllocation, NodeReadiness, VerificationRun
+from gpuctl.core.stacks.base import (
+    CarriedSharing,
+    ClusterOptions,
+    DeviceGateResult,
+    GpuAllocation,
+    NodeReadiness,
+    PublishedGpus,
+    StackFlag,
+    VerificationRun,
+)
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_running
 from gpuctl.core.stacks.dra import checks as dra
+from gpuctl.core.stacks.dra import migration, status
+from gpuctl.core.stacks.dra.device_gate import apply_device_gate
 from gpuctl.core.stacks.dra.run import DraRun
 from gpuctl.core.verify.model import CheckStatus
 from gpuctl.core.verify.pod_manifest import verification_pod, verification_pod_name
@@ -25,7 +38,7 @@ from gpuctl.kube.dra import read_inventory
 from gpuctl.templating import render_template
 
 if TYPE_CHECKING:
-    from gpuctl.core.verify.model import Check, Held, PodEvaluation, VerifyOptions
+    from gpuctl.core.verify.model import Check, Held, NodeResult, PodEvaluation, VerifyOptions
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
     from gpuctl.kube.daemonsets import DaemonSetInfo, PluginPod
@@ -38,11 +51,29 @@ VALUES_FILE = "dra-driver-nvidia-gpu-values.yaml"
 class DraStack(ChartStack, GpuAllocation):
     stack = Stack.DRA
     allocation = Stack.DRA
+    flags = (
+        StackFlag(
+            "sharing",
+            ("render", "bootstrap"),
+            "DRA shares a GPU through one ResourceClaim that several pods reference, not through the "
+            "device plugin's replicas",
+        ),
+        StackFlag(
+            "mig_strategy",
+            ("render", "bootstrap"),
+            "the DRA driver publishes MIG devices as they are; --mig-strategy configures the device plugin",
+        ),
+    )
     own_files = (VALUES_FILE,)
     release = DRA_DRIVER_RELEASE
     namespace = DRA_DRIVER_NAMESPACE
     log_check_id = "dra.plugin-log"
     kept_kinds = ("resourceclaimtemplates",)  # the run's claim template (its claims go with the pods)
+
+    unserved = "published no ResourceSlice"
+    title = "DRA"
+    publishes = True
+    gpu_resource_unserved = "the multi-node workers request nvidia.com/gpu, which DRA nodes do not serve"
 
     # -- render and bootstrap ---------------------------------------------------------------------
 
@@ -75,41 +106,100 @@ class DraStack(ChartStack, GpuAllocation):
 
     # -- verify -------------------------------------------------------------------------------------
 
+    # -- a migration onto DRA, or off it (migration.py) -------------------------------------------
+
+    def refuse_moving_onto(self, api_client: ApiClient, to_move: list[NodeInfo]) -> None:
+        migration.refuse_unsupported(api_client, to_move)
+
+    def plugin_daemonsets(self, daemonsets: list[DaemonSetInfo]) -> list[DaemonSetInfo]:
+        return [daemonset for daemonset in daemonsets if daemonset.is_dra_plugin]
+
+    def carry_over(self, nodes: list[NodeInfo], physical: dict[str, int | None]) -> CarriedSharing:
+        return migration.carried_to_dra(nodes, physical)
+
+    def moved_onto(
+        self, render: RenderOptions, feature_gates: tuple[str, ...], driver_root: str
+    ) -> RenderOptions:
+        """With the feature gates that carry the old stack's sharing over, and the driver root the
+        old stack's driver lives under."""
+        settings = render.dra
+        gates = (
+            *settings.feature_gates,
+            *(gate for gate in feature_gates if gate not in settings.feature_gates),
+        )
+        settings = replace(settings, driver_root=driver_root) if driver_root else settings
+        return replace(render, dra=replace(settings, feature_gates=gates))
+
+    def extended_resource_problem(self, api_client: ApiClient) -> str:
+        return migration.extended_resource_problem(api_client)
+
+    def still_serving(self, api_client: ApiClient, node: str) -> str:
+        return migration.still_published(api_client, node)
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        """Its release, uninstalled with the user's helm."""
+        del api_client
+        helm = options.helm
+        if helm is None or helm.release(self.release, self.namespace) is None:
+            return ()
+        helm.uninstall(self.release, self.namespace)
+        return (f"helm release {self.namespace}/{self.release}",)
+
+    # -- status -----------------------------------------------------------------------------------
+
+    def published_gpus(self, api_client: ApiClient) -> dict[str, PublishedGpus]:
+        return status.published_gpus(api_client)
+
+    # -- verify -----------------------------------------------------------------------------------
+
+    def read_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], options: VerifyOptions
+    ) -> object:
+        return dra.read_facts(api_client, daemonsets, claims=options.run_pods)
+
+    def gpu_node_names(self, facts: object) -> Iterable[str]:
+        return facts.inventory.nodes if isinstance(facts, dra.DraFacts) else ()
+
     def claims(self, node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
-        return snapshot.dra.uses_dra(node)
+        return facts_of(snapshot).uses_dra(node)
 
     def gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[int, int]:
-        published = snapshot.dra.published(node)
+        published = facts_of(snapshot).published(node)
         return published.gpus or published.mig_devices, dra.claimable(published)
 
     def plugins(self, snapshot: ClusterSnapshot) -> list[DaemonSetInfo]:
-        return list(snapshot.dra.plugins)
+        return list(facts_of(snapshot).plugins)
 
     def plugin_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> PluginPod | None:
-        return snapshot.dra.plugin_pods.get(node.name)
+        return facts_of(snapshot).plugin_pods.get(node.name)
 
     def plugin_log(self, node: NodeInfo, pod: PluginPod | None, log: str | None) -> Check:
         return dra.plugin_log(node, pod, log)
 
     def gpu_checks(self, node: NodeInfo, snapshot: ClusterSnapshot, expected: int | None) -> list[Check]:
         log = snapshot.plugin_checks.get(node.name)
-        return dra.node_checks(node, snapshot.dra, expected, log, snapshot.plugin_pods.get(node.name))
+        return dra.node_checks(node, facts_of(snapshot), expected, log, snapshot.plugin_pods.get(node.name))
 
     def device_taints(self, node: NodeInfo, snapshot: ClusterSnapshot) -> tuple[tuple[str, str], ...]:
-        return snapshot.dra.published(node).unhealthy
+        return facts_of(snapshot).published(node).unhealthy
+
+    def apply_device_gate(
+        self, api_client: ApiClient, nodes: list[NodeResult], level: str, taint_key: str
+    ) -> DeviceGateResult:
+        return apply_device_gate(api_client, nodes=nodes, level=level, taint_key=taint_key)
 
     def held(self, node: NodeInfo, snapshot: ClusterSnapshot) -> Held:
-        return dra.held(node, snapshot.dra)
+        return dra.held(node, facts_of(snapshot))
 
     def why_no_pod(self, node: NodeInfo, snapshot: ClusterSnapshot) -> str:
-        return dra.why_no_pod(node, snapshot.dra)
+        return dra.why_no_pod(node, facts_of(snapshot))
 
     def verification_run(
         self, api_client: ApiClient, snapshot: ClusterSnapshot, namespace: str, run_id: str
     ) -> VerificationRun | None:
         """The run's ResourceClaimTemplate and the watch on its claims (where nvidia.com/gpu is
         mapped, also on the unlabelled claims the scheduler creates for its pods)."""
-        inventory = snapshot.dra.inventory
+        inventory = facts_of(snapshot).inventory
         watch_all = inventory.extended_resource == GPU_RESOURCE
         gates = tuple(
             device.gate_key for node in inventory.nodes.values() for device in node.devices if device.gate_key
@@ -132,7 +222,7 @@ class DraStack(ChartStack, GpuAllocation):
         template = run.template
         name = verification_pod_name(node, run_id, workload=options.workload)
         if _via_extended_resource(node, snapshot):
-            gpus = dra.claimable(snapshot.dra.published(node))
+            gpus = dra.claimable(facts_of(snapshot).published(node))
             return [PlannedPod(name, node, lambda: verification_pod(node, gpus, run_id, options))]
 
         def claiming() -> JsonDict:
@@ -142,11 +232,11 @@ class DraStack(ChartStack, GpuAllocation):
 
     def pod_gpus(self, node: NodeInfo, snapshot: ClusterSnapshot) -> int | None:
         """The published GPUs a claim can get."""
-        return dra.claimable(snapshot.dra.published(node))
+        return dra.claimable(facts_of(snapshot).published(node))
 
     def judged(self, evaluation: PodEvaluation, node: NodeInfo, snapshot: ClusterSnapshot) -> PodEvaluation:
         """nvidia-smi's GPUs against the published devices' uuid, productName and driverVersion."""
-        return dra.matched_to_published(evaluation, snapshot.dra.published(node))
+        return dra.matched_to_published(evaluation, facts_of(snapshot).published(node))
 
     def allocation_checks(
         self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
@@ -154,10 +244,10 @@ class DraStack(ChartStack, GpuAllocation):
         del evaluation  # a placeholder of skips where no pod ran: dra.claim wants what ran
         ran = snapshot.evaluations.get(node.name)
         allocation = snapshot.claims.get(node.name)
-        claim = dra.claim_check(node, snapshot.dra, allocation, ran)
+        claim = dra.claim_check(node, facts_of(snapshot), allocation, ran)
         if ran is None or claim.status is CheckStatus.SKIP or not _via_extended_resource(node, snapshot):
             return (claim,)
-        return (claim, dra.extended_resource_check(node, snapshot.dra, allocation))
+        return (claim, dra.extended_resource_check(node, facts_of(snapshot), allocation))
 
     def physical_gpus(
         self, node: NodeInfo, snapshot: ClusterSnapshot, evaluation: PodEvaluation
@@ -166,15 +256,21 @@ class DraStack(ChartStack, GpuAllocation):
         return self.gpus(node, snapshot)[0]
 
     def cluster_checks(self, snapshot: ClusterSnapshot, nodes: list[NodeInfo]) -> list[Check]:
-        return dra.cluster_checks(snapshot.dra, nodes)
+        return dra.cluster_checks(facts_of(snapshot), nodes)
+
+
+def facts_of(snapshot: ClusterSnapshot) -> dra.DraFacts:
+    """What the snapshot read for DRA (nothing published where it read none)."""
+    found = snapshot.facts.get(Stack.DRA)
+    return found if isinstance(found, dra.DraFacts) else dra.DraFacts()
 
 
 def _via_extended_resource(node: NodeInfo, snapshot: ClusterSnapshot) -> bool:
     """The verification pod asks for nvidia.com/gpu (Kubernetes 1.37's mapping), except on a node
     with GPUs gpuctl's gate keeps out: the claim kube-scheduler creates for such a pod tolerates no
     device taint, so the run's own claim template (which tolerates the gate) proves them again."""
-    gated = any(device.gated for device in snapshot.dra.published(node).devices)
-    return dra.extended_resource_mapped(node, snapshot.dra) and not gated
+    gated = any(device.gated for device in facts_of(snapshot).published(node).devices)
+    return dra.extended_resource_mapped(node, facts_of(snapshot)) and not gated
 
 
 DRA = DraStack()

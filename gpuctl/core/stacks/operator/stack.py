@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 
 from gpuctl.core.render_options import RenderedFile, RenderOptions, sharing_variables
 from gpuctl.core.stacks import Stack
-from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings
+from gpuctl.core.stacks.base import ClusterOptions, Diagnosis, NodeReadiness, StackFindings, StackFlag
 from gpuctl.core.stacks.chart import ChartStack
 from gpuctl.core.stacks.device_plugin.stack import plugin_readiness
-from gpuctl.core.stacks.operator.checks import operator_validation
+from gpuctl.core.stacks.operator import migration
+from gpuctl.core.stacks.operator.checks import gpu_cluster_checks, operator_validation, read_operator
 from gpuctl.core.stacks.operator.state import diagnose_operator_node, validator_state, validators_by_node
 from gpuctl.core.stacks.settings import OperatorSettings, check_settings, distribution_of
+from gpuctl.core.verify.model import OperatorView
 from gpuctl.defaults import OPERATOR_NAMESPACE, OPERATOR_RELEASE
 from gpuctl.errors import ConfigError
 from gpuctl.helm import Chart
@@ -31,7 +33,7 @@ from gpuctl.kube.gpu_operator import (
     kubelet_versions,
     list_operand_pods,
 )
-from gpuctl.kube.nodes import list_nodes
+from gpuctl.kube.nodes import GFD_PRESENT_LABEL, list_nodes
 from gpuctl.kube.pods import LogUnavailable, read_pod_log
 from gpuctl.shell import command_line
 from gpuctl.templating import render_template
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from gpuctl.core.verify.model import Check
     from gpuctl.core.verify.snapshot import ClusterSnapshot
     from gpuctl.kube.client import ApiClient
+    from gpuctl.kube.daemonsets import DaemonSetInfo
     from gpuctl.kube.nodes import NodeInfo
 
 VALUES_FILE = "gpu-operator-values.yaml"  # as the helm command in its header names it
@@ -69,9 +72,54 @@ def _log_reader(api_client: ApiClient) -> Callable[[OperandPod, str], str]:
 class OperatorStack(ChartStack):
     stack = Stack.OPERATOR
     allocation = Stack.DEVICE_PLUGIN
+    render_alias = "gpu_operator"  # render's --gpu-operator
+    flags = (
+        StackFlag(
+            "migrate",
+            ("bootstrap",),
+            "the GPU Operator's nodes are moved by the Operator; --migrate moves gpuctl's device plugin "
+            "and DRA driver",
+        ),
+        *(
+            StackFlag(
+                parameter, ("render", "bootstrap"), "it configures NVIDIA's GPU Operator chart", only=True
+            )
+            for parameter in ("distribution", "operator_driver", "operator_toolkit")
+        ),
+    )
     own_files = (VALUES_FILE,)
     release = OPERATOR_RELEASE
     namespace = OPERATOR_NAMESPACE
+    # The inventory's nodes get the GPU label before the chart goes in: NFD's worker runs on them only.
+    inventory_node_selector = ((GFD_PRESENT_LABEL, "true"),)
+    pinned_by_label = False  # its DaemonSets are the Operator's: its deploy label moves a node
+
+    # -- a migration off its device plugin (migration.py) -----------------------------------------
+
+    def mode_text(self, mode: str) -> str:
+        return f"GPU Operator mode: {migration.MODE_TEXT.get(mode, mode)}"
+
+    def installed_mode(self, api_client: ApiClient) -> str:
+        return migration.installed_mode(api_client)
+
+    def serves_nodes(self, mode: str) -> bool:
+        return migration.serves_nodes(mode)
+
+    def refuse_migration(self, mode: str, source: Stack, target: Stack) -> None:
+        migration.refuse_operator(mode, source is self.stack, target)
+
+    def leave_labels(self) -> dict[str, str]:
+        return dict(migration.LEAVE_LABELS)
+
+    def kept_on_leaving(self) -> tuple[str, ...]:
+        return (migration.OPERATOR_CARRIED,)
+
+    def driver_root_for_move(self, api_client: ApiClient) -> str:
+        return migration.operator_driver_root(api_client)
+
+    def remove_after_migration(self, api_client: ApiClient, options: ClusterOptions) -> tuple[str, ...]:
+        del options
+        return migration.disable_operator_device_plugin(api_client)
 
     def chart(self, options: RenderOptions) -> Chart:
         return options.operator.chart_ref()
@@ -151,7 +199,22 @@ class OperatorStack(ChartStack):
     def validation_checks(self, node: NodeInfo, snapshot: ClusterSnapshot) -> list[Check]:
         """The Operator's validator on the node, wherever the Operator runs (whatever the stack
         that installed it)."""
-        return [operator_validation(node.name, snapshot.operator)] if snapshot.operator else []
+        view = view_of(snapshot)
+        return [operator_validation(node.name, view)] if view else []
+
+    def read_node_facts(
+        self, api_client: ApiClient, daemonsets: list[DaemonSetInfo], nodes: list[str]
+    ) -> object:
+        return read_operator(api_client, daemonsets, nodes)
+
+    def own_cluster_checks(self, snapshot: ClusterSnapshot) -> list[Check]:
+        return gpu_cluster_checks(view_of(snapshot))
+
+
+def view_of(snapshot: ClusterSnapshot) -> OperatorView | None:
+    """The Operator's view the snapshot read, where the Operator runs."""
+    found = snapshot.facts.get(Stack.OPERATOR)
+    return found if isinstance(found, OperatorView) else None
 
 
 def refuse_beside_gpu_cluster(api_client: ApiClient) -> None:

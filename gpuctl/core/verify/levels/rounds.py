@@ -77,18 +77,22 @@ class LevelRounds:
     def _fabric(self, nodes: list[NodeInfo], failed_at: dict[str, str]) -> None:
         """The multi-node all-reduce over the nodes that passed every level before it."""
         ready = [node for node in nodes if not failed_at[node.name]]
-        # Its workers request nvidia.com/gpu: a node whose GPUs go to pods through DRA claims is
-        # left out rather than failed for a resource it does not advertise.
-        dra = {node.name for node in ready if allocation_of(node, self.snapshot).stack is Stack.DRA}
-        ready = [node for node in ready if node.name not in dra]
+        # Its workers request nvidia.com/gpu: a node whose GPUs go to pods another way is left out
+        # rather than failed for a resource it does not advertise.
+        unserved = {
+            node.name: why
+            for node in ready
+            if (why := allocation_of(node, self.snapshot).gpu_resource_unserved)
+        }
+        ready = [node for node in ready if node.name not in unserved]
         results = {}
         if ready:  # (asks the API whether MPIJobs are served: only when there is something to run)
             rounds = FabricRounds(self.batch.api_client, self.batch, self.options, self.run_id, self.progress)
             results = rounds.run(ready, {node.name: self._gpus(node) for node in ready})
         for node in nodes:
             why = f"not run: {failed_at[node.name] or 'no multi-node run'} failed"
-            if node.name in dra:
-                why = "not run: the multi-node workers request nvidia.com/gpu, which DRA nodes do not serve"
+            if node.name in unserved:
+                why = f"not run: {unserved[node.name]}"
             evaluation = results.get(node.name) or PodEvaluation((skipped(FABRIC_CHECK, why),))
             self.snapshot.levels[node.name] = (*self.snapshot.levels.get(node.name, ()), evaluation)
 

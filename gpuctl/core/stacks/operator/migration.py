@@ -19,14 +19,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuctl.core.stacks import Stack
 from gpuctl.errors import ConfigError
 from gpuctl.kube.client import api_call
-from gpuctl.kube.gpu_operator import POLICY_GROUP, POLICY_PLURAL, POLICY_VERSION, cluster_policy_states
+from gpuctl.kube.gpu_operator import (
+    POLICY_GROUP,
+    POLICY_PLURAL,
+    POLICY_VERSION,
+    cluster_policy_states,
+    operator_mode,
+)
 from gpuctl.kube.raw import JsonDict, dig, list_json
 from gpuctl.kube.rest_requests import MERGE_PATCH, request_json
 
 if TYPE_CHECKING:
+    from gpuctl.core.stacks import Stack
     from gpuctl.kube.client import ApiClient
 
 DEVICE_PLUGIN_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
@@ -40,9 +46,28 @@ OPERATOR_CARRIED = (
 )
 
 
-def refuse_operator(mode: str, target: Stack) -> None:
-    """Exit 2 where the Operator serves the cluster in a way --migrate cannot move."""
-    if not mode or (mode == "ClusterPolicy" and target is Stack.DRA):
+# `gpuctl status`: the Operator's mode in words.
+MODE_TEXT = {
+    "ClusterPolicy": "ClusterPolicy (device plugin)",
+    "GPUCluster": "GPUCluster (DRA driver)",
+    "both": "ClusterPolicy and GPUCluster both exist: the Operator reconciles neither",
+}
+
+
+def installed_mode(api_client: ApiClient) -> str:
+    """The Operator's mode in the cluster (gpuctl.kube.gpu_operator.operator_mode; "" when absent)."""
+    return operator_mode(api_client)
+
+
+def serves_nodes(mode: str) -> bool:
+    """Its device plugin serves the GPU nodes a move takes: a ClusterPolicy's."""
+    return mode == "ClusterPolicy"
+
+
+def refuse_operator(mode: str, leaving: bool, target: Stack) -> None:
+    """Exit 2 where the Operator serves the cluster in a way --migrate cannot move; `leaving`: the
+    nodes move off its device plugin."""
+    if not mode or (mode == "ClusterPolicy" and leaving):
         return
     if mode == "ClusterPolicy":
         raise ConfigError(
@@ -69,9 +94,8 @@ def operator_driver_root(api_client: ApiClient) -> str:
     return OPERATOR_DRIVER_ROOT if runs_driver else ""
 
 
-def operator_labels(source: Stack) -> dict[str, str]:
-    """The node labels that take a node off the old stack, besides the stack label itself."""
-    return {DEVICE_PLUGIN_DEPLOY_LABEL: "false"} if source is Stack.OPERATOR else {}
+# The node labels that take a node off the Operator's device plugin, besides the stack label itself.
+LEAVE_LABELS = {DEVICE_PLUGIN_DEPLOY_LABEL: "false"}
 
 
 def disable_operator_device_plugin(api_client: ApiClient) -> tuple[str, ...]:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import DeviceGateResult
 from gpuctl.core.verify.model import GpuDevice
 from gpuctl.defaults import DEVICE_GATE_LABEL, DEVICE_GATE_NODE_LABEL, GATE_TAINT_EFFECT, GATE_TAINT_KEY
 from gpuctl.kube.device_taint_rules import create_rule, delete_rule, rule_names
@@ -40,20 +39,6 @@ ALLOCATABLE_CHECK = "gpu.allocatable"
 CONFINABLE = frozenset({CUDA_CHECK, ALLOCATABLE_CHECK})
 # The DRA driver's health taints: gpu.nvidia.com/xid=<Xid> since v0.5, gpu.nvidia.com/unhealthy before.
 HEALTH_TAINTS = (f"{DRIVER}/xid=", f"{DRIVER}/unhealthy")
-
-
-@dataclass(frozen=True)
-class DeviceGateResult:
-    """What the device gate did; `confined`: nodes whose failure was confined to some GPUs (their
-    node taint is not wanted)."""
-
-    devices: tuple[tuple[str, tuple[GpuDevice, ...]], ...] = ()  # node → its GPUs
-    gated: tuple[str, ...] = ()  # "node/device" of rules created in this run
-    lifted: tuple[str, ...] = ()  # "node/device" of rules deleted in this run
-    confined: tuple[str, ...] = ()
-
-    def of(self, node: str) -> tuple[GpuDevice, ...]:
-        return dict(self.devices).get(node, ())
 
 
 def rule_name(node: str, device: str) -> str:
@@ -130,9 +115,9 @@ def passed_gpus(node: NodeResult, devices: list[DraDevice]) -> set[str]:
 def apply_device_gate(
     api_client: Any, *, nodes: Iterable[NodeResult], level: str, taint_key: str = GATE_TAINT_KEY
 ) -> DeviceGateResult:
-    """Gate the failed GPUs of DRA nodes whose failure is confined to them; lift the rules of
-    GPUs proven again. Nodes without DRA GPUs are left alone."""
-    dra_nodes = [node for node in nodes if node.gpu_allocation is Stack.DRA and not node.busy]
+    """Gate the failed GPUs of `nodes` (DRA's) whose failure is confined to them; lift the rules of
+    GPUs proven again. Busy nodes are left alone."""
+    dra_nodes = [node for node in nodes if not node.busy]
     if not dra_nodes:
         return DeviceGateResult()
     inventory = read_inventory(api_client, denied_is_error=True)

@@ -1,5 +1,10 @@
-"""What a migration does with the old stack's GPU sharing (time-slicing, MPS, MIG): what the new
-stack carries over, what it cannot, in words, and the DRA driver's feature gates that carry it.
+"""Moving GPU nodes onto DRA, and off it (gpuctl.core.migrate runs the node-by-node sequence).
+
+Onto DRA: refused before anything is written on a cluster older than 1.37, whose scheduler cannot
+serve a pod's `nvidia.com/gpu` from DRA devices; what becomes of the old stack's GPU sharing
+(time-slicing, MPS, MIG): what DRA carries over, what it cannot, in words, and the DRA driver's
+feature gates that carry it. Off DRA: its ResourceSlices gone from a moved node, its release
+uninstalled once the last node has moved.
 
 The DRA driver for NVIDIA GPUs (gpuctl.defaults DRA_DRIVER_CHART_VERSION, 0.5) shares a GPU per
 ResourceClaim: the pods that reference one claim share its devices, and a GpuConfig
@@ -15,15 +20,20 @@ extendedResourceName gets a claim of its own and a whole GPU.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import re
 from typing import TYPE_CHECKING
 
-from gpuctl.core.migrate.operator import OPERATOR_CARRIED
-from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.base import CarriedSharing
 from gpuctl.core.stacks.device_plugin.sharing import MIG_STRATEGY_LABEL, REPLICAS_LABEL, SHARING_LABEL
+from gpuctl.core.stacks.dra.checks import kubelet_minor
 from gpuctl.defaults import DRA_DEVICE_CLASS, GPU_RESOURCE
+from gpuctl.errors import ConfigError
+from gpuctl.kube.client import api_call
+from gpuctl.kube.dra import read_inventory, served_version
+from gpuctl.kube.rest_requests import get_json
 
 if TYPE_CHECKING:
+    from gpuctl.kube.client import ApiClient
     from gpuctl.kube.nodes import NodeInfo
 
 TIME_SLICING_GATE = "TimeSlicingSettings"
@@ -31,13 +41,60 @@ MPS_GATE = "MPSSupport"
 GPU_CONFIG = "a GpuConfig (resource.nvidia.com/v1beta1) in the claim's spec.devices.config"
 
 
-@dataclass(frozen=True)
-class CarriedSharing:
-    """`carried`/`not_carried`: in words; `feature_gates`: the DRA driver's gates to turn on."""
+# DRAExtendedResource is GA in 1.37: kube-scheduler serves an extended resource request from a
+# DeviceClass's extendedResourceName, and the kubelet reads the claim it made for the pod.
+EXTENDED_RESOURCE_MINOR = (1, 37)
+WORKLOAD_CHANGE = (
+    f"or change the workloads first: replace `resources.limits: {{{GPU_RESOURCE}: N}}` with a "
+    f"ResourceClaim (spec.resourceClaims naming a ResourceClaimTemplate whose request has "
+    f"deviceClassName {DRA_DEVICE_CLASS} and count N), then run "
+    f"`gpuctl bootstrap --phase cluster --stack dra`"
+)
 
-    carried: tuple[str, ...] = ()
-    not_carried: tuple[str, ...] = ()
-    feature_gates: tuple[str, ...] = ()
+
+def _minor(version: str) -> tuple[int, int]:
+    found = re.match(r"^v?(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
+def refuse_unsupported(api_client: ApiClient, to_move: list[NodeInfo]) -> None:
+    """Exit 2 before any write where the workloads could not keep running as they are."""
+    if not to_move:
+        return
+    if not served_version(api_client):
+        raise ConfigError(
+            "--stack dra --migrate: the API server does not serve resource.k8s.io (DRA)",
+            hint="upgrade the cluster to Kubernetes 1.37 or later, then rerun",
+        )
+    with api_call("get", "the server's version"):
+        server = str(get_json(api_client, "/version").get("gitVersion", ""))
+    old = [f"kubelet of {node.name} is {node.system.get('kubeletVersion', '?')}"
+           for node in to_move if kubelet_minor(node) < EXTENDED_RESOURCE_MINOR]  # fmt: skip
+    if _minor(server) < EXTENDED_RESOURCE_MINOR:
+        old.insert(0, f"the API server is {server or 'of unknown version'}")
+    if old:
+        raise ConfigError(
+            f"--stack dra --migrate needs Kubernetes 1.37 or later, where a DeviceClass's "
+            f"extendedResourceName serves pods that request {GPU_RESOURCE} from DRA devices "
+            f"(DRA extended resources), so running workloads keep their requests: {'; '.join(old)}",
+            hint=f"upgrade the control plane and the GPU nodes' kubelets to 1.37, {WORKLOAD_CHANGE}",
+        )
+
+
+def extended_resource_problem(api_client: ApiClient) -> str:
+    """Why pods asking for nvidia.com/gpu would not be served on DRA nodes ("" when they would)."""
+    mapped = read_inventory(api_client).extended_resource
+    if mapped == GPU_RESOURCE:
+        return ""
+    return (
+        f"the DRA driver's GPU DeviceClass maps {mapped or 'no extended resource'}, not {GPU_RESOURCE}: "
+        "pods that request it would not schedule on moved nodes"
+    )
+
+
+def still_published(api_client: ApiClient, node: str) -> str:
+    """What of DRA still serves `node` besides its plugin pod ("" when nothing does)."""
+    return "its ResourceSlice is still published" if node in read_inventory(api_client).nodes else ""
 
 
 def _shared(nodes: list[NodeInfo], strategy: str) -> list[NodeInfo]:
@@ -111,17 +168,3 @@ def carried_to_dra(nodes: list[NodeInfo], physical: dict[str, int | None]) -> Ca
             "that requested MIG resources (nvidia.com/mig-*) must claim from mig.nvidia.com"
         )
     return CarriedSharing(tuple(carried), tuple(not_carried), tuple(gates))
-
-
-def carried_sharing(nodes: list[NodeInfo], source: Stack, physical: dict[str, int | None]) -> CarriedSharing:
-    """What the move from `source` keeps of the sharing on `nodes` (the nodes it moves)."""
-    if not nodes:
-        return CarriedSharing()
-    if source is Stack.DRA:
-        return CarriedSharing(
-            ("the device plugin is rendered with this command's --sharing and --mig-strategy",)
-        )
-    carried = carried_to_dra(nodes, physical)
-    if source is Stack.OPERATOR:
-        return replace(carried, carried=(*carried.carried, OPERATOR_CARRIED))
-    return carried
