@@ -41,7 +41,13 @@ def installed_modes(api_client: ApiClient) -> dict[Stack, str]:
 def source_of(target: Stack, modes: Mapping[Stack, str] | None = None) -> Stack:
     """The stack the nodes move from: of those `target` takes nodes from (registry.MIGRATIONS), the
     first that serves them as it runs (`modes`, installed_modes), else the last."""
-    candidates = MIGRATIONS[target]
+    candidates = MIGRATIONS.get(target, ())
+    if not candidates:
+        raise ConfigError(
+            f"--migrate: gpuctl does not move GPU nodes onto {target.value}",
+            hint="remove the stack serving the nodes, then install this one without --migrate: "
+            f"`gpuctl bootstrap --phase cluster --stack {target.value}`",
+        )
     serving = (
         stack for stack in candidates[:-1] if stack_for(stack).serves_nodes((modes or {}).get(stack, ""))
     )
