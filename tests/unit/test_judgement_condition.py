@@ -1,16 +1,16 @@
 """The proven/busy/failed rule (gpuctl.core.proof.verdict.judge), the GPUProven condition it gives
 (gpuctl.core.node_condition) and the DeviceTaintRule a failed DRA GPU gets
-(gpuctl.core.device_gate.rule_manifest), checked whole: every field a controller or a person
+(gpuctl.core.stacks.dra.device_gate.rule_manifest), checked whole: every field a controller or a person
 reads."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gpuctl.core.device_gate import failed_gpus, passed_gpus, pod_order, rule_manifest, rule_name
 from gpuctl.core.node_condition import Verdict, condition, verdict_of
 from gpuctl.core.proof.verdict import BUSY, FAILED, PROVEN, judge
 from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.dra.device_gate import failed_gpus, passed_gpus, pod_order, rule_manifest, rule_name
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, failed, passed
 from gpuctl.kube.dra import DraDevice, DraNode
 

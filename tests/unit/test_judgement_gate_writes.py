@@ -1,7 +1,7 @@
 """What the gate writes for a verdict, against the sim's API server (started in-process, a fraction
 of a second): the node gate's taint and proven-level annotation (gpuctl.core.gate), the GPUProven
 condition (gpuctl.core.node_condition), the per-GPU DeviceTaintRules of DRA nodes
-(gpuctl.core.device_gate) and the three together (gpuctl.core.proof.gate). The functions are
+(gpuctl.core.stacks.dra.device_gate) and the three together (gpuctl.core.proof.gate). The functions are
 called directly with the verdicts verify would hand them; each test reads the nodes back."""
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
-from gpuctl.core.device_gate import apply_device_gate
 from gpuctl.core.gate import apply_gate, gate_level, gate_new_nodes, gate_taint, proven_annotation
 from gpuctl.core.node_condition import Verdict, publish_conditions
 from gpuctl.core.proof.gate import GateOptions, gate_verified
 from gpuctl.core.proof.verdict import judge
 from gpuctl.core.stacks import Stack
+from gpuctl.core.stacks.dra.device_gate import apply_device_gate
+from gpuctl.core.stacks.registry import ALLOCATIONS
 from gpuctl.core.verify.model import Check, CudaGpu, GpuCounts, NodeResult, VerifyResult, failed, passed
+from gpuctl.defaults import GATE_TAINT_KEY
 from gpuctl.errors import UnreachableError
 from gpuctl.kube.nodes import Taint
 from tests.conftest import SimCluster
@@ -269,12 +271,14 @@ def test_device_plugin_nodes_and_older_clusters_get_no_device_rules(sim: Sim) ->
     plugin_node = NodeResult(
         "gpu-0", GpuCounts(4, 4, 4, 4), (failed("cuda.workload", "GPU 2"),), cuda=one_bad(2)
     )
-    assert apply_device_gate(cluster.api_client(), nodes=[plugin_node], level="cuda").devices == ()
+    # The device plugin's allocation cannot keep one GPU from pods: it gates nothing.
+    plugin = ALLOCATIONS[Stack.DEVICE_PLUGIN]
+    assert plugin.apply_device_gate(cluster.api_client(), [plugin_node], "cuda", GATE_TAINT_KEY).devices == ()
     dra = dra_sim(sim)
     ecc = dra_node("gpu-1", one_bad(2), failed("cuda.workload", "GPU 2"))
     busy = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2"), busy=True)
-    mixed = apply_device_gate(dra.api_client(), nodes=[plugin_node, busy, ecc], level="cuda")
-    assert [node for node, _ in mixed.devices] == ["gpu-1"]  # the DRA node judged, nothing else
+    mixed = apply_device_gate(dra.api_client(), nodes=[busy, ecc], level="cuda")
+    assert [node for node, _ in mixed.devices] == ["gpu-1"]  # the node judged, not the busy one
     assert mixed.gated == ("gpu-1/gpu-2",)
     older = two_gpu_nodes(sim, kubernetesVersion="v1.34.0", gpuAllocation="dra")
     node = dra_node("gpu-0", one_bad(2), failed("cuda.workload", "GPU 2"))
