@@ -268,6 +268,26 @@ _SCHEDULER_SOURCES = ("scheduling",)
 _AUTOSCALER_SOURCES = ("autoscaler", "scheduling")
 _KARPENTER_SOURCES = ("karpenter",)
 _REASON_CHARS = 160  # of a reason quoted after the cause
+# A GPU pod's message that joins `Insufficient nvidia.com/gpu` (from the nodes without GPUs, or
+# none free) to a taint of the cluster's own that the pod does not tolerate (`dedicated: gpu`,
+# `workload: aiml`, old wording `had taint {k: v}, that the pod didn't tolerate`): the tainted
+# nodes are the GPU nodes kept for pods that tolerate the taint, so that taint is the cause where
+# every node of the message is one or the other
+# (https://github.com/NVIDIA/gpu-operator/issues/156: the validator pod, 9 nodes without GPUs and
+# the GPU node's `workload: aiml`). Kubernetes' own taints (control plane, node state), the
+# autoscaler's and Karpenter's, and a taint the message does not name, keep their place.
+_OWN_TAINT = re.compile(
+    r"had (?:untolerated )?taint \{(?!node-role\.kubernetes\.io/|node\.kubernetes\.io/|"
+    r"node\.cloudprovider\.kubernetes\.io/|karpenter\.sh/|ToBeDeletedByClusterAutoscaler|"
+    r"DeletionCandidateOfClusterAutoscaler)"
+)
+_GPUS_SHORT = frozenset({"sched.insufficient-gpu", "autoscaler.insufficient-gpu"})
+_GPU_NODES_TAINTED = (
+    "; every other node is short of GPUs (Insufficient nvidia.com/gpu: no GPUs there, or none "
+    "free) or tainted by Kubernetes, so the nodes with this taint are the GPU nodes: tolerate it in "
+    "the pod, and in the GPU Operator's or device plugin's DaemonSets (or no device plugin runs "
+    "there); if they are not GPU nodes, the GPUs are all taken (sched.insufficient-gpu)"
+)
 
 
 def _read_scheduling(message: str) -> tuple[tuple[str, ...], list[str]]:
@@ -326,12 +346,28 @@ def scheduling_diagnosis(message: str, context: dict[str, str], evidence: str = 
     diagnosed = {reason: ranked for reason, ranked in found.items() if ranked}
     if not diagnosed:
         return None
+    for reason in _gpu_nodes_tainted(diagnosed):
+        diagnosis = diagnosed[reason][1]
+        diagnosed[reason] = (-1, replace(diagnosis, cause=diagnosis.cause + _GPU_NODES_TAINTED))
     cause_reason = min(diagnosed, key=lambda reason: diagnosed[reason][0])
     cause = diagnosed[cause_reason][1]
     rest = [_quoted(reason, diagnosed.get(reason)) for reason in reasons if reason != cause_reason]
     if not rest:
         return cause
     return replace(cause, cause=f"{cause.cause}; the message's other reasons: {'; '.join(rest)}")
+
+
+def _gpu_nodes_tainted(diagnosed: Mapping[str, tuple[int, Diagnosis]]) -> list[str]:
+    """The reasons naming a taint of the cluster's own where every node of the message is short of
+    GPUs or tainted (_OWN_TAINT); none where another reason (affinity, CPU, ...) leaves the GPU
+    nodes undecided."""
+    kinds = {reason: ranked[1].signature_id for reason, ranked in diagnosed.items()}
+    if not any(kind in _GPUS_SHORT for kind in kinds.values()):
+        return []
+    tainted = [reason for reason, kind in kinds.items() if kind == "sched.untolerated-taint"]
+    own = [reason for reason in tainted if _OWN_TAINT.search(reason)]
+    others = [reason for reason, kind in kinds.items() if kind not in _GPUS_SHORT and reason not in own]
+    return own if all("taint" in reason for reason in others) else []
 
 
 def _quoted(reason: str, found: tuple[int, Diagnosis] | None) -> str:

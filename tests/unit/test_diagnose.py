@@ -378,14 +378,29 @@ def test_operands_are_known_by_their_path_under_nvidia() -> None:
 
 
 def test_explain_reads_a_scheduling_line_as_one_message() -> None:
+    """Every node short of GPUs or under the cluster's own taint: the tainted node is the GPU node,
+    its taint the cause (as in NVIDIA/gpu-operator#156)."""
     found = find_all(
         "  Warning  FailedScheduling  11s  default-scheduler  0/3 nodes are available: 1 node(s) had "
-        "untolerated taint {dedicated: infra}, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
+        "untolerated taint {dedicated: gpu}, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
         "available: 3 Preemption is not helpful for scheduling.\n"
     )
-    assert [d.signature_id for d in found] == ["sched.insufficient-gpu"]
+    assert [d.signature_id for d in found] == ["sched.untolerated-taint"]
     assert "FailedScheduling" in found[0].evidence
-    assert "kubectl get pods -A -o wide --field-selector spec.nodeName=NODE" in found[0].hint
+    assert "the nodes with this taint are the GPU nodes" in found[0].cause
+    assert "2 Insufficient nvidia.com/gpu (sched.insufficient-gpu)" in found[0].cause
+    assert "daemonsets.tolerations" in found[0].hint
+
+
+def test_a_kubernetes_taint_beside_gpus_short_leaves_the_gpus_the_cause() -> None:
+    """The control plane's taint is Kubernetes' own: the GPUs short stay the cause."""
+    found = diagnose_scheduling(
+        "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
+        "{node-role.kubernetes.io/control-plane: }. preemption: 0/2 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
+    assert found is not None
+    assert found.signature_id == "sched.insufficient-gpu"
 
 
 def test_signature_ids_are_unique_and_complete() -> None:
