@@ -616,7 +616,7 @@ _EXPORTER_ENTRIES: tuple[Entry, ...] = (
             "DcgmModuleProfiling failed to initialize",
             "Profiling API panic - DCP metrics disabled",
         ),
-        source=_PROFILING,
+        source=_EXPORTER,
     ),
 )
 
