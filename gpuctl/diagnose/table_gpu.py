@@ -283,7 +283,9 @@ GPU = (
     ),
     sig(
         "plugin.driver-not-loaded", "plugin-log", "driver",
-        r"couldn't communicate with the NVIDIA driver|Driver Not Loaded|ERROR_DRIVER_NOT_LOADED",
+        # (not cuFile's `nvidia-fs.ko driver not loaded`: GPUDirect Storage's module, cuda-libs)
+        r"couldn't communicate with the NVIDIA driver|(?<!nvidia-fs\.ko )Driver Not Loaded|"
+        r"ERROR_DRIVER_NOT_LOADED",
         "the NVIDIA kernel driver is not loaded on the node",
         DRIVER_FIX,
     ),

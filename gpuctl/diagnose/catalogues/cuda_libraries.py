@@ -234,12 +234,50 @@ _LOADER_ENTRIES = (
     ),
 )
 
+# GPUDirect Storage: cuFile (libcufile) writes its errors to cufile.log; without the nvidia-fs
+# kernel module (from the nvidia-fs / nvidia-gds packages, or the GPU Operator's
+# driver.rdma / gds settings) it falls back to compatibility mode (POSIX reads through host memory).
+_GDS = "https://docs.nvidia.com/gpudirect-storage/troubleshooting-guide/index.html"
+_GDS_ENTRIES = (
+    Entry(
+        code="nvidia-fs-not-loaded",
+        name="GPUDirect Storage: nvidia-fs module not loaded",
+        cause="cuFile found no nvidia-fs kernel module on the host (cuFileDriverOpen fails): the "
+        "GPUDirect Storage driver is not installed, not built for the running kernel, or not "
+        "loaded, so I/O runs in compatibility mode through host memory or fails where "
+        "compatibility mode is off",
+        fix="on {node}: `lsmod | grep nvidia_fs` and `/usr/local/cuda/gds/tools/gdscheck -p`; install "
+        "the GDS packages for the driver (`nvidia-gds` / `nvidia-fs-dkms`) and `sudo modprobe "
+        "nvidia_fs`; under the GPU Operator set `gds.enabled=true` (with `driver.rdma.enabled` for "
+        "NVMe-oF/RDMA) so its nvidia-fs container loads it",
+        layer="driver",
+        texts=("nvidia-fs.ko driver not loaded",),
+        source=_GDS,
+    ),
+    Entry(
+        code="nvme-not-registered-with-nvidia-fs",
+        name="GPUDirect Storage: NVMe driver not registered with nvidia-fs",
+        cause="nvidia-fs is loaded but the NVMe driver has not registered with it, so cuFile cannot "
+        "do direct I/O on the file's NVMe device (cuFileHandleRegister fails or falls back to "
+        "compatibility mode): the kernel's NVMe driver lacks the GDS (P2PDMA) support nvidia-fs "
+        "needs (a kernel or distribution GDS does not support, an inbox driver where MLNX_OFED's "
+        "NVMe driver is required), or the file is on a file system or device GDS does not support",
+        fix="on {node}: `/usr/local/cuda/gds/tools/gdscheck -p` lists which file systems and NVMe "
+        "support GDS sees; use a kernel and distribution the GDS release supports (its release "
+        "notes), install MLNX_OFED with `--with-nvmf --enable-gds` where the platform needs it, "
+        "reload nvidia_fs after the NVMe driver, and put the data on ext4/xfs on a supported NVMe",
+        layer="driver",
+        texts=("NVMe Driver not registered with nvidia-fs",),
+        source=_GDS,
+    ),
+)
+
 CATALOGUE = Catalogue(
     id="cuda-libs",
     title="CUDA math libraries (cuBLAS and cuDNN status codes)",
     source=_CUBLAS,
     version="cuBLAS 12.x (cublasStatus_t), cuDNN 9.x (cudnnStatus_t; 8.x names kept)",
-    entries=_CUBLAS_ENTRIES + _CUDNN_ENTRIES + _LOADER_ENTRIES,
+    entries=_CUBLAS_ENTRIES + _CUDNN_ENTRIES + _LOADER_ENTRIES + _GDS_ENTRIES,
     applies_to=("cuda-workload", "nccl-workload"),
     unknown=Entry(
         code="?",
