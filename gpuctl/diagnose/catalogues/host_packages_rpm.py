@@ -204,6 +204,25 @@ _ENTRIES = (
         texts=("Failed to download metadata for repo",),
         source=_DNF,
     ),
+    # dnf/yum's signature checks: `Public key for %s is not installed`, `GPG check FAILED`, and
+    # yum's `repomd.xml signature could not be verified for REPO` (repo_gpgcheck=1).
+    Entry(
+        "gpg-check-failed",
+        "package or repository signature not verified",
+        "dnf/yum could not verify a package's or repository's signature: the repository's signing "
+        "key is not imported into rpm (`Public key for PACKAGE.rpm is not installed`), it was "
+        "rotated or has expired (NVIDIA rotated the CUDA repository key in April 2022 and renewed "
+        "the libnvidia-container key in 2020), or the .repo file points `gpgkey=` at an old key",
+        "on {node}: import the repository's current key and retry: `sudo rpm --import "
+        "https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/D42D0685.pub` for "
+        "the CUDA repository (the .repo file's `gpgkey=` for others; the container toolkit: "
+        "`sudo rpm --import https://nvidia.github.io/libnvidia-container/gpgkey`); remove a "
+        "rotated key first (`rpm -qa gpg-pubkey*`, `sudo rpm -e gpg-pubkey-KEYID`) and run `sudo "
+        "dnf clean all`; never set gpgcheck=0, " + _RERUN,
+        "config",
+        texts=("GPG check FAILED", "Public key for ", "repomd.xml signature could not be verified"),
+        source=_DNF,
+    ),
 )
 
 CATALOGUE = Catalogue(

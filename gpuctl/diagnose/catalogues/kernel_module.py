@@ -274,6 +274,24 @@ _INSTALLER_ENTRIES = (
         texts=("dkms build -m nvidia",),
         source=f"{_INSTALLER}/misc.c",
     ),
+    # dkms 3.x (dkms.in; BUILD_EXCLUSIVE_KERNEL, _KERNEL_MIN/_MAX, _ARCH, _CONFIG in dkms.conf):
+    # exit code 77, an error for `dkms build/install`, skipped by `dkms autoinstall` (an error
+    # there before 3.0.11). NVIDIA's own DKMS packages (nvidia-fs, gdrdrv, the open modules of a
+    # distribution) use it to refuse kernels the release does not support.
+    Entry(
+        "dkms-build-exclusive", "DKMS module excluded from this kernel",
+        "DKMS did not build the module for this kernel: its dkms.conf limits the kernels, "
+        "architectures or kernel options it builds for (BUILD_EXCLUSIVE_KERNEL, _KERNEL_MIN/_MAX, "
+        "_ARCH, _CONFIG) and the target kernel is outside them, so no module is installed for it "
+        "(after a kernel upgrade: the module missing on the next boot)",
+        "on {node}: `dkms status` and `grep BUILD_EXCLUSIVE /var/lib/dkms/MODULE/*/source/dkms.conf` "
+        "show the module and the kernels it allows; install a release of the package that supports "
+        "the kernel (for the driver: a newer branch, or the distribution's precompiled modules for "
+        "it), or boot a kernel it allows (`uname -r`); then `sudo dkms autoinstall -k $(uname -r)`",
+        "driver",
+        texts=("includes a BUILD_EXCLUSIVE directive",),
+        source="https://github.com/dkms-project/dkms/blob/main/dkms.8.in",
+    ),
     Entry(
         "installer-dkms-missing", "dkms not installed",
         "nvidia-installer was told to register the modules with DKMS but dkms is not installed, "
