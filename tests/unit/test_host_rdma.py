@@ -20,6 +20,7 @@ from gpuctl.hosts.host_state import parse_host_state
 from gpuctl.hosts.probes import host_findings
 from gpuctl.hosts.rdma import RdmaState, memlock_bytes, module_names, parse_rdma, rdma_findings
 from gpuctl.hosts.settings import CHECKS
+from tests.polling import wait_until
 from tests.probe_captures import HOST_PROBE
 
 # `lsmod | grep peermem` on a RoCE host (https://github.com/NVIDIA/nccl/issues/1537).
@@ -184,7 +185,10 @@ def test_the_locked_memory_limit_of_the_container_runtime(tmp_path: Path) -> Non
     finally:
         resource.setrlimit(resource.RLIMIT_MEMLOCK, (soft, hard))
     try:
-        found = HOST_PROBE.runtime_memlock(names=("memlockdaemon",))
+        # Popen returns once the child has exec'd; its /proc name can still lag on a loaded machine.
+        found = wait_until(
+            lambda: HOST_PROBE.runtime_memlock(names=("memlockdaemon",)), "the daemon listed in /proc"
+        )
     finally:
         process.kill()
         process.wait()
