@@ -241,6 +241,42 @@ _FILTER_ENTRIES = (
         texts=("request devices nums cannot exceed the total number of devices on the node",),
         source=_TROUBLESHOOTING,
     ),
+    # HAMi's node lock (pkg/util/nodelock: the hami.io/mutex.lock annotation the scheduler sets
+    # before binding and the device plugin's Allocate removes) and the device plugin's Allocate
+    # that finds no pod HAMi bound to the node (pkg/device-plugin/nvidiadevice: `no binding pod
+    # found on node %s, which is unexpected`).
+    Entry(
+        "node-locked",
+        "HAMi node lock held",
+        "HAMi's scheduler refused to bind the pod: another pod's binding holds the node's lock "
+        "(the hami.io/mutex.lock annotation) and has not released it, because that pod's Allocate "
+        "never reached the HAMi device plugin on the node (the plugin not running there, the pod "
+        "deleted or failed before it started); the lock expires after 5 minutes",
+        "check the HAMi device plugin runs on the node (`kubectl -n kube-system get pods -o wide | "
+        "grep hami-device-plugin`) and `kubectl get node NODE -o yaml | grep hami.io`; a stale "
+        "lock can be removed with `kubectl annotate node NODE hami.io/mutex.lock-`; upgrade HAMi "
+        "where the lock is not released after a failed binding",
+        "plugin",
+        texts=("has been locked within 5 minutes",),
+        source=_HAMI + "pkg/util/nodelock/nodelock.go",
+        transient=True,
+    ),
+    Entry(
+        "no-binding-pod",
+        "HAMi device plugin found no pod bound by HAMi",
+        "the kubelet asked HAMi's device plugin for GPUs for a pod that HAMi's scheduler did not "
+        "bind to this node (it carries none of HAMi's binding annotations), so the plugin refused "
+        "it (UnexpectedAdmissionError): the pod was scheduled by the default scheduler because "
+        "HAMi's admission webhook did not set `schedulerName: hami-scheduler` (the webhook "
+        "unreachable, its namespace excluded, the pod created before HAMi), or nodeName was set "
+        "directly",
+        "check `kubectl get pod POD -o jsonpath='{{.spec.schedulerName}}'` names hami-scheduler and "
+        "that the webhook answers (`kubectl get mutatingwebhookconfiguration | grep hami`, the "
+        "hami-scheduler Service reachable from the API server); then recreate the pod",
+        "plugin",
+        texts=("no binding pod found on node",),
+        source=_HAMI + "pkg/device-plugin/nvidiadevice/server.go",
+    ),
     Entry(
         "resourcequotanotfit",
         "HAMi resource quota exceeded",
