@@ -142,16 +142,30 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+class _Kept(dict[str, str]):
+    """A placeholder the reader fills in (`{node}`) stays as it is written."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def shown(template: str) -> str:
+    """A cause or fix template as a user reads it: `{{`/`}}` (a literal brace, as in a jsonpath)
+    become single braces, `{plugin_restart}` the default command, other placeholders stay."""
+    restart = DEFAULT_PLUGIN_RESTART.format_map(_Kept())
+    return template.format_map(_Kept(plugin_restart=restart))
+
+
 def _row(signature: Signature) -> str:
     flags = [word for word, on in (("generic", signature.generic), ("transient", signature.transient)) if on]
     category = signature.category + (f" ({', '.join(flags)})" if flags else "")
     also = f" Also read from: {', '.join(signature.also)}." if signature.also else ""
-    hint = signature.hint.replace("{plugin_restart}", DEFAULT_PLUGIN_RESTART)
+    hint = shown(signature.hint)
     if signature.operand_hint:
-        hint += f" For a GPU Operator operand's image: {signature.operand_hint}."
+        hint += f" For a GPU Operator operand's image: {shown(signature.operand_hint)}."
     return (
         f"| `{signature.id}` | {category} | `{_cell(signature.pattern.pattern)}` | "
-        f"{_cell(signature.cause)}{also} | {_cell(hint)} |"
+        f"{_cell(shown(signature.cause))}{also} | {_cell(hint)} |"
     )
 
 
@@ -255,8 +269,8 @@ def _entry_row(catalogue: Catalogue, entry: Entry) -> str:
     layer = entry.layer + (" (transient)" if entry.transient else "")
     name = _cell(entry.name) + (f" ([source](<{entry.source}>))" if entry.source else "")
     return (
-        f"| `{catalogue.diagnosis_id(entry)}` | {name} | {layer} | {_cell(entry.cause)} | "
-        f"{_cell(entry.fix.replace('{plugin_restart}', DEFAULT_PLUGIN_RESTART))} |"
+        f"| `{catalogue.diagnosis_id(entry)}` | {name} | {layer} | {_cell(shown(entry.cause))} | "
+        f"{_cell(shown(entry.fix))} |"
     )
 
 
@@ -279,8 +293,8 @@ def _catalogue(catalogue: Catalogue) -> str:
         lines += [
             "",
             f"A code read that no entry lists (`{catalogue.id}.unknown`): cause: "
-            f"{catalogue.unknown.cause.rstrip('.')}; fix: "
-            f"{catalogue.unknown.fix.replace('{plugin_restart}', DEFAULT_PLUGIN_RESTART).rstrip('.')}.",
+            f"{shown(catalogue.unknown.cause).rstrip('.')}; fix: "
+            f"{shown(catalogue.unknown.fix).rstrip('.')}.",
         ]
     lines += ["", "| id | name | layer | cause | fix |", "|---|---|---|---|---|"]
     lines += [_entry_row(catalogue, entry) for entry in catalogue.entries]

@@ -13,7 +13,7 @@ import yaml
 
 from gpuctl.diagnose.catalogue import LAYER_RANK
 from gpuctl.diagnose.catalogues import CATALOGUES
-from gpuctl.diagnose.doc import corpus_counts, markdown
+from gpuctl.diagnose.doc import corpus_counts, markdown, shown
 
 FAILURES = Path(__file__).resolve().parents[1] / "corpus" / "failures"
 
@@ -99,3 +99,16 @@ def test_the_document_is_the_same_whatever_the_hash_seed() -> None:
         for seed in ("1", "2")
     }
     assert len(pages) == 1
+
+
+def test_fixes_are_shown_as_the_user_reads_them() -> None:
+    """A fix's literal braces are written doubled for str.format_map (a jsonpath's `{{.spec}}`);
+    the page shows them single, as `gpuctl explain` prints them, and keeps placeholders to fill."""
+    text = markdown({})
+    assert "{{" not in text
+    assert "}}" not in text
+    assert "jsonpath='{.spec.schedulerName}'" in text
+    assert shown("`-o jsonpath='{{.a}}'` on {node}; {plugin_restart}") == (
+        "`-o jsonpath='{.a}'` on {node}; kubectl -n kube-system delete pod -l "
+        "name=nvidia-device-plugin-ds --field-selector spec.nodeName={node}"
+    )
