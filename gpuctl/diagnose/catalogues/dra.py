@@ -539,11 +539,90 @@ _NVIDIA_DRIVER = (
         "config",
         texts=(
             "feature gate validation failed",
+            "to also be enabled",
             "is currently mutually exclusive with",
             "invalid CLI flags",
             "MPS is not yet supported when using featureGates.DynamicMIG=true",
         ),
         source=_GPU_PLUGIN + "main.go",
+    ),
+)
+
+# The passthrough (VFIO) path and the plugin's node-wide prepare lock, from a sweep of the plugin's
+# error strings (vfio-device.go, nvlib.go, pkg/flock).
+_VFIO_SOURCE = _GPU_PLUGIN + "vfio-device.go"
+_VFIO = (
+    Entry(
+        "prepare-lock-timeout",
+        "prepare/unprepare lock held by another operation",
+        "the kubelet plugin serialises every prepare and unprepare on {node} with a lock file "
+        "(pu.lock under /var/lib/kubelet/plugins/<driver>/) and gave up waiting for it: another "
+        "claim's prepare or unprepare holds it and is slow or stuck (waiting for a ComputeDomain's "
+        "IMEX daemons, for a GPU to be free for vfio-pci, for a MIG change, for a GPU that hangs); "
+        "the plugin retries",
+        _PLUGIN_POD + ": the operation logged before the timeouts is the one holding the lock (fix what "
+        "it waits for); if the plugin is wedged, delete its pod on {node} (the lock goes with the "
+        "process)",
+        "plugin",
+        texts=("timeout acquiring lock", "error acquiring prep/unprep lock"),
+        source=_DRIVER + "pkg/flock/flock.go",
+        transient=True,
+    ),
+    Entry(
+        "vfio-bind-failed",
+        "GPU not bound to the passthrough driver",
+        "the plugin could not bind the GPU to its passthrough driver for a VFIO claim: that driver is "
+        "not loaded on {node} under the name the plugin used (no /sys/bus/pci/drivers/<driver>/bind: "
+        "vfio-pci not loaded, or a Grace node such as GB200 whose passthrough driver is "
+        "nvgrace_gpu_vfio_pci, which driver releases before kubernetes-sigs/dra-driver-nvidia-gpu#1268 "
+        "named wrongly)",
+        "on {node}: `ls /sys/bus/pci/drivers/ | grep -i vfio` names the loaded passthrough driver; load "
+        "it (`sudo modprobe vfio-pci`, on Grace nodes `sudo modprobe nvgrace_gpu_vfio_pci`) and make it "
+        "persistent in /etc/modules-load.d/; on GB200 upgrade the DRA driver to a release with the "
+        "#1268 fix; " + _RECREATE,
+        "config",
+        texts=("error binding GPU", "failed to load vfio_pci module"),
+        source=_VFIO_SOURCE,
+    ),
+    Entry(
+        "gpu-bound-to-other-driver",
+        "GPU bound to an unexpected kernel driver",
+        "the claim asks for the GPU in passthrough, but the GPU is bound to {bound} (not nvidia and "
+        "not the passthrough driver): another driver (nouveau, a vendor passthrough stack, a leftover "
+        "manual bind) owns it, or the plugin's nvidia support is off, so the plugin will not rebind it",
+        "on {node}: `lspci -nnk -d 10de:` shows each GPU's 'Kernel driver in use'; unbind it from that "
+        "driver (blacklist nouveau: `echo blacklist nouveau | sudo tee "
+        "/etc/modprobe.d/blacklist-nouveau.conf` and `sudo update-initramfs -u`, reboot) or bind it "
+        "to vfio-pci yourself; " + _RECREATE,
+        "config",
+        aliases=("driver, expected",),
+        source=_VFIO_SOURCE,
+    ),
+    Entry(
+        "gpu-has-vfs",
+        "GPU with SR-IOV virtual functions enabled",
+        "the GPU has SR-IOV virtual functions enabled (vGPU host setup), so the plugin refuses to "
+        "unbind the physical function for passthrough",
+        "on {node}: disable the VFs (`echo 0 | sudo tee /sys/bus/pci/devices/<PCI address>/sriov_numvfs`, "
+        "or stop the vGPU manager's sriov-manage: `sudo /usr/lib/nvidia/sriov-manage -d ALL`), or "
+        "ask for a vGPU instead of the whole GPU; " + _RECREATE,
+        "config",
+        texts=("VFs, cannot unbind",),
+        source=_VFIO_SOURCE,
+    ),
+    Entry(
+        "mig-enabled-no-devices",
+        "MIG mode on with no MIG devices",
+        "a GPU on {node} has MIG mode enabled but no GPU instances created, and the DynamicMIG "
+        "feature is off: the plugin advertises neither the whole GPU nor any MIG device, so claims "
+        "for it stay unallocated",
+        "on {node}: create the MIG layout (`sudo nvidia-smi mig -cgi <profiles> -C`, or the GPU "
+        "Operator's `nvidia.com/mig.config` label), or disable MIG on the GPU (`sudo nvidia-smi -i "
+        "<index> -mig 0`, then reset it); then restart the DRA kubelet-plugin pod so it publishes "
+        "the devices again",
+        "mig",
+        texts=("has MIG mode enabled but no configured MIG devices",),
+        source=_GPU_PLUGIN + "nvlib.go",
     ),
 )
 
@@ -977,7 +1056,7 @@ CATALOGUE = Catalogue(
     source="https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/tree/95932046683719c43b6a0dd9613c2e5aad5d6703",
     version="Kubernetes 1.34 (resource.k8s.io/v1, older kubelets' texts kept); NVIDIA DRA Driver for "
     "GPUs main of August 2026 (0.5.0-dev; texts of v25.8-v25.12 kept)",
-    entries=(*_KUBELET, *_SCHEDULING, *_NVIDIA_DRIVER, *_CDI, *_COMPUTE_DOMAIN),
+    entries=(*_KUBELET, *_SCHEDULING, *_NVIDIA_DRIVER, *_VFIO, *_CDI, *_COMPUTE_DOMAIN),
     applies_to=("plugin-log", "events", "runtime", "node", "operand"),
     readers=(
         # "DRA driver gpu.nvidia.com is not registered"
@@ -999,6 +1078,8 @@ CATALOGUE = Catalogue(
         # readers, not texts: these messages' longest words are in every healthy log
         r"(?P<code>IOMMU is not enabled) in the kernel",
         r"(?P<code>timed out waiting for gpu to be free)",
+        # `GPU "0000:61:00.0" is bound to "nouveau" driver, expected "vfio-pci" or "nvidia"`
+        r"(?-i:GPU) \"[\w:.]{1,40}\" is bound to \"(?P<bound>[\w.-]{0,60})\" (?P<code>driver, expected)",
         # the DRA driver capitalises CDI; the device plugin's lowercase "unable to create cdi
         # handler" is kubelet.cdi-spec-failed's
         r"(?P<code>(?-i:unable to create (?:vfio )?CDI handler))",

@@ -1,0 +1,41 @@
+"""Entries added from a sweep of the NVIDIA DRA driver's, the container toolkit's, Fabric
+Manager's and nvidia-smi's own error strings, for families no public thread shows yet: each is
+found on its message as the component formats it (the format string of the entry's cited source
+with its `%v`/`%s` filled in)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuctl.diagnose.scan import find_all
+
+# (expected id, the message)
+_MESSAGES = (
+    # kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/vfio-device.go
+    (
+        "dra.gpu-bound-to-other-driver",
+        'error configuring vfio device "gpu-vfio-1": GPU "0000:61:00.0" is bound to "nouveau" driver, '
+        'expected "vfio-pci" or "nvidia"',
+    ),
+    ("dra.gpu-has-vfs", "error verifying disabled VFs: gpu has 4 VFs, cannot unbind"),
+    ("dra.vfio-bind-failed", "failed to load vfio_pci module: exit status 1"),
+    # cmd/gpu-kubelet-plugin/nvlib.go
+    ("dra.mig-enabled-no-devices", "Physical GPU gpu-0 has MIG mode enabled but no configured MIG devices"),
+    # pkg/featuregates/featuregates.go
+    (
+        "dra.feature-gates-invalid",
+        "feature gate ComputeDomainCliques requires IMEXDaemonsWithDNSNames to also be enabled",
+    ),
+)
+
+
+@pytest.mark.parametrize(("expected", "message"), _MESSAGES, ids=[m[:60] for _, m in _MESSAGES])
+def test_a_source_message_names_its_family(expected: str, message: str) -> None:
+    found = find_all(message)
+    assert found, message
+    assert found[0].signature_id == expected, [d.signature_id for d in found]
+
+
+def test_the_bound_driver_is_read_out_of_the_line() -> None:
+    found = find_all('GPU "0000:61:00.0" is bound to "nouveau" driver, expected "vfio-pci" or "nvidia"')
+    assert "bound to nouveau" in found[0].cause
