@@ -99,6 +99,7 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_cuda_level.py",
     "tests/unit/test_judgement_fabric_expectations.py",
     "tests/unit/test_judgement_nccl_messages.py",
+    "tests/unit/test_judgement_drain.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
