@@ -26,6 +26,40 @@ _MESSAGES = (
         "dra.feature-gates-invalid",
         "feature gate ComputeDomainCliques requires IMEXDaemonsWithDNSNames to also be enabled",
     ),
+    # NVIDIA/nvidia-container-toolkit v1.20.0 (internal/oci, internal/config/image, pkg/nvcdi,
+    # cmd/nvidia-container-runtime-hook, cmd/nvidia-ctk-installer)
+    (
+        "container-toolkit.low-level-runtime-missing",
+        "error constructing low-level runtime: no runtime binary found from candidate list: "
+        "[docker-runc runc crun]",
+    ),
+    (
+        "container-toolkit.envvar-request-ignored",
+        "Ignoring devices requested by environment variable(s) in unprivileged container: "
+        "[NVIDIA_VISIBLE_DEVICES]",
+    ),
+    (
+        "container-toolkit.imex-channel-not-found",
+        "IMEX channel 0 not found at /dev/nvidia-caps-imex-channels/channel0: stat "
+        "/dev/nvidia-caps-imex-channels/channel0: no such file or directory",
+    ),
+    (
+        "container-toolkit.capabilities-unsupported",
+        "unsupported capabilities found in 'compute,video,vulkan' (allowed 'compute,video')",
+    ),
+    (
+        "container-toolkit.toolkit-already-running",
+        "This normally means an instance of the NVIDIA toolkit Container is already running, aborting",
+    ),
+    (
+        "container-toolkit.toolkit-already-running",
+        "unable to get flock on pidfile: resource temporarily unavailable",
+    ),
+    (
+        "container-toolkit.runtime-restart-failed",
+        "unable to send SIGHUP to 'containerd' process: no such process",
+    ),
+    ("container-toolkit.runtime-restart-failed", "unable to restart docker: exit status 1"),
 )
 
 

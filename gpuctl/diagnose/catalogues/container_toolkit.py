@@ -306,7 +306,9 @@ _DETAILS = (
             "nvidia-container-runtime did not terminate successfully",
             "failed to create NVIDIA Container Runtime",
         ),
-        texts=("failed to construct OCI spec modifier", "error constructing low-level runtime"),
+        # "error constructing low-level runtime" is low-level-runtime-missing's: its only cause
+        # (internal/runtime/runtime_factory.go, internal/oci/runtime_low_level.go)
+        texts=("failed to construct OCI spec modifier",),
     ),
     Entry(
         "driver-requirement", "image needs another driver",
@@ -735,6 +737,115 @@ _NVIDIA_CTK = (
     ),
 )
 
+# From a sweep of the toolkit's own error strings (v1.20.0 sources): the runtime's low-level runtime,
+# device requests it ignores, the CDI IMEX channel, and the toolkit container's installer.
+_SRC = _TOOLKIT + "/blob/d34b3046758cb1a5db606b2a39519c731bbf9f56/"
+_SWEEP = (
+    Entry(
+        "low-level-runtime-missing",
+        "no runc or crun for the NVIDIA runtime",
+        "the NVIDIA Container Runtime wraps a low-level runtime and found none of the candidates "
+        f"its config lists (`runtimes` in {_CONFIG}: docker-runc, runc, crun) on the PATH it runs "
+        "with: runc is installed elsewhere (containerd's bundled /usr/local/sbin/runc, a distribution "
+        "that ships only crun) or not at all",
+        "on {node}: `command -v runc crun`; install runc, or name its full path first in the "
+        f"`runtimes` list of the `[nvidia-container-runtime]` section of {_CONFIG}; no runtime "
+        "restart is needed",
+        "toolkit",
+        texts=(
+            "no runtime binary found from candidate list",
+            "error constructing low-level runtime",
+            "at least one runtime candidate must be specified",
+        ),
+        source=_SRC + "internal/oci/runtime_low_level.go",
+    ),
+    Entry(
+        "envvar-request-ignored",
+        "NVIDIA_VISIBLE_DEVICES ignored in an unprivileged container",
+        "the container asked for GPUs only through NVIDIA_VISIBLE_DEVICES (set in the pod spec or "
+        "the image), and the node's toolkit ignores that variable in unprivileged containers "
+        f"(`accept-nvidia-visible-devices-envvar-when-unprivileged = false` in {_CONFIG}, as the GPU "
+        "Operator sets it with the volume-mounts or CDI device-list strategy): the container starts "
+        "without the GPUs it named",
+        "request the GPUs from Kubernetes instead (`resources.limits: nvidia.com/gpu: 1`) and drop "
+        "NVIDIA_VISIBLE_DEVICES from the pod spec; only if the node is meant to honour the variable, "
+        f"set `accept-nvidia-visible-devices-envvar-when-unprivileged = true` in {_CONFIG} on {{node}}",
+        "config",
+        texts=("in unprivileged container",),
+        source=_SRC + "internal/config/image/cuda_image.go",
+    ),
+    Entry(
+        "imex-channel-not-found",
+        "IMEX channel device missing on the node",
+        "the container asked for an IMEX channel (NVIDIA_IMEX_CHANNELS, or a CDI device "
+        "nvidia.com/imex-channel=N) but the node has no /dev/nvidia-caps-imex-channels/channelN: "
+        "the driver creates IMEX channel devices only when the nvidia module is loaded with "
+        "`NVreg_CreateImexChannel0=1` (channel 0) or they are made by hand, and ComputeDomains "
+        "create them per workload through the DRA driver",
+        "on {node}: `ls /dev/nvidia-caps-imex-channels/`; create channel 0 by loading the driver "
+        "with `options nvidia NVreg_CreateImexChannel0=1` (in /etc/modprobe.d/, then reload the "
+        "module or reboot), or request the channel through a ComputeDomain with the NVIDIA DRA "
+        "driver instead of the environment variable",
+        "config",
+        aliases=("not found at",),
+        source=_SRC + "pkg/nvcdi/lib-imex.go",
+    ),
+    Entry(
+        "capabilities-unsupported",
+        "NVIDIA_DRIVER_CAPABILITIES not allowed",
+        "the container's NVIDIA_DRIVER_CAPABILITIES names a capability the node's toolkit does not "
+        f"allow (`supported-driver-capabilities` in {_CONFIG}) or does not know (a typo, or `all` "
+        "on a hook older than the image, as on JetPack 4 nodes), so the start hook aborts the "
+        "container",
+        "set NVIDIA_DRIVER_CAPABILITIES to capabilities from compute, compat32, graphics, utility, "
+        "video, display, ngx (or `all`, which older hooks do not know: upgrade the NVIDIA Container "
+        f"Toolkit on {{node}} or name the capabilities); or widen `supported-driver-capabilities` in "
+        f"{_CONFIG} on {{node}}",
+        "config",
+        texts=("unsupported capabilities found in", "unknown driver capability"),
+        source=_SRC + "cmd/nvidia-container-runtime-hook/container_config.go",
+    ),
+    Entry(
+        "toolkit-already-running",
+        "toolkit container already running on the node",
+        "the GPU Operator's toolkit container (nvidia-ctk-installer) could not take its pidfile "
+        "lock (/run/nvidia/toolkit/toolkit.pid): another toolkit container still runs on {node} "
+        "(the previous pod not yet stopped, or a second toolkit DaemonSet from another install)",
+        "`kubectl get pods -A -o wide --field-selector spec.nodeName={node} | grep -i toolkit`: "
+        "remove the second install (one GPU Operator per cluster) or wait for the old pod to stop; "
+        "delete the crash-looping pod afterwards",
+        "toolkit",
+        texts=(
+            "an instance of the NVIDIA toolkit Container is already running",
+            "unable to get flock on pidfile",
+        ),
+        source=_SRC + "cmd/nvidia-ctk-installer/main.go",
+        transient=True,
+    ),
+    Entry(
+        "runtime-restart-failed",
+        "toolkit could not make the container runtime reload",
+        "the toolkit wrote the NVIDIA runtime into the container runtime's config but could not make "
+        "the runtime reload it: the toolkit container signals containerd or Docker through its socket "
+        "and process, and the socket path it was given is not where this node's runtime listens "
+        "(k3s and RKE2: /run/k3s/containerd/containerd.sock; MicroK8s: "
+        "/var/snap/microk8s/common/run/containerd.sock), or the runtime's restart failed",
+        "set the toolkit's CONTAINERD_CONFIG and CONTAINERD_SOCKET (the GPU Operator's "
+        "`toolkit.env`) to this distribution's paths, or restart the runtime on {node} by hand "
+        "(`sudo systemctl restart containerd`, or docker / crio) and check `journalctl -u "
+        "containerd` for a config it rejects",
+        "runtime",
+        texts=(
+            "unable to send SIGHUP to '",
+            "unable to restart docker",
+            "unable to restart crio",
+            "unable to signal docker",
+            "Error signaling docker",
+        ),
+        source=_SRC + "cmd/nvidia-ctk-installer/container/runtime/containerd/containerd_linux.go",
+    ),
+)
+
 # What an old libnvidia-container stats where the driver has a GPU's PCI address in
 # /proc/driver/nvidia/gpus/: the PCI address with its domain cut (Hyper-V, Azure), or the GPU's name
 # (`stat failed: /proc/driver/nvidia/gpus/cfdd:00:00.0`, `stat failed: /Tesla V100-SXM2-16GB`).
@@ -806,7 +917,7 @@ CATALOGUE = Catalogue(
         "libnvidia-container 1.17 (nvidia-container-cli stages, unchanged since 1.0); NVIDIA "
         "Container Toolkit 1.20.0; containerd 2.x config versions 2 and 3; CRI-O 1.3x; Docker 28"
     ),
-    entries=(*_STAGES, *_DETAILS, *_NVIDIA_CTK),
+    entries=(*_STAGES, *_DETAILS, *_NVIDIA_CTK, *_SWEEP),
     applies_to=("runtime", "events", "nvidia-smi", "plugin-log", "operand", "host"),
     readers=(
         _stage_reader(),
@@ -843,5 +954,7 @@ CATALOGUE = Catalogue(
         r"(?P<code>(?-i:failed to find runtime handler)) (?P<handler>\S+) from runtime list",
         # dockershim and cri-dockerd: `RuntimeHandler "nvidia" not supported`
         r"(?P<code>(?-i:RuntimeHandler)) \\*\"(?P<handler>[^\"\\]+)\\*\" not supported",
+        # the CDI IMEX channel: `IMEX channel 0 not found at /dev/nvidia-caps-imex-channels/channel0`
+        r"(?-i:IMEX channel) \w{1,10} (?P<code>not found at) \S*/nvidia-caps-imex-channels/",
     ),
 )
