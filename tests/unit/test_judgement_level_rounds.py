@@ -1,7 +1,8 @@
 """The rounds of the deeper levels (gpuctl.core.verify.levels.rounds) through one `gpuctl verify
 --level nccl` against a small simulated cluster: a node that fails a level gets every later
 level's check as a skip naming the check it failed; a node a level does not apply to passes it
-with the reason; a node that passes runs every level, one pod per level."""
+with the reason; a node that passes runs every level, one pod per level; `--level fabric` runs the
+multi-node all-reduce over the nodes that passed every level before it."""
 
 from __future__ import annotations
 
@@ -51,3 +52,43 @@ def test_each_level_runs_only_where_the_one_before_passed(cli: Any, sim: Any) ->
     assert nodes["hgx-ok"]["nccl"]["gpus"] == 8
     assert nodes["hgx-fm"]["nccl"] is None
     assert cluster.verification_pods() == []
+
+
+IB_400G = {"fabric": "ib", "nicsPerNode": 8, "linkGbps": 400}
+FABRIC_SCENARIO = {
+    "podStartSeconds": 0.05,
+    "podRunSeconds": 0.05,
+    "devicePlugin": "installed",
+    "network": IB_400G,
+    "nodes": [
+        {"name": "hgx-a", **HGX},
+        {"name": "hgx-b", **HGX},
+        {"name": "hgx-fm", **HGX, "host": {"fabricManager": "stopped"}},
+        {"name": "hgx-no-nvls", **HGX, "nvls": False},
+    ],
+}
+
+
+def test_the_fabric_round_runs_over_the_nodes_that_passed_every_level(cli: Any, sim: Any) -> None:
+    cluster = sim(FABRIC_SCENARIO)
+    wait_until(lambda: list(cluster.allocatable_gpus().values()) == [8] * 4, "GPUs advertised")
+    result = cli(["verify", "--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--level", "fabric"])
+    assert "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1
+    for name in ("hgx-a", "hgx-b"):
+        checks = checks_of(report, name)
+        assert checks["nccl.all-reduce"][0] == "pass"
+        status, message = checks["fabric.all-reduce"]
+        # the two nodes that passed every level, and only they, ran the multi-node all-reduce
+        assert (status, message.split(" all-reduce ")[0]) == ("pass", "2-node")
+        assert "expected 384 GB/s (8 x 400G" in message
+    assert checks_of(report, "hgx-fm")["fabric.all-reduce"] == ("skip", "not run: cuda.workload failed")
+    no_nvls = checks_of(report, "hgx-no-nvls")
+    assert no_nvls["nccl.all-reduce"][0] == "fail"
+    assert no_nvls["fabric.all-reduce"] == ("skip", "not run: nccl.all-reduce failed")
+    # each level's check after the one before it, the fabric's last
+    for node in report["nodes"]:
+        ids = [check["id"] for check in node["checks"]]
+        deeper = [i for i in ids if i in ("cuda.workload", "nccl.all-reduce", "fabric.all-reduce")]
+        assert deeper == ["cuda.workload", "nccl.all-reduce", "fabric.all-reduce"], node["name"]
