@@ -100,6 +100,8 @@ UNIT_TESTS = (
     "tests/unit/test_judgement_fabric_expectations.py",
     "tests/unit/test_judgement_nccl_messages.py",
     "tests/unit/test_judgement_drain.py",
+    "tests/unit/test_nccl_pcie.py",
+    "tests/unit/test_judgement_nccl_pcie.py",
 )
 
 # The tests that start a sim (an API server in-process, a second or more each) a module's mutants
