@@ -60,6 +60,13 @@ _MESSAGES = (
         "unable to send SIGHUP to 'containerd' process: no such process",
     ),
     ("container-toolkit.runtime-restart-failed", "unable to restart docker: exit status 1"),
+    # nvidia-smi's wording of NVML's return codes
+    (
+        "nvml.8",
+        "Unable to determine the device handle for GPU 0000:81:00.0: Unable to communicate with GPU "
+        "because it is insufficiently powered.",
+    ),
+    ("nvml.28", "Failed to initialize NVML: No supported GPUs were found"),
 )
 
 

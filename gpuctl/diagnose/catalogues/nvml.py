@@ -75,7 +75,10 @@ _ROWS: tuple[tuple[int, str, tuple[str, ...], str, str, str], ...] = (
      "(`dmesg | grep -i xid`)"),
     (7, "ERROR_INSUFFICIENT_SIZE", ("Insufficient Size",), "application",
      "a buffer passed to NVML is too small (NVML error 7)", _APP),
-    (8, "ERROR_INSUFFICIENT_POWER", ("Insufficient External Power",), "hardware",
+    # nvidia-smi words it `Unable to communicate with GPU because it is insufficiently powered.`
+    (8, "ERROR_INSUFFICIENT_POWER",
+     ("Insufficient External Power", "Unable to communicate with GPU because it is insufficiently powered"),
+     "hardware",
      "the GPU's external power cables are not connected or not supplying power (NVML error 8)",
      "power the node off, reseat the GPU's auxiliary power cables (and check the PSU), then "
      "`nvidia-smi -q -d POWER` on {node}"),
@@ -167,10 +170,14 @@ _ROWS: tuple[tuple[int, str, tuple[str, ...], str, str, str], ...] = (
      "Manager on NVSwitch systems) or the driver is still initialising",
      "retry in a minute; if it persists, on {node}: `systemctl status nvidia-fabricmanager` and "
      "`nvidia-smi -q | grep -i -A2 fabric` (State: Completed, Status: Success)"),
-    (28, "ERROR_GPU_NOT_FOUND", ("GPU not found",), "runtime",
-     "NVML found no GPU (NVML error 28): the container got no GPU device, or the node's GPUs are gone",
-     "in a pod on {node}: `nvidia-smi -L`; on the node `lspci -d 10de:` and `dmesg | grep -i nvrm`; "
-     "check the pod requests `nvidia.com/gpu` and runs under the NVIDIA runtime"),
+    # `Failed to initialize NVML: No supported GPUs were found`: nvmlInit on a node whose driver
+    # has no GPU bound (all on vfio-pci for passthrough, a laptop GPU powered off by Optimus)
+    (28, "ERROR_GPU_NOT_FOUND", ("GPU not found", "No supported GPUs were found"), "runtime",
+     "NVML found no GPU (NVML error 28): the container got no GPU device, or the node's GPUs are gone "
+     "or not bound to the nvidia driver (bound to vfio-pci for passthrough, powered off)",
+     "in a pod on {node}: `nvidia-smi -L`; on the node `lspci -nnk -d 10de:` (the 'Kernel driver in "
+     "use' must be nvidia) and `dmesg | grep -i nvrm`; check the pod requests `nvidia.com/gpu` and "
+     "runs under the NVIDIA runtime"),
     (29, "ERROR_INVALID_STATE", ("Invalid state",), "config",
      "a GPU resource is not in the state the operation needs (NVML error 29): e.g. MIG mode pending a "
      "reset, or an instance still in use",
@@ -222,6 +229,8 @@ _ANYWHERE = frozenset(
         "GPU requires reset",
         "GPU requires restart",
         "Insufficient External Power",
+        "Unable to communicate with GPU because it is insufficiently powered",
+        "No supported GPUs were found",
         "The operating system has blocked the request",
         "GPU access blocked by the operating system",
         "In use by another client",
