@@ -11,6 +11,18 @@ from gpuctl.diagnose.scan import find_all
 
 # (expected id, the message)
 _MESSAGES = (
+    # kubernetes/kubernetes v1.34 (k8s.io/dynamic-resource-allocation/resourceclaim, the kubelet's
+    # gRPC client of the plugin)
+    (
+        "dra.claim-not-owned",
+        "Failed to prepare dynamic resources: prepare dynamic resources: ResourceClaim "
+        "default/gpu-pod-gpu-x7k2p was not created for pod default/gpu-pod (pod is not owner)",
+    ),
+    (
+        "dra.plugin-api-unsupported",
+        "prepare dynamic resources: NodePrepareResources: rpc error: code = Unimplemented desc = unknown "
+        "service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
+    ),
     # kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/vfio-device.go
     (
         "dra.gpu-bound-to-other-driver",
@@ -75,6 +87,11 @@ def test_a_source_message_names_its_family(expected: str, message: str) -> None:
     found = find_all(message)
     assert found, message
     assert found[0].signature_id == expected, [d.signature_id for d in found]
+
+
+def test_a_volume_claim_not_owned_is_not_read_as_a_resource_claim() -> None:
+    found = find_all("PVC default/data-my-pod was not created for pod default/my-pod (pod is not owner)")
+    assert "dra.claim-not-owned" not in [d.signature_id for d in found]
 
 
 def test_the_bound_driver_is_read_out_of_the_line() -> None:

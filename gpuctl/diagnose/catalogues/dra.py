@@ -141,6 +141,46 @@ _KUBELET = (
         source=_KUBELET_DRA,
     ),
     Entry(
+        "claim-not-owned",
+        "generated claim belongs to another pod",
+        "the ResourceClaim the pod's status names was generated from its template for another pod "
+        "of the same name (a pod deleted and recreated, often force-deleted, before the old claim "
+        "was removed), so the kubelet will not prepare it for this pod",
+        "`kubectl get resourceclaim -n {namespace}` and delete the claim the line names once no "
+        "running pod uses it, then recreate the pod so a claim is generated for it",
+        "plugin",
+        # a reader: generic ephemeral volumes' PVCs say "(pod is not owner)" too
+        aliases=("pod is not owner",),
+        source=_K8S + "staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim.go",
+    ),
+    Entry(
+        "claim-info-missing",
+        "kubelet lost a prepared claim",
+        "the kubelet's cache of prepared claims (dra_manager_state) has no entry for a claim the "
+        "pod's containers need: the claim was unprepared while the pod still used it (a pod deleted "
+        "with terminationGracePeriodSeconds 0 and recreated at once, kubernetes#131513), so the "
+        "containers cannot start and retries do not help",
+        "delete the pod (and its generated claim) so it is prepared anew; avoid "
+        "terminationGracePeriodSeconds: 0 for pods with ResourceClaims; upgrade the kubelet on {node} "
+        "to a release with the kubernetes#131513 fix",
+        "plugin",
+        texts=("unable to get claim info for claim",),
+        source=_K8S + "pkg/kubelet/cm/dra/claiminfo.go",
+    ),
+    Entry(
+        "plugin-api-unsupported",
+        "DRA kubelet plugin does not serve the kubelet's DRA API",
+        "the DRA driver's kubelet plugin does not implement the DRA gRPC API version the kubelet "
+        "called (gRPC Unimplemented, `unknown service k8s.io.kubelet.pkg.apis.dra...`): the driver "
+        "is older or newer than the Kubernetes versions it supports (a driver serving only "
+        "v1alpha4/v1beta1 on a kubelet that calls v1, or the reverse)",
+        _PLUGIN_POD + "; install a DRA driver release that supports the kubelet's version on {node} "
+        "(`kubectl get node {node} -o jsonpath='{{.status.nodeInfo.kubeletVersion}}'`), " + _RECREATE,
+        "plugin",
+        texts=("unknown service k8s.io.kubelet.pkg.apis.dra",),
+        source=_K8S + "pkg/kubelet/cm/dra/plugin/dra_plugin.go",
+    ),
+    Entry(
         "prepare-incomplete",
         "DRA driver answered for only some claims",
         "the DRA driver's NodePrepareResources answered for fewer claims than asked or for a claim "
@@ -1078,6 +1118,9 @@ CATALOGUE = Catalogue(
         # readers, not texts: these messages' longest words are in every healthy log
         r"(?P<code>IOMMU is not enabled) in the kernel",
         r"(?P<code>timed out waiting for gpu to be free)",
+        # the kubelet's and the scheduler's "ResourceClaim default/x was not created for pod
+        # default/y (pod is not owner)" (a PVC's says "PVC ...")
+        r"(?-i:ResourceClaim) \S{1,300} was not created for pod \S{1,300} \((?P<code>pod is not owner)\)",
         # `GPU "0000:61:00.0" is bound to "nouveau" driver, expected "vfio-pci" or "nvidia"`
         r"(?-i:GPU) \"[\w:.]{1,40}\" is bound to \"(?P<bound>[\w.-]{0,60})\" (?P<code>driver, expected)",
         # the DRA driver capitalises CDI; the device plugin's lowercase "unable to create cdi
