@@ -23,6 +23,17 @@ _MESSAGES = (
         "prepare dynamic resources: NodePrepareResources: rpc error: code = Unimplemented desc = unknown "
         "service k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin",
     ),
+    # the scheduler's DynamicResources plugin and the structured allocator (a FailedScheduling
+    # event as the scheduler's source quotes it, and its test's CEL error)
+    (
+        "dra.claim-from-template-pending",
+        "Warning  FailedScheduling  95s   default-scheduler  0/1 nodes are available: 1 waiting for "
+        'dynamic resource controller to create the resourceclaim "pause-resource".',
+    ),
+    (
+        "dra.cel-selector-error",
+        "claim default/my-pod-my-resource: selector #0: CEL runtime error: no such key: model",
+    ),
     # kubernetes-sigs/dra-driver-nvidia-gpu cmd/gpu-kubelet-plugin/vfio-device.go
     (
         "dra.gpu-bound-to-other-driver",

@@ -222,6 +222,37 @@ _SCHEDULING = (
         transient=True,
     ),
     Entry(
+        "claim-from-template-pending",
+        "claim from the pod's template not created yet",
+        "the pod's ResourceClaim comes from a ResourceClaimTemplate and the resource claim controller "
+        "(in kube-controller-manager) has not created it yet: normal for a moment after the pod is "
+        "created; if it lasts, the template does not exist in the pod's namespace, or the "
+        "controller manager runs without DRA (its DynamicResourceAllocation feature gate off before "
+        "Kubernetes 1.34, or the resource-claim-controller disabled)",
+        "`kubectl get resourceclaimtemplates -n {namespace}` must list the template the pod names; "
+        "`kubectl get events -n {namespace} --field-selector involvedObject.kind=Pod` shows the "
+        "controller's errors; enable DynamicResourceAllocation on kube-controller-manager as on the "
+        "API server and scheduler",
+        "config",
+        texts=("waiting for dynamic resource controller to create the resourceclaim",),
+        source=_SCHEDULER,
+        transient=True,
+    ),
+    Entry(
+        "cel-selector-error",
+        "a device selector's CEL expression fails",
+        "a CEL selector of the claim or its DeviceClass fails on the node's devices (`CEL runtime "
+        "error`): it reads an attribute the DRA driver does not publish under that name (`model` "
+        "where the NVIDIA driver publishes `productName`, an attribute without its "
+        "`gpu.nvidia.com` domain, a field of a newer driver), so no device can be allocated",
+        "`kubectl get resourceslices -o yaml` lists each device's attributes and capacity; fix the "
+        "expression in the claim (or the DeviceClass) to use a published name, or guard it with "
+        '`has(device.attributes["gpu.nvidia.com"].NAME)`; then recreate the claim',
+        "config",
+        texts=("CEL runtime error",),
+        source=_ALLOCATOR,
+    ),
+    Entry(
         "claim-in-use",
         "ResourceClaim held by other pods",
         "the pod's ResourceClaim is already reserved for other pods and cannot take another consumer, "
