@@ -44,6 +44,8 @@ _MESSAGES = (
     ("dra.vfio-bind-failed", "failed to load vfio_pci module: exit status 1"),
     # cmd/gpu-kubelet-plugin/nvlib.go
     ("dra.mig-enabled-no-devices", "Physical GPU gpu-0 has MIG mode enabled but no configured MIG devices"),
+    # cmd/gpu-kubelet-plugin/device_state.go (the kubelet checkpoint manager's error, wrapped)
+    ("dra.checkpoint-corrupt", "unable to get checkpoint: checkpoint is corrupted"),
     # pkg/featuregates/featuregates.go
     (
         "dra.feature-gates-invalid",

@@ -476,7 +476,12 @@ _NVIDIA_DRIVER = (
         "gpu.nvidia.com/checkpoint.json`, or compute-domain.nvidia.com's), restart the kubelet-plugin "
         "pod, then uncordon",
         "plugin",
-        texts=("checkpoint failed checksum verification",),
+        # the kubelet checkpoint manager's ErrCorruptCheckpoint as the plugin wraps it (the
+        # kubelet's own checkpoints say "checkpoint is corrupted" too, without this prefix)
+        texts=(
+            "checkpoint failed checksum verification",
+            "unable to get checkpoint: checkpoint is corrupted",
+        ),
         source=_GPU_PLUGIN + "device_state.go",
     ),
     Entry(
