@@ -18,6 +18,7 @@ from gpuctl.core.verify.pod_manifest import pod_name, run_selector
 from gpuctl.defaults import GPUCTL_NAMESPACE
 from gpuctl.kube import drain
 from gpuctl.kube.drain import DrainPlan, PodRef
+from tests.polling import wait_until
 
 RUN = "0a1b2c3d"
 # a verification pod's name and labels as gpuctl.core.verify.pod_manifest gives them
@@ -263,3 +264,139 @@ def test_the_wait_between_refused_evictions_lasts_its_time_unless_stopped() -> N
     # it looks at least every 0.1 s: the third look comes after two naps
     assert 0.15 <= time.monotonic() - started < 0.5
     assert len(looks) == 3
+
+
+# -- against the simulated API server (started in-process, a fraction of a second) ---------------
+SCENARIO = {"podStartSeconds": 0.05, "nodes": [{"name": "gpu-{i}", "count": 2, "gpus": 1}]}
+
+
+def core_of(sim: Any) -> Any:
+    from kubernetes.client import CoreV1Api
+
+    return CoreV1Api(sim(SCENARIO).api_client())
+
+
+def bare_pod(core: Any, name: str, node: str = "gpu-0", **metadata: Any) -> None:
+    container = {"name": "app", "image": "registry.k8s.io/pause:3.10"}
+    body = {"metadata": {"name": name, **metadata}, "spec": {"nodeName": node, "containers": [container]}}
+    core.create_namespaced_pod("default", body)
+
+
+def test_the_plan_lists_the_nodes_pods_in_name_order(sim: Any) -> None:
+    core = core_of(sim)
+    for name in ("zeta", "alpha", "mid"):
+        bare_pod(core, name)
+    bare_pod(core, "elsewhere", node="gpu-1")
+    bare_pod(core, "static-gpu-0", annotations={"kubernetes.io/config.mirror": "0123"})
+    plan = drain.plan_drain(core, "gpu-0", force=False)
+    assert (plan.node, plan.evict) == ("gpu-0", ())
+    assert [(str(ref), why) for ref, why in plan.refused] == [
+        ("default/alpha", "no controller"),
+        ("default/mid", "no controller"),
+        ("default/zeta", "no controller"),
+    ]
+    assert [(str(ref), why) for ref, why in plan.left] == [("default/static-gpu-0", "mirror pod")]
+    forced = drain.plan_drain(core, "gpu-0", force=True)
+    assert [str(ref) for ref in forced.evict] == ["default/alpha", "default/mid", "default/zeta"]
+    assert (forced.refused, forced.left) == ((), plan.left)
+
+
+def test_a_refused_drain_cordons_and_evicts_nothing(sim: Any) -> None:
+    core = core_of(sim)
+    bare_pod(core, "bare")
+    refused = drain.drain(core, "gpu-0", force=False, timeout_s=10)
+    assert refused.node == "gpu-0"
+    assert refused.error == (
+        "drain gpu-0: refusing to evict default/bare (no controller); pass --force-drain to evict them anyway"
+    )
+    assert refused.evicted == ()
+    assert 0 <= refused.seconds < 5
+    assert core.read_node("gpu-0").spec.unschedulable is True
+    assert core.read_namespaced_pod("bare", "default").metadata.deletion_timestamp is None
+    assert drain.cordon(core, "gpu-0") is False
+    drain.uncordon(core, "gpu-0")
+    assert not core.read_node("gpu-0").spec.unschedulable
+    assert drain.cordon(core, "gpu-0") is True
+
+
+def test_a_forced_drain_evicts_in_name_order_and_waits_until_they_are_gone(sim: Any) -> None:
+    core = core_of(sim)
+    for name in ("b-pod", "a-pod"):
+        bare_pod(core, name)
+    bare_pod(core, "other", node="gpu-1")
+    done = drain.drain(core, "gpu-0", force=True, timeout_s=10)
+    assert (done.error, [str(pod) for pod in done.evicted]) == ("", ["default/a-pod", "default/b-pod"])
+    assert core.list_namespaced_pod("default", field_selector="spec.nodeName=gpu-0").items == []
+    assert [pod.metadata.name for pod in core.list_namespaced_pod("default").items] == ["other"]
+
+
+def test_a_drain_stopped_before_its_first_eviction_says_so(sim: Any) -> None:
+    core = core_of(sim)
+    bare_pod(core, "bare")
+    stopped = drain.drain(core, "gpu-0", force=True, timeout_s=10, should_stop=lambda: True)
+    assert (stopped.error, stopped.evicted) == ("drain gpu-0: stopped before evicting pod default/bare", ())
+    assert core.read_namespaced_pod("bare", "default").metadata.deletion_timestamp is None
+
+
+def test_the_wait_names_the_pods_still_on_the_node_at_the_deadline(sim: Any) -> None:
+    core = core_of(sim)
+    for name in ("slow-b", "slow-a", "kept"):
+        bare_pod(core, name)
+    waited = [PodRef("default", "slow-b", ""), PodRef("default", "slow-a", ""), PodRef("default", "gone", "")]
+    started = time.monotonic()
+    assert drain._wait_gone(core, "gpu-0", waited, started) == (
+        "drain gpu-0: pod default/slow-a, default/slow-b still terminating when the drain timed out"
+    )
+    assert time.monotonic() - started < 1.0
+    # on another node, or gone: nothing to wait for
+    assert drain._wait_gone(core, "gpu-1", waited, started) == ""
+    assert drain._wait_gone(core, "gpu-0", [PodRef("default", "gone", "")], started) == ""
+
+
+def guarded_pod(sim: Any) -> Any:
+    """A pod a budget of minAvailable 1 guards alone: every eviction of it is answered 429."""
+    from kubernetes.client import CoreV1Api, PolicyV1Api
+
+    api_client = sim(SCENARIO).api_client()
+    core, policy = CoreV1Api(api_client), PolicyV1Api(api_client)
+    bare_pod(core, "db-0", labels={"app": "db"})
+    budget: Any = {
+        "metadata": {"name": "db"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+    }
+    policy.create_namespaced_pod_disruption_budget("default", budget)
+
+    def healthy() -> int:
+        status = policy.read_namespaced_pod_disruption_budget("db", "default").status
+        return int(status.current_healthy or 0) if status else 0
+
+    wait_until(lambda: healthy() == 1, "budget counted")
+    return core
+
+
+def test_an_eviction_the_budget_refuses_is_retried_until_the_deadline(sim: Any) -> None:
+    core = guarded_pod(sim)
+    result = drain.drain(core, "gpu-0", force=True, timeout_s=1.2)
+    assert result.error == (
+        "drain gpu-0: pod default/db-0 could not be evicted in time: "
+        "The disruption budget db needs 1 healthy pods and has 1 currently"
+    )
+    assert result.evicted == ()
+    assert 1.2 <= result.seconds < 3
+    assert core.read_namespaced_pod("db-0", "default").metadata.deletion_timestamp is None
+
+
+def test_a_stop_while_the_budget_refuses_ends_the_wait(sim: Any) -> None:
+    core = guarded_pod(sim)
+    looks: list[int] = []
+
+    def stop_after_the_first_eviction() -> bool:
+        looks.append(1)
+        return len(looks) > 1  # the first look is before the eviction
+
+    result = drain.drain(core, "gpu-0", force=True, timeout_s=30, should_stop=stop_after_the_first_eviction)
+    assert result.error == (
+        "drain gpu-0: stopped while pod default/db-0 waited for its budget "
+        "(The disruption budget db needs 1 healthy pods and has 1 currently)"
+    )
+    assert result.seconds < 15  # well before its 30 s deadline
