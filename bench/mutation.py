@@ -142,6 +142,10 @@ COPIED_FILES = ("setup.py", "README.md")
 _NOT_READY = "the diagnosis table has a generic NotReady row: every node.ready text is diagnosed"
 _UNHEALTHY = "the node.unhealthy-gpus row matches every `allocatable N < capacity M` text"
 _POOL = "the pool's size and its threads' names change how fast the writes go, not what is written"
+_NO_BODY = (
+    "an error with no body or an empty one gives no causes either way: {} and unparsable text both end in []"
+)
+_MESSAGE = "the default is read only for a cause that has a message (the comprehension's condition)"
 _CONTEXT = "no diagnosis row or catalogue entry of the CUDA or NCCL workload uses {namespace} or {image}"
 
 # Survivors no input can tell from the original, with the reason: (module, the line before, the
@@ -388,6 +392,41 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="gpuctl-gate") as pool:',
         'with ThreadPoolExecutor(max_workers=CONCURRENCY, thread_name_prefix="GPUCTL-GATE") as pool:',
     ): _POOL,
+    (
+        "gpuctl/kube/drain.py",
+        'causes = json.loads(getattr(error, "body", "") or "{}").get("details", {}).get("causes") or []',
+        'causes = json.loads(getattr(error, "body", None) or "{}").get("details", {}).get("causes") or []',
+    ): _NO_BODY,
+    (
+        "gpuctl/kube/drain.py",
+        'causes = json.loads(getattr(error, "body", "") or "{}").get("details", {}).get("causes") or []',
+        'causes = json.loads(getattr(error, "body", "XXXX") or "{}").get("details", {}).get("causes") or []',
+    ): _NO_BODY,
+    (
+        "gpuctl/kube/drain.py",
+        'causes = json.loads(getattr(error, "body", "") or "{}").get("details", {}).get("causes") or []',
+        'causes = json.loads(getattr(error, "body", "") or "XX{}XX").get("details", {}).get("causes") or []',
+    ): _NO_BODY,
+    (
+        "gpuctl/kube/drain.py",
+        'words = [str(cause.get("message", "")) for cause in causes if cause.get("message")]',
+        'words = [str(cause.get("message", None)) for cause in causes if cause.get("message")]',
+    ): _MESSAGE,
+    (
+        "gpuctl/kube/drain.py",
+        'words = [str(cause.get("message", "")) for cause in causes if cause.get("message")]',
+        'words = [str(cause.get("message", )) for cause in causes if cause.get("message")]',
+    ): _MESSAGE,
+    (
+        "gpuctl/kube/drain.py",
+        'words = [str(cause.get("message", "")) for cause in causes if cause.get("message")]',
+        'words = [str(cause.get("message", "XXXX")) for cause in causes if cause.get("message")]',
+    ): _MESSAGE,
+    (
+        "gpuctl/kube/drain.py",
+        "while (left := until - time.monotonic()) > 0 and not should_stop():",
+        "while (left := until - time.monotonic()) >= 0 and not should_stop():",
+    ): "at left exactly 0 the extra turn sleeps 0 s: the wait ends at the same time",
 }
 
 # Functions only called while their module is imported (a table built at import): mutmut imports
