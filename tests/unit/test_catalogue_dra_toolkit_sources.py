@@ -64,6 +64,10 @@ _MESSAGES = (
         "[NVIDIA_VISIBLE_DEVICES]",
     ),
     (
+        "container-toolkit.envvar-request-ignored",
+        "Ignoring devices specified in NVIDIA_VISIBLE_DEVICES in unprivileged container",
+    ),
+    (
         "container-toolkit.imex-channel-not-found",
         "IMEX channel 0 not found at /dev/nvidia-caps-imex-channels/channel0: stat "
         "/dev/nvidia-caps-imex-channels/channel0: no such file or directory",

@@ -771,7 +771,10 @@ _SWEEP = (
         "NVIDIA_VISIBLE_DEVICES from the pod spec; only if the node is meant to honour the variable, "
         f"set `accept-nvidia-visible-devices-envvar-when-unprivileged = true` in {_CONFIG} on {{node}}",
         "config",
-        texts=("in unprivileged container",),
+        texts=(
+            "environment variable(s) in unprivileged container",
+            "NVIDIA_VISIBLE_DEVICES in unprivileged container",
+        ),
         source=_SRC + "internal/config/image/cuda_image.go",
     ),
     Entry(
