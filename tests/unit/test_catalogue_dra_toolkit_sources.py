@@ -106,6 +106,12 @@ def test_a_source_message_names_its_family(expected: str, message: str) -> None:
     assert found[0].signature_id == expected, [d.signature_id for d in found]
 
 
+def test_another_programs_lock_timeout_is_not_the_plugins() -> None:
+    assert find_all("timeout acquiring lock (/var/lib/dpkg/lock-frontend)") == []
+    found = find_all("timeout acquiring lock (/var/lib/kubelet/plugins/gpu.nvidia.com/pu.lock)")
+    assert [d.signature_id for d in found] == ["dra.prepare-lock-timeout"]
+
+
 def test_a_volume_claim_not_owned_is_not_read_as_a_resource_claim() -> None:
     found = find_all("PVC default/data-my-pod was not created for pod default/my-pod (pod is not owner)")
     assert "dra.claim-not-owned" not in [d.signature_id for d in found]

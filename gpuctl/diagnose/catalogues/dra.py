@@ -613,9 +613,9 @@ _NVIDIA_DRIVER = (
         "that exclude each other), so the plugin does not start",
         "fix the chart's `featureGates` (and flags) as the line says, then `helm upgrade` the driver",
         "config",
+        aliases=("to also be enabled",),
         texts=(
             "feature gate validation failed",
-            "to also be enabled",
             "is currently mutually exclusive with",
             "invalid CLI flags",
             "MPS is not yet supported when using featureGates.DynamicMIG=true",
@@ -640,7 +640,9 @@ _VFIO = (
         "it waits for); if the plugin is wedged, delete its pod on {node} (the lock goes with the "
         "process)",
         "plugin",
-        texts=("timeout acquiring lock", "error acquiring prep/unprep lock"),
+        # "timeout acquiring lock" alone is any program's: read with the plugin's lock files
+        aliases=("timeout acquiring lock",),
+        texts=("error acquiring prep/unprep lock", "error acquiring cplock"),
         source=_DRIVER + "pkg/flock/flock.go",
         transient=True,
     ),
@@ -1154,6 +1156,11 @@ CATALOGUE = Catalogue(
         # readers, not texts: these messages' longest words are in every healthy log
         r"(?P<code>IOMMU is not enabled) in the kernel",
         r"(?P<code>timed out waiting for gpu to be free)",
+        # pkg/featuregates: "feature gate ComputeDomainCliques requires IMEXDaemonsWithDNSNames to
+        # also be enabled"
+        r"(?-i:feature gate) \w{1,80} requires \w{1,80} (?P<code>to also be enabled)",
+        # pkg/flock: "timeout acquiring lock (/var/lib/kubelet/plugins/gpu.nvidia.com/pu.lock)"
+        r"(?P<code>timeout acquiring lock) \([^)\n]{0,200}/(?:pu|cp)\.lock\)",
         # the kubelet's and the scheduler's "ResourceClaim default/x was not created for pod
         # default/y (pod is not owner)" (a PVC's says "PVC ...")
         r"(?-i:ResourceClaim) \S{1,300} was not created for pod \S{1,300} \((?P<code>pod is not owner)\)",
