@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuctl.core.verify.levels.rounds import not_run
+from gpuctl.core.verify.model import ProofOptions, VerifyOptions
 from tests.polling import wait_until
 
 HGX = {"gpus": 8, "interconnect": "nvswitch", "gpuProduct": "NVIDIA-H100-80GB-HBM3"}
@@ -92,3 +94,17 @@ def test_the_fabric_round_runs_over_the_nodes_that_passed_every_level(cli: Any, 
         ids = [check["id"] for check in node["checks"]]
         deeper = [i for i in ids if i in ("cuda.workload", "nccl.all-reduce", "fabric.all-reduce")]
         assert deeper == ["cuda.workload", "nccl.all-reduce", "fabric.all-reduce"], node["name"]
+
+
+def test_a_node_no_pod_ran_on_gets_every_deeper_check_skipped_with_the_reason() -> None:
+    def skips(level: str) -> list[tuple[str, str, str]]:
+        evaluations = not_run(VerifyOptions(proof=ProofOptions(level=level)), "--no-pods")
+        return [(c.id, c.status.value, c.message) for e in evaluations for c in e.checks]
+
+    assert skips("fabric") == [
+        ("cuda.workload", "skip", "--no-pods"),
+        ("nccl.all-reduce", "skip", "--no-pods"),
+        ("fabric.all-reduce", "skip", "--no-pods"),
+    ]
+    assert skips("nccl") == [("cuda.workload", "skip", "--no-pods"), ("nccl.all-reduce", "skip", "--no-pods")]
+    assert skips("cuda") == [("cuda.workload", "skip", "--no-pods")]
