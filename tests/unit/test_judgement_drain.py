@@ -400,3 +400,8 @@ def test_a_stop_while_the_budget_refuses_ends_the_wait(sim: Any) -> None:
         "(The disruption budget db needs 1 healthy pods and has 1 currently)"
     )
     assert result.seconds < 15  # well before its 30 s deadline
+
+
+def test_a_pod_already_gone_counts_as_evicted(sim: Any) -> None:
+    core = core_of(sim)
+    drain._evict_once(core, PodRef("default", "never-there", ""), 5.0)  # the API's 404 is no error
