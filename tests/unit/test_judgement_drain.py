@@ -405,3 +405,13 @@ def test_a_stop_while_the_budget_refuses_ends_the_wait(sim: Any) -> None:
 def test_a_pod_already_gone_counts_as_evicted(sim: Any) -> None:
     core = core_of(sim)
     drain._evict_once(core, PodRef("default", "never-there", ""), 5.0)  # the API's 404 is no error
+
+
+def test_cordoning_a_node_the_cluster_lacks_names_it_with_a_hint(sim: Any) -> None:
+    from gpuctl.errors import UnreachableError
+
+    core = core_of(sim)
+    with pytest.raises(UnreachableError) as raised:
+        drain.cordon(core, "gpu-9")
+    assert str(raised.value) == "node gpu-9 not found"
+    assert raised.value.hint == "`kubectl get nodes` lists the cluster's nodes"
