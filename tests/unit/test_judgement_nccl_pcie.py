@@ -8,12 +8,14 @@ pcie.link.width.current,pcie.link.width.max --format=csv,noheader -lms 500` (nvi
 
 from __future__ import annotations
 
-from gpuctl.core.verify.levels.nccl import NCCL, target_of
-from gpuctl.core.verify.model import ProofOptions, VerifyOptions
+from gpuctl.core.verify.levels.nccl import NCCL, PCIE_HINT, target_of
+from gpuctl.core.verify.model import Check, ProofOptions, VerifyOptions
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pod_states import PodOutcome
+from gpuctl.nccl_expectations import low_bandwidth_hint
 from gpuctl.nccl_tests import LARGEST_SIZE_BYTES, NcclDevice, NcclRow, format_all_reduce
 from gpuctl.pcie_link import parse_pcie_links
+from gpuctl.shell import command_line
 from gpuctl.sim.runtime.workloads import nccl_info_lines
 
 DONE = PodOutcome(name="gpuctl-verify-nccl-gpu-0", state="succeeded", phase="Succeeded", exit_code=0)
@@ -124,3 +126,26 @@ def test_an_nvswitch_node_does_not_show_pcie_links_in_its_reason() -> None:
     _, _, reason = judge(all_reduce(15.0) + healthy(), labels=h100)
     assert "PCIe Gen4" not in reason
     assert reason.startswith("8 x H100")
+
+
+def check_of(text: str, labels: dict[str, str] = L40S) -> Check:
+    options = VerifyOptions(proof=ProofOptions())
+    return NCCL.judge_output(text, DONE, node(labels), 8, options).checks[0]
+
+
+def test_each_verdict_is_the_levels_check_with_the_hint_for_what_it_found() -> None:
+    short = healthy(7) + sample(7, 4, 4, 8, 16)
+    warn = check_of(all_reduce(15.0) + short)
+    assert (warn.id, warn.status.value) == ("nccl.all-reduce", "warn")
+    assert warn.hint == PCIE_HINT.format(node=command_line("gpu-0"))
+    slow = check_of(all_reduce(8.0) + healthy())
+    assert (slow.id, slow.status.value) == ("nccl.all-reduce", "fail")
+    assert slow.hint == low_bandwidth_hint("pcie").format(node=command_line("gpu-0"))
+    unlabelled = check_of(all_reduce(15.0) + healthy(), {"nvidia.com/gpu.product": "NVIDIA-L40S"})
+    assert (unlabelled.id, unlabelled.status.value) == ("nccl.all-reduce", "warn")
+    assert "not judged: the node has no gpuctl.io/interconnect label" in unlabelled.message
+    h100 = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "gpuctl.io/interconnect": "nvswitch"}
+    ring = check_of(all_reduce(300.0) + short, h100)
+    assert (ring.id, ring.status.value) == ("nccl.all-reduce", "fail")
+    assert ring.message.startswith("NCCL ran Ring where NVLS (NVLink SHARP) was expected")
+    assert ring.message.endswith("GPU 7 (00000000:1F:00.0) at PCIe Gen4 x8, capable of Gen4 x16")
