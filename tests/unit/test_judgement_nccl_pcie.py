@@ -13,10 +13,9 @@ from gpuctl.core.verify.model import Check, ProofOptions, VerifyOptions
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pod_states import PodOutcome
 from gpuctl.nccl_expectations import low_bandwidth_hint
-from gpuctl.nccl_tests import LARGEST_SIZE_BYTES, NcclDevice, NcclRow, format_all_reduce
 from gpuctl.pcie_link import parse_pcie_links
 from gpuctl.shell import command_line
-from gpuctl.sim.runtime.workloads import nccl_info_lines
+from tests.nccl_output import all_reduce_output
 
 DONE = PodOutcome(name="gpuctl-verify-nccl-gpu-0", state="succeeded", phase="Succeeded", exit_code=0)
 L40S = {"nvidia.com/gpu.product": "NVIDIA-L40S", "gpuctl.io/interconnect": "pcie"}
@@ -36,15 +35,7 @@ def healthy(gpus: int = 8, gen: int = 4) -> str:
 
 
 def all_reduce(busbw_gbps: float, gpus: int = 8) -> str:
-    algbw = busbw_gbps / (2 * (gpus - 1) / gpus)
-    time_us = LARGEST_SIZE_BYTES / algbw / 1000
-    row = NcclRow(LARGEST_SIZE_BYTES, LARGEST_SIZE_BYTES // 4, "float", "sum", time_us, algbw, busbw_gbps,
-                  time_us, algbw, busbw_gbps)  # fmt: skip
-    devices = [
-        NcclDevice(r, "gpu-0", r, f"0000:{0x18 + r:02x}:00", "NVIDIA L40S", pid=9) for r in range(gpus)
-    ]
-    info = nccl_info_lines("gpu-0", gpus, nvls_support=False, nvls=False)
-    return format_all_reduce(devices, [row], info_lines=info)
+    return all_reduce_output(busbw_gbps, gpus=gpus)
 
 
 def judge(text: str, labels: dict[str, str] = L40S, gpus: int = 8, **proof: object) -> tuple[str, str, str]:

@@ -11,7 +11,6 @@ from gpuctl.core.verify.model import Check, NcclFigures, ProofOptions, VerifyOpt
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pod_states import PodOutcome
 from gpuctl.nccl_tests import (
-    LARGEST_SIZE_BYTES,
     NcclDevice,
     NcclRow,
     format_all_reduce,
@@ -20,6 +19,7 @@ from gpuctl.nccl_tests import (
     parse_all_reduce,
 )
 from gpuctl.sim.runtime.workloads import nccl_info_lines
+from tests.nccl_output import all_reduce_output
 
 H100_LABELS = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "gpuctl.io/interconnect": "nvswitch"}
 DONE = PodOutcome(name="gpuctl-verify-nccl-gpu-0", state="succeeded", phase="Succeeded", exit_code=0)
@@ -45,17 +45,7 @@ def _node(gpus: int = 8, labels: dict[str, str] | None = None) -> NodeInfo:
 
 
 def _output(busbw_gbps: float, info: list[str], gpus: int = 8) -> str:
-    """One 8 GiB row at exactly `busbw_gbps` (both placements), as all_reduce_perf prints it."""
-    factor = 2 * (gpus - 1) / gpus
-    algbw = busbw_gbps / factor
-    time_us = LARGEST_SIZE_BYTES / algbw / 1000
-    row = NcclRow(LARGEST_SIZE_BYTES, LARGEST_SIZE_BYTES // 4, "float", "sum", time_us, algbw, busbw_gbps,
-                  time_us, algbw, busbw_gbps)  # fmt: skip
-    devices = [
-        NcclDevice(r, "gpu-0", r, f"0000:{0x18 + r:02x}:00", "NVIDIA H100 80GB HBM3", pid=9)
-        for r in range(gpus)
-    ]
-    return format_all_reduce(devices, [row], info_lines=info)
+    return all_reduce_output(busbw_gbps, gpus=gpus, product="NVIDIA H100 80GB HBM3", info=info)
 
 
 def _judge(

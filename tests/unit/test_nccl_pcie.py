@@ -17,10 +17,10 @@ from gpuctl.errors import ConfigError
 from gpuctl.kube.nodes import NodeInfo
 from gpuctl.kube.pod_states import PodOutcome
 from gpuctl.nccl_expectations import TABLE, Expectation, NodeHardware, expected_for
-from gpuctl.nccl_tests import LARGEST_SIZE_BYTES, NcclDevice, NcclRow, format_all_reduce
 from gpuctl.pcie_link import below_max, link_gbytes, parse_pcie_links, parse_query_links, slowest
-from gpuctl.sim.runtime.workloads import nccl_info_lines, pcie_links
+from gpuctl.sim.runtime.workloads import pcie_links
 from gpuctl.sim.scenario import NodeSpec, parse_scenario
+from tests.nccl_output import all_reduce_output
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "nvidia-smi"
 DONE = PodOutcome(name="gpuctl-verify-nccl-gpu-0", state="succeeded", phase="Succeeded", exit_code=0)
@@ -129,16 +129,7 @@ def test_the_figure_comes_from_the_slowest_link_where_no_row_is_measured() -> No
 
 
 def _output(busbw_gbps: float, gpus: int = 8) -> str:
-    factor = 2 * (gpus - 1) / gpus
-    algbw = busbw_gbps / factor
-    time_us = LARGEST_SIZE_BYTES / algbw / 1000
-    row = NcclRow(LARGEST_SIZE_BYTES, LARGEST_SIZE_BYTES // 4, "float", "sum", time_us, algbw, busbw_gbps,
-                  time_us, algbw, busbw_gbps)  # fmt: skip
-    devices = [
-        NcclDevice(r, "gpu-0", r, f"0000:{0x18 + r:02x}:00", "NVIDIA L40S", pid=9) for r in range(gpus)
-    ]
-    info = nccl_info_lines("gpu-0", gpus, nvls_support=False, nvls=False)
-    return format_all_reduce(devices, [row], info_lines=info)
+    return all_reduce_output(busbw_gbps, gpus=gpus)
 
 
 TOPOLOGY = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tSYS\t0-31\t0\nGPU1\tSYS\t X \t32-63\t1\n"
