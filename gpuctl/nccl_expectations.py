@@ -137,21 +137,29 @@ _GB200_AZURE = (
 # sockets, so a node whose GPUs reach each other over PCIe switches does better: a floor, never a
 # ceiling. Counts up to 4 take the 4-GPU share, more the 8-GPU one.
 PCIE_CITED_GEN, PCIE_CITED_WIDTH = 5, 16
-PCIE_SHARE = {8: 28.0 / link_gbytes(5, 16), 4: 35.0 / link_gbytes(5, 16)}
+PCIE_CITED = {8: 28.0, 4: 35.0}  # GPUs -> the cited busbw (GB/s)
+PCIE_SHARE = {
+    count: busbw / link_gbytes(PCIE_CITED_GEN, PCIE_CITED_WIDTH) for count, busbw in PCIE_CITED.items()
+}
 # The link each PCIe family's cards have (their product briefs: L40S, L4, A100 PCIe are PCIe Gen4 x16).
 PCIE_LINK = {"L40S": (4, 16), "L4": (4, 16), "A100": (4, 16)}
 
 
+def _cited_count(gpus: int) -> int:
+    """The cited GPU count whose share a node of `gpus` GPUs takes."""
+    return 4 if gpus <= 4 else 8
+
+
 def pcie_share(gpus: int) -> float:
-    return PCIE_SHARE[4] if gpus <= 4 else PCIE_SHARE[8]
+    return PCIE_SHARE[_cited_count(gpus)]
 
 
 def pcie_derivation(gen: int, width: int, gpus: int) -> str:
-    cited = 4 if gpus <= 4 else 8
+    cited = _cited_count(gpus)
     return (
         f"derived from PCIe Gen{gen} x{width} ({link_gbytes(gen, width):.1f} GB/s per direction) x "
         f"{pcie_share(gpus):.3f}, the share of a Gen{PCIE_CITED_GEN} x{PCIE_CITED_WIDTH} link the cited "
-        f"{cited} GPUs reached ({28 if cited == 8 else 35} GB/s)"
+        f"{cited} GPUs reached ({PCIE_CITED[cited]:g} GB/s)"
     )
 
 
