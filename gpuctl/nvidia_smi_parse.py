@@ -133,6 +133,21 @@ def parse_query_text(text: str) -> SmiReport:
     """Parse `nvidia-smi -q` (drivers 4xx-6xx, Linux and Windows; MIG devices counted)."""
     if _Q_HEADER not in text:
         raise ValueError("no NVSMI LOG header: not nvidia-smi -q")
+    versions, gpus = _query_blocks(text)
+    driver = versions.get("KMD Version") or versions.get("Driver Version", "")
+    cuda = versions.get("CUDA UMD Version") or versions.get("CUDA Version", "")
+    reports = tuple(gpu.gpu(index) for index, gpu in enumerate(gpus))
+    return SmiReport("q", driver, cuda, reports, sum(gpu.mig_devices for gpu in gpus))
+
+
+def query_gpu_fields(text: str) -> list[tuple[str, dict[tuple[str, ...], str]]]:
+    """Each GPU block of `nvidia-smi -q` in order: its bus id and its fields by section path, e.g.
+    ("PCI", "GPU Link Info", "Link Width", "Max") -> "16x"."""
+    return [(gpu.bus, gpu.fields) for gpu in _query_blocks(text)[1]]
+
+
+def _query_blocks(text: str) -> tuple[dict[str, str], list[_QueryGpu]]:
+    """The driver and CUDA version fields before the first GPU, and each GPU's block."""
     versions: dict[str, str] = {}
     gpus: list[_QueryGpu] = []
     sections: list[tuple[int, str]] = []
@@ -155,10 +170,7 @@ def parse_query_text(text: str) -> SmiReport:
             versions[key] = value.split()[0] if value else ""
         elif gpus:
             gpus[-1].fields[(*(name for _, name in sections), key)] = value
-    driver = versions.get("KMD Version") or versions.get("Driver Version", "")
-    cuda = versions.get("CUDA UMD Version") or versions.get("CUDA Version", "")
-    reports = tuple(gpu.gpu(index) for index, gpu in enumerate(gpus))
-    return SmiReport("q", driver, cuda, reports, sum(gpu.mig_devices for gpu in gpus))
+    return versions, gpus
 
 
 # What kubectl prints on its standard error before the command's output: a capture taken with

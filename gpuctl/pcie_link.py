@@ -7,13 +7,15 @@ the slot together allow (nvidia-smi --help-query-gpu). A GPU whose link stayed b
 through the run (a Gen4 x16 card at Gen3 or x8: a riser, a dirty connector, a BIOS setting) is
 named; for GPUs without NVLink the node's expected all-reduce figure is derived from its links
 (gpuctl.nccl_expectations.pcie_expectation). `nvidia-smi -q`'s "GPU Link Info" block says the
-same and is read too. Standard library only.
+same (parse_query_links reads it with the -q parser of gpuctl.nvidia_smi_parse).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from gpuctl.nvidia_smi_parse import query_gpu_fields
 
 FIELDS = (
     "index",
@@ -88,39 +90,26 @@ def parse_pcie_links(text: str) -> tuple[GpuLink, ...]:
     return tuple(best[index] for index in sorted(best))
 
 
-_Q_GPU = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_Q_VALUE = re.compile(r"^\s+(?P<key>Max|Current)\s+: (?P<value>\d+)x?\s*$")
-
-
 def parse_query_links(text: str) -> tuple[GpuLink, ...]:
-    """`nvidia-smi -q`: each `GPU 00000000:18:00.0` block's "GPU Link Info" (PCIe Generation
-    Max/Current, Link Width Max/Current: "16x"), indexed in the order the blocks come."""
+    """`nvidia-smi -q`: each GPU block's "GPU Link Info" (PCIe Generation Max/Current, Link Width
+    Max/Current: "16x"), indexed in the order the blocks come; GPUs without those fields skipped."""
     links: list[GpuLink] = []
-    bus, part = "", ""
-    values: dict[tuple[str, str], int] = {}  # (gen | width, Max | Current) -> number
-    for line in [*text.splitlines(), "GPU ffff:ff:ff.7"]:  # a last mark closes the last block
-        if gpu := _Q_GPU.match(line):
-            if bus and len(values) == 4:
-                links.append(
-                    GpuLink(
-                        len(links),
-                        bus,
-                        values[("gen", "Current")],
-                        values[("gen", "Max")],
-                        values[("width", "Current")],
-                        values[("width", "Max")],
-                    )
-                )
-            bus, part, values = gpu["bus"], "", {}
-        elif line.strip() == "PCIe Generation":
-            part = "gen"
-        elif line.strip() == "Link Width":
-            part = "width"
-        elif part and (found := _Q_VALUE.match(line)):
-            values.setdefault((part, found["key"]), int(found["value"]))
-        elif part and line.strip() and not line.strip().startswith(("Device ", "Host ")):
-            part = ""  # the next block of the -q output (Bridge Chip, Replays ...)
+    for bus, fields in query_gpu_fields(text):
+        values = [
+            fields.get(("PCI", "GPU Link Info", part, key), "").removesuffix("x") for part, key in _LINK_INFO
+        ]
+        if all(value.isdigit() for value in values):
+            gen, max_gen, width, max_width = map(int, values)
+            links.append(GpuLink(len(links), bus, gen, max_gen, width, max_width))
     return tuple(links)
+
+
+_LINK_INFO = (
+    ("PCIe Generation", "Current"),
+    ("PCIe Generation", "Max"),
+    ("Link Width", "Current"),
+    ("Link Width", "Max"),
+)
 
 
 def slowest(links: tuple[GpuLink, ...]) -> GpuLink | None:
