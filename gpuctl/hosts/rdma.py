@@ -130,10 +130,14 @@ def memlock_known(text: str) -> bool:
     return bool(value) and (MEMLOCK_UNLIMITED in value or memlock_bytes(text) is not None)
 
 
+def _fabric(settings: Mapping[str, Any]) -> str:
+    return str(settings.get(FABRIC_SETTING) or "auto").lower()
+
+
 def wanted(rdma: RdmaState, settings: Mapping[str, Any]) -> str:
     """Why the host's RDMA prerequisites are checked ("" when they are not): the inventory's
     `gpuctl_fabric`, or RDMA NICs on its PCI bus."""
-    fabric = str(settings.get(FABRIC_SETTING) or "auto").lower()
+    fabric = _fabric(settings)
     if fabric in RDMA_FABRICS:
         return f"{FABRIC_SETTING} is {fabric}"
     if fabric == "none" or not rdma.nics:
@@ -149,7 +153,7 @@ def rdma_findings(
     why = wanted(rdma, settings)
     if not why:
         return []
-    declared = str(settings.get(FABRIC_SETTING) or "auto").lower() in RDMA_FABRICS
+    declared = _fabric(settings) in RDMA_FABRICS
     return [
         devices_finding(host, rdma, why, declared),
         gpudirect_finding(host, rdma, kernel, driver_proc),
